@@ -1,0 +1,163 @@
+//! The graph verifier, run after ingest and after every lowering pass. It checks structure,
+//! not meaning: ids in range, non-negative durations, stream-order edges that go forward
+//! in time on one stream, parents that enclose their children, and side tables that cover
+//! every node. Invariant: `verify` never panics, whatever the graph holds.
+
+use crate::{EdgeKind, KernelGraph, NodeKind, Tier};
+use petgraph::visit::EdgeRef;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyError {
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "graph failed verification: ")?;
+        for (i, p) in self.problems.iter().take(10).enumerate() {
+            if i > 0 {
+                write!(f, "; ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        if self.problems.len() > 10 {
+            write!(f, "; and {} more", self.problems.len() - 10)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
+    let mut problems = Vec::new();
+    let nstr = g.strings.len() as u32;
+    let nops = g.ops.len() as u32;
+    let mut bad = |p: String| {
+        if problems.len() < 1000 {
+            problems.push(p);
+        }
+    };
+    for (i, op) in g.ops.iter().enumerate() {
+        if op.name.0 >= nstr {
+            bad(format!("op{i}: name id {} out of range", op.name.0));
+        }
+        if op.dur_ns < 0 {
+            bad(format!("op{i}: negative duration"));
+        }
+        if let Some(p) = op.parent {
+            if p.0 as usize >= i {
+                bad(format!("op{i}: parent {p} is not an earlier op"));
+            } else {
+                let parent = &g.ops[p.0 as usize];
+                if parent.start_ns > op.start_ns || parent.end_ns() < op.end_ns() {
+                    bad(format!("op{i}: parent {p} does not enclose it"));
+                }
+            }
+        }
+    }
+    for id in g.graph.node_indices() {
+        let n = &g.graph[id];
+        if n.kind.name().0 >= nstr {
+            bad(format!("node{}: name id out of range", id.index()));
+        }
+        if n.dur_ns < 0 {
+            bad(format!("node{}: negative duration {}", id.index(), n.dur_ns));
+        }
+        if let Some(op) = n.op {
+            if op.0 >= nops {
+                bad(format!("node{}: {op} out of range", id.index()));
+            } else if g.ops[op.0 as usize].rank != n.rank {
+                bad(format!("node{}: {op} is on another rank", id.index()));
+            }
+        }
+        if n.op.is_some() != n.link.is_linked() {
+            bad(format!("node{}: link status disagrees with op", id.index()));
+        }
+        if n.signature as usize >= g.signatures.len() {
+            bad(format!("node{}: signature out of range", id.index()));
+        }
+        if let Some(l) = &n.launch {
+            if l.api.0 >= nstr {
+                bad(format!("node{}: launch api id out of range", id.index()));
+            }
+        }
+        if let NodeKind::Memcpy { .. } | NodeKind::Memset { .. } = n.kind {
+            if n.kind.geometry().is_some() {
+                bad(format!("node{}: copy with geometry", id.index()));
+            }
+        }
+    }
+    for e in g.graph.edge_references() {
+        let (a, b) = (&g.graph[e.source()], &g.graph[e.target()]);
+        if e.weight().kind == EdgeKind::StreamOrder {
+            if (a.rank, a.device, a.stream) != (b.rank, b.device, b.stream) {
+                bad(format!(
+                    "edge node{}->node{}: stream order across streams",
+                    e.source().index(),
+                    e.target().index()
+                ));
+            }
+            if a.start_ns > b.start_ns {
+                bad(format!(
+                    "edge node{}->node{}: stream order goes back in time",
+                    e.source().index(),
+                    e.target().index()
+                ));
+            }
+        }
+        if e.source() == e.target() {
+            bad(format!("edge node{}: self loop", e.source().index()));
+        }
+    }
+    if !g.classes.is_empty() {
+        if g.classes.len() != g.graph.node_count() {
+            bad(format!(
+                "classification table has {} entries for {} nodes",
+                g.classes.len(),
+                g.graph.node_count()
+            ));
+        }
+        for (i, c) in g.classes.iter().enumerate() {
+            if c.rule.0 >= nstr {
+                bad(format!("node{i}: rule id out of range"));
+            }
+            match g.instances.get(c.instance as usize) {
+                None => bad(format!("node{i}: instance {} out of range", c.instance)),
+                Some(inst) => {
+                    if !inst.nodes.iter().any(|n| n.index() == i) {
+                        bad(format!("node{i}: not listed by its instance {}", c.instance));
+                    }
+                    match g.units.get(inst.unit.0 as usize) {
+                        None => bad(format!("instance {}: unit out of range", c.instance)),
+                        Some(u) if u.tier != c.tier && c.tier != Tier::Unreplayable => bad(
+                            format!("node{i}: tier {:?} but its unit is {:?}", c.tier, u.tier),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let mut seen = vec![false; g.graph.node_count()];
+        for (k, inst) in g.instances.iter().enumerate() {
+            for n in &inst.nodes {
+                match seen.get_mut(n.index()) {
+                    None => bad(format!("instance {k}: node out of range")),
+                    Some(s) if *s => bad(format!("node{}: in two instances", n.index())),
+                    Some(s) => *s = true,
+                }
+            }
+        }
+        for (k, u) in g.units.iter().enumerate() {
+            if u.id.0 as usize != k {
+                bad(format!("unit{k}: id {} does not match its position", u.id.0));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifyError { problems })
+    }
+}

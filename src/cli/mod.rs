@@ -1,0 +1,21 @@
+//! Command implementations behind `main.rs`: each takes parsed arguments, runs a stage,
+//! prints its summary (table or `--json`) and returns the process exit code. Invariant:
+//! errors are printed once, as one line naming the file and position, with exit code 2.
+#![allow(clippy::print_stdout)]
+
+pub mod ingest;
+
+/// Exit code for bad input and usage errors.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+pub fn fail(e: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {e}");
+    EXIT_BAD_INPUT
+}
+
+pub fn print_json<T: serde::Serialize>(v: &T) {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("error: cannot render JSON: {e}"),
+    }
+}

@@ -1,0 +1,139 @@
+//! The container shared by kc's binary files (graphs `.kcir`, plans `.kcplan`): a magic,
+//! a format version, the writing kc's version, the body length and a CRC32 of the body,
+//! then the bincode-encoded body. Invariant: a file is decoded only after its magic,
+//! version, length and checksum all match, so a flipped byte or a file from another format
+//! version is rejected with a clear error and never decoded into a wrong value.
+
+use serde::{de::DeserializeOwned, Serialize};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EnvelopeError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a kc {what} file (bad magic at byte 0)")]
+    BadMagic { path: String, what: &'static str },
+    #[error("{path}: {what} format version {found}, this kc reads version {expected} (written by kc {writer}); re-run the step that made it")]
+    Version {
+        path: String,
+        what: &'static str,
+        found: u32,
+        expected: u32,
+        writer: String,
+    },
+    #[error("{path}: corrupt {what} file: {why}")]
+    Corrupt {
+        path: String,
+        what: &'static str,
+        why: String,
+    },
+    #[error("cannot encode {what}: {0}", what = .1)]
+    Encode(String, &'static str),
+}
+
+/// Identifies one kind of kc file.
+pub struct Kind {
+    pub magic: [u8; 8],
+    pub version: u32,
+    pub what: &'static str,
+}
+
+const HEADER_FIXED: usize = 8 + 4 + 2;
+
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<{ 1 << 34 }>()
+}
+
+pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeError> {
+    let body = bincode::serde::encode_to_vec(value, config())
+        .map_err(|e| EnvelopeError::Encode(e.to_string(), kind.what))?;
+    let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
+    let mut out = Vec::with_capacity(body.len() + 64);
+    out.extend_from_slice(&kind.magic);
+    out.extend_from_slice(&kind.version.to_le_bytes());
+    out.extend_from_slice(&(kc_version.len() as u16).to_le_bytes());
+    out.extend_from_slice(kc_version);
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+pub fn decode<T: DeserializeOwned>(kind: &Kind, bytes: &[u8], path: &str) -> Result<T, EnvelopeError> {
+    let corrupt = |why: String| EnvelopeError::Corrupt {
+        path: path.to_string(),
+        what: kind.what,
+        why,
+    };
+    if bytes.len() < 8 || bytes[..8] != kind.magic {
+        return Err(EnvelopeError::BadMagic {
+            path: path.to_string(),
+            what: kind.what,
+        });
+    }
+    if bytes.len() < HEADER_FIXED {
+        return Err(corrupt(format!("header truncated at byte {}", bytes.len())));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    let vlen = u16::from_le_bytes(bytes[12..14].try_into().unwrap()) as usize;
+    let writer_end = HEADER_FIXED + vlen;
+    if bytes.len() < writer_end + 12 {
+        return Err(corrupt(format!("header truncated at byte {}", bytes.len())));
+    }
+    let writer = String::from_utf8_lossy(&bytes[HEADER_FIXED..writer_end]).into_owned();
+    if version != kind.version {
+        return Err(EnvelopeError::Version {
+            path: path.to_string(),
+            what: kind.what,
+            found: version,
+            expected: kind.version,
+            writer,
+        });
+    }
+    let body_len = u64::from_le_bytes(bytes[writer_end..writer_end + 8].try_into().unwrap());
+    let crc = u32::from_le_bytes(bytes[writer_end + 8..writer_end + 12].try_into().unwrap());
+    let body = &bytes[writer_end + 12..];
+    if body.len() as u64 != body_len {
+        return Err(corrupt(format!(
+            "body is {} bytes, header says {body_len} (truncated or padded)",
+            body.len()
+        )));
+    }
+    if crc32fast::hash(body) != crc {
+        return Err(corrupt(format!(
+            "checksum mismatch over bytes {}..{}",
+            writer_end + 12,
+            bytes.len()
+        )));
+    }
+    let (value, used) = bincode::serde::decode_from_slice(body, config())
+        .map_err(|e| corrupt(format!("body does not decode: {e}")))?;
+    if used != body.len() {
+        return Err(corrupt(format!("{} trailing bytes after the body", body.len() - used)));
+    }
+    Ok(value)
+}
+
+pub fn read<T: DeserializeOwned>(kind: &Kind, path: &Path) -> Result<T, EnvelopeError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| EnvelopeError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    decode(kind, &bytes, &p)
+}
+
+/// Writes atomically: to a temporary file beside `path`, then renamed over it, so a
+/// failed write never leaves a half file or destroys an older good one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,457 @@
+//! `kc ingest`: reads Kineto/CUPTI Chrome traces (`.json`, `.json.gz`, one file per rank or
+//! a directory of them) and optional shapes (Execution Trace or JSONL shape log) into a
+//! [`KernelGraph`], and writes it as a `.kcir` file for `kc lower`.
+//!
+//! Invariant: ingest either returns a graph that passes `kc_ir::verify` together with its
+//! diagnostics, or one [`IngestError`] naming the file and the byte offset or event index
+//! of the problem. It never panics on input.
+
+pub mod args;
+pub mod build;
+pub mod kineto;
+pub mod number;
+pub mod scan;
+pub mod shapes;
+pub mod summary;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::envelope::{self, EnvelopeError, Kind};
+use build::RankInput;
+use kc_ir::{graph::DeviceProps, ArgsSource, Interner, KernelGraph, RankInfo};
+use kineto::FileRecords;
+use scan::{EventScanner, ScanError};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// The `.kcir` graph file.
+pub const GRAPH_FILE: Kind = Kind {
+    magic: *b"KCIRGRPH",
+    version: 1,
+    what: "graph",
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: byte {offset}: {message}")]
+    Syntax {
+        path: String,
+        offset: u64,
+        message: String,
+    },
+    #[error("{path}: event {index} (byte {offset}): {message}")]
+    Event {
+        path: String,
+        index: u64,
+        offset: u64,
+        message: String,
+    },
+    #[error("{path}: not a trace: {why}")]
+    NotATrace { path: String, why: String },
+    #[error("{path}: no GPU activity: {why}")]
+    NoGpuActivity { path: String, why: String },
+    #[error("{0}")]
+    Shapes(#[from] shapes::ShapesError),
+    #[error("{path}: {message}")]
+    Input { path: String, message: String },
+    #[error(transparent)]
+    File(#[from] EnvelopeError),
+    #[error("internal error: the built graph failed verification: {0}")]
+    Verify(#[from] kc_ir::VerifyError),
+}
+
+#[derive(Default, Clone)]
+pub struct IngestOptions {
+    pub shapes: Option<PathBuf>,
+    /// Show a progress bar on stderr (only drawn when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// Expands directories into their trace files (sorted by name) and keeps files as given.
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, IngestError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p).map_err(|source| IngestError::Io {
+                path: p.display().to_string(),
+                source,
+            })?;
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    let n = f.to_string_lossy();
+                    (n.ends_with(".json") || n.ends_with(".json.gz")) && !n.contains(".et.json")
+                })
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(IngestError::Input {
+                    path: p.display().to_string(),
+                    message: "directory holds no .json or .json.gz trace".into(),
+                });
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Counts compressed bytes read, for progress over gzip input.
+struct Counting<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+fn open_trace(path: &Path) -> Result<(Box<dyn Read>, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
+    let p = path.display().to_string();
+    let io = |source| IngestError::Io { path: p.clone(), source };
+    let mut f = File::open(path).map_err(io)?;
+    let size = f.metadata().map_err(io)?.len();
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic).map_err(io)?;
+    drop(f);
+    let f = File::open(path).map_err(io)?;
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counting {
+        inner: f,
+        count: count.clone(),
+    };
+    let reader: Box<dyn Read> = if n == 2 && magic == [0x1f, 0x8b] {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted)))
+    } else {
+        Box::new(counted)
+    };
+    Ok((reader, size, count))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Python-repr dicts ("{'rank': 0, 'ok': True}") as some exporters write them, to JSON.
+fn python_repr_to_json(s: &str) -> Option<Value> {
+    let mut out = String::with_capacity(s.len());
+    let mut in_str = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                in_str = !in_str;
+                out.push('"');
+            }
+            '"' if in_str => out.push_str("\\\""),
+            _ => out.push(c),
+        }
+    }
+    let out = out
+        .replace(": True", ": true")
+        .replace(": False", ": false")
+        .replace(": None", ": null");
+    serde_json::from_str(&out).ok()
+}
+
+fn header_value(raw: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(raw).ok()?;
+    match v {
+        Value::String(s) => python_repr_to_json(&s),
+        other => Some(other),
+    }
+}
+
+fn crc_of_head(path: &Path) -> u32 {
+    let mut buf = vec![0u8; 1 << 20];
+    let n = File::open(path).and_then(|mut f| {
+        let mut total = 0;
+        loop {
+            let k = f.read(&mut buf[total..])?;
+            if k == 0 || total + k == buf.len() {
+                return Ok(total + k);
+            }
+            total += k;
+        }
+    });
+    crc32fast::hash(&buf[..n.unwrap_or(0)])
+}
+
+/// Reads one trace file into records and rank metadata.
+fn read_file(
+    path: &Path,
+    position: u32,
+    strings: &mut Interner,
+    diags: &mut Diagnostics,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
+    let p = path.display().to_string();
+    let name = file_name(path);
+    let (reader, size, counter) = open_trace(path)?;
+    if let Some(b) = bar {
+        b.set_length(size);
+        b.set_position(0);
+        b.set_message(name.clone());
+    }
+    let mut scanner = EventScanner::new(reader);
+    let mut recs = FileRecords::default();
+    let mut last_tick = 0u64;
+    loop {
+        let ev = match scanner.next_event() {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(match e {
+                    ScanError::Io(source) => {
+                        // A gzip stream that ends early surfaces as an I/O error.
+                        if source.kind() == std::io::ErrorKind::UnexpectedEof {
+                            IngestError::Syntax {
+                                path: p,
+                                offset: recs.events,
+                                message: "compressed stream ends early (truncated .gz)".into(),
+                            }
+                        } else {
+                            IngestError::Io { path: p, source }
+                        }
+                    }
+                    ScanError::Truncated { offset, context } => IngestError::Syntax {
+                        path: p,
+                        offset,
+                        message: format!("file ends inside {context} (truncated?) after {} events", recs.events),
+                    },
+                    ScanError::Unexpected {
+                        offset,
+                        found,
+                        expected,
+                    } => IngestError::Syntax {
+                        path: p,
+                        offset,
+                        message: format!("expected {expected}, found {:?}", found as char),
+                    },
+                    ScanError::EventsNotArray { offset } => IngestError::Syntax {
+                        path: p,
+                        offset,
+                        message: "`traceEvents` must be an array".into(),
+                    },
+                    ScanError::Empty => IngestError::NotATrace {
+                        path: p,
+                        why: "the file is empty".into(),
+                    },
+                });
+            }
+        };
+        let (bytes, index, offset) = (ev.bytes, ev.index, ev.offset);
+        recs.add_event(bytes, index, offset, &name, strings, diags)
+            .map_err(|e| IngestError::Event {
+                path: p.clone(),
+                index: e.index,
+                offset: e.offset,
+                message: e.message,
+            })?;
+        if let Some(b) = bar {
+            if index - last_tick >= 65536 {
+                last_tick = index;
+                b.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
+            }
+        }
+    }
+    if !scanner.saw_events() {
+        let keys: Vec<&str> = scanner.header.iter().map(|(k, _)| k.as_str()).take(5).collect();
+        return Err(IngestError::NotATrace {
+            path: p,
+            why: format!(
+                "no `traceEvents` array (top-level keys: {})",
+                if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+            ),
+        });
+    }
+    if recs.gpu.is_empty() {
+        let cpu = recs.ops.len();
+        let why = if recs.events == 0 {
+            "the trace holds no events".to_string()
+        } else {
+            let cats: Vec<String> = recs
+                .categories
+                .iter()
+                .map(|(k, v)| format!("{k}:{v}"))
+                .take(8)
+                .collect();
+            format!(
+                "{} events, {cpu} CPU ops, 0 kernels/memcpys/memsets (a CPU-only trace, or GPU activities were not recorded); categories {}",
+                recs.events,
+                cats.join(", ")
+            )
+        };
+        return Err(IngestError::NoGpuActivity { path: p, why });
+    }
+    let mut info = RankInfo {
+        rank: position,
+        source: name,
+        source_bytes: size,
+        source_crc32: crc_of_head(path),
+        ..Default::default()
+    };
+    let mut explicit_rank = None;
+    for (key, raw) in &scanner.header {
+        let Some(v) = header_value(raw) else { continue };
+        match key.as_str() {
+            "baseTimeNanoseconds" => info.base_time_ns = v.as_i64().unwrap_or(0),
+            "distributedInfo" => {
+                explicit_rank = v.get("rank").and_then(Value::as_u64).map(|r| r as u32);
+                info.world_size = v.get("world_size").and_then(Value::as_u64).map(|r| r as u32);
+            }
+            "cuda_runtime_version" => info.cuda_runtime_version = v.as_u64().map(|x| x as u32),
+            "cuda_driver_version" => info.cuda_driver_version = v.as_u64().map(|x| x as u32),
+            "deviceProperties" => {
+                if let Some(list) = v.as_array() {
+                    for d in list {
+                        let u = |k: &str| d.get(k).and_then(Value::as_u64);
+                        info.devices.push(DeviceProps {
+                            id: u("id").unwrap_or(0) as u32,
+                            name: d.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                            total_global_mem: u("totalGlobalMem").unwrap_or(0),
+                            compute_major: u("computeMajor").unwrap_or(0) as u32,
+                            compute_minor: u("computeMinor").unwrap_or(0) as u32,
+                            num_sms: u("numSms").unwrap_or(0) as u32,
+                            l2_cache_bytes: u("l2CacheSize"),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(r) = explicit_rank {
+        info.rank = r;
+    }
+    Ok((info, recs, explicit_rank))
+}
+
+/// Ingests trace files (one per rank) into one graph.
+pub fn ingest(paths: &[PathBuf], opts: &IngestOptions) -> Result<(KernelGraph, Vec<Diagnostic>), IngestError> {
+    let files = expand_inputs(paths)?;
+    let mut strings = Interner::new();
+    let mut diags = Diagnostics::default();
+    let bar = opts.progress.then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} ingest {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let mut inputs = Vec::new();
+    let mut explicit = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let (info, recs, rank) = read_file(f, i as u32, &mut strings, &mut diags, bar.as_ref())?;
+        explicit.push(rank);
+        inputs.push(RankInput {
+            location: info.source.clone(),
+            info,
+            recs,
+        });
+    }
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    // Ranks must be distinct: fall back to file order when they are not.
+    let mut ranks: Vec<u32> = inputs.iter().map(|i| i.info.rank).collect();
+    ranks.sort();
+    ranks.dedup();
+    if ranks.len() != inputs.len() {
+        diags.add(
+            "duplicate_rank",
+            "inputs",
+            "several files claim the same rank (or none does); ranks follow the file order",
+        );
+        for (i, inp) in inputs.iter_mut().enumerate() {
+            inp.info.rank = i as u32;
+        }
+    }
+    let mut graph = build::build(inputs, strings, &mut diags);
+    if let Some(shapes_path) = &opts.shapes {
+        let sp = shapes_path.display().to_string();
+        let (records, source) = read_shapes(shapes_path)?;
+        let merged = shapes::merge(&mut graph, &records, source, &mut diags);
+        if merged == 0 {
+            diags.add("shapes_unused", sp, "no op received shapes from this file");
+        }
+        build::reassign_signatures(&mut graph);
+    }
+    for n in graph.graph.node_weights() {
+        if !n.link.is_linked() {
+            diags.add(
+                "unlinked_gpu_op",
+                format!("rank {} correlation {}", n.rank, n.correlation),
+                format!("{}: {}", graph.strings.get(n.kind.name()), n.link.as_str()),
+            );
+        }
+    }
+    kc_ir::verify(&graph)?;
+    Ok((graph, diags.into_vec()))
+}
+
+fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), IngestError> {
+    let p = path.display().to_string();
+    let (mut reader, _, _) = open_trace(path)?;
+    let mut text = String::new();
+    reader.read_to_string(&mut text).map_err(|source| IngestError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    let trimmed = text.trim_start();
+    // An Execution Trace is one JSON object with `nodes`; a shape log is JSON lines.
+    if trimmed.starts_with('{') {
+        if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+            if doc.get("nodes").is_some() {
+                return Ok((shapes::from_execution_trace(&doc, &p)?, ArgsSource::ExecutionTrace));
+            }
+        }
+    }
+    Ok((shapes::from_jsonl(&text, &p)?, ArgsSource::ShapeLog))
+}
+
+/// `trace.pt.trace.json.gz` -> `trace.pt.trace.kcir` beside it.
+pub fn default_graph_path(input: &Path) -> PathBuf {
+    let s = input.to_string_lossy();
+    let stem = s
+        .strip_suffix(".json.gz")
+        .or_else(|| s.strip_suffix(".json"))
+        .or_else(|| s.strip_suffix(".gz"))
+        .unwrap_or(&s);
+    PathBuf::from(format!("{}.kcir", stem.trim_end_matches('/')))
+}
+
+pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
+    let bytes = envelope::encode(&GRAPH_FILE, g)?;
+    envelope::write_atomic(path, &bytes).map_err(|source| IngestError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+pub fn read_graph(path: &Path) -> Result<KernelGraph, EnvelopeError> {
+    let g: KernelGraph = envelope::read(&GRAPH_FILE, path)?;
+    kc_ir::verify(&g).map_err(|e| EnvelopeError::Corrupt {
+        path: path.display().to_string(),
+        what: "graph",
+        why: e.to_string(),
+    })?;
+    Ok(g)
+}

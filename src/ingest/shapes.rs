@@ -1,0 +1,236 @@
+//! Merges argument shapes into ops whose trace recorded none, from a PyTorch Execution
+//! Trace (schema 1.0.x with `input_shapes`, or 1.1.x-chakra with `inputs.shapes` and an
+//! `rf_id` attribute) or from a kc JSONL shape log (format in docs/FORMATS.md).
+//!
+//! Matching: by record-function id when the trace recorded non-zero ids; otherwise by
+//! aligning the op-name sequence of the Execution Trace (node id order) with the trace's
+//! ops in start order, restarting at the top when the Execution Trace (usually one
+//! iteration) runs out. Invariant: only ops with `ArgsSource::None` are changed, and an
+//! op receives shapes only from a record with the same op name.
+
+use super::args::typed_args;
+use crate::diag::Diagnostics;
+use kc_ir::{ArgsSource, KernelGraph, OpArg, OpKind};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// One op's shapes from an external source.
+#[derive(Clone, Debug)]
+pub struct ShapeRecord {
+    pub name: String,
+    pub rf_id: Option<u64>,
+    pub external_id: Option<u64>,
+    pub rank: Option<u32>,
+    pub args: Vec<OpArg>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShapesError {
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+fn attr(node: &Value, key: &str) -> Option<u64> {
+    if let Some(v) = node.get(key).and_then(Value::as_u64) {
+        return Some(v);
+    }
+    node.get("attrs")?
+        .as_array()?
+        .iter()
+        .find(|a| a.get("name").and_then(Value::as_str) == Some(key))?
+        .get("value")?
+        .as_u64()
+}
+
+/// Parses an Execution Trace document.
+pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>, ShapesError> {
+    let nodes = doc.get("nodes").and_then(Value::as_array).ok_or_else(|| ShapesError::Invalid {
+        path: path.to_string(),
+        message: "not an Execution Trace: no `nodes` array at the top level".into(),
+    })?;
+    let null = Value::Null;
+    let mut out: Vec<(u64, ShapeRecord)> = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let Some(name) = n.get("name").and_then(Value::as_str) else { continue };
+        let (shapes, types, strides) = match n.get("inputs") {
+            Some(Value::Object(inputs)) => (
+                inputs.get("shapes").unwrap_or(&null),
+                inputs.get("types").unwrap_or(&null),
+                inputs.get("strides").unwrap_or(&null),
+            ),
+            _ => (
+                n.get("input_shapes").unwrap_or(&null),
+                n.get("input_types").unwrap_or(&null),
+                n.get("input_strides").unwrap_or(&null),
+            ),
+        };
+        let values = match n.get("inputs") {
+            Some(Value::Object(inputs)) => inputs.get("values").unwrap_or(&null),
+            Some(v @ Value::Array(_)) => v,
+            _ => &null,
+        };
+        // Scalars are the plain values; tensors are id tuples and are not scalars.
+        let concrete: Vec<Value> = values
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|v| match v {
+                        Value::Array(_) | Value::Object(_) => Value::String(String::new()),
+                        Value::String(s) => Value::String(s.clone()),
+                        other => Value::String(other.to_string()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let types: Value = types
+            .as_array()
+            .map(|a| {
+                Value::Array(
+                    a.iter()
+                        .map(|t| {
+                            let s = t.as_str().unwrap_or("");
+                            let mapped = if s.starts_with("Tensor(") {
+                                s.to_string()
+                            } else if s.starts_with("GenericList[Tensor") {
+                                "TensorList".into()
+                            } else if matches!(s, "Int" | "Double" | "Bool") {
+                                "Scalar".into()
+                            } else if s.starts_with("GenericList") {
+                                "ScalarList".into()
+                            } else {
+                                s.to_string()
+                            };
+                            Value::String(mapped)
+                        })
+                        .collect(),
+                )
+            })
+            .unwrap_or(Value::Null);
+        let id = n.get("id").and_then(Value::as_u64).unwrap_or(0);
+        out.push((
+            id,
+            ShapeRecord {
+                name: name.to_string(),
+                rf_id: attr(n, "rf_id"),
+                external_id: None,
+                rank: None,
+                args: typed_args(shapes, strides, &types, &Value::Array(concrete)),
+            },
+        ));
+    }
+    out.sort_by_key(|(id, _)| *id);
+    Ok(out.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Parses a kc JSONL shape log: one JSON object per line with `name`, `dims`, `types`
+/// and optionally `strides`, `concrete`, `external_id`, `rf_id`, `rank`.
+pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesError> {
+    let mut out = Vec::new();
+    let mut offset = 0usize;
+    for (lineno, line) in text.split_inclusive('\n').enumerate() {
+        let at = offset;
+        offset += line.len();
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| ShapesError::Invalid {
+            path: path.to_string(),
+            message: format!("line {} (byte {at}): {e}", lineno + 1),
+        })?;
+        let name = v.get("name").and_then(Value::as_str).ok_or_else(|| ShapesError::Invalid {
+            path: path.to_string(),
+            message: format!("line {} (byte {at}): missing string field `name`", lineno + 1),
+        })?;
+        let null = Value::Null;
+        out.push(ShapeRecord {
+            name: name.to_string(),
+            rf_id: v.get("rf_id").and_then(Value::as_u64),
+            external_id: v.get("external_id").and_then(Value::as_u64),
+            rank: v.get("rank").and_then(Value::as_u64).map(|r| r as u32),
+            args: typed_args(
+                v.get("dims").unwrap_or(&null),
+                v.get("strides").unwrap_or(&null),
+                v.get("types").unwrap_or(&null),
+                v.get("concrete").unwrap_or(&null),
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Merges `records` into the graph's ops that have no shapes. Returns how many ops got
+/// shapes.
+pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, diags: &mut Diagnostics) -> usize {
+    let mut merged = 0;
+    let by_ext: HashMap<(Option<u32>, u64), usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.external_id.map(|e| ((r.rank, e), i)))
+        .collect();
+    let by_rf: HashMap<u64, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
+        .collect();
+    let trace_has_rf = g.ops.iter().any(|o| o.record_function_id.is_some_and(|x| x != 0));
+    let mut unmatched: Vec<usize> = Vec::new();
+    for i in 0..g.ops.len() {
+        let op = &g.ops[i];
+        if op.args_source != ArgsSource::None || op.kind != OpKind::Op {
+            continue;
+        }
+        let name = g.strings.get(op.name);
+        let hit = by_ext
+            .get(&(Some(op.rank), op.external_id))
+            .or_else(|| by_ext.get(&(None, op.external_id)))
+            .or_else(|| {
+                trace_has_rf
+                    .then(|| op.record_function_id.and_then(|r| by_rf.get(&r)))
+                    .flatten()
+            })
+            .copied()
+            .filter(|&k| records[k].name == name);
+        match hit {
+            Some(k) => {
+                g.ops[i].args = records[k].args.clone();
+                g.ops[i].args_source = source;
+                merged += 1;
+            }
+            None => unmatched.push(i),
+        }
+    }
+    if !unmatched.is_empty() && !trace_has_rf && by_ext.is_empty() {
+        // Sequence alignment by op name, cyclic over the record list.
+        unmatched.sort_by_key(|&i| (g.ops[i].start_ns, i));
+        let n = records.len();
+        let mut cursor = 0usize;
+        const WINDOW: usize = 256;
+        for i in unmatched {
+            let name = g.strings.get(g.ops[i].name);
+            let found = (0..WINDOW.min(n)).map(|d| (cursor + d) % n).find(|&k| records[k].name == name);
+            match found {
+                Some(k) => {
+                    g.ops[i].args = records[k].args.clone();
+                    g.ops[i].args_source = source;
+                    merged += 1;
+                    cursor = (k + 1) % n.max(1);
+                }
+                None => diags.add(
+                    "shapes_unmatched",
+                    format!("op{i}"),
+                    format!("{name}: no record with this name near position {cursor}"),
+                ),
+            }
+        }
+    } else {
+        for i in unmatched {
+            diags.add(
+                "shapes_unmatched",
+                format!("op{i}"),
+                format!("{}: no shape record with its id", g.strings.get(g.ops[i].name)),
+            );
+        }
+    }
+    merged
+}

@@ -1,0 +1,48 @@
+//! The `kc` command line: argument parsing only; every verb is implemented in `kc::cli`.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "kc", version, about = "Trace-ingest-and-replay compiler for GPU ML workloads")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read Kineto/CUPTI traces (one file per rank, or a directory) into a kernel graph.
+    Ingest {
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// Shapes for ops the trace recorded without them: a PyTorch Execution Trace
+        /// (.json/.json.gz) or a kc JSONL shape log.
+        #[arg(long)]
+        shapes: Option<PathBuf>,
+        /// Graph file to write (default: beside the first trace, `.kcir`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Ingest {
+            traces,
+            shapes,
+            output,
+            json,
+        } => kc::cli::ingest::run(kc::cli::ingest::Args {
+            traces,
+            shapes,
+            output,
+            json,
+        }),
+    };
+    std::process::exit(code);
+}
