@@ -11,3 +11,4 @@ pub mod cli;
 pub mod diag;
 pub mod envelope;
 pub mod ingest;
+pub mod lower;

@@ -27,6 +27,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Classify every node, assign replay tiers and build deduplicated replay units.
+    Lower {
+        /// The graph `kc ingest` wrote.
+        graph: PathBuf,
+        /// Assign replay tiers (the only lowering there is; accepted for clarity).
+        #[arg(long)]
+        tiers: bool,
+        /// Lowered graph to write (default: `GRAPH.lowered.kcir`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show how kernels whose name contains NAME were parsed and classified.
+        #[arg(long, value_name = "NAME")]
+        explain: Option<String>,
+    },
 }
 
 fn main() {
@@ -42,6 +59,18 @@ fn main() {
             shapes,
             output,
             json,
+        }),
+        Command::Lower {
+            graph,
+            tiers: _,
+            output,
+            json,
+            explain,
+        } => kc::cli::lower::run(kc::cli::lower::Args {
+            graph,
+            output,
+            json,
+            explain,
         }),
     };
     std::process::exit(code);

@@ -5,7 +5,7 @@
 //! replay order, and side tables are either empty or exactly one entry per node.
 
 use crate::{
-    Classification, CpuOp, Interner, KernelGeometry, Node, NodeId, OpId, ReplayUnit, StrId,
+    Classification, CpuOp, OpArg, Interner, KernelGeometry, Node, NodeId, OpId, ReplayUnit, StrId,
     UnitInstance,
 };
 use petgraph::graph::DiGraph;
@@ -108,6 +108,9 @@ pub struct KernelGraph {
     pub meta: TraceMeta,
     pub strings: Interner,
     pub ops: Vec<CpuOp>,
+    /// Distinct argument lists of ops, shared: a model repeats the same few hundred
+    /// shapes across thousands of op invocations. Entry 0 is the empty list.
+    pub arg_lists: Vec<Vec<OpArg>>,
     pub graph: DiGraph<Node, Edge, u32>,
     pub signatures: Vec<Signature>,
     pub iterations: Vec<Iteration>,
@@ -124,6 +127,14 @@ impl KernelGraph {
 
     pub fn op(&self, id: OpId) -> &CpuOp {
         &self.ops[id.0 as usize]
+    }
+
+    /// The recorded arguments of an op.
+    pub fn args(&self, id: OpId) -> &[OpArg] {
+        self.arg_lists
+            .get(self.op(id).args as usize)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
     }
 
     pub fn str(&self, id: StrId) -> &str {

@@ -5,6 +5,29 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: interned keys are short strings, where it beats SipHash several times over,
+/// and a graph's strings are not attacker-chosen hash-flooding input.
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf29ce484222325 } else { self.0 };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
 /// An index into an [`Interner`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
@@ -21,7 +44,7 @@ impl fmt::Display for StrId {
 #[derive(Default, Clone, Debug)]
 pub struct Interner {
     strings: Vec<Box<str>>,
-    index: HashMap<Box<str>, StrId>,
+    index: FnvMap<Box<str>, StrId>,
 }
 
 impl Interner {
@@ -73,7 +96,7 @@ impl Serialize for Interner {
 impl<'de> Deserialize<'de> for Interner {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let strings: Vec<Box<str>> = Vec::deserialize(d)?;
-        let mut index = HashMap::with_capacity(strings.len());
+        let mut index = FnvMap::with_capacity_and_hasher(strings.len(), Default::default());
         for (i, s) in strings.iter().enumerate() {
             index.entry(s.clone()).or_insert(StrId(i as u32));
         }

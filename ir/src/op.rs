@@ -129,7 +129,8 @@ pub struct CpuOp {
     pub sequence_number: Option<i64>,
     /// The innermost op that encloses this one on its thread.
     pub parent: Option<OpId>,
-    pub args: Vec<OpArg>,
+    /// Index into [`crate::KernelGraph::arg_lists`]; 0 is the empty list.
+    pub args: u32,
     pub args_source: ArgsSource,
 }
 

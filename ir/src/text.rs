@@ -71,8 +71,9 @@ pub fn to_text(g: &KernelGraph) -> String {
         if let Some(p) = op.parent {
             let _ = write!(out, " parent={p}");
         }
-        if !op.args.is_empty() {
-            let _ = write!(out, " ({})", args_str(&op.args));
+        let args = g.args(crate::OpId(i as u32));
+        if !args.is_empty() {
+            let _ = write!(out, " ({})", args_str(args));
         }
         out.push('\n');
     }

@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout)]
 
 pub mod ingest;
+pub mod lower;
 
 /// Exit code for bad input and usage errors.
 pub const EXIT_BAD_INPUT: i32 = 2;

@@ -16,7 +16,7 @@ use kc_ir::{
     LinkStatus, Node, NodeId, NodeKind, OpArg, OpId, RankInfo, Signature, StrId,
 };
 use kc_ir::graph::Iteration;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One input file's records and metadata.
 pub struct RankInput {
@@ -37,7 +37,7 @@ struct OpIndex<'a> {
 
 impl<'a> OpIndex<'a> {
     fn new(ops: &'a [OpRec]) -> Self {
-        let mut by_tid: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut by_tid: HashMap<u64, Vec<usize>> = HashMap::default();
         for (i, o) in ops.iter().enumerate() {
             by_tid.entry(o.tid).or_default().push(i);
         }
@@ -58,7 +58,7 @@ impl<'a> OpIndex<'a> {
                 stack.push(i);
             }
         }
-        let mut by_external = HashMap::with_capacity(ops.len());
+        let mut by_external = HashMap::with_capacity_and_hasher(ops.len(), Default::default());
         for (i, o) in ops.iter().enumerate() {
             if o.external_id != 0 {
                 by_external.entry(o.external_id).or_insert(i);
@@ -274,23 +274,30 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     // Number the kept ops: per rank, per thread, by (start, longest first).
     let mut op_ids: Vec<Vec<Option<OpId>>> = Vec::new();
     let mut cpu_ops: Vec<CpuOp> = Vec::new();
+    let mut arg_lists: Vec<Vec<OpArg>> = vec![Vec::new()];
     for (pos, (ops, parent, keep)) in rank_ops.iter().enumerate() {
         let (info, base) = &meta[pos];
         let mut order: Vec<usize> = (0..ops.len()).filter(|&i| keep[i]).collect();
         order.sort_by_key(|&i| (ops[i].tid, ops[i].ts_ns, std::cmp::Reverse(ops[i].dur_ns), i));
         let mut ids = vec![None; ops.len()];
+        // Each distinct argument text is parsed once and shared by the ops that have it.
+        let mut list_of_blob: HashMap<u32, (u32, ArgsSource)> = HashMap::default();
         for &i in &order {
             let o = &ops[i];
             let id = OpId(cpu_ops.len() as u32);
             ids[i] = Some(id);
             let (args, args_source) = match o.args_blob {
-                Some(b) => {
+                Some(b) => *list_of_blob.entry(b).or_insert_with(|| {
                     let t = &arg_blobs[pos][b as usize];
                     let args = typed_args_from_text(&t.dims, &t.strides, &t.types, &t.concrete);
                     let has_shapes = args.iter().any(|a| !matches!(a, OpArg::None));
-                    (args, if has_shapes { ArgsSource::Trace } else { ArgsSource::None })
-                }
-                None => (Vec::new(), ArgsSource::None),
+                    arg_lists.push(args);
+                    (
+                        (arg_lists.len() - 1) as u32,
+                        if has_shapes { ArgsSource::Trace } else { ArgsSource::None },
+                    )
+                }),
+                None => (0, ArgsSource::None),
             };
             cpu_ops.push(CpuOp {
                 name: o.name,
@@ -337,6 +344,7 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
         graph.graph.add_node(node);
     }
     graph.ops = cpu_ops;
+    graph.arg_lists = arg_lists;
     iterations.sort_by_key(|it: &Iteration| (it.rank, it.start_ns));
     assign_iterations(&mut graph, &iterations, &launch_info);
     graph.iterations = iterations;
@@ -416,14 +424,14 @@ fn add_edges(
     host_calls: &[(u32, HostCallKind, u64, i64, i64)],
     cuda_syncs: &[(u32, u64, i64, u64, i64)],
 ) {
-    let mut streams: HashMap<StreamKey, Vec<NodeId>> = HashMap::new();
+    let mut streams: HashMap<StreamKey, Vec<NodeId>> = HashMap::default();
     for id in g.graph.node_indices() {
         let n = &g.graph[id];
         streams.entry((n.rank, n.device, n.stream)).or_default().push(id);
     }
     let mut keys: Vec<StreamKey> = streams.keys().copied().collect();
     keys.sort();
-    let mut seen: HashSet<(u32, u32)> = HashSet::new();
+    let mut seen: HashSet<(u32, u32)> = HashSet::default();
     let mut edges: Vec<(NodeId, NodeId, EdgeKind)> = Vec::new();
     for k in &keys {
         for w in streams[k].windows(2) {
@@ -479,7 +487,7 @@ fn add_edges(
     // Without cuda_sync records: a host cudaStreamWaitEvent makes the next launch on its
     // thread wait for the latest-ending earlier launch on another stream that it could
     // have waited for (the one that ends last before it starts).
-    let mut by_tid: HashMap<(u32, u64), Vec<NodeId>> = HashMap::new();
+    let mut by_tid: HashMap<(u32, u64), Vec<NodeId>> = HashMap::default();
     for id in g.graph.node_indices() {
         if let Some(tid) = launch[id.index()].1 {
             by_tid.entry((g.graph[id].rank, tid)).or_default().push(id);
@@ -488,7 +496,7 @@ fn add_edges(
     for list in by_tid.values_mut() {
         list.sort_by_key(|&id| (launch_ts(id), id.index()));
     }
-    let mut records: HashMap<(u32, u64), Vec<i64>> = HashMap::new();
+    let mut records: HashMap<(u32, u64), Vec<i64>> = HashMap::default();
     for &(rank, kind, tid, t0, _) in host_calls {
         if kind == HostCallKind::EventRecord {
             records.entry((rank, tid)).or_default().push(t0);
@@ -535,8 +543,8 @@ fn add_edges(
 
 fn assign_signatures(g: &mut KernelGraph, strings: &mut Interner) {
     let mut index: HashMap<(StrId, Option<kc_ir::KernelGeometry>, Option<StrId>, StrId), u32> =
-        HashMap::new();
-    let mut shapes_cache: HashMap<OpId, StrId> = HashMap::new();
+        HashMap::default();
+    let mut shapes_cache: HashMap<u32, StrId> = HashMap::default();
     let mut sigs: Vec<Signature> = Vec::new();
     let ids: Vec<NodeId> = g.graph.node_indices().collect();
     for id in ids {
@@ -544,9 +552,8 @@ fn assign_signatures(g: &mut KernelGraph, strings: &mut Interner) {
         let (op_name, shapes) = match n.op {
             Some(o) => {
                 let op = &g.ops[o.0 as usize];
-                let shapes = *shapes_cache.entry(o).or_insert_with(|| {
-                    let parts: Vec<String> = op
-                        .args
+                let shapes = *shapes_cache.entry(op.args).or_insert_with(|| {
+                    let parts: Vec<String> = g.arg_lists[op.args as usize]
                         .iter()
                         .filter_map(|a| match a {
                             OpArg::Tensor(t) => Some(tensor_str(t)),

@@ -7,89 +7,13 @@
 //! or reported as a diagnostic naming its index and byte offset; a structurally wrong event
 //! (a non-object, a timestamp that is not a number) is a fatal [`EventError`].
 
+use super::fields::{read_event, string_value, ArgFields};
 use super::number::{i64_of, thread_id_of, u64_of, us_text_to_ns};
 use crate::diag::Diagnostics;
 use kc_ir::{CollectiveInfo, Interner, KernelGeometry, MemcpyKind, OpKind, StrId};
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(borrow, default)]
-    ph: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    cat: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    ts: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    dur: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    args: Option<Args<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct Args<'a> {
-    #[serde(rename = "External id", alias = "external id", borrow, default)]
-    external_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    correlation: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    device: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    stream: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    bytes: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    size: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    grid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    block: Option<&'a RawValue>,
-    #[serde(rename = "registers per thread", borrow, default)]
-    registers: Option<&'a RawValue>,
-    #[serde(rename = "shared memory", borrow, default)]
-    shared_memory: Option<&'a RawValue>,
-    #[serde(rename = "Input Dims", alias = "Input dims", borrow, default)]
-    input_dims: Option<&'a RawValue>,
-    #[serde(rename = "Input Strides", borrow, default)]
-    input_strides: Option<&'a RawValue>,
-    #[serde(rename = "Input type", borrow, default)]
-    input_type: Option<&'a RawValue>,
-    #[serde(rename = "Concrete Inputs", borrow, default)]
-    concrete_inputs: Option<&'a RawValue>,
-    #[serde(rename = "Record function id", borrow, default)]
-    record_function_id: Option<&'a RawValue>,
-    #[serde(rename = "Sequence number", borrow, default)]
-    sequence_number: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    wait_on_stream: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    wait_on_cuda_event_record_corr_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    cuda_sync_kind: Option<Cow<'a, str>>,
-    #[serde(rename = "Collective name", borrow, default)]
-    collective_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    dtype: Option<Cow<'a, str>>,
-    #[serde(rename = "In msg nelems", borrow, default)]
-    in_nelems: Option<&'a RawValue>,
-    #[serde(rename = "Out msg nelems", borrow, default)]
-    out_nelems: Option<&'a RawValue>,
-    #[serde(rename = "Group size", borrow, default)]
-    group_size: Option<&'a RawValue>,
-    #[serde(rename = "Process Group Name", borrow, default)]
-    process_group: Option<Cow<'a, str>>,
-}
+use rustc_hash::{FxHashMap, FxHasher};
+use std::collections::BTreeMap;
+use std::hash::Hasher;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum GpuKind {
@@ -182,12 +106,13 @@ pub struct ArgText {
 #[derive(Default)]
 pub struct FileRecords {
     pub gpu: Vec<GpuRec>,
-    pub runtime: HashMap<u64, RuntimeRec>,
+    pub runtime: FxHashMap<u64, RuntimeRec>,
     pub host_calls: Vec<HostCall>,
     pub ops: Vec<OpRec>,
     pub cuda_syncs: Vec<CudaSyncRec>,
     pub arg_blobs: Vec<ArgText>,
-    arg_index: HashMap<ArgText, u32>,
+    /// Hash of an op's four argument texts -> blobs with that hash.
+    arg_index: FxHashMap<u64, Vec<u32>>,
     /// Events read per category ("(none)" for events without one).
     pub categories: BTreeMap<String, u64>,
     pub events: u64,
@@ -231,20 +156,20 @@ fn category(cat: &str) -> Cat {
     }
 }
 
-fn raw(v: Option<&RawValue>) -> Option<&[u8]> {
-    v.map(|r| r.get().as_bytes())
-}
-
 /// `[a, b, c]` of small integers.
-fn dim3(v: Option<&RawValue>) -> [u32; 3] {
+fn dim3(v: Option<&[u8]>) -> [u32; 3] {
     let mut out = [1u32; 3];
-    if let Some(r) = v {
-        let s = r.get().trim_start_matches('[').trim_end_matches(']');
+    if let Some(r) = v.and_then(|r| std::str::from_utf8(r).ok()) {
+        let s = r.trim_start_matches('[').trim_end_matches(']');
         for (i, part) in s.split(',').take(3).enumerate() {
             out[i] = u64_of(part.trim().as_bytes()).unwrap_or(1).min(u64::from(u32::MAX)) as u32;
         }
     }
     out
+}
+
+fn text(v: Option<&[u8]>) -> String {
+    v.and_then(string_value).map(|(s, _)| s.into_owned()).unwrap_or_default()
 }
 
 /// "Memcpy HtoD (Pageable -> Device)" -> HtoD; ROCm puts the kind in `args.kind`.
@@ -286,23 +211,39 @@ fn host_call_kind(api: &str) -> Option<HostCallKind> {
 }
 
 impl FileRecords {
-    fn intern_args(&mut self, a: &Args<'_>) -> Option<u32> {
+    /// Interns an op's argument texts without allocating when they were seen before:
+    /// a trace repeats the same few hundred argument lists across all iterations.
+    fn intern_args(&mut self, a: &ArgFields<'_>) -> Option<u32> {
         if a.input_dims.is_none() && a.input_type.is_none() {
             return None;
         }
-        let s = |v: Option<&RawValue>| -> Box<str> { v.map(|r| r.get()).unwrap_or("").into() };
-        let text = ArgText {
-            dims: s(a.input_dims),
-            strides: s(a.input_strides),
-            types: s(a.input_type),
-            concrete: s(a.concrete_inputs),
-        };
-        if let Some(&i) = self.arg_index.get(&text) {
-            return Some(i);
+        let parts = [a.input_dims, a.input_strides, a.input_type, a.concrete_inputs].map(|p| p.unwrap_or(b""));
+        let mut h = FxHasher::default();
+        for p in parts {
+            h.write(p);
+            h.write_u8(0xff);
         }
+        let key = h.finish();
+        let same = |t: &ArgText| {
+            [&t.dims, &t.strides, &t.types, &t.concrete]
+                .iter()
+                .zip(parts)
+                .all(|(x, p)| x.as_bytes() == p)
+        };
+        if let Some(list) = self.arg_index.get(&key) {
+            if let Some(&i) = list.iter().find(|&&i| same(&self.arg_blobs[i as usize])) {
+                return Some(i);
+            }
+        }
+        let s = |p: &[u8]| -> Box<str> { String::from_utf8_lossy(p).into() };
         let i = self.arg_blobs.len() as u32;
-        self.arg_blobs.push(text.clone());
-        self.arg_index.insert(text, i);
+        self.arg_blobs.push(ArgText {
+            dims: s(parts[0]),
+            strides: s(parts[1]),
+            types: s(parts[2]),
+            concrete: s(parts[3]),
+        });
+        self.arg_index.entry(key).or_default().push(i);
         Some(i)
     }
 
@@ -317,34 +258,24 @@ impl FileRecords {
         diags: &mut Diagnostics,
     ) -> Result<(), EventError> {
         self.events += 1;
-        let lossy;
-        let ev: Event<'_> = match serde_json::from_slice(bytes) {
-            Ok(ev) => ev,
-            Err(e) => {
-                if std::str::from_utf8(bytes).is_err() {
-                    lossy = String::from_utf8_lossy(bytes).into_owned();
-                    diags.add(
-                        "invalid_utf8",
-                        format!("{location} event {index} (byte {offset})"),
-                        "invalid UTF-8 replaced with U+FFFD",
-                    );
-                    serde_json::from_str(&lossy).map_err(|e| self.err(index, offset, bytes, e))?
-                } else {
-                    return Err(self.err(index, offset, bytes, e));
-                }
-            }
+        let Ok(ev) = read_event(bytes) else {
+            return Err(self.err(index, offset, bytes));
         };
-        let cat_str = ev.cat.as_deref().unwrap_or("");
-        *self
-            .categories
-            .entry(if cat_str.is_empty() { "(none)" } else { cat_str }.to_string())
-            .or_insert(0) += 1;
-        let ph = ev.ph.as_deref().unwrap_or("");
-        if ph == "s" || ph == "f" || ph == "t" {
+        let cat_text = ev.cat.and_then(string_value).map(|(c, _)| c);
+        let cat_str = cat_text.as_deref().unwrap_or("");
+        match self.categories.get_mut(cat_str) {
+            Some(c) => *c += 1,
+            None => {
+                self.categories
+                    .insert(if cat_str.is_empty() { "(none)" } else { cat_str }.to_string(), 1);
+            }
+        }
+        let ph: &[u8] = ev.ph.unwrap_or(b"");
+        if matches!(ph, b"\"s\"" | b"\"f\"" | b"\"t\"") {
             self.flows += 1;
             return Ok(());
         }
-        if ph != "X" {
+        if ph != b"\"X\"" {
             return Ok(());
         }
         let cat = category(cat_str);
@@ -357,10 +288,10 @@ impl FileRecords {
                 diags.add("missing_field", here(), "event without `ts` skipped");
                 return Ok(());
             }
-            Some(t) => us_text_to_ns(t.get().as_bytes()).ok_or_else(|| EventError {
+            Some(t) => us_text_to_ns(t).ok_or_else(|| EventError {
                 index,
                 offset,
-                message: format!("field `ts` is not a number: {}", clip(t.get())),
+                message: format!("field `ts` is not a number: {}", clip(&String::from_utf8_lossy(t))),
             })?,
         };
         let dur_ns = match ev.dur {
@@ -368,10 +299,10 @@ impl FileRecords {
                 diags.add("missing_field", here(), "event without `dur`: duration 0");
                 0
             }
-            Some(d) => us_text_to_ns(d.get().as_bytes()).ok_or_else(|| EventError {
+            Some(d) => us_text_to_ns(d).ok_or_else(|| EventError {
                 index,
                 offset,
-                message: format!("field `dur` is not a number: {}", clip(d.get())),
+                message: format!("field `dur` is not a number: {}", clip(&String::from_utf8_lossy(d))),
             })?,
         };
         let dur_ns = if dur_ns < 0 {
@@ -381,19 +312,44 @@ impl FileRecords {
             dur_ns
         };
         self.min_ts_ns = Some(self.min_ts_ns.map_or(ts_ns, |m| m.min(ts_ns)));
-        let name = match ev.name.as_deref() {
-            Some(n) => n,
+        let name_text = match ev.name {
             None => {
                 diags.add("missing_field", here(), "event without `name` named \"(unnamed)\"");
-                "(unnamed)"
+                std::borrow::Cow::Borrowed("(unnamed)")
+            }
+            Some(raw_name) => match string_value(raw_name) {
+                Some((n, replaced)) => {
+                    if replaced {
+                        diags.add("invalid_utf8", here(), "invalid UTF-8 in `name` replaced with U+FFFD");
+                    }
+                    n
+                }
+                None => {
+                    return Err(EventError {
+                        index,
+                        offset,
+                        message: format!("field `name` must be a string, found {}", clip(&String::from_utf8_lossy(raw_name))),
+                    })
+                }
+            },
+        };
+        let name: &str = &name_text;
+        let args = match (ev.args, ev.args_raw) {
+            (Some(a), _) => a,
+            (None, None) => ArgFields::default(),
+            (None, Some(a)) => {
+                return Err(EventError {
+                    index,
+                    offset,
+                    message: format!("field `args` must be an object, found {}", clip(&String::from_utf8_lossy(a))),
+                })
             }
         };
-        let args = ev.args.unwrap_or_default();
-        let tid = raw(ev.tid).map(thread_id_of).unwrap_or(0);
-        let external_id = raw(args.external_id).and_then(u64_of).filter(|&x| x != 0);
+        let tid = ev.tid.map(thread_id_of).unwrap_or(0);
+        let external_id = args.external_id.and_then(u64_of).filter(|&x| x != 0);
         match cat {
             Cat::Kernel | Cat::Memcpy | Cat::Memset => {
-                let correlation = match raw(args.correlation).and_then(u64_of) {
+                let correlation = match args.correlation.and_then(u64_of) {
                     Some(c) => c,
                     None => {
                         diags.add(
@@ -405,11 +361,11 @@ impl FileRecords {
                     }
                 };
                 // Legacy traces put the device in pid and the stream in tid ("stream 7").
-                let device = raw(args.device)
+                let device = args.device
                     .and_then(u64_of)
-                    .or_else(|| raw(ev.pid).and_then(u64_of))
+                    .or_else(|| ev.pid.and_then(u64_of))
                     .unwrap_or(0) as u32;
-                let stream = raw(args.stream).and_then(u64_of).unwrap_or(tid);
+                let stream = args.stream.and_then(u64_of).unwrap_or(tid);
                 let kind = match cat {
                     Cat::Kernel => GpuKind::Kernel,
                     Cat::Memcpy => GpuKind::Memcpy,
@@ -418,11 +374,11 @@ impl FileRecords {
                 let geometry = (kind == GpuKind::Kernel).then(|| KernelGeometry {
                     grid: dim3(args.grid),
                     block: dim3(args.block),
-                    registers_per_thread: raw(args.registers).and_then(u64_of).unwrap_or(0) as u32,
-                    shared_memory: raw(args.shared_memory).and_then(u64_of).unwrap_or(0) as u32,
+                    registers_per_thread: args.registers.and_then(u64_of).unwrap_or(0) as u32,
+                    shared_memory: args.shared_memory.and_then(u64_of).unwrap_or(0) as u32,
                 });
                 let memcpy_kind = if kind == GpuKind::Memcpy {
-                    memcpy_kind_of(name, raw(args.kind))
+                    memcpy_kind_of(name, args.kind)
                 } else {
                     MemcpyKind::Unknown
                 };
@@ -436,7 +392,7 @@ impl FileRecords {
                     correlation,
                     external_id,
                     geometry,
-                    bytes: raw(args.bytes).and_then(u64_of),
+                    bytes: args.bytes.and_then(u64_of),
                     memcpy_kind,
                     event_index: index,
                 });
@@ -445,7 +401,7 @@ impl FileRecords {
                 if name.starts_with("hip") {
                     self.rocm = true;
                 }
-                let correlation = raw(args.correlation).and_then(u64_of).unwrap_or(0);
+                let correlation = args.correlation.and_then(u64_of).unwrap_or(0);
                 if let Some(kind) = host_call_kind(name) {
                     self.host_calls.push(HostCall {
                         kind,
@@ -462,7 +418,7 @@ impl FileRecords {
                         ts_ns,
                         dur_ns,
                         external_id,
-                        size: raw(args.size).and_then(u64_of),
+                        size: args.size.and_then(u64_of),
                     };
                     if self.runtime.insert(correlation, rec).is_some() {
                         diags.add(
@@ -475,14 +431,14 @@ impl FileRecords {
             }
             Cat::Op | Cat::Annotation => {
                 let args_blob = self.intern_args(&args);
-                let collective = args.collective_name.as_ref().map(|c| {
+                let collective = args.collective_name.map(|c| {
                     Box::new(CollectiveInfo {
-                        collective: c.to_string(),
-                        dtype: args.dtype.as_deref().unwrap_or("").to_string(),
-                        in_nelems: raw(args.in_nelems).and_then(u64_of),
-                        out_nelems: raw(args.out_nelems).and_then(u64_of),
-                        group_size: raw(args.group_size).and_then(u64_of).map(|g| g as u32),
-                        process_group: args.process_group.as_deref().unwrap_or("").to_string(),
+                        collective: text(Some(c)),
+                        dtype: text(args.dtype),
+                        in_nelems: args.in_nelems.and_then(u64_of),
+                        out_nelems: args.out_nelems.and_then(u64_of),
+                        group_size: args.group_size.and_then(u64_of).map(|g| g as u32),
+                        process_group: text(args.process_group),
                     })
                 });
                 self.ops.push(OpRec {
@@ -496,21 +452,22 @@ impl FileRecords {
                     ts_ns,
                     dur_ns,
                     external_id: external_id.unwrap_or(0),
-                    record_function_id: raw(args.record_function_id).and_then(u64_of),
-                    sequence_number: raw(args.sequence_number).and_then(i64_of),
+                    record_function_id: args.record_function_id.and_then(u64_of),
+                    sequence_number: args.sequence_number.and_then(i64_of),
                     args_blob,
                     collective,
                 });
             }
             Cat::CudaSync => {
-                let neg1 = |v: Option<&RawValue>| raw(v).and_then(i64_of).filter(|&x| x >= 0).map(|x| x as u64);
+                let neg1 = |v: Option<&[u8]>| v.and_then(i64_of).filter(|&x| x >= 0).map(|x| x as u64);
+                let kind = text(args.cuda_sync_kind);
                 self.cuda_syncs.push(CudaSyncRec {
-                    kind: args.cuda_sync_kind.as_deref().unwrap_or(name).to_string(),
+                    kind: if kind.is_empty() { name.to_string() } else { kind },
                     ts_ns,
                     stream: neg1(args.stream),
                     wait_on_stream: neg1(args.wait_on_stream),
                     record_correlation: neg1(args.wait_on_cuda_event_record_corr_id),
-                    correlation: raw(args.correlation).and_then(u64_of).unwrap_or(0),
+                    correlation: args.correlation.and_then(u64_of).unwrap_or(0),
                 });
             }
             Cat::Flow | Cat::Other => {}
@@ -518,31 +475,44 @@ impl FileRecords {
         Ok(())
     }
 
-    fn err(&self, index: u64, offset: u64, bytes: &[u8], e: serde_json::Error) -> EventError {
-        // serde_json counts lines and columns inside the event; turn them into a file offset.
-        let mut line = 1;
-        let mut at = 0usize;
-        for (i, &b) in bytes.iter().enumerate() {
-            if line == e.line() {
-                at = i;
-                break;
-            }
-            if b == b'\n' {
-                line += 1;
-            }
+    /// A precise message for an event the fast reader rejected, from serde_json.
+    fn err(&self, index: u64, offset: u64, bytes: &[u8]) -> EventError {
+        let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
+        if first != Some(b'{') {
+            return EventError {
+                index,
+                offset,
+                message: format!("event is not a JSON object: {}", clip(&String::from_utf8_lossy(bytes))),
+            };
         }
-        let within = at + e.column().saturating_sub(1);
-        let msg = e.to_string();
-        let msg = msg.split(" at line").next().unwrap_or(&msg).to_string();
-        let message = if bytes.first() != Some(&b'{') {
-            format!("event is not a JSON object: {}", clip(&String::from_utf8_lossy(bytes)))
-        } else {
-            format!("malformed event: {msg}")
-        };
-        EventError {
-            index,
-            offset: offset + within as u64,
-            message,
+        let lossy = String::from_utf8_lossy(bytes);
+        match serde_json::from_str::<serde::de::IgnoredAny>(&lossy) {
+            Err(e) => {
+                // serde_json counts lines and columns inside the event; make a file offset.
+                let mut line = 1;
+                let mut at = 0usize;
+                for (i, &b) in bytes.iter().enumerate() {
+                    if line == e.line() {
+                        at = i;
+                        break;
+                    }
+                    if b == b'\n' {
+                        line += 1;
+                    }
+                }
+                let msg = e.to_string();
+                let msg = msg.split(" at line").next().unwrap_or(&msg).to_string();
+                EventError {
+                    index,
+                    offset: offset + (at + e.column().saturating_sub(1)) as u64,
+                    message: format!("malformed event: {msg}"),
+                }
+            }
+            Ok(_) => EventError {
+                index,
+                offset,
+                message: "malformed event object".into(),
+            },
         }
     }
 }

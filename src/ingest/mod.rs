@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod build;
+pub mod fields;
 pub mod kineto;
 pub mod number;
 pub mod scan;
@@ -118,7 +119,7 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-fn open_trace(path: &Path) -> Result<(Box<dyn Read>, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
+fn open_trace(path: &Path) -> Result<(Box<dyn Read + Send>, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
     let p = path.display().to_string();
     let io = |source| IngestError::Io { path: p.clone(), source };
     let mut f = File::open(path).map_err(io)?;
@@ -132,7 +133,7 @@ fn open_trace(path: &Path) -> Result<(Box<dyn Read>, u64, std::sync::Arc<std::sy
         inner: f,
         count: count.clone(),
     };
-    let reader: Box<dyn Read> = if n == 2 && magic == [0x1f, 0x8b] {
+    let reader: Box<dyn Read + Send> = if n == 2 && magic == [0x1f, 0x8b] {
         Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted)))
     } else {
         Box::new(counted)
@@ -190,6 +191,99 @@ fn crc_of_head(path: &Path) -> u32 {
     crc32fast::hash(&buf[..n.unwrap_or(0)])
 }
 
+/// Events split from the input, copied into one buffer: (start, len, byte offset, index).
+struct Batch {
+    data: Vec<u8>,
+    events: Vec<(u32, u32, u64, u64)>,
+}
+
+const BATCH_BYTES: usize = 4 << 20;
+
+/// Splits the input into batches until the end, an error, or the receiver hanging up.
+/// Returns the top-level keys other than `traceEvents` and whether events were found.
+fn split_batches(
+    reader: Box<dyn Read + Send>,
+    tx: std::sync::mpsc::SyncSender<Result<Batch, ScanError>>,
+) -> (Vec<(String, Vec<u8>)>, bool) {
+    let mut scanner = EventScanner::new(reader);
+    let mut batch = Batch {
+        data: Vec::with_capacity(BATCH_BYTES + 4096),
+        events: Vec::with_capacity(16384),
+    };
+    loop {
+        match scanner.next_event() {
+            Ok(Some(ev)) => {
+                let start = batch.data.len() as u32;
+                batch.data.extend_from_slice(ev.bytes);
+                batch.events.push((start, ev.bytes.len() as u32, ev.offset, ev.index));
+                if batch.data.len() >= BATCH_BYTES {
+                    let full = std::mem::replace(
+                        &mut batch,
+                        Batch {
+                            data: Vec::with_capacity(BATCH_BYTES + 4096),
+                            events: Vec::with_capacity(16384),
+                        },
+                    );
+                    if tx.send(Ok(full)).is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(None) => {
+                if !batch.events.is_empty() {
+                    let _ = tx.send(Ok(batch));
+                }
+                break;
+            }
+            Err(e) => {
+                if !batch.events.is_empty() && tx.send(Ok(batch)).is_err() {
+                    break;
+                }
+                let _ = tx.send(Err(e));
+                break;
+            }
+        }
+    }
+    let saw = scanner.saw_events();
+    (std::mem::take(&mut scanner.header), saw)
+}
+
+fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
+    let p = p.to_string();
+    match e {
+        ScanError::Io(source) => {
+            // A gzip stream that ends early surfaces as an I/O error.
+            if source.kind() == std::io::ErrorKind::UnexpectedEof {
+                IngestError::NotATrace {
+                    path: p,
+                    why: format!("compressed stream ends early (truncated .gz) after {events} events"),
+                }
+            } else {
+                IngestError::Io { path: p, source }
+            }
+        }
+        ScanError::Truncated { offset, context } => IngestError::Syntax {
+            path: p,
+            offset,
+            message: format!("file ends inside {context} (truncated?) after {events} events"),
+        },
+        ScanError::Unexpected { offset, found, expected } => IngestError::Syntax {
+            path: p,
+            offset,
+            message: format!("expected {expected}, found {:?}", found as char),
+        },
+        ScanError::EventsNotArray { offset } => IngestError::Syntax {
+            path: p,
+            offset,
+            message: "`traceEvents` must be an array".into(),
+        },
+        ScanError::Empty => IngestError::NotATrace {
+            path: p,
+            why: "the file is empty".into(),
+        },
+    }
+}
+
 /// Reads one trace file into records and rank metadata.
 fn read_file(
     path: &Path,
@@ -206,70 +300,55 @@ fn read_file(
         b.set_position(0);
         b.set_message(name.clone());
     }
-    let mut scanner = EventScanner::new(reader);
+    // The splitter runs on its own thread and hands over batches of events, so finding
+    // event boundaries and reading their fields overlap on two cores.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ScanError>>(4);
+    let splitter = std::thread::spawn(move || split_batches(reader, tx));
     let mut recs = FileRecords::default();
     let mut last_tick = 0u64;
-    loop {
-        let ev = match scanner.next_event() {
-            Ok(Some(ev)) => ev,
-            Ok(None) => break,
+    let mut failure: Option<IngestError> = None;
+    for batch in rx.iter() {
+        let batch = match batch {
+            Ok(b) => b,
             Err(e) => {
-                return Err(match e {
-                    ScanError::Io(source) => {
-                        // A gzip stream that ends early surfaces as an I/O error.
-                        if source.kind() == std::io::ErrorKind::UnexpectedEof {
-                            IngestError::Syntax {
-                                path: p,
-                                offset: recs.events,
-                                message: "compressed stream ends early (truncated .gz)".into(),
-                            }
-                        } else {
-                            IngestError::Io { path: p, source }
-                        }
-                    }
-                    ScanError::Truncated { offset, context } => IngestError::Syntax {
-                        path: p,
-                        offset,
-                        message: format!("file ends inside {context} (truncated?) after {} events", recs.events),
-                    },
-                    ScanError::Unexpected {
-                        offset,
-                        found,
-                        expected,
-                    } => IngestError::Syntax {
-                        path: p,
-                        offset,
-                        message: format!("expected {expected}, found {:?}", found as char),
-                    },
-                    ScanError::EventsNotArray { offset } => IngestError::Syntax {
-                        path: p,
-                        offset,
-                        message: "`traceEvents` must be an array".into(),
-                    },
-                    ScanError::Empty => IngestError::NotATrace {
-                        path: p,
-                        why: "the file is empty".into(),
-                    },
-                });
+                failure = Some(scan_error(e, &p, recs.events));
+                break;
             }
         };
-        let (bytes, index, offset) = (ev.bytes, ev.index, ev.offset);
-        recs.add_event(bytes, index, offset, &name, strings, diags)
-            .map_err(|e| IngestError::Event {
-                path: p.clone(),
-                index: e.index,
-                offset: e.offset,
-                message: e.message,
-            })?;
-        if let Some(b) = bar {
-            if index - last_tick >= 65536 {
-                last_tick = index;
-                b.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
+        for &(start, len, offset, index) in &batch.events {
+            let bytes = &batch.data[start as usize..(start + len) as usize];
+            if let Err(e) = recs.add_event(bytes, index, offset, &name, strings, diags) {
+                failure = Some(IngestError::Event {
+                    path: p.clone(),
+                    index: e.index,
+                    offset: e.offset,
+                    message: e.message,
+                });
+                break;
+            }
+            if let Some(b) = bar {
+                if index - last_tick >= 65536 {
+                    last_tick = index;
+                    b.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
+                }
             }
         }
+        if failure.is_some() {
+            break;
+        }
     }
-    if !scanner.saw_events() {
-        let keys: Vec<&str> = scanner.header.iter().map(|(k, _)| k.as_str()).take(5).collect();
+    // Dropping the receiver stops the splitter at its next send.
+    drop(rx);
+    let scanner_state = splitter.join();
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let (header, saw_events) = scanner_state.map_err(|_| IngestError::Input {
+        path: p.clone(),
+        message: "the event splitter thread panicked".into(),
+    })?;
+    if !saw_events {
+        let keys: Vec<&str> = header.iter().map(|(k, _)| k.as_str()).take(5).collect();
         return Err(IngestError::NotATrace {
             path: p,
             why: format!(
@@ -305,7 +384,7 @@ fn read_file(
         ..Default::default()
     };
     let mut explicit_rank = None;
-    for (key, raw) in &scanner.header {
+    for (key, raw) in &header {
         let Some(v) = header_value(raw) else { continue };
         match key.as_str() {
             "baseTimeNanoseconds" => info.base_time_ns = v.as_i64().unwrap_or(0),

@@ -163,6 +163,16 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
 /// shapes.
 pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, diags: &mut Diagnostics) -> usize {
     let mut merged = 0;
+    // Each record's args become one shared argument list, added only when first used.
+    let mut list_of: Vec<Option<u32>> = vec![None; records.len()];
+    let mut assign = |g: &mut KernelGraph, i: usize, k: usize| {
+        let id = *list_of[k].get_or_insert_with(|| {
+            g.arg_lists.push(records[k].args.clone());
+            (g.arg_lists.len() - 1) as u32
+        });
+        g.ops[i].args = id;
+        g.ops[i].args_source = source;
+    };
     let by_ext: HashMap<(Option<u32>, u64), usize> = records
         .iter()
         .enumerate()
@@ -193,8 +203,7 @@ pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, d
             .filter(|&k| records[k].name == name);
         match hit {
             Some(k) => {
-                g.ops[i].args = records[k].args.clone();
-                g.ops[i].args_source = source;
+                assign(g, i, k);
                 merged += 1;
             }
             None => unmatched.push(i),
@@ -211,8 +220,7 @@ pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, d
             let found = (0..WINDOW.min(n)).map(|d| (cursor + d) % n).find(|&k| records[k].name == name);
             match found {
                 Some(k) => {
-                    g.ops[i].args = records[k].args.clone();
-                    g.ops[i].args_source = source;
+                    assign(g, i, k);
                     merged += 1;
                     cursor = (k + 1) % n.max(1);
                 }

@@ -1,0 +1,46 @@
+//! `kc lower --tiers GRAPH [-o lowered.kcir] [--json] [--explain NAME]`.
+
+use crate::ingest;
+use crate::lower::{self, summary};
+use std::path::PathBuf;
+
+pub struct Args {
+    pub graph: PathBuf,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+    pub explain: Option<String>,
+}
+
+/// `x.kcir` -> `x.lowered.kcir`.
+pub fn default_lowered_path(p: &std::path::Path) -> PathBuf {
+    let s = p.to_string_lossy();
+    PathBuf::from(format!("{}.lowered.kcir", s.strip_suffix(".kcir").unwrap_or(&s)))
+}
+
+pub fn run(a: Args) -> i32 {
+    let mut g = match ingest::read_graph(&a.graph) {
+        Ok(g) => g,
+        Err(e) => return super::fail(e),
+    };
+    let (ctx, diags) = match lower::lower(&mut g) {
+        Ok(x) => x,
+        Err(e) => return super::fail(e),
+    };
+    if let Some(needle) = &a.explain {
+        print!("{}", summary::explain(&g, &ctx, needle));
+        return 0;
+    }
+    let out = a.output.unwrap_or_else(|| default_lowered_path(&a.graph));
+    if let Err(e) = ingest::write_graph(&g, &out) {
+        return super::fail(e);
+    }
+    let s = summary::summarize(&g, &diags);
+    if a.json {
+        super::print_json(&serde_json::json!({ "graph": out.display().to_string(), "summary": s }));
+    } else {
+        println!("kc lower --tiers: {}\n", a.graph.display());
+        print!("{}", summary::render_text(&s));
+        println!("\n  lowered graph written to {}", out.display());
+    }
+    0
+}

@@ -1,0 +1,372 @@
+//! GEMM recovery: from a recorded aten op (mm, addmm, bmm, baddbmm, linear, matmul) and the
+//! kernels it launched, the exact cuBLAS/cuBLASLt call PyTorch issued.
+//!
+//! PyTorch computes a row-major `C[M,N] = A[M,K] @ B[K,N]` with column-major cuBLAS as
+//! `C^T = B^T A^T`: cuBLAS sees m = N, n = M, k = K, its "A" operand is the op's second
+//! matrix and its "B" operand the first (`addmm_out_cuda_impl`, `prepare_matrix_for_cublas`
+//! in aten/src/ATen/native/cuda/Blas.cpp). An operand stored row-major (stride[1] == 1) is
+//! passed as 'n' with ld = stride[0]; one stored column-major (stride[0] == 1) as 't' with
+//! ld = stride[1]; anything else is first copied to a contiguous row-major buffer.
+//!
+//! Invariant: a [`GemmCall`] is returned only when every parameter is determined by the
+//! recorded shapes, strides, dtypes and scalars; otherwise the error says what is missing.
+
+use kc_ir::{DType, GemmCall, GemmEpilogue, OpArg, TensorSpec, Transpose};
+
+/// How one operand is handed to cuBLAS: transposed or not, and its leading dimension.
+fn operand(t: &TensorSpec, rows: usize, cols: usize) -> (Transpose, i64) {
+    let s = t.effective_strides();
+    let (r, c) = (t.dims[rows], t.dims[cols]);
+    let (s0, s1) = (s[rows], s[cols]);
+    if s1 == 1 && s0 >= c.max(1) {
+        (Transpose::N, s0)
+    } else if s0 == 1 && s1 >= r.max(1) {
+        (Transpose::T, s1)
+    } else {
+        // Copied to contiguous row-major first (an extra copy kernel in the trace).
+        (Transpose::N, c.max(1))
+    }
+}
+
+fn scalar(args: &[OpArg], i: usize, default: f64) -> Result<f64, String> {
+    match args.get(i) {
+        None | Some(OpArg::None) => Ok(default),
+        Some(a) => match a.scalar_value() {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<f64>()
+                .or_else(|_| match v {
+                    "True" | "true" => Ok(1.0),
+                    "False" | "false" => Ok(0.0),
+                    _ => Err(()),
+                })
+                .map_err(|_| format!("scalar argument {i} is not a number: {v:?}")),
+        },
+    }
+}
+
+fn tensor<'a>(args: &'a [OpArg], i: usize, what: &str) -> Result<&'a TensorSpec, String> {
+    match args.get(i) {
+        Some(OpArg::Tensor(t)) => Ok(t),
+        _ => Err(format!("argument {i} ({what}) is not a recorded tensor")),
+    }
+}
+
+fn compute_type(d: DType) -> Result<DType, String> {
+    match d {
+        DType::F16 | DType::BF16 | DType::F32 => Ok(DType::F32),
+        DType::F64 => Ok(DType::F64),
+        other => Err(format!("no cuBLAS GEMM for dtype {}", other.short())),
+    }
+}
+
+fn epilogue_of(kernels: &[&str], has_bias: bool) -> GemmEpilogue {
+    let lower: Vec<String> = kernels.iter().map(|k| k.to_ascii_lowercase()).collect();
+    let any = |w: &str| lower.iter().any(|k| k.contains(w));
+    if !has_bias || !any("bias") {
+        GemmEpilogue::None
+    } else if any("gelu") {
+        GemmEpilogue::BiasGelu
+    } else if any("relu") {
+        GemmEpilogue::BiasRelu
+    } else {
+        GemmEpilogue::Bias
+    }
+}
+
+/// A 2-D GEMM `out[M,N] = mat1[M,K] @ mat2[K,N]` (row-major output), as cuBLAS sees it.
+fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
+    if mat1.dims.len() != 2 || mat2.dims.len() != 2 {
+        return Err(format!("expected 2-D matrices, got {}-D and {}-D", mat1.dims.len(), mat2.dims.len()));
+    }
+    let (m, k) = (mat1.dims[0], mat1.dims[1]);
+    let (k2, n) = (mat2.dims[0], mat2.dims[1]);
+    if k != k2 {
+        return Err(format!("inner dimensions differ: {k} vs {k2}"));
+    }
+    if m <= 0 || n <= 0 || k <= 0 {
+        return Err("empty GEMM".into());
+    }
+    if mat1.dtype != mat2.dtype {
+        return Err(format!("mixed dtypes {} and {}", mat1.dtype.short(), mat2.dtype.short()));
+    }
+    let (transa, lda) = operand(mat2, 0, 1);
+    let (transb, ldb) = operand(mat1, 0, 1);
+    Ok(GemmCall {
+        transa,
+        transb,
+        m: n,
+        n: m,
+        k,
+        lda,
+        ldb,
+        ldc: n,
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+        a_type: mat2.dtype,
+        b_type: mat1.dtype,
+        c_type: mat1.dtype,
+        compute_type: compute_type(mat1.dtype)?,
+        alpha: 1.0,
+        beta: 0.0,
+        epilogue: GemmEpilogue::None,
+    })
+}
+
+/// A batched GEMM `out[B,M,N] = b1[B,M,K] @ b2[B,K,N]`.
+fn gemm_batched(b1: &TensorSpec, b2: &TensorSpec) -> Result<GemmCall, String> {
+    if b1.dims.len() != 3 || b2.dims.len() != 3 {
+        return Err(format!("expected 3-D batches, got {}-D and {}-D", b1.dims.len(), b2.dims.len()));
+    }
+    let (b, m, k) = (b1.dims[0], b1.dims[1], b1.dims[2]);
+    let (bb, k2, n) = (b2.dims[0], b2.dims[1], b2.dims[2]);
+    if b != bb || k != k2 {
+        return Err(format!("batch or inner dimensions differ: [{b},{m},{k}] @ [{bb},{k2},{n}]"));
+    }
+    if b <= 0 || m <= 0 || n <= 0 || k <= 0 {
+        return Err("empty GEMM".into());
+    }
+    if b1.dtype != b2.dtype {
+        return Err(format!("mixed dtypes {} and {}", b1.dtype.short(), b2.dtype.short()));
+    }
+    let (transa, lda) = operand(b2, 1, 2);
+    let (transb, ldb) = operand(b1, 1, 2);
+    let batch_stride = |t: &TensorSpec, rows: i64, cols: i64| -> i64 {
+        let s = t.effective_strides();
+        // A broadcast batch (stride 0) stays 0; a copied operand is dense.
+        if s.len() == 3 { s[0] } else { rows * cols }
+    };
+    Ok(GemmCall {
+        transa,
+        transb,
+        m: n,
+        n: m,
+        k,
+        lda,
+        ldb,
+        ldc: n,
+        batch: b,
+        stride_a: batch_stride(b2, k, n),
+        stride_b: batch_stride(b1, m, k),
+        stride_c: m * n,
+        a_type: b2.dtype,
+        b_type: b1.dtype,
+        c_type: b1.dtype,
+        compute_type: compute_type(b1.dtype)?,
+        alpha: 1.0,
+        beta: 0.0,
+        epilogue: GemmEpilogue::None,
+    })
+}
+
+/// Ops whose GEMMs tier 2 replays.
+pub fn is_gemm_op(op: &str) -> bool {
+    matches!(
+        op,
+        "aten::mm" | "aten::addmm" | "aten::addmm_" | "aten::bmm" | "aten::baddbmm" | "aten::baddbmm_"
+            | "aten::linear" | "aten::matmul" | "aten::_addmm_activation"
+    )
+}
+
+/// Recovers the cuBLAS call of `op` with `args`, given the names of the kernels it launched.
+pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, String> {
+    let mut call = match op {
+        "aten::mm" => gemm_2d(tensor(args, 0, "self")?, tensor(args, 1, "mat2")?)?,
+        "aten::bmm" => gemm_batched(tensor(args, 0, "self")?, tensor(args, 1, "mat2")?)?,
+        "aten::addmm" | "aten::addmm_" | "aten::_addmm_activation" => {
+            let bias = tensor(args, 0, "self")?;
+            let mut c = gemm_2d(tensor(args, 1, "mat1")?, tensor(args, 2, "mat2")?)?;
+            c.beta = scalar(args, 3, 1.0)?;
+            c.alpha = scalar(args, 4, 1.0)?;
+            let is_vector_bias = bias.dims.len() == 1 && bias.dims[0] == c.m;
+            c.epilogue = epilogue_of(kernels, is_vector_bias);
+            if c.epilogue != GemmEpilogue::None {
+                // cuBLASLt adds the bias in the epilogue; C is not read.
+                c.beta = 0.0;
+            }
+            c
+        }
+        "aten::baddbmm" | "aten::baddbmm_" => {
+            let mut c = gemm_batched(tensor(args, 1, "batch1")?, tensor(args, 2, "batch2")?)?;
+            c.beta = scalar(args, 3, 1.0)?;
+            c.alpha = scalar(args, 4, 1.0)?;
+            c
+        }
+        "aten::linear" => {
+            let input = tensor(args, 0, "input")?;
+            let weight = tensor(args, 1, "weight")?;
+            if weight.dims.len() != 2 || input.dims.is_empty() {
+                return Err("linear needs a 2-D weight and a non-scalar input".into());
+            }
+            let k = *input.dims.last().unwrap_or(&0);
+            let rows: i64 = input.dims[..input.dims.len() - 1].iter().product();
+            let mat1 = TensorSpec {
+                dims: vec![rows, k],
+                strides: vec![k, 1],
+                dtype: input.dtype,
+            };
+            // weight.t(): [K, N] with strides swapped.
+            let ws = weight.effective_strides();
+            let mat2 = TensorSpec {
+                dims: vec![weight.dims[1], weight.dims[0]],
+                strides: vec![ws[1], ws[0]],
+                dtype: weight.dtype,
+            };
+            if input.strides.len() == input.dims.len() && input.strides != TensorSpec::contiguous_strides(&input.dims) {
+                return Err("linear on a non-contiguous input (reshape copies)".into());
+            }
+            let mut c = gemm_2d(&mat1, &mat2)?;
+            let has_bias = matches!(args.get(2), Some(OpArg::Tensor(_)));
+            c.epilogue = epilogue_of(kernels, has_bias);
+            if has_bias && c.epilogue == GemmEpilogue::None {
+                return Err("linear with a bias applied outside the GEMM".into());
+            }
+            c
+        }
+        "aten::matmul" => {
+            let a = tensor(args, 0, "self")?;
+            let b = tensor(args, 1, "other")?;
+            match (a.dims.len(), b.dims.len()) {
+                (2, 2) => gemm_2d(a, b)?,
+                (3, 3) => gemm_batched(a, b)?,
+                (d, 2) if d > 2 && a.strides.len() == d && a.strides == TensorSpec::contiguous_strides(&a.dims) => {
+                    let k = a.dims[d - 1];
+                    let rows: i64 = a.dims[..d - 1].iter().product();
+                    let folded = TensorSpec {
+                        dims: vec![rows, k],
+                        strides: vec![k, 1],
+                        dtype: a.dtype,
+                    };
+                    gemm_2d(&folded, b)?
+                }
+                (x, y) => return Err(format!("matmul of {x}-D and {y}-D tensors is not one GEMM")),
+            }
+        }
+        other => return Err(format!("{other} is not a GEMM op")),
+    };
+    if call.a_type == DType::Unknown {
+        return Err("operand dtype not recorded".into());
+    }
+    call.c_type = call.b_type;
+    Ok(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(dims: &[i64], strides: &[i64], dtype: DType) -> OpArg {
+        OpArg::Tensor(TensorSpec {
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            dtype,
+        })
+    }
+
+    fn s(v: &str) -> OpArg {
+        OpArg::Scalar {
+            ty: "Scalar".into(),
+            value: v.into(),
+        }
+    }
+
+    /// mm of two row-major matrices: cuBLAS computes C^T = B^T A^T with no transposes.
+    #[test]
+    fn mm_row_major() {
+        let c = recover(
+            "aten::mm",
+            &[t(&[64, 32], &[32, 1], DType::F16), t(&[32, 128], &[128, 1], DType::F16)],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::N, Transpose::N));
+        assert_eq!((c.m, c.n, c.k), (128, 64, 32));
+        assert_eq!((c.lda, c.ldb, c.ldc), (128, 32, 128));
+        assert_eq!((c.alpha, c.beta), (1.0, 0.0));
+        assert_eq!(c.compute_type, DType::F32);
+    }
+
+    /// addmm(bias, x, W^T) as nn.Linear issues it: W^T is a column-major view, so cuBLAS
+    /// gets 'T' for its A operand (the bloom trace's nvjet `..._bias_TNT` kernels).
+    #[test]
+    fn addmm_transposed_weight_with_bias_epilogue() {
+        let c = recover(
+            "aten::addmm",
+            &[
+                t(&[3072], &[1], DType::F16),
+                t(&[5, 1024], &[1024, 1], DType::F16),
+                t(&[1024, 3072], &[1, 1024], DType::F16),
+                s("1"),
+                s("1"),
+            ],
+            &["nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT"],
+        )
+        .unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::T, Transpose::N));
+        assert_eq!((c.m, c.n, c.k), (3072, 5, 1024));
+        assert_eq!((c.lda, c.ldb, c.ldc), (1024, 1024, 3072));
+        assert_eq!(c.epilogue, GemmEpilogue::Bias);
+        assert_eq!(c.beta, 0.0);
+    }
+
+    /// Without a bias epilogue kernel, addmm keeps beta: C is pre-filled with the bias.
+    #[test]
+    fn addmm_scalars_are_kept() {
+        let c = recover(
+            "aten::addmm",
+            &[
+                t(&[8, 16], &[16, 1], DType::F32),
+                t(&[8, 4], &[1, 8], DType::F32),
+                t(&[4, 16], &[16, 1], DType::F32),
+                s("0.5"),
+                s("2"),
+            ],
+            &["ampere_sgemm_32x32_sliced1x4_nn"],
+        )
+        .unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::N, Transpose::T));
+        assert_eq!((c.lda, c.ldb), (16, 8));
+        assert_eq!((c.alpha, c.beta), (2.0, 0.5));
+        assert_eq!(c.epilogue, GemmEpilogue::None);
+    }
+
+    /// bmm of q @ k^T, as attention issues it: k^T is a transposed view.
+    #[test]
+    fn bmm_strided_batches() {
+        let c = recover(
+            "aten::bmm",
+            &[
+                t(&[16, 5, 64], &[320, 64, 1], DType::F16),
+                t(&[16, 64, 5], &[320, 1, 64], DType::F16),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((c.m, c.n, c.k, c.batch), (5, 5, 64, 16));
+        assert_eq!((c.transa, c.transb), (Transpose::T, Transpose::N));
+        assert_eq!((c.lda, c.ldb, c.ldc), (64, 64, 5));
+        assert_eq!((c.stride_a, c.stride_b, c.stride_c), (320, 320, 25));
+    }
+
+    #[test]
+    fn baddbmm_and_failures() {
+        let c = recover(
+            "aten::baddbmm",
+            &[
+                t(&[16, 5, 5], &[25, 5, 1], DType::F16),
+                t(&[16, 5, 64], &[320, 64, 1], DType::F16),
+                t(&[16, 64, 5], &[320, 5, 1], DType::F16),
+                s("0.0"),
+                s("0.125"),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((c.alpha, c.beta), (0.125, 0.0));
+        assert!(recover("aten::mm", &[t(&[4, 3], &[3, 1], DType::F16), t(&[4, 3], &[3, 1], DType::F16)], &[]).is_err());
+        assert!(recover("aten::mm", &[t(&[4, 3], &[3, 1], DType::F16)], &[]).is_err());
+        assert!(recover("aten::add", &[], &[]).is_err());
+    }
+}
