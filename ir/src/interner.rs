@@ -7,27 +7,42 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// FNV-1a: interned keys are short strings, where it beats SipHash several times over,
-/// and a graph's strings are not attacker-chosen hash-flooding input.
+/// A word-at-a-time multiply-rotate hash (the Fx hash of rustc): kernel names are long and
+/// hashed once per event, where it is several times faster than SipHash, and a graph's
+/// strings are not attacker-chosen hash-flooding input.
 #[derive(Default)]
-pub struct Fnv(u64);
+pub struct WordHash(u64);
 
-impl Hasher for Fnv {
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl WordHash {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for WordHash {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf29ce484222325 } else { self.0 };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x100000001b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
-        self.0 = h;
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+        self.add(bytes.len() as u64);
     }
 }
 
-type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
 /// An index into an [`Interner`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]

@@ -48,23 +48,26 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
 fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
-        b'{' | b'[' => {
+        open @ (b'{' | b'[') => {
+            // Only this bracket kind changes the depth: the other kind is balanced inside
+            // it, and brackets in strings are skipped with the strings.
+            let close = if open == b'{' { b'}' } else { b']' };
             let mut depth = 0i32;
             let mut j = i;
-            while j < b.len() {
+            while let Some(k) = memchr::memchr3(open, close, b'"', &b[j..]) {
+                j += k;
                 match b[j] {
                     b'"' => {
                         j = string_end(b, j)?;
                         continue;
                     }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
+                    c if c == open => depth += 1,
+                    _ => {
                         depth -= 1;
                         if depth == 0 {
                             return Some(j + 1);
                         }
                     }
-                    _ => {}
                 }
                 j += 1;
             }

@@ -195,6 +195,21 @@ fn crc_of_head(path: &Path) -> u32 {
 struct Batch {
     data: Vec<u8>,
     events: Vec<(u32, u32, u64, u64)>,
+    /// Flow (`s`/`f`/`t`) and other non-`X` events the splitter counted but did not copy.
+    skipped_flows: u64,
+    skipped_other: u64,
+}
+
+/// The phase of an event when `"ph"` is among its first bytes (as every exporter writes
+/// it), so the splitter can drop flow and metadata events kc does not read.
+fn quick_phase(ev: &[u8]) -> Option<u8> {
+    let head = &ev[..ev.len().min(48)];
+    let at = memchr::memmem::find(head, b"\"ph\"")? + 4;
+    let mut i = at;
+    while i < head.len() && matches!(head[i], b' ' | b':') {
+        i += 1;
+    }
+    (head.get(i) == Some(&b'"') && head.get(i + 2) == Some(&b'"')).then(|| head[i + 1])
 }
 
 const BATCH_BYTES: usize = 4 << 20;
@@ -206,31 +221,39 @@ fn split_batches(
     tx: std::sync::mpsc::SyncSender<Result<Batch, ScanError>>,
 ) -> (Vec<(String, Vec<u8>)>, bool) {
     let mut scanner = EventScanner::new(reader);
-    let mut batch = Batch {
+    let new_batch = || Batch {
         data: Vec::with_capacity(BATCH_BYTES + 4096),
         events: Vec::with_capacity(16384),
+        skipped_flows: 0,
+        skipped_other: 0,
     };
+    let mut batch = new_batch();
     loop {
         match scanner.next_event() {
             Ok(Some(ev)) => {
+                match quick_phase(ev.bytes) {
+                    Some(b's' | b'f' | b't') => {
+                        batch.skipped_flows += 1;
+                        continue;
+                    }
+                    Some(b'M' | b'i' | b'I' | b'C') => {
+                        batch.skipped_other += 1;
+                        continue;
+                    }
+                    _ => {}
+                }
                 let start = batch.data.len() as u32;
                 batch.data.extend_from_slice(ev.bytes);
                 batch.events.push((start, ev.bytes.len() as u32, ev.offset, ev.index));
                 if batch.data.len() >= BATCH_BYTES {
-                    let full = std::mem::replace(
-                        &mut batch,
-                        Batch {
-                            data: Vec::with_capacity(BATCH_BYTES + 4096),
-                            events: Vec::with_capacity(16384),
-                        },
-                    );
+                    let full = std::mem::replace(&mut batch, new_batch());
                     if tx.send(Ok(full)).is_err() {
                         break;
                     }
                 }
             }
             Ok(None) => {
-                if !batch.events.is_empty() {
+                if !batch.events.is_empty() || batch.skipped_flows + batch.skipped_other > 0 {
                     let _ = tx.send(Ok(batch));
                 }
                 break;
@@ -315,6 +338,8 @@ fn read_file(
                 break;
             }
         };
+        recs.events += batch.skipped_flows + batch.skipped_other;
+        recs.flows += batch.skipped_flows;
         for &(start, len, offset, index) in &batch.events {
             let bytes = &batch.data[start as usize..(start + len) as usize];
             if let Err(e) = recs.add_event(bytes, index, offset, &name, strings, diags) {

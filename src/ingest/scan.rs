@@ -463,7 +463,7 @@ mod tests {
         assert!(matches!(split("   "), Err(ScanError::Empty)));
         assert!(matches!(
             split(r#"{"traceEvents": [{"a":1} {"b":2}]}"#),
-            Err(ScanError::Unexpected { offset: 24, .. })
+            Err(ScanError::Unexpected { offset: 25, .. })
         ));
     }
 }
