@@ -11,7 +11,10 @@ fn main() {
         bytes += e.bytes.len() as u64;
     }
     let dt = t.elapsed().as_secs_f64();
-    println!("{n} events {bytes} bytes {dt:.2}s {:.0} MB/s", bytes as f64 / dt / 1e6);
+    println!(
+        "{n} events {bytes} bytes {dt:.2}s {:.0} MB/s",
+        bytes as f64 / dt / 1e6
+    );
     let f = std::fs::File::open(&path).unwrap();
     let t = std::time::Instant::now();
     let mut s = kc::ingest::scan::EventScanner::new(f);
@@ -22,5 +25,8 @@ fn main() {
         k += 1;
     }
     let dt = t.elapsed().as_secs_f64();
-    println!("ignoredany {k} {dt:.2}s {:.0} MB/s", bytes as f64 / dt / 1e6);
+    println!(
+        "ignoredany {k} {dt:.2}s {:.0} MB/s",
+        bytes as f64 / dt / 1e6
+    );
 }

@@ -18,7 +18,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(kind: &'static str, location: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        kind: &'static str,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             kind,
             location: location.into(),
@@ -75,7 +79,12 @@ impl Diagnostics {
         }
     }
 
-    pub fn add(&mut self, kind: &'static str, location: impl Into<String>, message: impl Into<String>) {
+    pub fn add(
+        &mut self,
+        kind: &'static str,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         self.push(Diagnostic::new(kind, location, message));
     }
 

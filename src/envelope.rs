@@ -62,7 +62,11 @@ pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeE
     Ok(out)
 }
 
-pub fn decode<T: DeserializeOwned>(kind: &Kind, bytes: &[u8], path: &str) -> Result<T, EnvelopeError> {
+pub fn decode<T: DeserializeOwned>(
+    kind: &Kind,
+    bytes: &[u8],
+    path: &str,
+) -> Result<T, EnvelopeError> {
     let corrupt = |why: String| EnvelopeError::Corrupt {
         path: path.to_string(),
         what: kind.what,
@@ -112,7 +116,10 @@ pub fn decode<T: DeserializeOwned>(kind: &Kind, bytes: &[u8], path: &str) -> Res
     let (value, used) = bincode::serde::decode_from_slice(body, config())
         .map_err(|e| corrupt(format!("body does not decode: {e}")))?;
     if used != body.len() {
-        return Err(corrupt(format!("{} trailing bytes after the body", body.len() - used)));
+        return Err(corrupt(format!(
+            "{} trailing bytes after the body",
+            body.len() - used
+        )));
     }
     Ok(value)
 }
@@ -129,8 +136,14 @@ pub fn read<T: DeserializeOwned>(kind: &Kind, path: &Path) -> Result<T, Envelope
 /// Writes atomically: to a temporary file beside `path`, then renamed over it, so a
 /// failed write never leaves a half file or destroys an older good one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {

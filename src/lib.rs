@@ -12,3 +12,4 @@ pub mod diag;
 pub mod envelope;
 pub mod ingest;
 pub mod lower;
+pub mod plan;

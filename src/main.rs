@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "kc", version, about = "Trace-ingest-and-replay compiler for GPU ML workloads")]
+#[command(
+    name = "kc",
+    version,
+    about = "Trace-ingest-and-replay compiler for GPU ML workloads"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,6 +48,29 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         explain: Option<String>,
     },
+    /// Build a replay plan from a lowered graph, or show what a plan holds.
+    Plan {
+        #[command(subcommand)]
+        action: Option<PlanAction>,
+        /// The lowered graph `kc lower --tiers` wrote.
+        graph: Option<PathBuf>,
+        /// Plan file to write (default: beside the graph, `.kcplan`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum PlanAction {
+    /// Print what a plan holds: units per tier, memory, streams, largest units.
+    Show {
+        plan: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() {
@@ -72,6 +99,19 @@ fn main() {
             json,
             explain,
         }),
+        Command::Plan {
+            action: Some(PlanAction::Show { plan, json }),
+            ..
+        } => kc::cli::plan::show_file(&plan, json),
+        Command::Plan {
+            action: None,
+            graph: Some(graph),
+            output,
+            json,
+        } => kc::cli::plan::make(&graph, output, json),
+        Command::Plan { .. } => {
+            kc::cli::fail("usage: kc plan LOWERED.kcir [-o PLAN] | kc plan show PLAN")
+        }
     };
     std::process::exit(code);
 }

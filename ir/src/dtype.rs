@@ -102,7 +102,10 @@ mod tests {
     fn parses_the_names_traces_use() {
         assert_eq!(DType::from_torch_name("c10::Half"), Some(DType::F16));
         assert_eq!(DType::from_torch_name("long int"), Some(DType::I64));
-        assert_eq!(DType::from_torch_name("Tensor(c10::BFloat16)"), Some(DType::BF16));
+        assert_eq!(
+            DType::from_torch_name("Tensor(c10::BFloat16)"),
+            Some(DType::BF16)
+        );
         assert_eq!(DType::from_torch_name("float"), Some(DType::F32));
         assert_eq!(DType::from_torch_name("Scalar"), None);
         assert_eq!(DType::BF16.size_bytes(), 2);

@@ -5,7 +5,7 @@
 //! replay order, and side tables are either empty or exactly one entry per node.
 
 use crate::{
-    Classification, CpuOp, OpArg, Interner, KernelGeometry, Node, NodeId, OpId, ReplayUnit, StrId,
+    Classification, CpuOp, Interner, KernelGeometry, Node, NodeId, OpArg, OpId, ReplayUnit, StrId,
     UnitInstance,
 };
 use petgraph::graph::DiGraph;

@@ -230,10 +230,19 @@ impl GemmCall {
 /// What a unit replays.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 pub enum UnitParams {
-    Memcpy { kind: MemcpyKind, bytes: u64 },
-    Memset { bytes: u64, value: u8 },
+    Memcpy {
+        kind: MemcpyKind,
+        bytes: u64,
+    },
+    Memset {
+        bytes: u64,
+        value: u8,
+    },
     Gemm(GemmCall),
-    Op { name: StrId, args: Vec<OpArg> },
+    Op {
+        name: StrId,
+        args: Vec<OpArg>,
+    },
     Collective(CollectiveInfo),
     /// Unreplayable units keep their reason.
     None(Unreplayable),

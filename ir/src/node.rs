@@ -19,7 +19,11 @@ pub struct KernelGeometry {
 
 impl KernelGeometry {
     pub fn threads(&self) -> u64 {
-        self.grid.iter().chain(&self.block).map(|&x| u64::from(x.max(1))).product()
+        self.grid
+            .iter()
+            .chain(&self.block)
+            .map(|&x| u64::from(x.max(1)))
+            .product()
     }
 }
 
@@ -60,11 +64,25 @@ pub struct CollectiveInfo {
 
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 pub enum NodeKind {
-    Kernel { name: StrId, geometry: KernelGeometry },
-    Memcpy { name: StrId, kind: MemcpyKind, bytes: u64 },
-    Memset { name: StrId, bytes: u64 },
+    Kernel {
+        name: StrId,
+        geometry: KernelGeometry,
+    },
+    Memcpy {
+        name: StrId,
+        kind: MemcpyKind,
+        bytes: u64,
+    },
+    Memset {
+        name: StrId,
+        bytes: u64,
+    },
     /// An NCCL/RCCL kernel, with the collective metadata when the trace has it.
-    Collective { name: StrId, geometry: KernelGeometry, info: CollectiveInfo },
+    Collective {
+        name: StrId,
+        geometry: KernelGeometry,
+        info: CollectiveInfo,
+    },
 }
 
 impl NodeKind {

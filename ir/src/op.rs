@@ -87,13 +87,21 @@ pub enum OpArg {
     Tensor(TensorSpec),
     TensorList(Vec<TensorSpec>),
     /// A scalar with its recorded text ("1", "False", "-1"); empty when not recorded.
-    Scalar { ty: String, value: String },
+    Scalar {
+        ty: String,
+        value: String,
+    },
     /// A list of scalars ("[0, 1]"), kept as recorded.
-    ScalarList { ty: String, value: String },
+    ScalarList {
+        ty: String,
+        value: String,
+    },
     /// An argument the profiler recorded as absent (`None`, an undefined tensor).
     None,
     /// Anything else, with its recorded type name.
-    Other { ty: String },
+    Other {
+        ty: String,
+    },
 }
 
 impl OpArg {

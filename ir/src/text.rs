@@ -54,7 +54,11 @@ pub fn to_text(g: &KernelGraph) -> String {
             r.source,
             r.source_bytes,
             r.base_time_ns,
-            r.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join("|")
+            r.devices
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join("|")
         );
     }
     for (i, op) in g.ops.iter().enumerate() {

@@ -66,7 +66,11 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
             bad(format!("node{}: name id out of range", id.index()));
         }
         if n.dur_ns < 0 {
-            bad(format!("node{}: negative duration {}", id.index(), n.dur_ns));
+            bad(format!(
+                "node{}: negative duration {}",
+                id.index(),
+                n.dur_ns
+            ));
         }
         if let Some(op) = n.op {
             if op.0 >= nops {
@@ -130,7 +134,10 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                 None => bad(format!("node{i}: instance {} out of range", c.instance)),
                 Some(inst) => {
                     if !inst.nodes.iter().any(|n| n.index() == i) {
-                        bad(format!("node{i}: not listed by its instance {}", c.instance));
+                        bad(format!(
+                            "node{i}: not listed by its instance {}",
+                            c.instance
+                        ));
                     }
                     match g.units.get(inst.unit.0 as usize) {
                         // Units are built by the last lowering pass.
@@ -156,7 +163,10 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
         }
         for (k, u) in g.units.iter().enumerate() {
             if u.id.0 as usize != k {
-                bad(format!("unit{k}: id {} does not match its position", u.id.0));
+                bad(format!(
+                    "unit{k}: id {} does not match its position",
+                    u.id.0
+                ));
             }
         }
     }

@@ -14,7 +14,10 @@ pub struct Args {
 /// `x.kcir` -> `x.lowered.kcir`.
 pub fn default_lowered_path(p: &std::path::Path) -> PathBuf {
     let s = p.to_string_lossy();
-    PathBuf::from(format!("{}.lowered.kcir", s.strip_suffix(".kcir").unwrap_or(&s)))
+    PathBuf::from(format!(
+        "{}.lowered.kcir",
+        s.strip_suffix(".kcir").unwrap_or(&s)
+    ))
 }
 
 pub fn run(a: Args) -> i32 {

@@ -5,6 +5,7 @@
 
 pub mod ingest;
 pub mod lower;
+pub mod plan;
 
 /// Exit code for bad input and usage errors.
 pub const EXIT_BAD_INPUT: i32 = 2;

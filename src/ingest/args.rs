@@ -62,13 +62,11 @@ pub fn typed_args(dims: &Value, strides: &Value, types: &Value, concrete: &Value
                 );
             }
             match ty {
-                "Scalar" | "Int" | "Double" | "Bool" | "Float" | "Long" | "String"
-                | "Device" | "Layout" | "ScalarType" | "MemoryFormat" | "SymInt" => {
-                    OpArg::Scalar {
-                        ty: ty.to_string(),
-                        value: scalar_text(concrete.get(i)),
-                    }
-                }
+                "Scalar" | "Int" | "Double" | "Bool" | "Float" | "Long" | "String" | "Device"
+                | "Layout" | "ScalarType" | "MemoryFormat" | "SymInt" => OpArg::Scalar {
+                    ty: ty.to_string(),
+                    value: scalar_text(concrete.get(i)),
+                },
                 "ScalarList" | "IntList" | "SymIntList" | "GenericList[Int]" => OpArg::ScalarList {
                     ty: ty.to_string(),
                     value: scalar_text(concrete.get(i)),

@@ -10,12 +10,12 @@
 use super::args::typed_args_from_text;
 use super::kineto::{FileRecords, GpuKind, GpuRec, HostCallKind, OpRec};
 use crate::diag::Diagnostics;
+use kc_ir::graph::Iteration;
 use kc_ir::text::tensor_str;
 use kc_ir::{
-    ArgsSource, CollectiveInfo, CpuOp, Edge, EdgeKind, Interner, KernelGraph, Launch,
-    LinkStatus, Node, NodeId, NodeKind, OpArg, OpId, RankInfo, Signature, StrId,
+    ArgsSource, CollectiveInfo, CpuOp, Edge, EdgeKind, Interner, KernelGraph, Launch, LinkStatus,
+    Node, NodeId, NodeKind, OpArg, OpId, RankInfo, Signature, StrId,
 };
-use kc_ir::graph::Iteration;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One input file's records and metadata.
@@ -119,7 +119,11 @@ struct RankTables {
 
 fn abs(t: &RankTables, ts: i64, diags: &mut Diagnostics, location: &str) -> i64 {
     t.base.checked_add(ts).unwrap_or_else(|| {
-        diags.add("time_overflow", location, "timestamp + baseTimeNanoseconds overflows i64");
+        diags.add(
+            "time_overflow",
+            location,
+            "timestamp + baseTimeNanoseconds overflows i64",
+        );
         ts
     })
 }
@@ -151,7 +155,10 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
             ..
         } = recs;
         // Absolute Unix-epoch microsecond timestamps (legacy traces) ignore the base.
-        let base = if gpu.first().is_some_and(|g| g.ts_ns > 1_000_000_000_000_000_000) {
+        let base = if gpu
+            .first()
+            .is_some_and(|g| g.ts_ns > 1_000_000_000_000_000_000)
+        {
             0
         } else {
             info.base_time_ns
@@ -249,7 +256,10 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
                 .and_then(|c| runtime.get(&c))
                 .map(|r| r.ts_ns)
                 .unwrap_or(s.ts_ns);
-            let wait_at = runtime.get(&s.correlation).map(|r| r.ts_ns + r.dur_ns).unwrap_or(s.ts_ns);
+            let wait_at = runtime
+                .get(&s.correlation)
+                .map(|r| r.ts_ns + r.dur_ns)
+                .unwrap_or(s.ts_ns);
             if s.kind.contains("Wait") {
                 if let (Some(stream), Some(src)) = (s.stream, s.wait_on_stream) {
                     cuda_syncs.push((
@@ -278,7 +288,14 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     for (pos, (ops, parent, keep)) in rank_ops.iter().enumerate() {
         let (info, base) = &meta[pos];
         let mut order: Vec<usize> = (0..ops.len()).filter(|&i| keep[i]).collect();
-        order.sort_by_key(|&i| (ops[i].tid, ops[i].ts_ns, std::cmp::Reverse(ops[i].dur_ns), i));
+        order.sort_by_key(|&i| {
+            (
+                ops[i].tid,
+                ops[i].ts_ns,
+                std::cmp::Reverse(ops[i].dur_ns),
+                i,
+            )
+        });
         let mut ids = vec![None; ops.len()];
         // Each distinct argument text is parsed once and shared by the ops that have it.
         let mut list_of_blob: HashMap<u32, (u32, ArgsSource)> = HashMap::default();
@@ -294,7 +311,11 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
                     arg_lists.push(args);
                     (
                         (arg_lists.len() - 1) as u32,
-                        if has_shapes { ArgsSource::Trace } else { ArgsSource::None },
+                        if has_shapes {
+                            ArgsSource::Trace
+                        } else {
+                            ArgsSource::None
+                        },
                     )
                 }),
                 None => (0, ArgsSource::None),
@@ -427,7 +448,10 @@ fn add_edges(
     let mut streams: HashMap<StreamKey, Vec<NodeId>> = HashMap::default();
     for id in g.graph.node_indices() {
         let n = &g.graph[id];
-        streams.entry((n.rank, n.device, n.stream)).or_default().push(id);
+        streams
+            .entry((n.rank, n.device, n.stream))
+            .or_default()
+            .push(id);
     }
     let mut keys: Vec<StreamKey> = streams.keys().copied().collect();
     keys.sort();
@@ -456,8 +480,12 @@ fn add_edges(
         if kind != HostCallKind::Synchronize {
             continue;
         }
-        let srcs: Vec<NodeId> = rank_streams(rank).filter_map(|k| last_before(&streams[k], t0)).collect();
-        let dsts: Vec<NodeId> = rank_streams(rank).filter_map(|k| first_after(&streams[k], t1)).collect();
+        let srcs: Vec<NodeId> = rank_streams(rank)
+            .filter_map(|k| last_before(&streams[k], t0))
+            .collect();
+        let dsts: Vec<NodeId> = rank_streams(rank)
+            .filter_map(|k| first_after(&streams[k], t1))
+            .collect();
         for &s in &srcs {
             for &d in &dsts {
                 let (a, b) = (&g.graph[s], &g.graph[d]);
@@ -509,8 +537,12 @@ fn add_edges(
         if kind != HostCallKind::StreamWaitEvent || ranks_with_sync.contains(&rank) {
             continue;
         }
-        let Some(list) = by_tid.get(&(rank, tid)) else { continue };
-        let Some(dst) = first_after(list, t1) else { continue };
+        let Some(list) = by_tid.get(&(rank, tid)) else {
+            continue;
+        };
+        let Some(dst) = first_after(list, t1) else {
+            continue;
+        };
         let record_at = records
             .get(&(rank, tid))
             .and_then(|r| r.partition_point(|&x| x < t0).checked_sub(1).map(|k| r[k]))

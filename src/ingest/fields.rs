@@ -75,7 +75,8 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => {
             let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            {
                 j += 1;
             }
             (j > i).then_some(j)
@@ -152,14 +153,19 @@ pub fn string_value(raw: &[u8]) -> Option<(Cow<'_, str>, bool)> {
     if memchr::memchr(b'\\', inner).is_none() {
         return Some(match std::str::from_utf8(inner) {
             Ok(s) => (Cow::Borrowed(s), false),
-            Err(_) => (Cow::Owned(String::from_utf8_lossy(inner).into_owned()), true),
+            Err(_) => (
+                Cow::Owned(String::from_utf8_lossy(inner).into_owned()),
+                true,
+            ),
         });
     }
     match serde_json::from_slice::<String>(raw) {
         Ok(s) => Some((Cow::Owned(s), false)),
         Err(_) => {
             let lossy = String::from_utf8_lossy(raw).into_owned();
-            serde_json::from_str::<String>(&lossy).ok().map(|s| (Cow::Owned(s), true))
+            serde_json::from_str::<String>(&lossy)
+                .ok()
+                .map(|s| (Cow::Owned(s), true))
         }
     }
 }
@@ -311,7 +317,14 @@ mod tests {
 
     #[test]
     fn malformed_objects_are_errors() {
-        for bad in [&b"{\"a\" 1}"[..], b"{\"a\": }", b"[1]", b"{\"a\": 1,}", b"{a: 1}", b"{\"a\": 1"] {
+        for bad in [
+            &b"{\"a\" 1}"[..],
+            b"{\"a\": }",
+            b"[1]",
+            b"{\"a\": 1,}",
+            b"{a: 1}",
+            b"{\"a\": 1",
+        ] {
             assert!(read_event(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         assert!(read_event(b"{}").is_ok());

@@ -162,14 +162,18 @@ fn dim3(v: Option<&[u8]>) -> [u32; 3] {
     if let Some(r) = v.and_then(|r| std::str::from_utf8(r).ok()) {
         let s = r.trim_start_matches('[').trim_end_matches(']');
         for (i, part) in s.split(',').take(3).enumerate() {
-            out[i] = u64_of(part.trim().as_bytes()).unwrap_or(1).min(u64::from(u32::MAX)) as u32;
+            out[i] = u64_of(part.trim().as_bytes())
+                .unwrap_or(1)
+                .min(u64::from(u32::MAX)) as u32;
         }
     }
     out
 }
 
 fn text(v: Option<&[u8]>) -> String {
-    v.and_then(string_value).map(|(s, _)| s.into_owned()).unwrap_or_default()
+    v.and_then(string_value)
+        .map(|(s, _)| s.into_owned())
+        .unwrap_or_default()
 }
 
 /// "Memcpy HtoD (Pageable -> Device)" -> HtoD; ROCm puts the kind in `args.kind`.
@@ -217,7 +221,13 @@ impl FileRecords {
         if a.input_dims.is_none() && a.input_type.is_none() {
             return None;
         }
-        let parts = [a.input_dims, a.input_strides, a.input_type, a.concrete_inputs].map(|p| p.unwrap_or(b""));
+        let parts = [
+            a.input_dims,
+            a.input_strides,
+            a.input_type,
+            a.concrete_inputs,
+        ]
+        .map(|p| p.unwrap_or(b""));
         let mut h = FxHasher::default();
         for p in parts {
             h.write(p);
@@ -266,8 +276,15 @@ impl FileRecords {
         match self.categories.get_mut(cat_str) {
             Some(c) => *c += 1,
             None => {
-                self.categories
-                    .insert(if cat_str.is_empty() { "(none)" } else { cat_str }.to_string(), 1);
+                self.categories.insert(
+                    if cat_str.is_empty() {
+                        "(none)"
+                    } else {
+                        cat_str
+                    }
+                    .to_string(),
+                    1,
+                );
             }
         }
         let ph: &[u8] = ev.ph.unwrap_or(b"");
@@ -291,7 +308,10 @@ impl FileRecords {
             Some(t) => us_text_to_ns(t).ok_or_else(|| EventError {
                 index,
                 offset,
-                message: format!("field `ts` is not a number: {}", clip(&String::from_utf8_lossy(t))),
+                message: format!(
+                    "field `ts` is not a number: {}",
+                    clip(&String::from_utf8_lossy(t))
+                ),
             })?,
         };
         let dur_ns = match ev.dur {
@@ -302,11 +322,18 @@ impl FileRecords {
             Some(d) => us_text_to_ns(d).ok_or_else(|| EventError {
                 index,
                 offset,
-                message: format!("field `dur` is not a number: {}", clip(&String::from_utf8_lossy(d))),
+                message: format!(
+                    "field `dur` is not a number: {}",
+                    clip(&String::from_utf8_lossy(d))
+                ),
             })?,
         };
         let dur_ns = if dur_ns < 0 {
-            diags.add("negative_duration", here(), format!("duration {dur_ns} ns clamped to 0"));
+            diags.add(
+                "negative_duration",
+                here(),
+                format!("duration {dur_ns} ns clamped to 0"),
+            );
             0
         } else {
             dur_ns
@@ -314,13 +341,21 @@ impl FileRecords {
         self.min_ts_ns = Some(self.min_ts_ns.map_or(ts_ns, |m| m.min(ts_ns)));
         let name_text = match ev.name {
             None => {
-                diags.add("missing_field", here(), "event without `name` named \"(unnamed)\"");
+                diags.add(
+                    "missing_field",
+                    here(),
+                    "event without `name` named \"(unnamed)\"",
+                );
                 std::borrow::Cow::Borrowed("(unnamed)")
             }
             Some(raw_name) => match string_value(raw_name) {
                 Some((n, replaced)) => {
                     if replaced {
-                        diags.add("invalid_utf8", here(), "invalid UTF-8 in `name` replaced with U+FFFD");
+                        diags.add(
+                            "invalid_utf8",
+                            here(),
+                            "invalid UTF-8 in `name` replaced with U+FFFD",
+                        );
                     }
                     n
                 }
@@ -328,7 +363,10 @@ impl FileRecords {
                     return Err(EventError {
                         index,
                         offset,
-                        message: format!("field `name` must be a string, found {}", clip(&String::from_utf8_lossy(raw_name))),
+                        message: format!(
+                            "field `name` must be a string, found {}",
+                            clip(&String::from_utf8_lossy(raw_name))
+                        ),
                     })
                 }
             },
@@ -341,7 +379,10 @@ impl FileRecords {
                 return Err(EventError {
                     index,
                     offset,
-                    message: format!("field `args` must be an object, found {}", clip(&String::from_utf8_lossy(a))),
+                    message: format!(
+                        "field `args` must be an object, found {}",
+                        clip(&String::from_utf8_lossy(a))
+                    ),
                 })
             }
         };
@@ -361,7 +402,8 @@ impl FileRecords {
                     }
                 };
                 // Legacy traces put the device in pid and the stream in tid ("stream 7").
-                let device = args.device
+                let device = args
+                    .device
                     .and_then(u64_of)
                     .or_else(|| ev.pid.and_then(u64_of))
                     .unwrap_or(0) as u32;
@@ -459,10 +501,15 @@ impl FileRecords {
                 });
             }
             Cat::CudaSync => {
-                let neg1 = |v: Option<&[u8]>| v.and_then(i64_of).filter(|&x| x >= 0).map(|x| x as u64);
+                let neg1 =
+                    |v: Option<&[u8]>| v.and_then(i64_of).filter(|&x| x >= 0).map(|x| x as u64);
                 let kind = text(args.cuda_sync_kind);
                 self.cuda_syncs.push(CudaSyncRec {
-                    kind: if kind.is_empty() { name.to_string() } else { kind },
+                    kind: if kind.is_empty() {
+                        name.to_string()
+                    } else {
+                        kind
+                    },
                     ts_ns,
                     stream: neg1(args.stream),
                     wait_on_stream: neg1(args.wait_on_stream),
@@ -482,7 +529,10 @@ impl FileRecords {
             return EventError {
                 index,
                 offset,
-                message: format!("event is not a JSON object: {}", clip(&String::from_utf8_lossy(bytes))),
+                message: format!(
+                    "event is not a JSON object: {}",
+                    clip(&String::from_utf8_lossy(bytes))
+                ),
             };
         }
         let lossy = String::from_utf8_lossy(bytes);

@@ -114,14 +114,27 @@ struct Counting<R> {
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }
 
-fn open_trace(path: &Path) -> Result<(Box<dyn Read + Send>, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
+fn open_trace(
+    path: &Path,
+) -> Result<
+    (
+        Box<dyn Read + Send>,
+        u64,
+        std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ),
+    IngestError,
+> {
     let p = path.display().to_string();
-    let io = |source| IngestError::Io { path: p.clone(), source };
+    let io = |source| IngestError::Io {
+        path: p.clone(),
+        source,
+    };
     let mut f = File::open(path).map_err(io)?;
     let size = f.metadata().map_err(io)?.len();
     let mut magic = [0u8; 2];
@@ -134,7 +147,10 @@ fn open_trace(path: &Path) -> Result<(Box<dyn Read + Send>, u64, std::sync::Arc<
         count: count.clone(),
     };
     let reader: Box<dyn Read + Send> = if n == 2 && magic == [0x1f, 0x8b] {
-        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counted)))
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 20,
+            counted,
+        )))
     } else {
         Box::new(counted)
     };
@@ -244,7 +260,9 @@ fn split_batches(
                 }
                 let start = batch.data.len() as u32;
                 batch.data.extend_from_slice(ev.bytes);
-                batch.events.push((start, ev.bytes.len() as u32, ev.offset, ev.index));
+                batch
+                    .events
+                    .push((start, ev.bytes.len() as u32, ev.offset, ev.index));
                 if batch.data.len() >= BATCH_BYTES {
                     let full = std::mem::replace(&mut batch, new_batch());
                     if tx.send(Ok(full)).is_err() {
@@ -279,7 +297,9 @@ fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
             if source.kind() == std::io::ErrorKind::UnexpectedEof {
                 IngestError::NotATrace {
                     path: p,
-                    why: format!("compressed stream ends early (truncated .gz) after {events} events"),
+                    why: format!(
+                        "compressed stream ends early (truncated .gz) after {events} events"
+                    ),
                 }
             } else {
                 IngestError::Io { path: p, source }
@@ -290,7 +310,11 @@ fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
             offset,
             message: format!("file ends inside {context} (truncated?) after {events} events"),
         },
-        ScanError::Unexpected { offset, found, expected } => IngestError::Syntax {
+        ScanError::Unexpected {
+            offset,
+            found,
+            expected,
+        } => IngestError::Syntax {
             path: p,
             offset,
             message: format!("expected {expected}, found {:?}", found as char),
@@ -378,7 +402,11 @@ fn read_file(
             path: p,
             why: format!(
                 "no `traceEvents` array (top-level keys: {})",
-                if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
             ),
         });
     }
@@ -415,7 +443,10 @@ fn read_file(
             "baseTimeNanoseconds" => info.base_time_ns = v.as_i64().unwrap_or(0),
             "distributedInfo" => {
                 explicit_rank = v.get("rank").and_then(Value::as_u64).map(|r| r as u32);
-                info.world_size = v.get("world_size").and_then(Value::as_u64).map(|r| r as u32);
+                info.world_size = v
+                    .get("world_size")
+                    .and_then(Value::as_u64)
+                    .map(|r| r as u32);
             }
             "cuda_runtime_version" => info.cuda_runtime_version = v.as_u64().map(|x| x as u32),
             "cuda_driver_version" => info.cuda_driver_version = v.as_u64().map(|x| x as u32),
@@ -425,7 +456,11 @@ fn read_file(
                         let u = |k: &str| d.get(k).and_then(Value::as_u64);
                         info.devices.push(DeviceProps {
                             id: u("id").unwrap_or(0) as u32,
-                            name: d.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                            name: d
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
                             total_global_mem: u("totalGlobalMem").unwrap_or(0),
                             compute_major: u("computeMajor").unwrap_or(0) as u32,
                             compute_minor: u("computeMinor").unwrap_or(0) as u32,
@@ -445,7 +480,10 @@ fn read_file(
 }
 
 /// Ingests trace files (one per rank) into one graph.
-pub fn ingest(paths: &[PathBuf], opts: &IngestOptions) -> Result<(KernelGraph, Vec<Diagnostic>), IngestError> {
+pub fn ingest(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+) -> Result<(KernelGraph, Vec<Diagnostic>), IngestError> {
     let files = expand_inputs(paths)?;
     let mut strings = Interner::new();
     let mut diags = Diagnostics::default();
@@ -515,16 +553,21 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
     let p = path.display().to_string();
     let (mut reader, _, _) = open_trace(path)?;
     let mut text = String::new();
-    reader.read_to_string(&mut text).map_err(|source| IngestError::Io {
-        path: p.clone(),
-        source,
-    })?;
+    reader
+        .read_to_string(&mut text)
+        .map_err(|source| IngestError::Io {
+            path: p.clone(),
+            source,
+        })?;
     let trimmed = text.trim_start();
     // An Execution Trace is one JSON object with `nodes`; a shape log is JSON lines.
     if trimmed.starts_with('{') {
         if let Ok(doc) = serde_json::from_str::<Value>(&text) {
             if doc.get("nodes").is_some() {
-                return Ok((shapes::from_execution_trace(&doc, &p)?, ArgsSource::ExecutionTrace));
+                return Ok((
+                    shapes::from_execution_trace(&doc, &p)?,
+                    ArgsSource::ExecutionTrace,
+                ));
             }
         }
     }

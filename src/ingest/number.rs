@@ -79,9 +79,12 @@ pub fn u64_of(text: &[u8]) -> Option<u64> {
 /// A signed integer, for fields where -1 means "none".
 pub fn i64_of(text: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(trim_quotes(text)).ok()?;
-    s.parse::<i64>()
-        .ok()
-        .or_else(|| s.parse::<f64>().ok().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+    s.parse::<i64>().ok().or_else(|| {
+        s.parse::<f64>()
+            .ok()
+            .filter(|f| f.fract() == 0.0)
+            .map(|f| f as i64)
+    })
 }
 
 /// A pid/tid: an integer, or a string such as "stream 7" (legacy traces) whose trailing
@@ -102,7 +105,10 @@ pub fn thread_id_of(text: &[u8]) -> u64 {
         .collect();
     if !tail.is_empty() && tail.len() < t.len() && t[t.len() - tail.len() - 1] == b' ' {
         let digits: Vec<u8> = tail.into_iter().rev().collect();
-        if let Some(v) = std::str::from_utf8(&digits).ok().and_then(|s| s.parse().ok()) {
+        if let Some(v) = std::str::from_utf8(&digits)
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
             return v;
         }
     }
@@ -120,8 +126,14 @@ mod tests {
 
     #[test]
     fn timestamps_are_exact() {
-        assert_eq!(us_text_to_ns(b"4410133507600.595"), Some(4_410_133_507_600_595));
-        assert_eq!(us_text_to_ns(b"1665536373729077"), Some(1_665_536_373_729_077_000));
+        assert_eq!(
+            us_text_to_ns(b"4410133507600.595"),
+            Some(4_410_133_507_600_595)
+        );
+        assert_eq!(
+            us_text_to_ns(b"1665536373729077"),
+            Some(1_665_536_373_729_077_000)
+        );
         assert_eq!(us_text_to_ns(b"0.8"), Some(800));
         assert_eq!(us_text_to_ns(b"12.3456"), Some(12_346));
         assert_eq!(us_text_to_ns(b"12.3454"), Some(12_345));
@@ -134,7 +146,10 @@ mod tests {
 
     #[test]
     fn ids_in_every_spelling() {
-        assert_eq!(u64_of(b"10159970886766084423"), Some(10_159_970_886_766_084_423));
+        assert_eq!(
+            u64_of(b"10159970886766084423"),
+            Some(10_159_970_886_766_084_423)
+        );
         assert_eq!(u64_of(b"\"0x10\""), Some(16));
         assert_eq!(u64_of(b"-1"), None);
         assert_eq!(i64_of(b"-1"), Some(-1));

@@ -16,11 +16,20 @@ const CHUNK: usize = 4 << 20;
 pub enum ScanError {
     Io(io::Error),
     /// The file ended inside a value or before the closing bracket.
-    Truncated { offset: u64, context: &'static str },
+    Truncated {
+        offset: u64,
+        context: &'static str,
+    },
     /// A byte that cannot start or continue the expected structure.
-    Unexpected { offset: u64, found: u8, expected: &'static str },
+    Unexpected {
+        offset: u64,
+        found: u8,
+        expected: &'static str,
+    },
     /// `traceEvents` holds something other than an array.
-    EventsNotArray { offset: u64 },
+    EventsNotArray {
+        offset: u64,
+    },
     Empty,
 }
 
@@ -431,7 +440,10 @@ mod tests {
             r#"{"schemaVersion": 1, "traceEvents": [{"a": "x}\"]"}, {"b": [1, {"c": 2}]} ,3], "x": {"y": [1]}}"#,
         )
         .unwrap();
-        assert_eq!(evs, vec![r#"{"a": "x}\"]"}"#, r#"{"b": [1, {"c": 2}]}"#, "3"]);
+        assert_eq!(
+            evs,
+            vec![r#"{"a": "x}\"]"}"#, r#"{"b": [1, {"c": 2}]}"#, "3"]
+        );
         assert_eq!(keys, vec!["schemaVersion", "x"]);
     }
 
@@ -459,7 +471,10 @@ mod tests {
             split(r#"{"traceEvents": 5}"#),
             Err(ScanError::EventsNotArray { offset: 16 })
         ));
-        assert!(matches!(split("hello"), Err(ScanError::Unexpected { offset: 0, .. })));
+        assert!(matches!(
+            split("hello"),
+            Err(ScanError::Unexpected { offset: 0, .. })
+        ));
         assert!(matches!(split("   "), Err(ScanError::Empty)));
         assert!(matches!(
             split(r#"{"traceEvents": [{"a":1} {"b":2}]}"#),

@@ -44,14 +44,19 @@ fn attr(node: &Value, key: &str) -> Option<u64> {
 
 /// Parses an Execution Trace document.
 pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>, ShapesError> {
-    let nodes = doc.get("nodes").and_then(Value::as_array).ok_or_else(|| ShapesError::Invalid {
-        path: path.to_string(),
-        message: "not an Execution Trace: no `nodes` array at the top level".into(),
-    })?;
+    let nodes = doc
+        .get("nodes")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ShapesError::Invalid {
+            path: path.to_string(),
+            message: "not an Execution Trace: no `nodes` array at the top level".into(),
+        })?;
     let null = Value::Null;
     let mut out: Vec<(u64, ShapeRecord)> = Vec::with_capacity(nodes.len());
     for n in nodes {
-        let Some(name) = n.get("name").and_then(Value::as_str) else { continue };
+        let Some(name) = n.get("name").and_then(Value::as_str) else {
+            continue;
+        };
         let (shapes, types, strides) = match n.get("inputs") {
             Some(Value::Object(inputs)) => (
                 inputs.get("shapes").unwrap_or(&null),
@@ -138,10 +143,16 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
             path: path.to_string(),
             message: format!("line {} (byte {at}): {e}", lineno + 1),
         })?;
-        let name = v.get("name").and_then(Value::as_str).ok_or_else(|| ShapesError::Invalid {
-            path: path.to_string(),
-            message: format!("line {} (byte {at}): missing string field `name`", lineno + 1),
-        })?;
+        let name = v
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ShapesError::Invalid {
+                path: path.to_string(),
+                message: format!(
+                    "line {} (byte {at}): missing string field `name`",
+                    lineno + 1
+                ),
+            })?;
         let null = Value::Null;
         out.push(ShapeRecord {
             name: name.to_string(),
@@ -161,7 +172,12 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
 
 /// Merges `records` into the graph's ops that have no shapes. Returns how many ops got
 /// shapes.
-pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, diags: &mut Diagnostics) -> usize {
+pub fn merge(
+    g: &mut KernelGraph,
+    records: &[ShapeRecord],
+    source: ArgsSource,
+    diags: &mut Diagnostics,
+) -> usize {
     let mut merged = 0;
     // Each record's args become one shared argument list, added only when first used.
     let mut list_of: Vec<Option<u32>> = vec![None; records.len()];
@@ -183,7 +199,10 @@ pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, d
         .enumerate()
         .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
         .collect();
-    let trace_has_rf = g.ops.iter().any(|o| o.record_function_id.is_some_and(|x| x != 0));
+    let trace_has_rf = g
+        .ops
+        .iter()
+        .any(|o| o.record_function_id.is_some_and(|x| x != 0));
     let mut unmatched: Vec<usize> = Vec::new();
     for i in 0..g.ops.len() {
         let op = &g.ops[i];
@@ -217,7 +236,9 @@ pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, d
         const WINDOW: usize = 256;
         for i in unmatched {
             let name = g.strings.get(g.ops[i].name);
-            let found = (0..WINDOW.min(n)).map(|d| (cursor + d) % n).find(|&k| records[k].name == name);
+            let found = (0..WINDOW.min(n))
+                .map(|d| (cursor + d) % n)
+                .find(|&k| records[k].name == name);
             match found {
                 Some(k) => {
                     assign(g, i, k);
@@ -236,7 +257,10 @@ pub fn merge(g: &mut KernelGraph, records: &[ShapeRecord], source: ArgsSource, d
             diags.add(
                 "shapes_unmatched",
                 format!("op{i}"),
-                format!("{}: no shape record with its id", g.strings.get(g.ops[i].name)),
+                format!(
+                    "{}: no shape record with its id",
+                    g.strings.get(g.ops[i].name)
+                ),
             );
         }
     }

@@ -62,7 +62,10 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
             NodeKind::Memset { .. } => memsets += 1,
             NodeKind::Collective { .. } => collectives += 1,
         }
-        if matches!(n.kind, NodeKind::Kernel { .. } | NodeKind::Collective { .. }) {
+        if matches!(
+            n.kind,
+            NodeKind::Kernel { .. } | NodeKind::Collective { .. }
+        ) {
             names.insert(n.kind.name());
         }
         devices.insert((n.rank, n.device));
@@ -97,7 +100,9 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
         .collect();
     let mut edges = BTreeMap::new();
     for e in g.graph.edge_references() {
-        *edges.entry(e.weight().kind.as_str().to_string()).or_insert(0u64) += 1;
+        *edges
+            .entry(e.weight().kind.as_str().to_string())
+            .or_insert(0u64) += 1;
     }
     let mut device_names: Vec<String> = g
         .meta
@@ -148,7 +153,13 @@ fn short(name: &str, max: usize) -> String {
 
 pub fn render_text(s: &IngestSummary) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "kc ingest: {} ({} rank{})", s.files.join(", "), s.ranks, if s.ranks == 1 { "" } else { "s" });
+    let _ = writeln!(
+        o,
+        "kc ingest: {} ({} rank{})",
+        s.files.join(", "),
+        s.ranks,
+        if s.ranks == 1 { "" } else { "s" }
+    );
     let _ = writeln!(o);
     let _ = writeln!(o, "  GPU ops            {:>10}", s.gpu_ops);
     let _ = writeln!(o, "    kernels          {:>10}", s.kernels);
@@ -163,21 +174,37 @@ pub fn render_text(s: &IngestSummary) -> String {
         let _ = writeln!(o, "  device             {}", s.device_names.join(", "));
     }
     let _ = writeln!(o, "  iterations         {:>10}", s.iterations);
-    let pct = if s.gpu_ops > 0 { 100.0 * s.linked_to_op as f64 / s.gpu_ops as f64 } else { 0.0 };
-    let _ = writeln!(o, "  linked to an op    {:>10} ({pct:.1} %)", s.linked_to_op);
+    let pct = if s.gpu_ops > 0 {
+        100.0 * s.linked_to_op as f64 / s.gpu_ops as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        o,
+        "  linked to an op    {:>10} ({pct:.1} %)",
+        s.linked_to_op
+    );
     for (k, v) in &s.linked_by {
         let _ = writeln!(o, "    by {k:<15}{v:>10}");
     }
     for (k, v) in &s.unlinked {
         let _ = writeln!(o, "    unlinked: {k:<8}{v:>10}");
     }
-    let _ = writeln!(o, "  ops kept / shaped  {:>10} / {}", s.ops_kept, s.ops_with_shapes);
+    let _ = writeln!(
+        o,
+        "  ops kept / shaped  {:>10} / {}",
+        s.ops_kept, s.ops_with_shapes
+    );
     for (k, v) in &s.edges {
         let _ = writeln!(o, "  edges {k:<17}{v:>10}");
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "  top kernels by traced time");
-    let _ = writeln!(o, "  {:>7} {:>11} {:>9} {:>6}  name", "count", "total us", "mean us", "%");
+    let _ = writeln!(
+        o,
+        "  {:>7} {:>11} {:>9} {:>6}  name",
+        "count", "total us", "mean us", "%"
+    );
     for k in &s.top_kernels {
         let _ = writeln!(
             o,
@@ -195,7 +222,12 @@ pub fn render_text(s: &IngestSummary) -> String {
     } else {
         let _ = writeln!(o, "  diagnostics: {}", s.diagnostics.total);
         for (k, d) in &s.diagnostics.by_kind {
-            let _ = writeln!(o, "    {k:<24}{:>8}  e.g. {}", d.count, short(&d.example, 100));
+            let _ = writeln!(
+                o,
+                "    {k:<24}{:>8}  e.g. {}",
+                d.count,
+                short(&d.example, 100)
+            );
         }
     }
     o

@@ -74,26 +74,51 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     Vec::new()
 }
 
-fn decide(g: &KernelGraph, ctx: &LowerCtx, i: usize, op: Option<kc_ir::OpId>) -> (&'static Rule, UnitParams) {
+fn decide(
+    g: &KernelGraph,
+    ctx: &LowerCtx,
+    i: usize,
+    op: Option<kc_ir::OpId>,
+) -> (&'static Rule, UnitParams) {
     let inst = &ctx.instances[i];
     let node = &g.graph[inst.nodes[0]];
     let r = |name| rule(name).expect("rule names are constants");
     match &node.kind {
         NodeKind::Memcpy { kind, bytes, .. } => {
             return if *kind == MemcpyKind::Unknown {
-                (r("runtime-memcpy-unknown"), UnitParams::None(Unreplayable::UnknownCopy))
+                (
+                    r("runtime-memcpy-unknown"),
+                    UnitParams::None(Unreplayable::UnknownCopy),
+                )
             } else {
-                (r("runtime-memcpy"), UnitParams::Memcpy { kind: *kind, bytes: *bytes })
+                (
+                    r("runtime-memcpy"),
+                    UnitParams::Memcpy {
+                        kind: *kind,
+                        bytes: *bytes,
+                    },
+                )
             };
         }
         NodeKind::Memset { bytes, .. } => {
-            return (r("runtime-memset"), UnitParams::Memset { bytes: *bytes, value: 0 });
+            return (
+                r("runtime-memset"),
+                UnitParams::Memset {
+                    bytes: *bytes,
+                    value: 0,
+                },
+            );
         }
-        NodeKind::Collective { info, .. } => return (r("nccl-collective"), UnitParams::Collective(info.clone())),
+        NodeKind::Collective { info, .. } => {
+            return (r("nccl-collective"), UnitParams::Collective(info.clone()))
+        }
         NodeKind::Kernel { .. } => {}
     }
     let Some(op_id) = op else {
-        return (r("no-launching-op"), UnitParams::None(Unreplayable::NoLaunchingOp));
+        return (
+            r("no-launching-op"),
+            UnitParams::None(Unreplayable::NoLaunchingOp),
+        );
     };
     if let Some((_, result)) = &ctx.gemm[i] {
         match result {
@@ -101,7 +126,13 @@ fn decide(g: &KernelGraph, ctx: &LowerCtx, i: usize, op: Option<kc_ir::OpId>) ->
             Err(_) => {
                 let o = g.op(op_id);
                 if o.args_source != ArgsSource::None {
-                    return (r("aten-op-gemm-unrecovered"), UnitParams::Op { name: o.name, args: g.args(op_id).to_vec() });
+                    return (
+                        r("aten-op-gemm-unrecovered"),
+                        UnitParams::Op {
+                            name: o.name,
+                            args: g.args(op_id).to_vec(),
+                        },
+                    );
                 }
             }
         }
@@ -109,10 +140,26 @@ fn decide(g: &KernelGraph, ctx: &LowerCtx, i: usize, op: Option<kc_ir::OpId>) ->
     let o = g.op(op_id);
     let name = g.str(o.name);
     if o.kind != OpKind::Op || !name.starts_with("aten::") {
-        return (r("not-an-aten-op"), UnitParams::None(Unreplayable::NoAtenOp { op: name.to_string() }));
+        return (
+            r("not-an-aten-op"),
+            UnitParams::None(Unreplayable::NoAtenOp {
+                op: name.to_string(),
+            }),
+        );
     }
     if o.args_source == ArgsSource::None {
-        return (r("no-shapes"), UnitParams::None(Unreplayable::NoShapes { op: name.to_string() }));
+        return (
+            r("no-shapes"),
+            UnitParams::None(Unreplayable::NoShapes {
+                op: name.to_string(),
+            }),
+        );
     }
-    (r("aten-op"), UnitParams::Op { name: o.name, args: g.args(op_id).to_vec() })
+    (
+        r("aten-op"),
+        UnitParams::Op {
+            name: o.name,
+            args: g.args(op_id).to_vec(),
+        },
+    )
 }

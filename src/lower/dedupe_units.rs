@@ -28,15 +28,24 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         let first = g.instances[i].nodes[0];
         let tier = g.classes[first.index()].tier;
         let family = g.classes[first.index()].family;
-        let kernels: Vec<StrId> = g.instances[i].nodes.iter().map(|n| g.graph[*n].kind.name()).collect();
-        let params = std::mem::replace(&mut ctx.params[i], UnitParams::None(kc_ir::Unreplayable::NoLaunchingOp));
+        let kernels: Vec<StrId> = g.instances[i]
+            .nodes
+            .iter()
+            .map(|n| g.graph[*n].kind.name())
+            .collect();
+        let params = std::mem::replace(
+            &mut ctx.params[i],
+            UnitParams::None(kc_ir::Unreplayable::NoLaunchingOp),
+        );
         let key = (tier, params_key(g, &params), kernels.clone());
         let id = match index.get(&key) {
             Some(&id) => id,
             None => {
                 let id = UnitId(units.len() as u32);
                 let label = match (&params, g.instances[i].op) {
-                    (UnitParams::Memcpy { .. } | UnitParams::Memset { .. }, _) | (_, None) => g.graph[first].kind.name(),
+                    (UnitParams::Memcpy { .. } | UnitParams::Memset { .. }, _) | (_, None) => {
+                        g.graph[first].kind.name()
+                    }
                     (_, Some(op)) => g.op(op).name,
                 };
                 units.push(ReplayUnit {

@@ -12,29 +12,206 @@ use kc_ir::{Family, KernelGraph, NodeKind};
 /// kernels carry library words ("cudnn", "xmma") that would otherwise claim them.
 pub const NAME_RULES: &[(&str, &[&str], Family)] = &[
     ("name-triton", &["triton_"], Family::Triton),
-    ("name-attention", &["flash", "fmha", "sdpa", "attention", "mem_efficient", "_attn"], Family::Attention),
-    ("name-norm", &["layer_norm", "layernorm", "batch_norm", "batchnorm", "bn_fw", "bn_bw", "group_norm", "rms_norm", "rmsnorm", "rowwisemoments", "computefusedparams", "gammabeta", "welford"], Family::Norm),
+    (
+        "name-attention",
+        &[
+            "flash",
+            "fmha",
+            "sdpa",
+            "attention",
+            "mem_efficient",
+            "_attn",
+        ],
+        Family::Attention,
+    ),
+    (
+        "name-norm",
+        &[
+            "layer_norm",
+            "layernorm",
+            "batch_norm",
+            "batchnorm",
+            "bn_fw",
+            "bn_bw",
+            "group_norm",
+            "rms_norm",
+            "rmsnorm",
+            "rowwisemoments",
+            "computefusedparams",
+            "gammabeta",
+            "welford",
+        ],
+        Family::Norm,
+    ),
     ("name-softmax", &["softmax"], Family::Softmax),
-    ("name-optimizer", &["multi_tensor_apply", "fused_adam", "fusedadam", "foreach", "adam_", "sgd_"], Family::Optimizer),
-    ("name-conv", &["implicit_gemm", "fprop", "dgrad", "wgrad", "conv", "winograd", "cudnn::", "im2col", "col2im"], Family::Conv),
-    ("name-gemm", &["gemm", "nvjet", "gemv", "splitkreduce", "cublas", "cutlass", "xmma", "dot_kernel", "matmul", "_mma_"], Family::Gemm),
-    ("name-embedding", &["indexselect", "index_select", "gather", "scatter", "embedding", "index_elementwise", "indexing", "indexfunc", "index_put", "take_", "nonzero", "masked_"], Family::Embedding),
-    ("name-copy", &["catarraybatchedcopy", "cat_", "copy", "transpose", "permute", "contiguous", "cast", "convert"], Family::Copy),
-    ("name-reduction", &["reduce", "reduction", "cumsum", "scan", "argmax", "argmin", "nll_loss", "cross_entropy", "pool", "topk", "sort", "radix", "histogram", "norm_kernel"], Family::Reduction),
-    ("name-elementwise", &["elementwise", "functor", "fill", "pointwise", "unrolled", "vectorized", "dropout", "fused_", "launch_kernel", "arange", "range_", "where", "clamp", "activation"], Family::Elementwise),
+    (
+        "name-optimizer",
+        &[
+            "multi_tensor_apply",
+            "fused_adam",
+            "fusedadam",
+            "foreach",
+            "adam_",
+            "sgd_",
+        ],
+        Family::Optimizer,
+    ),
+    (
+        "name-conv",
+        &[
+            "implicit_gemm",
+            "fprop",
+            "dgrad",
+            "wgrad",
+            "conv",
+            "winograd",
+            "cudnn::",
+            "im2col",
+            "col2im",
+        ],
+        Family::Conv,
+    ),
+    (
+        "name-gemm",
+        &[
+            "gemm",
+            "nvjet",
+            "gemv",
+            "splitkreduce",
+            "cublas",
+            "cutlass",
+            "xmma",
+            "dot_kernel",
+            "matmul",
+            "_mma_",
+        ],
+        Family::Gemm,
+    ),
+    (
+        "name-embedding",
+        &[
+            "indexselect",
+            "index_select",
+            "gather",
+            "scatter",
+            "embedding",
+            "index_elementwise",
+            "indexing",
+            "indexfunc",
+            "index_put",
+            "take_",
+            "nonzero",
+            "masked_",
+        ],
+        Family::Embedding,
+    ),
+    (
+        "name-copy",
+        &[
+            "catarraybatchedcopy",
+            "cat_",
+            "copy",
+            "transpose",
+            "permute",
+            "contiguous",
+            "cast",
+            "convert",
+        ],
+        Family::Copy,
+    ),
+    (
+        "name-reduction",
+        &[
+            "reduce",
+            "reduction",
+            "cumsum",
+            "scan",
+            "argmax",
+            "argmin",
+            "nll_loss",
+            "cross_entropy",
+            "pool",
+            "topk",
+            "sort",
+            "radix",
+            "histogram",
+            "norm_kernel",
+        ],
+        Family::Reduction,
+    ),
+    (
+        "name-elementwise",
+        &[
+            "elementwise",
+            "functor",
+            "fill",
+            "pointwise",
+            "unrolled",
+            "vectorized",
+            "dropout",
+            "fused_",
+            "launch_kernel",
+            "arange",
+            "range_",
+            "where",
+            "clamp",
+            "activation",
+        ],
+        Family::Elementwise,
+    ),
 ];
 
 /// Op-name fallbacks for names no rule matched.
 pub const OP_RULES: &[(&str, &[&str], Family)] = &[
-    ("op-gemm", &["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul"], Family::Gemm),
-    ("op-conv", &["aten::convolution", "aten::cudnn_convolution", "aten::_convolution", "aten::conv"], Family::Conv),
-    ("op-attention", &["scaled_dot_product", "attention"], Family::Attention),
+    (
+        "op-gemm",
+        &[
+            "aten::mm",
+            "aten::addmm",
+            "aten::bmm",
+            "aten::baddbmm",
+            "aten::linear",
+            "aten::matmul",
+        ],
+        Family::Gemm,
+    ),
+    (
+        "op-conv",
+        &[
+            "aten::convolution",
+            "aten::cudnn_convolution",
+            "aten::_convolution",
+            "aten::conv",
+        ],
+        Family::Conv,
+    ),
+    (
+        "op-attention",
+        &["scaled_dot_product", "attention"],
+        Family::Attention,
+    ),
     ("op-norm", &["norm"], Family::Norm),
     ("op-softmax", &["softmax"], Family::Softmax),
-    ("op-optimizer", &["_foreach", "optimizer"], Family::Optimizer),
-    ("op-embedding", &["embedding", "index", "gather", "scatter"], Family::Embedding),
-    ("op-copy", &["copy_", "aten::to", "aten::cat", "contiguous", "clone"], Family::Copy),
-    ("op-reduction", &["sum", "mean", "max", "min", "cumsum", "nll_loss", "pool"], Family::Reduction),
+    (
+        "op-optimizer",
+        &["_foreach", "optimizer"],
+        Family::Optimizer,
+    ),
+    (
+        "op-embedding",
+        &["embedding", "index", "gather", "scatter"],
+        Family::Embedding,
+    ),
+    (
+        "op-copy",
+        &["copy_", "aten::to", "aten::cat", "contiguous", "clone"],
+        Family::Copy,
+    ),
+    (
+        "op-reduction",
+        &["sum", "mean", "max", "min", "cumsum", "nll_loss", "pool"],
+        Family::Reduction,
+    ),
     ("op-elementwise", &["aten::"], Family::Elementwise),
 ];
 
@@ -57,7 +234,13 @@ pub fn family_from_name(name: &str, parsed: &ParsedName) -> Option<(&'static str
     let subject = if parsed.opaque {
         lower
     } else {
-        format!("{}::{}<{}>", parsed.scope.join("::"), parsed.base, parsed.template_args.join(",")).to_ascii_lowercase()
+        format!(
+            "{}::{}<{}>",
+            parsed.scope.join("::"),
+            parsed.base,
+            parsed.template_args.join(",")
+        )
+        .to_ascii_lowercase()
     };
     NAME_RULES
         .iter()

@@ -77,7 +77,11 @@ fn epilogue_of(kernels: &[&str], has_bias: bool) -> GemmEpilogue {
 /// A 2-D GEMM `out[M,N] = mat1[M,K] @ mat2[K,N]` (row-major output), as cuBLAS sees it.
 fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
     if mat1.dims.len() != 2 || mat2.dims.len() != 2 {
-        return Err(format!("expected 2-D matrices, got {}-D and {}-D", mat1.dims.len(), mat2.dims.len()));
+        return Err(format!(
+            "expected 2-D matrices, got {}-D and {}-D",
+            mat1.dims.len(),
+            mat2.dims.len()
+        ));
     }
     let (m, k) = (mat1.dims[0], mat1.dims[1]);
     let (k2, n) = (mat2.dims[0], mat2.dims[1]);
@@ -88,7 +92,11 @@ fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
         return Err("empty GEMM".into());
     }
     if mat1.dtype != mat2.dtype {
-        return Err(format!("mixed dtypes {} and {}", mat1.dtype.short(), mat2.dtype.short()));
+        return Err(format!(
+            "mixed dtypes {} and {}",
+            mat1.dtype.short(),
+            mat2.dtype.short()
+        ));
     }
     let (transa, lda) = operand(mat2, 0, 1);
     let (transb, ldb) = operand(mat1, 0, 1);
@@ -118,25 +126,39 @@ fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
 /// A batched GEMM `out[B,M,N] = b1[B,M,K] @ b2[B,K,N]`.
 fn gemm_batched(b1: &TensorSpec, b2: &TensorSpec) -> Result<GemmCall, String> {
     if b1.dims.len() != 3 || b2.dims.len() != 3 {
-        return Err(format!("expected 3-D batches, got {}-D and {}-D", b1.dims.len(), b2.dims.len()));
+        return Err(format!(
+            "expected 3-D batches, got {}-D and {}-D",
+            b1.dims.len(),
+            b2.dims.len()
+        ));
     }
     let (b, m, k) = (b1.dims[0], b1.dims[1], b1.dims[2]);
     let (bb, k2, n) = (b2.dims[0], b2.dims[1], b2.dims[2]);
     if b != bb || k != k2 {
-        return Err(format!("batch or inner dimensions differ: [{b},{m},{k}] @ [{bb},{k2},{n}]"));
+        return Err(format!(
+            "batch or inner dimensions differ: [{b},{m},{k}] @ [{bb},{k2},{n}]"
+        ));
     }
     if b <= 0 || m <= 0 || n <= 0 || k <= 0 {
         return Err("empty GEMM".into());
     }
     if b1.dtype != b2.dtype {
-        return Err(format!("mixed dtypes {} and {}", b1.dtype.short(), b2.dtype.short()));
+        return Err(format!(
+            "mixed dtypes {} and {}",
+            b1.dtype.short(),
+            b2.dtype.short()
+        ));
     }
     let (transa, lda) = operand(b2, 1, 2);
     let (transb, ldb) = operand(b1, 1, 2);
     let batch_stride = |t: &TensorSpec, rows: i64, cols: i64| -> i64 {
         let s = t.effective_strides();
         // A broadcast batch (stride 0) stays 0; a copied operand is dense.
-        if s.len() == 3 { s[0] } else { rows * cols }
+        if s.len() == 3 {
+            s[0]
+        } else {
+            rows * cols
+        }
     };
     Ok(GemmCall {
         transa,
@@ -165,8 +187,15 @@ fn gemm_batched(b1: &TensorSpec, b2: &TensorSpec) -> Result<GemmCall, String> {
 pub fn is_gemm_op(op: &str) -> bool {
     matches!(
         op,
-        "aten::mm" | "aten::addmm" | "aten::addmm_" | "aten::bmm" | "aten::baddbmm" | "aten::baddbmm_"
-            | "aten::linear" | "aten::matmul" | "aten::_addmm_activation"
+        "aten::mm"
+            | "aten::addmm"
+            | "aten::addmm_"
+            | "aten::bmm"
+            | "aten::baddbmm"
+            | "aten::baddbmm_"
+            | "aten::linear"
+            | "aten::matmul"
+            | "aten::_addmm_activation"
     )
 }
 
@@ -214,7 +243,9 @@ pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, S
                 strides: vec![ws[1], ws[0]],
                 dtype: weight.dtype,
             };
-            if input.strides.len() == input.dims.len() && input.strides != TensorSpec::contiguous_strides(&input.dims) {
+            if input.strides.len() == input.dims.len()
+                && input.strides != TensorSpec::contiguous_strides(&input.dims)
+            {
                 return Err("linear on a non-contiguous input (reshape copies)".into());
             }
             let mut c = gemm_2d(&mat1, &mat2)?;
@@ -231,7 +262,11 @@ pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, S
             match (a.dims.len(), b.dims.len()) {
                 (2, 2) => gemm_2d(a, b)?,
                 (3, 3) => gemm_batched(a, b)?,
-                (d, 2) if d > 2 && a.strides.len() == d && a.strides == TensorSpec::contiguous_strides(&a.dims) => {
+                (d, 2)
+                    if d > 2
+                        && a.strides.len() == d
+                        && a.strides == TensorSpec::contiguous_strides(&a.dims) =>
+                {
                     let k = a.dims[d - 1];
                     let rows: i64 = a.dims[..d - 1].iter().product();
                     let folded = TensorSpec {
@@ -277,7 +312,10 @@ mod tests {
     fn mm_row_major() {
         let c = recover(
             "aten::mm",
-            &[t(&[64, 32], &[32, 1], DType::F16), t(&[32, 128], &[128, 1], DType::F16)],
+            &[
+                t(&[64, 32], &[32, 1], DType::F16),
+                t(&[32, 128], &[128, 1], DType::F16),
+            ],
             &[],
         )
         .unwrap();
@@ -365,7 +403,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!((c.alpha, c.beta), (0.125, 0.0));
-        assert!(recover("aten::mm", &[t(&[4, 3], &[3, 1], DType::F16), t(&[4, 3], &[3, 1], DType::F16)], &[]).is_err());
+        assert!(recover(
+            "aten::mm",
+            &[
+                t(&[4, 3], &[3, 1], DType::F16),
+                t(&[4, 3], &[3, 1], DType::F16)
+            ],
+            &[]
+        )
+        .is_err());
         assert!(recover("aten::mm", &[t(&[4, 3], &[3, 1], DType::F16)], &[]).is_err());
         assert!(recover("aten::add", &[], &[]).is_err());
     }

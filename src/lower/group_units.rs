@@ -17,12 +17,18 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         let n = &g.graph[id];
         let alone = !matches!(n.kind, NodeKind::Kernel { .. }) || n.op.is_none();
         let k = if alone {
-            instances.push(PendingInstance { op: n.op, nodes: vec![id] });
+            instances.push(PendingInstance {
+                op: n.op,
+                nodes: vec![id],
+            });
             instances.len() - 1
         } else {
             let op = n.op.expect("checked above");
             *by_op.entry(op).or_insert_with(|| {
-                instances.push(PendingInstance { op: Some(op), nodes: Vec::new() });
+                instances.push(PendingInstance {
+                    op: Some(op),
+                    nodes: Vec::new(),
+                });
                 instances.len() - 1
             })
         };

@@ -54,7 +54,9 @@ pub struct LowerCtx {
 impl LowerCtx {
     /// The parsed form of an interned kernel name, parsed once per distinct name.
     pub fn parsed(&mut self, g: &KernelGraph, name: StrId) -> &name::ParsedName {
-        self.names.entry(name).or_insert_with(|| name::parse(g.str(name)))
+        self.names
+            .entry(name)
+            .or_insert_with(|| name::parse(g.str(name)))
     }
 }
 

@@ -57,7 +57,10 @@ fn balanced(open: char, close: char) -> impl Fn(&str) -> IResult<&str, &str> {
         let mut depth = 0i32;
         for (i, c) in input.char_indices() {
             if i == 0 && c != open {
-                return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Char)));
+                return Err(nom::Err::Error(nom::error::Error::new(
+                    input,
+                    nom::error::ErrorKind::Char,
+                )));
             }
             match c {
                 '<' | '(' | '{' | '[' => depth += 1,
@@ -73,12 +76,17 @@ fn balanced(open: char, close: char) -> impl Fn(&str) -> IResult<&str, &str> {
                 _ => {}
             }
         }
-        Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Char)))
+        Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Char,
+        )))
     }
 }
 
 fn ident(input: &str) -> IResult<&str, &str> {
-    take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '~' || c == '$' || c == '.')(input)
+    take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '~' || c == '$' || c == '.')(
+        input,
+    )
 }
 
 /// One `::`-separated segment: an identifier, `(anonymous namespace)`, a `{lambda(...)#N}`,
@@ -86,7 +94,14 @@ fn ident(input: &str) -> IResult<&str, &str> {
 fn segment(input: &str) -> IResult<&str, (&str, Option<&str>)> {
     let (rest, name) = alt((
         tag("(anonymous namespace)"),
-        recognize(pair(tag("operator"), alt((tag("()"), tag("[]"), take_while1(|c: char| "+-*/=<>!".contains(c)))))),
+        recognize(pair(
+            tag("operator"),
+            alt((
+                tag("()"),
+                tag("[]"),
+                take_while1(|c: char| "+-*/=<>!".contains(c)),
+            )),
+        )),
         balanced('{', '}'),
         ident,
     ))
@@ -173,12 +188,15 @@ fn sm_of(tok: &str) -> Option<u32> {
 
 fn is_tile(tok: &str) -> bool {
     let parts: Vec<&str> = tok.split('x').collect();
-    parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 const FLAG_WORDS: [&str; 14] = [
-    "bias", "splitK", "splitk", "relu", "gelu", "coopA", "coopB", "bz", "v", "aux", "stages", "ldg8",
-    "f2f", "align1",
+    "bias", "splitK", "splitk", "relu", "gelu", "coopA", "coopB", "bz", "v", "aux", "stages",
+    "ldg8", "f2f", "align1",
 ];
 
 /// Vendor-name details from an underscore-separated library name.
@@ -192,13 +210,25 @@ fn vendor_of(name: &str) -> Option<VendorInfo> {
         "triton"
     } else if lower.contains("flash") || lower.contains("fmha") || lower.contains("sdpa") {
         "flash"
-    } else if name.starts_with("cudnn") || name.starts_with("bn_") || lower.contains("fprop") || lower.contains("dgrad") || lower.contains("wgrad") {
+    } else if name.starts_with("cudnn")
+        || name.starts_with("bn_")
+        || lower.contains("fprop")
+        || lower.contains("dgrad")
+        || lower.contains("wgrad")
+    {
         "cudnn"
     } else if lower.contains("xmma") {
         "xmma"
     } else if name.starts_with("cutlass") {
         "cutlass"
-    } else if name.starts_with("ampere") || name.starts_with("volta") || name.starts_with("turing") || name.starts_with("sm80") || name.starts_with("sm90") || name.starts_with("maxwell") || lower.contains("gemm") {
+    } else if name.starts_with("ampere")
+        || name.starts_with("volta")
+        || name.starts_with("turing")
+        || name.starts_with("sm80")
+        || name.starts_with("sm90")
+        || name.starts_with("maxwell")
+        || lower.contains("gemm")
+    {
         "cublas"
     } else {
         return None;
@@ -216,9 +246,17 @@ fn vendor_of(name: &str) -> Option<VendorInfo> {
             v.tiles.push(t.to_string());
         } else if FLAG_WORDS.contains(t) {
             v.flags.push(t.to_string());
-        } else if i == toks.len() - 1 && !t.is_empty() && t.len() <= 3 && t.chars().all(|c| matches!(c, 'T' | 'N' | 't' | 'n')) {
+        } else if i == toks.len() - 1
+            && !t.is_empty()
+            && t.len() <= 3
+            && t.chars().all(|c| matches!(c, 'T' | 'N' | 't' | 'n'))
+        {
             v.layout = Some(t.to_string());
-        } else if i + 1 < toks.len() && toks.len() > 2 && t.len() == 2 && t.chars().all(|c| matches!(c, 't' | 'n')) {
+        } else if i + 1 < toks.len()
+            && toks.len() > 2
+            && t.len() == 2
+            && t.chars().all(|c| matches!(c, 't' | 'n'))
+        {
             // ampere_..._tn style layouts appear before a trailing qualifier.
             v.layout.get_or_insert_with(|| t.to_string());
         }
@@ -237,7 +275,10 @@ pub fn parse(name: &str) -> ParsedName {
     match qualified(qualified_text) {
         Ok((rest, segs)) if rest.is_empty() => {
             let (last, targs) = segs[segs.len() - 1];
-            p.scope = segs[..segs.len() - 1].iter().map(|(n, _)| n.to_string()).collect();
+            p.scope = segs[..segs.len() - 1]
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect();
             p.base = last.to_string();
             if let Some(t) = targs {
                 p.template_args = split_template_args(t);
@@ -258,7 +299,10 @@ pub fn parse(name: &str) -> ParsedName {
     // in the first template argument.
     p.vendor = vendor_of(&p.base).or_else(|| p.template_args.first().and_then(|a| vendor_of(a)));
     if p.vendor.is_some() && p.dtypes.is_empty() {
-        p.dtypes = vendor_dtypes(&p.base, p.template_args.first().map(|s| s.as_str()).unwrap_or(""));
+        p.dtypes = vendor_dtypes(
+            &p.base,
+            p.template_args.first().map(|s| s.as_str()).unwrap_or(""),
+        );
     }
     p
 }
@@ -380,7 +424,10 @@ mod tests {
 
         let n = parse("ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
         assert_eq!(n.vendor.unwrap().library, "nccl");
-        assert_eq!(parse("triton_poi_fused_add_0").vendor.unwrap().library, "triton");
+        assert_eq!(
+            parse("triton_poi_fused_add_0").vendor.unwrap().library,
+            "triton"
+        );
         assert_eq!(
             parse("cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128_1x4x1_cga1x1x1_kernel0_0").vendor.unwrap().library,
             "flash"
@@ -389,7 +436,14 @@ mod tests {
 
     #[test]
     fn garbage_is_opaque_not_an_error() {
-        for s in ["", "<<<", "void (", "a b c ) (", "\u{fffd}\u{fffd}", "operator<"] {
+        for s in [
+            "",
+            "<<<",
+            "void (",
+            "a b c ) (",
+            "\u{fffd}\u{fffd}",
+            "operator<",
+        ] {
             let p = parse(s);
             assert!(p.opaque || !p.base.is_empty(), "{s:?} -> {p:?}");
         }

@@ -17,10 +17,17 @@ pub const PASSES: &[(&str, Pass)] = &[
     ("dedupe_units", super::dedupe_units::run),
 ];
 
-pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx, diags: &mut Diagnostics) -> Result<(), LowerError> {
+pub fn run(
+    g: &mut KernelGraph,
+    ctx: &mut LowerCtx,
+    diags: &mut Diagnostics,
+) -> Result<(), LowerError> {
     for (name, pass) in PASSES {
         diags.extend(pass(g, ctx));
-        kc_ir::verify(g).map_err(|e| LowerError::Verify { pass: name, source: e })?;
+        kc_ir::verify(g).map_err(|e| LowerError::Verify {
+            pass: name,
+            source: e,
+        })?;
     }
     Ok(())
 }

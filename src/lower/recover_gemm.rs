@@ -12,16 +12,28 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     ctx.gemm = vec![None; ctx.instances.len()];
     for (i, inst) in ctx.instances.iter().enumerate() {
         let Some(op_id) = inst.op else { continue };
-        if !inst.nodes.iter().all(|n| ctx.family[n.index()] == Family::Gemm) {
+        if !inst
+            .nodes
+            .iter()
+            .all(|n| ctx.family[n.index()] == Family::Gemm)
+        {
             continue;
         }
         // The launching op, or the nearest GEMM op enclosing it (a cuBLAS call recorded
         // under its own annotation).
-        let Some(gemm_op) = g.op_chain(op_id).take(3).find(|o| gemm::is_gemm_op(g.str(g.op(*o).name))) else {
+        let Some(gemm_op) = g
+            .op_chain(op_id)
+            .take(3)
+            .find(|o| gemm::is_gemm_op(g.str(g.op(*o).name)))
+        else {
             continue;
         };
         let op = g.op(gemm_op);
-        let kernels: Vec<&str> = inst.nodes.iter().map(|n| g.str(g.graph[*n].kind.name())).collect();
+        let kernels: Vec<&str> = inst
+            .nodes
+            .iter()
+            .map(|n| g.str(g.graph[*n].kind.name()))
+            .collect();
         let result = gemm::recover(g.str(op.name), g.args(gemm_op), &kernels);
         if let Err(why) = &result {
             diags.push(Diagnostic::new(

@@ -80,8 +80,17 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> LowerSummary {
             gpu_time_us: ns as f64 / 1000.0,
         })
         .collect();
-    unreplayable.sort_by(|a, b| b.gpu_time_us.total_cmp(&a.gpu_time_us).then(a.reason.cmp(&b.reason)));
-    let replayable_ns: i64 = g.units.iter().filter(|u| u.tier.is_replayable()).map(|u| u.traced_ns_total).sum();
+    unreplayable.sort_by(|a, b| {
+        b.gpu_time_us
+            .total_cmp(&a.gpu_time_us)
+            .then(a.reason.cmp(&b.reason))
+    });
+    let replayable_ns: i64 = g
+        .units
+        .iter()
+        .filter(|u| u.tier.is_replayable())
+        .map(|u| u.traced_ns_total)
+        .sum();
     LowerSummary {
         tiers,
         unique_units: g.units.len(),
@@ -104,13 +113,23 @@ fn pct(a: f64, b: f64) -> f64 {
 
 pub fn render_text(s: &LowerSummary) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "  {:<13} {:<19} {:>8} {:>11} {:>8} {:>12} {:>8}", "tier", "API", "unique", "invocations", "% inv", "traced us", "% time");
+    let _ = writeln!(
+        o,
+        "  {:<13} {:<19} {:>8} {:>11} {:>8} {:>12} {:>8}",
+        "tier", "API", "unique", "invocations", "% inv", "traced us", "% time"
+    );
     for t in Tier::ALL {
         let r = &s.tiers[t.as_str()];
         let _ = writeln!(
             o,
             "  {:<13} {:<19} {:>8} {:>11} {:>8.2} {:>12.1} {:>8.2}",
-            r.tier, r.api, r.unique_units, r.invocations, r.pct_invocations, r.gpu_time_us, r.pct_gpu_time
+            r.tier,
+            r.api,
+            r.unique_units,
+            r.invocations,
+            r.pct_invocations,
+            r.gpu_time_us,
+            r.pct_gpu_time
         );
     }
     let _ = writeln!(
@@ -118,11 +137,19 @@ pub fn render_text(s: &LowerSummary) -> String {
         "  {:<13} {:<19} {:>8} {:>11} {:>8.2} {:>12.1} {:>8.2}",
         "total", "", s.unique_units, s.invocations, 100.0, s.gpu_time_us, 100.0
     );
-    let _ = writeln!(o, "\n  replayable (tiers 1-3): {:.2} % of traced GPU time", s.pct_replayable_time);
+    let _ = writeln!(
+        o,
+        "\n  replayable (tiers 1-3): {:.2} % of traced GPU time",
+        s.pct_replayable_time
+    );
     if !s.unreplayable.is_empty() {
         let _ = writeln!(o, "\n  unreplayable, by reason");
         for r in &s.unreplayable {
-            let _ = writeln!(o, "  {:>8} inv {:>11.1} us  {}", r.invocations, r.gpu_time_us, r.reason);
+            let _ = writeln!(
+                o,
+                "  {:>8} inv {:>11.1} us  {}",
+                r.invocations, r.gpu_time_us, r.reason
+            );
         }
     }
     if s.diagnostics.total > 0 {
@@ -172,7 +199,10 @@ pub fn classification_rows(g: &KernelGraph, ctx: &LowerCtx) -> Vec<ClassRow> {
 /// whose name contains `needle` (or for `needle` itself when none does).
 pub fn explain(g: &KernelGraph, ctx: &LowerCtx, needle: &str) -> String {
     let mut o = String::new();
-    let rows: Vec<ClassRow> = classification_rows(g, ctx).into_iter().filter(|r| r.name.contains(needle)).collect();
+    let rows: Vec<ClassRow> = classification_rows(g, ctx)
+        .into_iter()
+        .filter(|r| r.name.contains(needle))
+        .collect();
     let names: Vec<String> = if rows.is_empty() {
         vec![needle.to_string()]
     } else {
@@ -181,33 +211,56 @@ pub fn explain(g: &KernelGraph, ctx: &LowerCtx, needle: &str) -> String {
     for (k, n) in names.iter().enumerate().take(10) {
         let p = name::parse(n);
         let _ = writeln!(o, "kernel: {n}");
-        let _ = writeln!(o, "  parsed: scope={:?} base={:?} opaque={}", p.scope, p.base, p.opaque);
+        let _ = writeln!(
+            o,
+            "  parsed: scope={:?} base={:?} opaque={}",
+            p.scope, p.base, p.opaque
+        );
         if !p.template_args.is_empty() {
             let _ = writeln!(o, "          template args={:?}", p.template_args);
         }
-        let _ = writeln!(o, "          dtypes={:?} ints={:?}", p.dtypes.iter().map(|d| d.short()).collect::<Vec<_>>(), p.int_args);
+        let _ = writeln!(
+            o,
+            "          dtypes={:?} ints={:?}",
+            p.dtypes.iter().map(|d| d.short()).collect::<Vec<_>>(),
+            p.int_args
+        );
         if let Some(v) = &p.vendor {
-            let _ = writeln!(o, "          vendor={} sm={:?} tiles={:?} layout={:?} flags={:?}", v.library, v.sm, v.tiles, v.layout, v.flags);
+            let _ = writeln!(
+                o,
+                "          vendor={} sm={:?} tiles={:?} layout={:?} flags={:?}",
+                v.library, v.sm, v.tiles, v.layout, v.flags
+            );
         }
         match rows.get(k) {
             Some(r) => {
                 let _ = writeln!(o, "  family: {} (rule {})", r.family, r.family_rule);
                 for t in &r.tiers {
                     let rule_name = t.split_once(' ').map(|x| x.1).unwrap_or("");
-                    let doc = assign_tiers::rule(rule_name).map(|r| (r.priority, r.doc)).unwrap_or((0, ""));
+                    let doc = assign_tiers::rule(rule_name)
+                        .map(|r| (r.priority, r.doc))
+                        .unwrap_or((0, ""));
                     let _ = writeln!(o, "  tier {t} (priority {}): {}", doc.0, doc.1);
                 }
                 let _ = writeln!(o, "  occurrences: {}", r.count);
             }
             None => {
                 let f = family::family_from_name(n, &p);
-                let _ = writeln!(o, "  not in this graph; by name alone: {:?}", f.map(|(r, f)| format!("{} (rule {r})", f.as_str())));
+                let _ = writeln!(
+                    o,
+                    "  not in this graph; by name alone: {:?}",
+                    f.map(|(r, f)| format!("{} (rule {r})", f.as_str()))
+                );
             }
         }
         let _ = writeln!(o);
     }
     if names.len() > 10 {
-        let _ = writeln!(o, "... and {} more kernel names contain {needle:?}", names.len() - 10);
+        let _ = writeln!(
+            o,
+            "... and {} more kernel names contain {needle:?}",
+            names.len() - 10
+        );
     }
     o
 }

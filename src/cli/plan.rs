@@ -1,0 +1,62 @@
+//! `kc plan LOWERED [-o plan.kcplan] [--json]` and `kc plan show PLAN [--json]`.
+
+use crate::ingest;
+use crate::plan::{self, show};
+use std::path::{Path, PathBuf};
+
+/// `x.lowered.kcir` -> `x.kcplan`.
+pub fn default_plan_path(p: &Path) -> PathBuf {
+    let s = p.to_string_lossy();
+    let stem = s
+        .strip_suffix(".lowered.kcir")
+        .or_else(|| s.strip_suffix(".kcir"))
+        .unwrap_or(&s);
+    PathBuf::from(format!("{stem}.kcplan"))
+}
+
+pub fn make(graph: &Path, output: Option<PathBuf>, json: bool) -> i32 {
+    let g = match ingest::read_graph(graph) {
+        Ok(g) => g,
+        Err(e) => return super::fail(e),
+    };
+    if !g.is_lowered() {
+        return super::fail(plan::PlanError::NotLowered {
+            path: graph.display().to_string(),
+        });
+    }
+    let p = plan::build::build(&g);
+    if let Err(why) = p.check() {
+        return super::fail(format!("internal error: built plan is invalid: {why}"));
+    }
+    let out = output.unwrap_or_else(|| default_plan_path(graph));
+    let bytes = match plan::write(&p, &out) {
+        Ok(b) => b,
+        Err(e) => return super::fail(e),
+    };
+    print_summary(&p, bytes, json, &out);
+    0
+}
+
+pub fn show_file(path: &Path, json: bool) -> i32 {
+    let bytes = match std::fs::metadata(path) {
+        Ok(m) => m.len(),
+        Err(e) => return super::fail(format!("{}: cannot read: {e}", path.display())),
+    };
+    match plan::read(path) {
+        Ok(p) => {
+            print_summary(&p, bytes, json, path);
+            0
+        }
+        Err(e) => super::fail(e),
+    }
+}
+
+fn print_summary(p: &plan::Plan, bytes: u64, json: bool, path: &Path) {
+    let s = show::summarize(p, bytes);
+    if json {
+        super::print_json(&serde_json::json!({ "plan": path.display().to_string(), "summary": s }));
+    } else {
+        print!("{}", show::render_text(&s));
+        println!("\n  plan: {}", path.display());
+    }
+}

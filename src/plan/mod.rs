@@ -1,0 +1,68 @@
+//! `kc plan`: the bridge between the compiler and the executor. Turns a lowered graph into
+//! a compact, versioned, checksummed replay plan (bincode 2 inside kc's file envelope) and
+//! shows what a plan holds.
+//!
+//! Invariant: a plan file is only ever decoded after its magic, format version, length and
+//! CRC32 match, and a decoded plan is only returned after [`types::Plan::check`] proves
+//! every index in it is in range.
+
+pub mod build;
+pub mod memory;
+pub mod show;
+pub mod types;
+
+use crate::envelope::{self, EnvelopeError, Kind};
+use std::path::Path;
+pub use types::Plan;
+
+pub const PLAN_FILE: Kind = Kind {
+    magic: *b"KCPLAN\0\0",
+    version: types::PLAN_FORMAT_VERSION,
+    what: "plan",
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    File(#[from] EnvelopeError),
+    #[error("{path}: the graph is not lowered; run `kc lower --tiers` on it first")]
+    NotLowered { path: String },
+    #[error("{path}: invalid plan: {why}")]
+    Invalid { path: String, why: String },
+    #[error("{path}: cannot write: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+pub fn encode(plan: &Plan) -> Result<Vec<u8>, PlanError> {
+    Ok(envelope::encode(&PLAN_FILE, plan)?)
+}
+
+pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
+    let plan: Plan = envelope::decode(&PLAN_FILE, bytes, path)?;
+    plan.check().map_err(|why| PlanError::Invalid {
+        path: path.to_string(),
+        why,
+    })?;
+    Ok(plan)
+}
+
+pub fn read(path: &Path) -> Result<Plan, PlanError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| EnvelopeError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    decode(&bytes, &p)
+}
+
+pub fn write(plan: &Plan, path: &Path) -> Result<u64, PlanError> {
+    let bytes = encode(plan)?;
+    envelope::write_atomic(path, &bytes).map_err(|source| PlanError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(bytes.len() as u64)
+}

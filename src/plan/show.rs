@@ -1,0 +1,184 @@
+//! What a plan holds, for `kc plan` and `kc plan show`: units per tier, memory needed,
+//! streams, steps, the largest units, and the encoded size against JSON of the same
+//! content. Invariant: computed from the plan alone.
+
+use super::types::{Plan, PlanTier, UnitCall};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct TierCount {
+    pub unique_units: u64,
+    pub invocations: u64,
+    pub traced_us: f64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LargeUnit {
+    pub id: u32,
+    pub tier: String,
+    pub label: String,
+    pub call: String,
+    pub invocations: u64,
+    pub traced_us_total: f64,
+    pub traced_us_mean: f64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct PlanSummary {
+    pub sources: Vec<String>,
+    pub devices: Vec<String>,
+    pub tiers: BTreeMap<String, TierCount>,
+    pub units: usize,
+    pub steps: usize,
+    pub streams: usize,
+    pub cross_stream_waits: usize,
+    pub buffers: usize,
+    pub device_bytes: u64,
+    pub pinned_host_bytes: u64,
+    pub cold_extra_peak_bytes: u64,
+    pub traced_gpu_us: f64,
+    pub replayable_traced_us: f64,
+    pub encoded_bytes: u64,
+    pub json_bytes: u64,
+    pub bytes_per_unit: f64,
+    pub largest_units: Vec<LargeUnit>,
+}
+
+pub fn call_str(c: &UnitCall) -> String {
+    match c {
+        UnitCall::Memcpy { kind, bytes, .. } => format!("memcpy {kind:?} {bytes} B"),
+        UnitCall::Memset { bytes, .. } => format!("memset {bytes} B"),
+        UnitCall::Gemm(g) => format!(
+            "gemm {:?}{:?} m={} n={} k={} batch={} {:?}",
+            g.transa, g.transb, g.m, g.n, g.k, g.batch, g.a_type
+        ),
+        UnitCall::AtenOp { op, args } => format!("{op} ({} args)", args.len()),
+        UnitCall::Collective { collective, .. } => format!("collective {collective}"),
+        UnitCall::NotReplayable { reason } => format!("not replayable: {reason}"),
+    }
+}
+
+pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
+    let mut tiers = BTreeMap::new();
+    for t in [
+        PlanTier::Runtime,
+        PlanTier::Gemm,
+        PlanTier::AtenOp,
+        PlanTier::Collective,
+        PlanTier::NotReplayable,
+    ] {
+        let us: Vec<_> = plan.units.iter().filter(|u| u.tier == t).collect();
+        tiers.insert(
+            t.as_str().to_string(),
+            TierCount {
+                unique_units: us.len() as u64,
+                invocations: us.iter().map(|u| u.invocations).sum(),
+                traced_us: us.iter().map(|u| u.traced_ns_total).sum::<i64>() as f64 / 1000.0,
+            },
+        );
+    }
+    let mut largest: Vec<_> = plan.units.iter().collect();
+    largest.sort_by(|a, b| {
+        b.traced_ns_total
+            .cmp(&a.traced_ns_total)
+            .then(a.id.cmp(&b.id))
+    });
+    let json_bytes = serde_json::to_vec(plan)
+        .map(|v| v.len() as u64)
+        .unwrap_or(0);
+    PlanSummary {
+        sources: plan.header.sources.iter().map(|s| s.file.clone()).collect(),
+        devices: plan.header.devices.iter().map(|d| d.name.clone()).collect(),
+        tiers,
+        units: plan.units.len(),
+        steps: plan.steps.len(),
+        streams: plan.streams.len(),
+        cross_stream_waits: plan.steps.iter().map(|s| s.waits_on.len()).sum(),
+        buffers: plan.buffers.len(),
+        device_bytes: plan.memory.device_bytes,
+        pinned_host_bytes: plan.memory.pinned_host_bytes,
+        cold_extra_peak_bytes: plan.memory.cold_extra_peak_bytes,
+        traced_gpu_us: plan.header.traced_gpu_ns as f64 / 1000.0,
+        replayable_traced_us: plan.header.replayable_traced_ns as f64 / 1000.0,
+        encoded_bytes,
+        json_bytes,
+        bytes_per_unit: if plan.units.is_empty() {
+            0.0
+        } else {
+            encoded_bytes as f64 / plan.units.len() as f64
+        },
+        largest_units: largest
+            .into_iter()
+            .take(10)
+            .map(|u| LargeUnit {
+                id: u.id,
+                tier: u.tier.as_str().to_string(),
+                label: u.label.clone(),
+                call: call_str(&u.call),
+                invocations: u.invocations,
+                traced_us_total: u.traced_ns_total as f64 / 1000.0,
+                traced_us_mean: u.traced_ns_mean() / 1000.0,
+            })
+            .collect(),
+    }
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+}
+
+pub fn render_text(s: &PlanSummary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "plan of {} ({})",
+        s.sources.join(", "),
+        s.devices.join(", ")
+    );
+    let _ = writeln!(
+        o,
+        "\n  {:<13} {:>8} {:>11} {:>12}",
+        "tier", "units", "invocations", "traced us"
+    );
+    for (t, c) in &s.tiers {
+        let _ = writeln!(
+            o,
+            "  {:<13} {:>8} {:>11} {:>12.1}",
+            t, c.unique_units, c.invocations, c.traced_us
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\n  steps {}  streams {}  cross-stream waits {}",
+        s.steps, s.streams, s.cross_stream_waits
+    );
+    let _ = writeln!(
+        o,
+        "  memory: device {}  pinned host {}  cold-cache extra peak {}  ({} buffers)",
+        mib(s.device_bytes),
+        mib(s.pinned_host_bytes),
+        mib(s.cold_extra_peak_bytes),
+        s.buffers
+    );
+    let _ = writeln!(
+        o,
+        "  traced GPU time {:.1} us, of which replayable {:.1} us",
+        s.traced_gpu_us, s.replayable_traced_us
+    );
+    let _ = writeln!(
+        o,
+        "  encoded {} B ({:.0} B/unit); the same content as JSON is {} B",
+        s.encoded_bytes, s.bytes_per_unit, s.json_bytes
+    );
+    let _ = writeln!(o, "\n  largest units by traced time");
+    for u in &s.largest_units {
+        let _ = writeln!(
+            o,
+            "  unit{:<5} tier {:<3} x{:<6} {:>10.1} us  {:<22} {}",
+            u.id, u.tier, u.invocations, u.traced_us_total, u.label, u.call
+        );
+    }
+    o
+}

@@ -1,0 +1,335 @@
+//! The replay plan's own serialised types: what `kc exec` needs and nothing else. They
+//! mirror, but never reuse, the IR's types, so the IR can change without breaking plan
+//! files and a plan can be read without the IR. Invariant: every index in a plan (unit,
+//! stream, buffer slot, step) points inside the plan; [`Plan::check`] proves it.
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the encoding of any type in this file changes.
+pub const PLAN_FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub header: PlanHeader,
+    pub streams: Vec<PlanStream>,
+    pub buffers: Vec<Buffer>,
+    /// Unique units, each with its parameters and invocation count.
+    pub units: Vec<PlanUnit>,
+    /// Every invocation in replay (trace start) order, for graph mode.
+    pub steps: Vec<Step>,
+    pub memory: MemoryPlan,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanHeader {
+    pub kc_version: String,
+    /// Trace files the plan came from: name, size, CRC32 of the first MiB.
+    pub sources: Vec<SourceId>,
+    pub devices: Vec<PlanDevice>,
+    pub cuda_runtime_version: Option<u32>,
+    /// Sum of traced durations of all GPU activities in the graph, replayable or not.
+    pub traced_gpu_ns: i64,
+    /// Sum of traced durations of the activities this plan replays (tiers 1-3).
+    pub replayable_traced_ns: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceId {
+    pub file: String,
+    pub bytes: u64,
+    pub crc32_first_mib: u32,
+    pub rank: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanDevice {
+    pub rank: u32,
+    pub name: String,
+    pub total_global_mem: u64,
+    pub compute_capability: (u32, u32),
+    pub num_sms: u32,
+}
+
+/// One CUDA stream of the replay, for one traced (rank, device, stream).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStream {
+    pub rank: u32,
+    pub device: u32,
+    pub trace_stream: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Location {
+    Device,
+    /// Page-locked host memory (the host side of async copies).
+    PinnedHost,
+}
+
+/// A buffer slot: `bytes` of memory the executor allocates once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Buffer {
+    pub bytes: u64,
+    pub location: Location,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, Hash)]
+pub enum PlanTier {
+    Runtime,
+    Gemm,
+    AtenOp,
+    Collective,
+    NotReplayable,
+}
+
+impl PlanTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanTier::Runtime => "1",
+            PlanTier::Gemm => "2",
+            PlanTier::AtenOp => "3",
+            PlanTier::Collective => "collective",
+            PlanTier::NotReplayable => "unreplayable",
+        }
+    }
+
+    /// Tiers `kc exec` runs today; the others are reported as not executed.
+    pub fn is_replayable(self) -> bool {
+        matches!(self, PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CopyKind {
+    HtoD,
+    DtoH,
+    DtoD,
+    HtoH,
+    PtoP,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ElemType {
+    F64,
+    F32,
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    I64,
+    I32,
+    I16,
+    I8,
+    U8,
+    Bool,
+    C64,
+    C128,
+    Unknown,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    N,
+    T,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Epilogue {
+    None,
+    Bias,
+    BiasGelu,
+    BiasRelu,
+}
+
+/// A complete column-major cuBLAS/cuBLASLt call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GemmParams {
+    pub transa: Op,
+    pub transb: Op,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    pub lda: i64,
+    pub ldb: i64,
+    pub ldc: i64,
+    pub batch: i64,
+    pub stride_a: i64,
+    pub stride_b: i64,
+    pub stride_c: i64,
+    pub a_type: ElemType,
+    pub b_type: ElemType,
+    pub c_type: ElemType,
+    pub compute_type: ElemType,
+    pub alpha: f64,
+    pub beta: f64,
+    pub epilogue: Epilogue,
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    pub bias: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorArg {
+    pub dims: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub dtype: ElemType,
+    pub slot: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AtenArg {
+    Tensor(TensorArg),
+    TensorList(Vec<TensorArg>),
+    Scalar { ty: String, value: String },
+    ScalarList { ty: String, value: String },
+    None,
+    Other { ty: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum UnitCall {
+    Memcpy {
+        kind: CopyKind,
+        bytes: u64,
+        src: u32,
+        dst: u32,
+    },
+    Memset {
+        bytes: u64,
+        value: u8,
+        dst: u32,
+    },
+    Gemm(GemmParams),
+    AtenOp {
+        op: String,
+        args: Vec<AtenArg>,
+    },
+    Collective {
+        collective: String,
+        dtype: String,
+        in_nelems: Option<u64>,
+        out_nelems: Option<u64>,
+        group_size: Option<u32>,
+    },
+    NotReplayable {
+        reason: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanUnit {
+    pub id: u32,
+    pub tier: PlanTier,
+    pub family: String,
+    pub label: String,
+    pub call: UnitCall,
+    /// Kernel names one invocation launched in the trace.
+    pub kernels: Vec<String>,
+    pub invocations: u64,
+    pub traced_ns_total: i64,
+    /// Buffer slots this unit reads or writes.
+    pub slots: Vec<u32>,
+    /// Copies of the unit's buffers cold-cache mode rotates through so that no invocation
+    /// finds its data in L2 (1 when the unit's data alone exceeds L2).
+    pub cold_rotation: u32,
+}
+
+impl PlanUnit {
+    pub fn traced_ns_mean(&self) -> f64 {
+        if self.invocations == 0 {
+            0.0
+        } else {
+            self.traced_ns_total as f64 / self.invocations as f64
+        }
+    }
+}
+
+/// One invocation in graph mode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub unit: u32,
+    pub stream: u32,
+    /// Earlier steps on other streams this one waits for.
+    pub waits_on: Vec<u32>,
+    pub traced_ns: i64,
+    /// Offset of the traced start from the first replayed step's start.
+    pub traced_start_ns: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryPlan {
+    /// Device memory graph mode needs (every slot once).
+    pub device_bytes: u64,
+    pub pinned_host_bytes: u64,
+    /// Device memory isolated cold-cache mode needs at its peak (the largest unit's
+    /// rotation), on top of `device_bytes`.
+    pub cold_extra_peak_bytes: u64,
+    /// The L2 size rotation was planned against.
+    pub l2_bytes: u64,
+}
+
+impl Plan {
+    /// Proves every index points inside the plan. A decoded plan that fails this is
+    /// rejected, never executed.
+    pub fn check(&self) -> Result<(), String> {
+        let nb = self.buffers.len() as u32;
+        let slot_ok = |s: u32, what: &str, u: u32| -> Result<(), String> {
+            if s < nb {
+                Ok(())
+            } else {
+                Err(format!(
+                    "unit {u}: {what} slot {s} out of range ({nb} buffers)"
+                ))
+            }
+        };
+        for (i, u) in self.units.iter().enumerate() {
+            if u.id as usize != i {
+                return Err(format!("unit at position {i} has id {}", u.id));
+            }
+            for &s in &u.slots {
+                slot_ok(s, "buffer", u.id)?;
+            }
+            match &u.call {
+                UnitCall::Memcpy { src, dst, .. } => {
+                    slot_ok(*src, "source", u.id)?;
+                    slot_ok(*dst, "destination", u.id)?;
+                }
+                UnitCall::Memset { dst, .. } => slot_ok(*dst, "destination", u.id)?,
+                UnitCall::Gemm(g) => {
+                    for s in [g.a, g.b, g.c].into_iter().chain(g.bias) {
+                        slot_ok(s, "GEMM operand", u.id)?;
+                    }
+                    if g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0 {
+                        return Err(format!("unit {}: empty GEMM", u.id));
+                    }
+                }
+                UnitCall::AtenOp { args, .. } => {
+                    for a in args {
+                        match a {
+                            AtenArg::Tensor(t) => slot_ok(t.slot, "tensor", u.id)?,
+                            AtenArg::TensorList(ts) => {
+                                for t in ts {
+                                    slot_ok(t.slot, "tensor", u.id)?;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            if s.unit as usize >= self.units.len() {
+                return Err(format!("step {i}: unit {} out of range", s.unit));
+            }
+            if s.stream as usize >= self.streams.len() {
+                return Err(format!("step {i}: stream {} out of range", s.stream));
+            }
+            if let Some(w) = s.waits_on.iter().find(|&&w| w as usize >= i) {
+                return Err(format!("step {i}: waits on later step {w}"));
+            }
+        }
+        Ok(())
+    }
+}
