@@ -91,6 +91,12 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, IngestError> {
                 })
                 .collect();
             files.sort();
+            // Profiler output is named `*.pt.trace.json[.gz]`; when a directory has such
+            // files, other JSON beside them (reference numbers, configs) is not a trace.
+            let is_profiler_output = |f: &PathBuf| f.to_string_lossy().contains(".pt.trace.json");
+            if files.iter().any(is_profiler_output) {
+                files.retain(is_profiler_output);
+            }
             if files.is_empty() {
                 return Err(IngestError::Input {
                     path: p.display().to_string(),

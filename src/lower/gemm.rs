@@ -13,18 +13,109 @@
 
 use kc_ir::{DType, GemmCall, GemmEpilogue, OpArg, TensorSpec, Transpose};
 
-/// How one operand is handed to cuBLAS: transposed or not, and its leading dimension.
-fn operand(t: &TensorSpec, rows: usize, cols: usize) -> (Transpose, i64) {
+/// `Tensor::is_contiguous` for a 2-D view: dims of size 1 do not constrain their stride.
+fn is_contiguous(dims: &[i64], strides: &[i64]) -> bool {
+    let mut expected = 1;
+    for i in (0..dims.len()).rev() {
+        if dims[i] != 1 {
+            if strides[i] != expected {
+                return false;
+            }
+            expected *= dims[i];
+        }
+    }
+    true
+}
+
+/// `Tensor::is_non_overlapping_and_dense` for a 2-D view: row- or column-major packed.
+fn is_dense_2d(d: &[i64], s: &[i64]) -> bool {
+    is_contiguous(d, s) || is_contiguous(&[d[1], d[0]], &[s[1], s[0]])
+}
+
+/// `prepare_matrix_for_cublas` (Blas.cpp) for an operand of a 2-D GEMM whose result is
+/// row-major (`transpose_result` true, always so for the fresh contiguous outputs of
+/// mm/addmm): returns cuBLAS's transpose flag for it and its leading dimension.
+fn operand_2d(t: &TensorSpec) -> (Transpose, i64) {
     let s = t.effective_strides();
-    let (r, c) = (t.dims[rows], t.dims[cols]);
-    let (s0, s1) = (s[rows], s[cols]);
-    if s1 == 1 && s0 >= c.max(1) {
-        (Transpose::N, s0)
-    } else if s0 == 1 && s1 >= r.max(1) {
-        (Transpose::T, s1)
+    let (d, st) = (&t.dims[..], &s[..]);
+    // `transpose_tensor` as prepare_matrix_for_cublas sets it, before the flip that
+    // transpose_result applies.
+    let transpose_tensor = if is_dense_2d(d, st) {
+        is_contiguous(d, st)
+    } else if st[0] == 1 && st[1] >= d[0].max(1) {
+        false
     } else {
-        // Copied to contiguous row-major first (an extra copy kernel in the trace).
-        (Transpose::N, c.max(1))
+        // Row-major by strides, or copied to a contiguous buffer first: both are "true".
+        true
+    };
+    let copied = !is_dense_2d(d, st)
+        && !(st[0] == 1 && st[1] >= d[0].max(1))
+        && !(st[1] == 1 && st[0] >= d[1].max(1));
+    let transpose = !transpose_tensor;
+    // ld = stride(transpose == transpose_result ? 1 : 0), with transpose_result true.
+    let ld = if copied {
+        d[1]
+    } else if transpose {
+        st[1]
+    } else {
+        st[0]
+    };
+    (
+        if transpose {
+            Transpose::T
+        } else {
+            Transpose::N
+        },
+        ld,
+    )
+}
+
+/// `prepare_batch_matrix_for_cublas` (Blas.cpp): an operand of a batched GEMM seen as a
+/// `rows x cols` cuBLAS matrix.
+fn operand_batched(
+    t: &TensorSpec,
+    transpose_result: bool,
+    rows: i64,
+    cols: i64,
+) -> (Transpose, i64) {
+    let s = t.effective_strides();
+    let (fast, lead) = if transpose_result { (2, 1) } else { (1, 2) };
+    if s[fast] == 1 && s[lead] >= rows.max(1) {
+        (Transpose::N, s[lead])
+    } else if s[lead] == 1 && s[fast] >= cols.max(1) {
+        (Transpose::T, s[fast])
+    } else {
+        // Copied contiguous; ld is the copy's stride[1].
+        (
+            if transpose_result {
+                Transpose::N
+            } else {
+                Transpose::T
+            },
+            t.dims[2],
+        )
+    }
+}
+
+/// `_cublasAdjustLdLevel3` (CUDABlas.cpp): cuBLAS checks leading dimensions even where a
+/// dimension of 1 makes them irrelevant, so PyTorch replaces them with valid ones.
+fn adjust_ld(c: &mut GemmCall) {
+    if c.n <= 1 {
+        c.ldc = c.m.max(1);
+    }
+    if c.transa == Transpose::T {
+        if c.m <= 1 {
+            c.lda = c.k.max(1);
+        }
+    } else if c.k <= 1 {
+        c.lda = c.m.max(1);
+    }
+    if c.transb == Transpose::T {
+        if c.k <= 1 {
+            c.ldb = c.n.max(1);
+        }
+    } else if c.n <= 1 {
+        c.ldb = c.k.max(1);
     }
 }
 
@@ -98,9 +189,11 @@ fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
             mat2.dtype.short()
         ));
     }
-    let (transa, lda) = operand(mat2, 0, 1);
-    let (transb, ldb) = operand(mat1, 0, 1);
-    Ok(GemmCall {
+    // The fresh contiguous result makes transpose_result true: cuBLAS computes
+    // C^T = mat2^T mat1^T, so its A operand is mat2 and its B operand mat1.
+    let (transa, lda) = operand_2d(mat2);
+    let (transb, ldb) = operand_2d(mat1);
+    let mut c = GemmCall {
         transa,
         transb,
         m: n,
@@ -120,7 +213,9 @@ fn gemm_2d(mat1: &TensorSpec, mat2: &TensorSpec) -> Result<GemmCall, String> {
         alpha: 1.0,
         beta: 0.0,
         epilogue: GemmEpilogue::None,
-    })
+    };
+    adjust_ld(&mut c);
+    Ok(c)
 }
 
 /// A batched GEMM `out[B,M,N] = b1[B,M,K] @ b2[B,K,N]`.
@@ -149,38 +244,41 @@ fn gemm_batched(b1: &TensorSpec, b2: &TensorSpec) -> Result<GemmCall, String> {
             b2.dtype.short()
         ));
     }
-    let (transa, lda) = operand(b2, 1, 2);
-    let (transb, ldb) = operand(b1, 1, 2);
-    let batch_stride = |t: &TensorSpec, rows: i64, cols: i64| -> i64 {
-        let s = t.effective_strides();
-        // A broadcast batch (stride 0) stays 0; a copied operand is dense.
-        if s.len() == 3 {
-            s[0]
-        } else {
-            rows * cols
-        }
+    // The result [b, m, n] is contiguous; bmm_out_cuda tests column-major first, which a
+    // contiguous result passes only when n == 1. Otherwise transpose_result is true and
+    // the operands swap as in the 2-D case.
+    let transpose_result = n != 1;
+    let (first, second, cm, cn) = if transpose_result {
+        (b2, b1, n, m)
+    } else {
+        (b1, b2, m, n)
     };
-    Ok(GemmCall {
+    let (transa, lda) = operand_batched(first, transpose_result, cm, k);
+    let (transb, ldb) = operand_batched(second, transpose_result, k, cn);
+    let batch_stride = |t: &TensorSpec| -> i64 { t.effective_strides()[0] };
+    let mut c = GemmCall {
         transa,
         transb,
-        m: n,
-        n: m,
+        m: cm,
+        n: cn,
         k,
         lda,
         ldb,
-        ldc: n,
+        ldc: if transpose_result { n } else { 1 },
         batch: b,
-        stride_a: batch_stride(b2, k, n),
-        stride_b: batch_stride(b1, m, k),
+        stride_a: batch_stride(first),
+        stride_b: batch_stride(second),
         stride_c: m * n,
-        a_type: b2.dtype,
-        b_type: b1.dtype,
+        a_type: first.dtype,
+        b_type: second.dtype,
         c_type: b1.dtype,
         compute_type: compute_type(b1.dtype)?,
         alpha: 1.0,
         beta: 0.0,
         epilogue: GemmEpilogue::None,
-    })
+    };
+    adjust_ld(&mut c);
+    Ok(c)
 }
 
 /// Ops whose GEMMs tier 2 replays.
@@ -201,7 +299,7 @@ pub fn is_gemm_op(op: &str) -> bool {
 
 /// Recovers the cuBLAS call of `op` with `args`, given the names of the kernels it launched.
 pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, String> {
-    let mut call = match op {
+    let call = match op {
         "aten::mm" => gemm_2d(tensor(args, 0, "self")?, tensor(args, 1, "mat2")?)?,
         "aten::bmm" => gemm_batched(tensor(args, 0, "self")?, tensor(args, 1, "mat2")?)?,
         "aten::addmm" | "aten::addmm_" | "aten::_addmm_activation" => {
@@ -284,7 +382,6 @@ pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, S
     if call.a_type == DType::Unknown {
         return Err("operand dtype not recorded".into());
     }
-    call.c_type = call.b_type;
     Ok(call)
 }
 
@@ -386,6 +483,53 @@ mod tests {
         assert_eq!((c.transa, c.transb), (Transpose::T, Transpose::N));
         assert_eq!((c.lda, c.ldb, c.ldc), (64, 64, 5));
         assert_eq!((c.stride_a, c.stride_b, c.stride_c), (320, 320, 25));
+    }
+
+    /// bmm with a [b, m, 1] result: the contiguous result passes bmm's column-major test,
+    /// so cuBLAS is not given the swapped operands (llama decode's attention-score bmm).
+    #[test]
+    fn bmm_with_a_column_result_is_not_swapped() {
+        let c = recover(
+            "aten::bmm",
+            &[
+                t(&[64, 1, 1], &[1, 1, 1], DType::F32),
+                t(&[64, 1, 64], &[64, 64, 1], DType::F32),
+            ],
+            &[],
+        )
+        .unwrap();
+        // result [64, 1, 64]: n = 64 != 1, so transpose_result holds here.
+        assert_eq!((c.m, c.n, c.k), (64, 1, 1));
+        let d = recover(
+            "aten::bmm",
+            &[
+                t(&[8, 64, 128], &[8192, 128, 1], DType::F16),
+                t(&[8, 128, 1], &[128, 1, 1], DType::F16),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((d.m, d.n, d.k), (64, 1, 128));
+        assert_eq!((d.transa, d.lda), (Transpose::T, 128));
+        assert_eq!(d.ldc, 64);
+    }
+
+    /// A size-1 dimension leaves a row vector "contiguous" whatever its stride, and
+    /// _cublasAdjustLdLevel3 fixes the leading dimensions cuBLAS would reject.
+    #[test]
+    fn degenerate_vectors_follow_pytorch() {
+        let c = recover(
+            "aten::mm",
+            &[
+                t(&[1, 4096], &[4096, 1], DType::F16),
+                t(&[4096, 11008], &[1, 4096], DType::F16),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::T, Transpose::N));
+        assert_eq!((c.m, c.n, c.k), (11008, 1, 4096));
+        assert_eq!((c.lda, c.ldb, c.ldc), (4096, 4096, 11008));
     }
 
     #[test]

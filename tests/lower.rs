@@ -1,0 +1,227 @@
+//! `kc lower --tiers` on real traces: tier coverage, GEMM recovery, memcpy/memset tiers,
+//! and insta snapshots of every kernel's classification, so a changed classification
+//! shows up in review.
+
+mod common;
+use common::*;
+use kc::lower::summary::{classification_rows, summarize};
+use kc_ir::{Family, NodeKind, Tier, UnitParams};
+
+#[test]
+fn h100_traces_replay_at_least_99_percent_of_gpu_time() {
+    for name in [
+        "bloom560m_seq5",
+        "gpt2_train_bf16",
+        "llama7b8l_decode",
+        "resnet50_b32",
+    ] {
+        let (g, _, d) = lowered(name);
+        let s = summarize(&g, &d);
+        assert!(
+            s.pct_replayable_time >= 99.0,
+            "{name}: {:.2} %",
+            s.pct_replayable_time
+        );
+        let total: f64 = s.tiers.values().map(|t| t.pct_gpu_time).sum();
+        assert!((total - 100.0).abs() < 1e-6, "{name}: tiers sum to {total}");
+    }
+}
+
+/// Every GEMM kernel launched by mm/addmm/bmm/baddbmm lands in tier 2 with its cuBLAS call,
+/// and every memcpy/memset in tier 1.
+#[test]
+fn gemm_ops_are_tier_2_and_copies_tier_1() {
+    for name in H100 {
+        let (g, _, _) = lowered(name);
+        let mut gemms = 0;
+        for id in g.graph.node_indices() {
+            let n = &g.graph[id];
+            let c = g.classification(id).unwrap();
+            match n.kind {
+                NodeKind::Memcpy { .. } | NodeKind::Memset { .. } => {
+                    assert_eq!(c.tier, Tier::Runtime, "{name} node{}", id.index())
+                }
+                NodeKind::Kernel { .. } if c.family == Family::Gemm => {
+                    let op = g.op_name(n.op);
+                    if ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"].contains(&op) {
+                        gemms += 1;
+                        assert_eq!(
+                            c.tier,
+                            Tier::Gemm,
+                            "{name} node{} {op} {}",
+                            id.index(),
+                            g.str(n.kind.name())
+                        );
+                        let inst = &g.instances[c.instance as usize];
+                        assert!(matches!(
+                            g.units[inst.unit.0 as usize].params,
+                            UnitParams::Gemm(_)
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(gemms > 0, "{name} has GEMMs");
+    }
+}
+
+/// The recovered calls agree with what the nvjet/cutlass kernel names say about layout.
+#[test]
+fn recovered_layouts_agree_with_kernel_names() {
+    let mut checked = 0;
+    for name in H100 {
+        let (g, _, _) = lowered(name);
+        for u in &g.units {
+            let UnitParams::Gemm(c) = &u.params else {
+                continue;
+            };
+            for k in &u.kernels {
+                let p = kc::lower::name::parse(g.str(*k));
+                let Some(layout) = p.vendor.and_then(|v| v.layout) else {
+                    continue;
+                };
+                if layout.len() < 2 {
+                    continue;
+                }
+                let want: String = [c.transa.as_char(), c.transb.as_char()].iter().collect();
+                assert_eq!(
+                    layout[..2].to_ascii_uppercase(),
+                    want,
+                    "{name} {}: {}",
+                    g.str(*k),
+                    c.describe()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+#[test]
+fn units_account_for_every_node_once_and_dedupe_deterministically() {
+    for name in H100 {
+        let (g, _, _) = lowered(name);
+        let inv: u64 = g.units.iter().map(|u| u.invocations).sum();
+        assert_eq!(inv as usize, g.instances.len());
+        let nodes: usize = g.instances.iter().map(|i| i.nodes.len()).sum();
+        assert_eq!(nodes, g.node_count());
+        let traced: i64 = g.units.iter().map(|u| u.traced_ns_total).sum();
+        assert_eq!(traced, g.gpu_time_ns());
+        let (g2, _, _) = lowered(name);
+        assert_eq!(kc_ir::text::to_text(&g), kc_ir::text::to_text(&g2));
+    }
+}
+
+#[test]
+fn multi_kernel_ops_are_one_unit() {
+    // layer_norm launches one kernel here, but GEMMs with split-K launch a reduce too.
+    let (g, _, _) = lowered("llama7b8l_decode");
+    let multi = g
+        .units
+        .iter()
+        .find(|u| u.kernels.len() > 1 && u.tier == Tier::Gemm);
+    let u = multi.expect("a split-K GEMM unit with its reduce kernel");
+    let names: Vec<&str> = u.kernels.iter().map(|k| g.str(*k)).collect();
+    assert!(names.iter().any(|n| n.contains("splitK")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.contains("splitKreduce")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn classification_snapshots_of_the_h100_traces() {
+    let settings = insta_settings();
+    for name in H100 {
+        let (g, ctx, _) = lowered(name);
+        let rows = classification_rows(&g, &ctx);
+        settings.bind(|| insta::assert_json_snapshot!(format!("classify__{name}"), rows));
+    }
+}
+
+#[test]
+fn tier_table_snapshots_of_the_h100_traces() {
+    let settings = insta_settings();
+    for name in H100 {
+        let (g, _, d) = lowered(name);
+        let text = kc::lower::summary::render_text(&summarize(&g, &d));
+        settings.bind(|| insta::assert_snapshot!(format!("tiers__{name}"), text));
+    }
+}
+
+/// Every distinct kernel name in the public corpus, parsed and classified by name; a new
+/// parse or family shows up in review.
+#[test]
+fn corpus_kernel_name_snapshot() {
+    let mut names = std::collections::BTreeSet::new();
+    for p in corpus_traces() {
+        if let Ok((g, _)) = kc::ingest::ingest(&[p], &Default::default()) {
+            for n in g.graph.node_weights() {
+                if let NodeKind::Kernel { name, .. } | NodeKind::Collective { name, .. } = n.kind {
+                    names.insert(g.str(name).to_string());
+                }
+            }
+        }
+    }
+    assert!(names.len() > 500, "{}", names.len());
+    let mut out = String::new();
+    let mut opaque = 0;
+    for n in &names {
+        let p = kc::lower::name::parse(n);
+        let fam = kc::lower::family::family_from_name(n, &p)
+            .map(|(r, f)| format!("{} ({r})", f.as_str()))
+            .unwrap_or_else(|| "by op".into());
+        if p.opaque {
+            opaque += 1;
+        }
+        let vendor = p
+            .vendor
+            .as_ref()
+            .map(|v| {
+                format!(
+                    " vendor={} tiles={:?} layout={:?}",
+                    v.library, v.tiles, v.layout
+                )
+            })
+            .unwrap_or_default();
+        let short: String = n.chars().take(140).collect();
+        out.push_str(&format!(
+            "{short}\n    -> {fam}; base={}{}{vendor}\n",
+            p.base.chars().take(60).collect::<String>(),
+            if p.opaque { " OPAQUE" } else { "" }
+        ));
+    }
+    // Nearly every name fits the grammar; the rest are kept whole and classified by op.
+    assert!(
+        opaque * 50 < names.len(),
+        "{opaque} of {} opaque",
+        names.len()
+    );
+    insta_settings().bind(|| insta::assert_snapshot!("corpus_kernel_names", out));
+}
+
+#[test]
+fn explain_shows_the_parse_and_the_rule() {
+    let (g, ctx, _) = lowered("bloom560m_seq5");
+    let text = kc::lower::summary::explain(&g, &ctx, "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
+    assert!(text.contains("vendor=nvjet"), "{text}");
+    assert!(text.contains("rule vendor-gemm"), "{text}");
+    assert!(text.contains("2 cublas-gemm"), "{text}");
+}
+
+#[test]
+fn lower_refuses_corrupt_and_foreign_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.kcir");
+    std::fs::write(&p, b"KCIRGRPH\x01\x00\x00\x00garbage").unwrap();
+    let out = kc(&["lower", "--tiers", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("corrupt graph"), "{err}");
+    std::fs::write(&p, b"{\"traceEvents\": []}").unwrap();
+    let out = kc(&["lower", "--tiers", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a kc graph file"), "{err}");
+}
