@@ -1,5 +1,6 @@
 //! The container shared by kc's binary files (graphs `.kcir`, plans `.kcplan`): a magic,
-//! a format version, the writing kc's version, the body length and a CRC32 of the body,
+//! a format version, the writing kc's version, the body length and a CRC32 of the writer's
+//! version and the body,
 //! then the bincode-encoded body. Invariant: a file is decoded only after its magic,
 //! version, length and checksum all match, so a flipped byte or a file from another format
 //! version is rejected with a clear error and never decoded into a wrong value.
@@ -47,6 +48,15 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<{ 1 << 34 }>()
 }
 
+/// CRC32 over the writer's version and the body: every byte after the fixed header
+/// fields is covered, so no flipped byte goes unnoticed.
+fn checksum(writer: &[u8], body: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(writer);
+    h.update(body);
+    h.finalize()
+}
+
 pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeError> {
     let body = bincode::serde::encode_to_vec(value, config())
         .map_err(|e| EnvelopeError::Encode(e.to_string(), kind.what))?;
@@ -57,7 +67,7 @@ pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeE
     out.extend_from_slice(&(kc_version.len() as u16).to_le_bytes());
     out.extend_from_slice(kc_version);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    out.extend_from_slice(&checksum(kc_version, &body).to_le_bytes());
     out.extend_from_slice(&body);
     Ok(out)
 }
@@ -106,7 +116,7 @@ pub fn decode<T: DeserializeOwned>(
             body.len()
         )));
     }
-    if crc32fast::hash(body) != crc {
+    if checksum(&bytes[HEADER_FIXED..writer_end], body) != crc {
         return Err(corrupt(format!(
             "checksum mismatch over bytes {}..{}",
             writer_end + 12,

@@ -1,0 +1,343 @@
+//! Replay plans: built from the H100 traces, round-tripped, every byte of a small plan
+//! flipped and each rejected, other format versions rejected, random plans round-tripped.
+
+mod common;
+use common::*;
+use kc::plan::{self, types::*};
+use proptest::prelude::*;
+
+fn plan_of(name: &str) -> Plan {
+    let (g, _, _) = lowered(name);
+    let p = plan::build::build(&g);
+    p.check().unwrap();
+    p
+}
+
+#[test]
+fn plans_account_for_every_invocation() {
+    for name in H100 {
+        let (g, _, _) = lowered(name);
+        let p = plan::build::build(&g);
+        p.check().unwrap();
+        assert_eq!(p.units.len(), g.units.len());
+        let inv: u64 = p.units.iter().map(|u| u.invocations).sum();
+        assert_eq!(inv as usize, p.steps.len(), "{name}");
+        let traced: i64 = p.steps.iter().map(|s| s.traced_ns).sum();
+        assert_eq!(traced, g.gpu_time_ns(), "{name}");
+        assert_eq!(p.header.traced_gpu_ns, g.gpu_time_ns());
+        // Steps are in trace order.
+        assert!(p
+            .steps
+            .windows(2)
+            .all(|w| w[0].traced_start_ns <= w[1].traced_start_ns));
+        assert!(p.memory.device_bytes > 0);
+    }
+}
+
+#[test]
+fn gemm_operands_get_buffers_large_enough() {
+    let p = plan_of("bloom560m_seq5");
+    let mut seen = 0;
+    for u in &p.units {
+        if let UnitCall::Gemm(g) = &u.call {
+            let a = &p.buffers[g.a as usize];
+            let (rows, cols) = if g.transa == Op::N {
+                (g.m, g.k)
+            } else {
+                (g.k, g.m)
+            };
+            assert!(
+                a.bytes >= (rows * cols * 2) as u64,
+                "unit {}: A {} bytes",
+                u.id,
+                a.bytes
+            );
+            let c = &p.buffers[g.c as usize];
+            assert!(c.bytes >= (g.m * g.n * 2) as u64);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 7);
+}
+
+#[test]
+fn multistream_plan_keeps_three_streams_and_waits() {
+    let p = plan_of("multistream_gemm_bf16");
+    assert_eq!(p.streams.len(), 3);
+    let waits: usize = p.steps.iter().map(|s| s.waits_on.len()).sum();
+    assert!(waits >= 3, "{waits}");
+    // The DtoH copy lands in pinned host memory.
+    let copy = p
+        .units
+        .iter()
+        .find(|u| {
+            matches!(
+                u.call,
+                UnitCall::Memcpy {
+                    kind: CopyKind::DtoH,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    if let UnitCall::Memcpy { dst, bytes, .. } = copy.call {
+        assert_eq!(p.buffers[dst as usize].location, Location::PinnedHost);
+        assert_eq!(bytes, 8 << 20);
+    }
+}
+
+#[test]
+fn plans_round_trip_through_the_file() {
+    for name in H100 {
+        let p = plan_of(name);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.kcplan");
+        plan::write(&p, &f).unwrap();
+        assert_eq!(plan::read(&f).unwrap(), p, "{name}");
+    }
+}
+
+/// A flipped byte anywhere (the low and the high bit of every byte) is caught by the magic,
+/// the version, the length or the checksum, and never decoded into a different plan.
+#[test]
+fn every_flipped_byte_is_rejected() {
+    let p = plan_of("multistream_gemm_bf16");
+    let bytes = plan::encode(&p).unwrap();
+    assert!(bytes.len() < 4096, "a small plan: {}", bytes.len());
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            match plan::decode(&b, "flipped.kcplan") {
+                Err(e) => {
+                    let m = e.to_string();
+                    assert!(m.starts_with("flipped.kcplan: "), "{m}");
+                }
+                Ok(_) => panic!("byte {i} flipped with {mask:#x} was accepted"),
+            }
+        }
+    }
+    // Truncation and trailing garbage.
+    assert!(plan::decode(&bytes[..bytes.len() - 1], "t").is_err());
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(plan::decode(&longer, "t").is_err());
+}
+
+#[test]
+fn other_format_versions_are_refused_by_name() {
+    let p = plan_of("multistream_gemm_bf16");
+    let mut bytes = plan::encode(&p).unwrap();
+    bytes[8..12].copy_from_slice(&(PLAN_FORMAT_VERSION + 1).to_le_bytes());
+    let e = plan::decode(&bytes, "old.kcplan").unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("format version {}", PLAN_FORMAT_VERSION + 1)),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("reads version {PLAN_FORMAT_VERSION}")),
+        "{e}"
+    );
+    // A graph file is not a plan.
+    let (g, _) = ingest(&[h100("multistream_gemm_bf16")]);
+    let gbytes = kc::envelope::encode(&kc::ingest::GRAPH_FILE, &g).unwrap();
+    let e = plan::decode(&gbytes, "g.kcir").unwrap_err().to_string();
+    assert!(e.contains("not a kc plan file"), "{e}");
+}
+
+#[test]
+fn a_plan_with_an_out_of_range_index_is_refused() {
+    let mut p = plan_of("multistream_gemm_bf16");
+    p.steps[3].unit = 999;
+    let bytes = plan::encode(&p).unwrap();
+    let e = plan::decode(&bytes, "bad.kcplan").unwrap_err().to_string();
+    assert!(e.contains("unit 999 out of range"), "{e}");
+}
+
+#[test]
+fn cli_plan_and_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("m.kcir");
+    let trace = h100("multistream_gemm_bf16");
+    assert!(
+        kc(&["ingest", trace.to_str().unwrap(), "-o", g.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(kc(&["lower", "--tiers", g.to_str().unwrap()])
+        .status
+        .success());
+    let lowered = dir.path().join("m.lowered.kcir");
+    let out = kc(&["plan", lowered.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["streams"], 3);
+    let plan_path = dir.path().join("m.kcplan");
+    let out = kc(&["plan", "show", plan_path.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let w: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"], w["summary"]);
+    // An unlowered graph is refused.
+    let out = kc(&["plan", g.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not lowered"));
+}
+
+fn arb_elem() -> impl Strategy<Value = ElemType> {
+    prop_oneof![
+        Just(ElemType::F16),
+        Just(ElemType::BF16),
+        Just(ElemType::F32),
+        Just(ElemType::I64)
+    ]
+}
+
+fn arb_unit(id: u32, nbuf: u32) -> impl Strategy<Value = PlanUnit> {
+    let call = prop_oneof![
+        (1u64..1 << 30, 0..nbuf, 0..nbuf).prop_map(|(bytes, src, dst)| UnitCall::Memcpy {
+            kind: CopyKind::HtoD,
+            bytes,
+            src,
+            dst
+        }),
+        (1u64..1 << 20, any::<u8>(), 0..nbuf).prop_map(|(bytes, value, dst)| UnitCall::Memset {
+            bytes,
+            value,
+            dst
+        }),
+        (
+            1i64..5000,
+            1i64..5000,
+            1i64..5000,
+            arb_elem(),
+            0..nbuf,
+            any::<f64>()
+        )
+            .prop_map(move |(m, n, k, t, s, alpha)| {
+                UnitCall::Gemm(GemmParams {
+                    transa: Op::T,
+                    transb: Op::N,
+                    m,
+                    n,
+                    k,
+                    lda: k,
+                    ldb: k,
+                    ldc: m,
+                    batch: 1,
+                    stride_a: 0,
+                    stride_b: 0,
+                    stride_c: 0,
+                    a_type: t,
+                    b_type: t,
+                    c_type: t,
+                    compute_type: ElemType::F32,
+                    alpha,
+                    beta: 0.0,
+                    epilogue: Epilogue::None,
+                    a: s,
+                    b: s,
+                    c: s,
+                    bias: None,
+                })
+            }),
+        (
+            "[a-z_:]{1,20}",
+            proptest::collection::vec((proptest::collection::vec(1i64..64, 0..4), 0..nbuf), 0..4)
+        )
+            .prop_map(|(op, ts)| {
+                UnitCall::AtenOp {
+                    op,
+                    args: ts
+                        .into_iter()
+                        .map(|(dims, slot)| {
+                            AtenArg::Tensor(TensorArg {
+                                strides: vec![1; dims.len()],
+                                dims,
+                                dtype: ElemType::F16,
+                                slot,
+                            })
+                        })
+                        .collect(),
+                }
+            }),
+        ".{0,30}".prop_map(|reason| UnitCall::NotReplayable { reason }),
+    ];
+    (call, 1u64..1000, 0i64..1 << 40, ".{0,40}").prop_map(
+        move |(call, invocations, traced, label)| PlanUnit {
+            id,
+            tier: PlanTier::Runtime,
+            family: "x".into(),
+            label,
+            call,
+            kernels: vec!["k".into()],
+            invocations,
+            traced_ns_total: traced,
+            slots: vec![0],
+            cold_rotation: 3,
+        },
+    )
+}
+
+fn arb_plan() -> impl Strategy<Value = Plan> {
+    (1u32..8, 1usize..6).prop_flat_map(|(nbuf, nunits)| {
+        let units: Vec<_> = (0..nunits as u32).map(|i| arb_unit(i, nbuf)).collect();
+        (
+            units,
+            proptest::collection::vec(1u64..1 << 32, nbuf as usize),
+        )
+            .prop_map(move |(units, sizes)| {
+                let steps = (0..units.len() as u32)
+                    .map(|i| Step {
+                        unit: i,
+                        stream: 0,
+                        waits_on: if i > 0 { vec![i - 1] } else { vec![] },
+                        traced_ns: 5,
+                        traced_start_ns: i as i64,
+                    })
+                    .collect();
+                Plan {
+                    header: PlanHeader {
+                        kc_version: "t".into(),
+                        sources: vec![],
+                        devices: vec![],
+                        cuda_runtime_version: None,
+                        traced_gpu_ns: 1,
+                        replayable_traced_ns: 1,
+                    },
+                    streams: vec![PlanStream {
+                        rank: 0,
+                        device: 0,
+                        trace_stream: 7,
+                    }],
+                    buffers: sizes
+                        .into_iter()
+                        .map(|bytes| Buffer {
+                            bytes,
+                            location: Location::Device,
+                        })
+                        .collect(),
+                    units,
+                    steps,
+                    memory: MemoryPlan {
+                        device_bytes: 1,
+                        pinned_host_bytes: 0,
+                        cold_extra_peak_bytes: 0,
+                        l2_bytes: 50 << 20,
+                    },
+                }
+            })
+    })
+}
+
+proptest! {
+    #[test]
+    fn random_plans_round_trip(p in arb_plan()) {
+        prop_assume!(p.units.iter().all(|u| match &u.call { UnitCall::Gemm(g) => !g.alpha.is_nan(), _ => true }));
+        let bytes = plan::encode(&p).unwrap();
+        prop_assert_eq!(plan::decode(&bytes, "p").unwrap(), p);
+    }
+}
