@@ -48,6 +48,18 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         explain: Option<String>,
     },
+    /// The whole pipeline: ingest, lower, plan (and replay, on a GPU build with a GPU).
+    /// Without TRACE, runs on the embedded BLOOM-560M H100 trace.
+    Run {
+        trace: Option<PathBuf>,
+        #[arg(long)]
+        shapes: Option<PathBuf>,
+        /// Output directory (default: kc-out/<trace name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Build a replay plan from a lowered graph, or show what a plan holds.
     Plan {
         #[command(subcommand)]
@@ -98,6 +110,17 @@ fn main() {
             output,
             json,
             explain,
+        }),
+        Command::Run {
+            trace,
+            shapes,
+            out,
+            json,
+        } => kc::cli::run::run(kc::cli::run::Args {
+            trace,
+            shapes,
+            out,
+            json,
         }),
         Command::Plan {
             action: Some(PlanAction::Show { plan, json }),

@@ -6,6 +6,7 @@
 pub mod ingest;
 pub mod lower;
 pub mod plan;
+pub mod run;
 
 /// Exit code for bad input and usage errors.
 pub const EXIT_BAD_INPUT: i32 = 2;
