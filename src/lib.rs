@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod diag;
 pub mod envelope;
+pub mod exec;
 pub mod ingest;
 pub mod lower;
 pub mod plan;

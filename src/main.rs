@@ -60,6 +60,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay a plan on the GPU: as one CUDA graph, or each unit in isolation.
+    Exec {
+        plan: PathBuf,
+        /// Time every unique unit alone (unrolled in a graph) instead of the whole graph.
+        #[arg(long)]
+        isolated: bool,
+        /// Timed replays (graph mode) or the base for launches per unit (isolated).
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        #[arg(long, default_value_t = 10)]
+        warmup: usize,
+        /// warm: reuse buffers; cold: rotate buffer copies spanning twice L2.
+        #[arg(long, default_value = "warm")]
+        cache: String,
+        /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
+        #[arg(long, default_value_t = 1.0)]
+        energy_window: f64,
+        /// Energy windows per measured item.
+        #[arg(long, default_value_t = 5)]
+        energy_repeats: usize,
+        /// Time only.
+        #[arg(long)]
+        no_energy: bool,
+        /// Results file (default: PLAN.graph.json or PLAN.isolated.json).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Build a replay plan from a lowered graph, or show what a plan holds.
     Plan {
         #[command(subcommand)]
@@ -120,6 +149,29 @@ fn main() {
             trace,
             shapes,
             out,
+            json,
+        }),
+        Command::Exec {
+            plan,
+            isolated,
+            runs,
+            warmup,
+            cache,
+            energy_window,
+            energy_repeats,
+            no_energy,
+            output,
+            json,
+        } => kc::cli::exec::run(kc::cli::exec::Args {
+            plan,
+            isolated,
+            runs,
+            warmup,
+            cache,
+            energy_window,
+            energy_repeats,
+            no_energy,
+            output,
             json,
         }),
         Command::Plan {

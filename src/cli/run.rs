@@ -31,8 +31,16 @@ struct RunSummary {
 }
 
 fn stem(p: &Path) -> String {
-    let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
-    n.split(".pt.trace").next().unwrap_or(&n).trim_end_matches(".json.gz").trim_end_matches(".json").to_string()
+    let n = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    n.split(".pt.trace")
+        .next()
+        .unwrap_or(&n)
+        .trim_end_matches(".json.gz")
+        .trim_end_matches(".json")
+        .to_string()
 }
 
 pub fn run(a: Args) -> i32 {
@@ -115,7 +123,10 @@ pub fn run(a: Args) -> i32 {
     print!("{}", lower::summary::render_text(&s.lower));
     println!();
     print!("{}", plan::show::render_text(&s.plan));
-    println!("\n  files in {}: graph.kcir, graph.lowered.kcir, plan.kcplan", s.out_dir);
+    println!(
+        "\n  files in {}: graph.kcir, graph.lowered.kcir, plan.kcplan",
+        s.out_dir
+    );
     println!("\n{gpu}");
     0
 }

@@ -1,0 +1,154 @@
+//! `kc exec PLAN [--isolated] [--runs N] [--cache warm|cold] [--energy-window S] [-o R.json]`.
+
+use crate::exec::{self, results::Results, CachePolicy, ExecOptions};
+use crate::plan;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Args {
+    pub plan: PathBuf,
+    pub isolated: bool,
+    pub runs: usize,
+    pub warmup: usize,
+    pub cache: String,
+    pub energy_window: f64,
+    pub energy_repeats: usize,
+    pub no_energy: bool,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+fn default_out(p: &Path, isolated: bool) -> PathBuf {
+    let s = p.to_string_lossy();
+    let stem = s.strip_suffix(".kcplan").unwrap_or(&s);
+    PathBuf::from(format!(
+        "{stem}.{}.json",
+        if isolated { "isolated" } else { "graph" }
+    ))
+}
+
+pub fn run(a: Args) -> i32 {
+    let cache = match a.cache.as_str() {
+        "warm" => CachePolicy::Warm,
+        "cold" => CachePolicy::Cold,
+        other => return super::fail(format!("--cache must be warm or cold, not {other:?}")),
+    };
+    let bytes = match std::fs::read(&a.plan) {
+        Ok(b) => b,
+        Err(e) => return super::fail(format!("{}: cannot read: {e}", a.plan.display())),
+    };
+    let p = match plan::decode(&bytes, &a.plan.display().to_string()) {
+        Ok(p) => p,
+        Err(e) => return super::fail(e),
+    };
+    let opts = ExecOptions {
+        isolated: a.isolated,
+        runs: a.runs,
+        warmup: a.warmup,
+        cache,
+        energy_window_s: (!a.no_energy).then_some(a.energy_window),
+        energy_repeats: a.energy_repeats,
+        progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        plan_path: a.plan.display().to_string(),
+        plan_crc32: crc32fast::hash(&bytes),
+        ..Default::default()
+    };
+    let r = match exec::execute(&p, &opts) {
+        Ok(r) => r,
+        Err(e) => return super::fail(e),
+    };
+    let out = a.output.unwrap_or_else(|| default_out(&a.plan, a.isolated));
+    let text = match serde_json::to_vec_pretty(&r) {
+        Ok(t) => t,
+        Err(e) => return super::fail(format!("cannot render results: {e}")),
+    };
+    if let Err(e) = crate::envelope::write_atomic(&out, &text) {
+        return super::fail(format!("{}: cannot write: {e}", out.display()));
+    }
+    if a.json {
+        super::print_json(&r);
+    } else {
+        print!("{}", render(&r));
+        println!("\n  results written to {}", out.display());
+    }
+    0
+}
+
+pub fn render(r: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "kc exec ({}) on {} (driver {}, cuBLAS {:?})",
+        r.mode, r.device.name, r.device.driver_version, r.device.cublas_version
+    );
+    if let Some(i) = &r.idle {
+        let _ = writeln!(
+            o,
+            "  idle power {:.1} W over {:.2} s",
+            i.avg_power_w, i.duration_s
+        );
+    }
+    if let Some(g) = &r.graph {
+        let s = &g.replay_us;
+        let _ = writeln!(
+            o,
+            "  graph replay: {} steps on {} streams; {} runs: mean {:.1} us  min {:.1}  max {:.1}  std {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}",
+            g.steps_replayed, g.streams, g.runs, s.mean, s.min, s.max, s.std, s.p50, s.p90, s.p99
+        );
+        let _ = writeln!(
+            o,
+            "  traced time of the replayed steps {:.1} us; not executed: {} steps, {:.1} us traced",
+            g.replayed_traced_us, g.steps_not_executed, g.not_executed_traced_us
+        );
+        if let Some(e) = &g.energy {
+            let _ = writeln!(
+                o,
+                "  energy per replay {:.4} J (cv {:.3}, {} windows), above idle {:.4} J, avg power {:.1} W",
+                e.per_item_j.mean,
+                e.per_item_j.cv(),
+                e.windows.len(),
+                e.per_item_above_idle_j.mean,
+                e.avg_power_w.mean
+            );
+        }
+    }
+    if let Some(s) = &r.isolated {
+        let _ = writeln!(
+            o,
+            "\n  {:>5} {:<4} {:<24} {:>7} {:>11} {:>11} {:>8} {:>12}  status",
+            "unit", "tier", "label", "inv", "traced us", "measured us", "err %", "predicted us"
+        );
+        for u in &r.units {
+            let (m, err, pred) = match (&u.time_us, u.predicted_us) {
+                (Some(t), Some(p)) => (
+                    format!("{:.2}", t.mean),
+                    format!(
+                        "{:+.1}",
+                        100.0 * (t.mean - u.traced_mean_us) / u.traced_mean_us.max(1e-9)
+                    ),
+                    format!("{p:.1}"),
+                ),
+                _ => ("-".into(), "-".into(), "-".into()),
+            };
+            let label: String = u.label.chars().take(24).collect();
+            let status: String = u.status.chars().take(60).collect();
+            let _ = writeln!(
+                o,
+                "  {:>5} {:<4} {:<24} {:>7} {:>11.2} {:>11} {:>8} {:>12}  {}",
+                u.id, u.tier, label, u.invocations, u.traced_mean_us, m, err, pred, status
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\n  predicted (sum of time x count, {} cache): {:.1} us for {} units; their traced time {:.1} us; not executed: {:.1} us traced ({} units), failed: {}",
+            s.cache, s.predicted_us, s.units_ok, s.executed_traced_us, s.not_executed_traced_us, s.units_not_executed, s.units_failed
+        );
+        if let Some(e) = s.predicted_energy_j {
+            let _ = writeln!(o, "  predicted energy (sum of energy x count): {e:.4} J");
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}

@@ -1,0 +1,282 @@
+//! Energy windows aligned to the counter's ticks. NVML's total-energy counter on the H100
+//! advances only every ~100 ms, so a window starts at an observed tick (the first change
+//! after polling begins) and ends at the first tick after the minimum duration, with the
+//! GPU kept busy throughout; energy over the window is then exact to the counter, and
+//! power is that energy over the time between the two ticks.
+//!
+//! The meter and the clock are traits so the window logic is tested without a GPU.
+//! Invariant: a window's energy is the difference of two counter readings taken at tick
+//! changes, and its duration is at least the requested minimum.
+
+use super::stats::Stats;
+use serde::{Deserialize, Serialize};
+
+/// A source of energy and power readings (NVML on the GPU machine).
+pub trait PowerMeter {
+    /// The device's total-energy counter, millijoules.
+    fn energy_mj(&mut self) -> Result<u64, String>;
+    /// Instantaneous power, milliwatts.
+    fn power_mw(&mut self) -> Result<u32, String>;
+}
+
+/// Wall time and pauses, seconds.
+pub trait Clock {
+    fn now_s(&self) -> f64;
+    fn pause(&self, seconds: f64);
+    /// Milliseconds since the Unix epoch, for ISO-8601 window stamps.
+    fn unix_ms(&self) -> i64;
+}
+
+pub struct SystemClock {
+    origin: std::time::Instant,
+    origin_unix_ms: i64,
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        let unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Self {
+            origin: std::time::Instant::now(),
+            origin_unix_ms: unix,
+        }
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_s(&self) -> f64 {
+        self.origin.elapsed().as_secs_f64()
+    }
+    fn pause(&self, seconds: f64) {
+        if seconds > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        }
+    }
+    fn unix_ms(&self) -> i64 {
+        self.origin_unix_ms + (self.now_s() * 1000.0) as i64
+    }
+}
+
+/// One measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnergyWindow {
+    /// What ran: "idle", "graph", "unit 12"...
+    pub label: String,
+    pub start: String,
+    pub end: String,
+    pub start_unix_ms: i64,
+    pub end_unix_ms: i64,
+    pub duration_s: f64,
+    pub energy_j: f64,
+    pub avg_power_w: f64,
+    /// Instantaneous power samples taken while the window ran.
+    pub power_w: Stats,
+    /// Counter ticks observed inside the window (start and end included).
+    pub ticks: u32,
+    /// Work items (graph replays) completed between the two ticks.
+    pub completed: u64,
+}
+
+/// ISO-8601 UTC with milliseconds.
+pub fn iso8601_ms(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let ms = unix_ms.rem_euclid(1000);
+    let days = secs.div_euclid(86400);
+    let sod = secs.rem_euclid(86400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
+
+/// Parameters of a window.
+pub struct WindowSpec<'a> {
+    pub label: &'a str,
+    pub min_seconds: f64,
+    /// Time between polls of the counter.
+    pub poll_seconds: f64,
+    /// Give up when the counter does not move for this long.
+    pub stall_seconds: f64,
+}
+
+/// Measures one window. `work` is called between polls to keep the device busy and
+/// returns how many work items have completed so far.
+pub fn measure(
+    meter: &mut dyn PowerMeter,
+    clock: &dyn Clock,
+    spec: &WindowSpec<'_>,
+    work: &mut dyn FnMut() -> Result<u64, String>,
+) -> Result<EnergyWindow, String> {
+    // Wait for a tick: the counter's first change.
+    let first = meter.energy_mj()?;
+    let wait_from = clock.now_s();
+    let (t0, e0, done0, unix0) = loop {
+        work()?;
+        clock.pause(spec.poll_seconds);
+        let e = meter.energy_mj()?;
+        if e != first {
+            break (clock.now_s(), e, work()?, clock.unix_ms());
+        }
+        if clock.now_s() - wait_from > spec.stall_seconds {
+            return Err(format!(
+                "the energy counter did not change in {:.1} s",
+                spec.stall_seconds
+            ));
+        }
+    };
+    let mut power = Vec::new();
+    let mut last = e0;
+    let mut ticks = 1;
+    let mut last_tick_at = t0;
+    loop {
+        work()?;
+        clock.pause(spec.poll_seconds);
+        if let Ok(p) = meter.power_mw() {
+            power.push(f64::from(p) / 1000.0);
+        }
+        let e = meter.energy_mj()?;
+        let now = clock.now_s();
+        if e != last {
+            ticks += 1;
+            last = e;
+            last_tick_at = now;
+            if now - t0 >= spec.min_seconds {
+                let done1 = work()?;
+                let unix1 = clock.unix_ms();
+                let duration = now - t0;
+                let energy_j = (e - e0) as f64 / 1000.0;
+                return Ok(EnergyWindow {
+                    label: spec.label.to_string(),
+                    start: iso8601_ms(unix0),
+                    end: iso8601_ms(unix1),
+                    start_unix_ms: unix0,
+                    end_unix_ms: unix1,
+                    duration_s: duration,
+                    energy_j,
+                    avg_power_w: energy_j / duration,
+                    power_w: Stats::of(&power),
+                    ticks,
+                    completed: done1.saturating_sub(done0),
+                });
+            }
+        } else if now - last_tick_at > spec.stall_seconds {
+            return Err(format!(
+                "the energy counter stopped changing for {:.1} s",
+                spec.stall_seconds
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A counter that advances every 100 ms by `watts` × 0.1 s, like the H100's.
+    struct Fake<'a> {
+        clock: &'a FakeClock,
+        watts: f64,
+    }
+
+    struct FakeClock {
+        t: Cell<f64>,
+    }
+
+    impl Clock for FakeClock {
+        fn now_s(&self) -> f64 {
+            self.t.get()
+        }
+        fn pause(&self, s: f64) {
+            self.t.set(self.t.get() + s);
+        }
+        fn unix_ms(&self) -> i64 {
+            1_700_000_000_000 + (self.t.get() * 1000.0).round() as i64
+        }
+    }
+
+    impl PowerMeter for Fake<'_> {
+        fn energy_mj(&mut self) -> Result<u64, String> {
+            let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor();
+            Ok((ticks * 0.1 * self.watts * 1000.0).round() as u64)
+        }
+        fn power_mw(&mut self) -> Result<u32, String> {
+            Ok((self.watts * 1000.0) as u32)
+        }
+    }
+
+    #[test]
+    fn windows_align_to_ticks_and_are_exact() {
+        let clock = FakeClock {
+            t: Cell::new(0.037),
+        };
+        let mut meter = Fake {
+            clock: &clock,
+            watts: 350.0,
+        };
+        let mut replays = 0u64;
+        let spec = WindowSpec {
+            label: "graph",
+            min_seconds: 1.0,
+            poll_seconds: 0.001,
+            stall_seconds: 2.0,
+        };
+        let w = measure(&mut meter, &clock, &spec, &mut || {
+            replays += 1;
+            Ok(replays)
+        })
+        .unwrap();
+        // Starts at the 0.1 s tick, ends at the first tick at or after 1.1 s.
+        assert!((w.duration_s - 1.0).abs() < 0.0011, "{}", w.duration_s);
+        assert!((w.energy_j - 350.0).abs() < 1e-9, "{}", w.energy_j);
+        assert!((w.avg_power_w - 350.0).abs() < 0.5);
+        assert_eq!(w.ticks, 11);
+        assert!(w.completed > 0);
+        assert_eq!(w.power_w.mean, 350.0);
+        assert!(w.start.ends_with('Z') && w.start.contains('T'));
+    }
+
+    #[test]
+    fn a_stuck_counter_is_an_error() {
+        struct Stuck;
+        impl PowerMeter for Stuck {
+            fn energy_mj(&mut self) -> Result<u64, String> {
+                Ok(5)
+            }
+            fn power_mw(&mut self) -> Result<u32, String> {
+                Ok(0)
+            }
+        }
+        let clock = FakeClock { t: Cell::new(0.0) };
+        let spec = WindowSpec {
+            label: "x",
+            min_seconds: 1.0,
+            poll_seconds: 0.01,
+            stall_seconds: 0.5,
+        };
+        let e = measure(&mut Stuck, &clock, &spec, &mut || Ok(0)).unwrap_err();
+        assert!(e.contains("did not change"), "{e}");
+    }
+
+    #[test]
+    fn iso_timestamps() {
+        assert_eq!(iso8601_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601_ms(1_790_857_026_123), "2026-10-01T12:17:06.123Z");
+        assert_eq!(iso8601_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}

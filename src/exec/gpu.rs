@@ -1,0 +1,943 @@
+//! The GPU back end: CUDA driver calls (streams, events, memory, stream capture, graphs)
+//! and cuBLAS/cuBLASLt through cudarc's raw bindings, loaded at run time. It executes the
+//! tier-1 (memcpy, memset) and tier-2 (GEMM) units of a plan, either all captured into one
+//! CUDA graph on the plan's streams, or one unit at a time, unrolled into a graph.
+//!
+//! Pitfalls from ../shared/gpu/NOTES.md that shape this file: the driver library is probed
+//! before any call (no panic without a GPU), cuBLAS gets a user workspace before capture,
+//! timing events are created with CU_EVENT_DEFAULT, and every unit runs once eagerly before
+//! capture so that library initialisation never happens inside a capture.
+//!
+//! Invariant: every CUDA/cuBLAS status is checked and turned into an [`ExecError`] that names
+//! the call (and the unit, where there is one); no handle outlives the [`Gpu`] that made it.
+
+use super::ExecError;
+use crate::plan::types::{ElemType, Epilogue, GemmParams, Location, Op, Plan, PlanUnit, UnitCall};
+use cudarc::cublas::sys as cb;
+use cudarc::cublaslt::sys as lt;
+use cudarc::driver::sys as cu;
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_void;
+
+const WORKSPACE_BYTES: usize = 64 << 20;
+
+fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
+    if r == cu::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: cuGetErrorName writes a pointer to a static string or leaves it null.
+    unsafe { cu::cuGetErrorName(r, &mut name) };
+    let code = if name.is_null() {
+        format!("{r:?}")
+    } else {
+        // SAFETY: non-null names point to static NUL-terminated strings owned by the driver.
+        unsafe { std::ffi::CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Err(ExecError::Cuda {
+        what: what.to_string(),
+        code,
+    })
+}
+
+fn blas_err(s: cb::cublasStatus_t, what: &str) -> Result<(), ExecError> {
+    if s == cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(ExecError::Cublas {
+            what: what.to_string(),
+            status: format!("{s:?}"),
+        })
+    }
+}
+
+fn lt_err(s: lt::cublasStatus_t, what: &str) -> Result<(), ExecError> {
+    if s == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(ExecError::Cublas {
+            what: what.to_string(),
+            status: format!("{s:?}"),
+        })
+    }
+}
+
+fn blas_type(t: ElemType) -> Result<cb::cudaDataType_t, ExecError> {
+    Ok(match t {
+        ElemType::F16 => cb::cudaDataType_t::CUDA_R_16F,
+        ElemType::BF16 => cb::cudaDataType_t::CUDA_R_16BF,
+        ElemType::F32 => cb::cudaDataType_t::CUDA_R_32F,
+        ElemType::F64 => cb::cudaDataType_t::CUDA_R_64F,
+        other => return Err(ExecError::Unsupported(format!("GEMM on {other:?}"))),
+    })
+}
+
+fn lt_type(t: ElemType) -> Result<lt::cudaDataType_t, ExecError> {
+    Ok(match t {
+        ElemType::F16 => lt::cudaDataType_t::CUDA_R_16F,
+        ElemType::BF16 => lt::cudaDataType_t::CUDA_R_16BF,
+        ElemType::F32 => lt::cudaDataType_t::CUDA_R_32F,
+        ElemType::F64 => lt::cudaDataType_t::CUDA_R_64F,
+        other => return Err(ExecError::Unsupported(format!("GEMM on {other:?}"))),
+    })
+}
+
+fn blas_op(o: Op) -> cb::cublasOperation_t {
+    match o {
+        Op::N => cb::cublasOperation_t::CUBLAS_OP_N,
+        Op::T => cb::cublasOperation_t::CUBLAS_OP_T,
+    }
+}
+
+/// cuBLASLt takes the transpose attributes as `cublasOperation_t` values in an int32.
+fn lt_op(o: Op) -> i32 {
+    blas_op(o) as i32
+}
+
+struct Buffer {
+    ptr: cu::CUdeviceptr,
+    host: *mut c_void,
+    bytes: u64,
+}
+
+/// A cuBLASLt matmul prepared once per unit (descriptors and the heuristic's algorithm).
+struct LtPlan {
+    desc: lt::cublasLtMatmulDesc_t,
+    a: lt::cublasLtMatrixLayout_t,
+    b: lt::cublasLtMatrixLayout_t,
+    c: lt::cublasLtMatrixLayout_t,
+    algo: lt::cublasLtMatmulAlgo_t,
+}
+
+/// What the device is and has, read at start-up.
+pub struct DeviceFacts {
+    pub name: String,
+    pub total_memory: u64,
+    pub free_memory: u64,
+    pub sm_count: i32,
+    pub driver_version: i32,
+    pub cublas_version: Option<i32>,
+}
+
+pub struct Gpu {
+    pub streams: Vec<cu::CUstream>,
+    blas: Vec<cb::cublasHandle_t>,
+    lt: lt::cublasLtHandle_t,
+    workspaces: Vec<cu::CUdeviceptr>,
+    buffers: Vec<Buffer>,
+    /// Extra copies of a slot for cold-cache rotation: copy k >= 1 is `copies[slot][k-1]`.
+    copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
+    lt_plans: HashMap<u32, LtPlan>,
+    events: Vec<cu::CUevent>,
+    pub facts: DeviceFacts,
+}
+
+impl Gpu {
+    /// Opens device 0 with `streams` streams. Fails cleanly without a driver or a GPU.
+    pub fn open(streams: usize) -> Result<Gpu, ExecError> {
+        // SAFETY: probing for the library loads nothing into the process state we rely on.
+        if !unsafe { cu::is_culib_present() } {
+            return Err(ExecError::NoDriver);
+        }
+        // SAFETY: plain driver API calls with valid out-pointers; the context is made
+        // current on this thread before anything else uses it.
+        unsafe {
+            cu_err(cu::cuInit(0), "cuInit")?;
+            let mut count = 0;
+            cu_err(cu::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
+            if count == 0 {
+                return Err(ExecError::NoDevice);
+            }
+            let mut dev: cu::CUdevice = 0;
+            cu_err(cu::cuDeviceGet(&mut dev, 0), "cuDeviceGet")?;
+            let mut ctx: cu::CUcontext = std::ptr::null_mut();
+            cu_err(
+                cu::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            cu_err(cu::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+            let mut name = [0 as std::ffi::c_char; 256];
+            cu_err(
+                cu::cuDeviceGetName(name.as_mut_ptr(), 256, dev),
+                "cuDeviceGetName",
+            )?;
+            let name = std::ffi::CStr::from_ptr(name.as_ptr())
+                .to_string_lossy()
+                .into_owned();
+            let mut total = 0usize;
+            cu_err(cu::cuDeviceTotalMem_v2(&mut total, dev), "cuDeviceTotalMem")?;
+            let (mut free, mut total2) = (0usize, 0usize);
+            cu_err(cu::cuMemGetInfo_v2(&mut free, &mut total2), "cuMemGetInfo")?;
+            let mut sms = 0;
+            cu_err(
+                cu::cuDeviceGetAttribute(
+                    &mut sms,
+                    cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                    dev,
+                ),
+                "cuDeviceGetAttribute",
+            )?;
+            let mut driver = 0;
+            cu_err(cu::cuDriverGetVersion(&mut driver), "cuDriverGetVersion")?;
+            if !cb::is_culib_present() || !lt::is_culib_present() {
+                return Err(ExecError::NoCublas);
+            }
+            let mut gpu = Gpu {
+                streams: Vec::new(),
+                blas: Vec::new(),
+                lt: std::ptr::null_mut(),
+                workspaces: Vec::new(),
+                buffers: Vec::new(),
+                copies: HashMap::new(),
+                lt_plans: HashMap::new(),
+                events: Vec::new(),
+                facts: DeviceFacts {
+                    name,
+                    total_memory: total as u64,
+                    free_memory: free as u64,
+                    sm_count: sms,
+                    driver_version: driver,
+                    cublas_version: None,
+                },
+            };
+            for _ in 0..streams.max(1) {
+                let mut s: cu::CUstream = std::ptr::null_mut();
+                cu_err(
+                    cu::cuStreamCreate(&mut s, cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
+                    "cuStreamCreate",
+                )?;
+                gpu.streams.push(s);
+                let mut h: cb::cublasHandle_t = std::ptr::null_mut();
+                blas_err(cb::cublasCreate_v2(&mut h), "cublasCreate")?;
+                gpu.blas.push(h);
+                let ws = gpu.alloc_raw(WORKSPACE_BYTES as u64)?;
+                gpu.workspaces.push(ws);
+                blas_err(
+                    cb::cublasSetWorkspace_v2(h, ws as *mut c_void, WORKSPACE_BYTES),
+                    "cublasSetWorkspace",
+                )?;
+                blas_err(
+                    cb::cublasSetStream_v2(h, s as cb::cudaStream_t),
+                    "cublasSetStream",
+                )?;
+            }
+            let mut v = 0;
+            if cb::cublasGetVersion_v2(gpu.blas[0], &mut v)
+                == cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS
+            {
+                gpu.facts.cublas_version = Some(v);
+            }
+            lt_err(lt::cublasLtCreate(&mut gpu.lt), "cublasLtCreate")?;
+            Ok(gpu)
+        }
+    }
+
+    fn alloc_raw(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
+        let mut p: cu::CUdeviceptr = 0;
+        // SAFETY: a plain allocation with a valid out-pointer.
+        let r = unsafe { cu::cuMemAlloc_v2(&mut p, bytes.max(1) as usize) };
+        if r == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            return Err(ExecError::OutOfMemory {
+                needed: bytes,
+                free: self.facts.free_memory,
+            });
+        }
+        cu_err(r, "cuMemAlloc")?;
+        Ok(p)
+    }
+
+    /// Allocates every buffer of the plan and fills it with values in [-1, 1), as
+    /// half-precision bit patterns that read as finite numbers in f16, bf16 and f32 alike.
+    pub fn allocate(&mut self, plan: &Plan) -> Result<(), ExecError> {
+        let needed = plan.memory.device_bytes + (self.streams.len() * WORKSPACE_BYTES) as u64;
+        if needed > self.facts.free_memory {
+            return Err(ExecError::OutOfMemory {
+                needed,
+                free: self.facts.free_memory,
+            });
+        }
+        let pattern = random_pattern(16 << 20);
+        let staging = self.alloc_raw(pattern.len() as u64)?;
+        // SAFETY: copies from a live host vector into a fresh allocation of its size.
+        unsafe {
+            cu_err(
+                cu::cuMemcpyHtoD_v2(staging, pattern.as_ptr() as *const c_void, pattern.len()),
+                "cuMemcpyHtoD",
+            )?;
+        }
+        for b in &plan.buffers {
+            let buf = match b.location {
+                Location::Device => {
+                    let ptr = self.alloc_raw(b.bytes)?;
+                    self.fill(ptr, b.bytes, staging, pattern.len() as u64)?;
+                    Buffer {
+                        ptr,
+                        host: std::ptr::null_mut(),
+                        bytes: b.bytes,
+                    }
+                }
+                Location::PinnedHost => {
+                    let mut host: *mut c_void = std::ptr::null_mut();
+                    // SAFETY: pinned allocation; the device alias is looked up for UVA copies.
+                    unsafe {
+                        cu_err(
+                            cu::cuMemHostAlloc(&mut host, b.bytes as usize, 0),
+                            "cuMemHostAlloc",
+                        )?;
+                        std::ptr::write_bytes(host as *mut u8, 0x3c, b.bytes as usize);
+                        let mut dptr: cu::CUdeviceptr = 0;
+                        cu_err(
+                            cu::cuMemHostGetDevicePointer_v2(&mut dptr, host, 0),
+                            "cuMemHostGetDevicePointer",
+                        )?;
+                        Buffer {
+                            ptr: dptr,
+                            host,
+                            bytes: b.bytes,
+                        }
+                    }
+                }
+            };
+            self.buffers.push(buf);
+        }
+        // SAFETY: the staging buffer is no longer referenced once the fills completed.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            cu_err(cu::cuMemFree_v2(staging), "cuMemFree")?;
+        }
+        Ok(())
+    }
+
+    fn fill(
+        &self,
+        dst: cu::CUdeviceptr,
+        bytes: u64,
+        src: cu::CUdeviceptr,
+        src_len: u64,
+    ) -> Result<(), ExecError> {
+        let mut off = 0;
+        while off < bytes {
+            let n = (bytes - off).min(src_len);
+            // SAFETY: both ranges lie inside live allocations.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoD_v2(dst + off, src, n as usize),
+                    "cuMemcpyDtoD",
+                )?
+            };
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Makes `copies - 1` extra copies of every device slot of `unit`, for cold-cache
+    /// rotation; frees any copies made for an earlier unit first.
+    pub fn make_copies(
+        &mut self,
+        plan: &Plan,
+        unit: &PlanUnit,
+        copies: u32,
+    ) -> Result<(), ExecError> {
+        self.free_copies()?;
+        if copies <= 1 {
+            return Ok(());
+        }
+        for &slot in &unit.slots {
+            if plan.buffers[slot as usize].location != Location::Device {
+                continue;
+            }
+            let bytes = self.buffers[slot as usize].bytes;
+            let mut v = Vec::new();
+            for _ in 1..copies {
+                let p = self.alloc_raw(bytes)?;
+                // SAFETY: same-size device-to-device copy between live allocations.
+                unsafe {
+                    cu_err(
+                        cu::cuMemcpyDtoD_v2(p, self.buffers[slot as usize].ptr, bytes as usize),
+                        "cuMemcpyDtoD",
+                    )?
+                };
+                v.push(p);
+            }
+            self.copies.insert(slot, v);
+        }
+        // SAFETY: waits for the copies above.
+        unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize") }
+    }
+
+    pub fn free_copies(&mut self) -> Result<(), ExecError> {
+        // SAFETY: nothing in flight uses the copies: callers synchronise first.
+        unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")? };
+        for (_, v) in self.copies.drain() {
+            for p in v {
+                // SAFETY: each pointer came from cuMemAlloc and is freed once.
+                unsafe { cu_err(cu::cuMemFree_v2(p), "cuMemFree")? };
+            }
+        }
+        Ok(())
+    }
+
+    fn ptr(&self, slot: u32, copy: u32) -> cu::CUdeviceptr {
+        if copy > 0 {
+            if let Some(v) = self.copies.get(&slot) {
+                return v[(copy as usize - 1) % v.len()];
+            }
+        }
+        self.buffers[slot as usize].ptr
+    }
+
+    /// Whether this back end executes the unit's call.
+    pub fn executes(unit: &PlanUnit) -> bool {
+        matches!(
+            unit.call,
+            UnitCall::Memcpy { .. } | UnitCall::Memset { .. } | UnitCall::Gemm(_)
+        )
+    }
+
+    /// Prepares what a unit needs before capture (cuBLASLt descriptors and algorithm).
+    pub fn prepare(&mut self, unit: &PlanUnit) -> Result<(), ExecError> {
+        if let UnitCall::Gemm(g) = &unit.call {
+            if g.epilogue != Epilogue::None && !self.lt_plans.contains_key(&unit.id) {
+                let p = self.lt_plan(g)?;
+                self.lt_plans.insert(unit.id, p);
+            }
+        }
+        Ok(())
+    }
+
+    fn lt_plan(&self, g: &GemmParams) -> Result<LtPlan, ExecError> {
+        // SAFETY: descriptor calls with valid handles and attribute buffers of the sizes
+        // cuBLASLt documents for each attribute.
+        unsafe {
+            let mut desc: lt::cublasLtMatmulDesc_t = std::ptr::null_mut();
+            lt_err(
+                lt::cublasLtMatmulDescCreate(
+                    &mut desc,
+                    lt::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    lt::cudaDataType_t::CUDA_R_32F,
+                ),
+                "cublasLtMatmulDescCreate",
+            )?;
+            let set = |attr: lt::cublasLtMatmulDescAttributes_t, v: &i32| {
+                lt_err(
+                    lt::cublasLtMatmulDescSetAttribute(
+                        desc,
+                        attr,
+                        v as *const i32 as *const c_void,
+                        4,
+                    ),
+                    "cublasLtMatmulDescSetAttribute",
+                )
+            };
+            set(
+                lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                &lt_op(g.transa),
+            )?;
+            set(
+                lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB,
+                &lt_op(g.transb),
+            )?;
+            let epi = match g.epilogue {
+                Epilogue::None => lt::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_DEFAULT,
+                Epilogue::Bias => lt::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_BIAS,
+                Epilogue::BiasGelu => lt::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_GELU_BIAS,
+                Epilogue::BiasRelu => lt::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_RELU_BIAS,
+            };
+            let epi_v = epi as u32;
+            lt_err(
+                lt::cublasLtMatmulDescSetAttribute(
+                    desc,
+                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_EPILOGUE,
+                    &epi_v as *const u32 as *const c_void,
+                    4,
+                ),
+                "cublasLtMatmulDescSetAttribute(EPILOGUE)",
+            )?;
+            let layout = |t: ElemType,
+                          rows: i64,
+                          cols: i64,
+                          ld: i64|
+             -> Result<lt::cublasLtMatrixLayout_t, ExecError> {
+                let mut l: lt::cublasLtMatrixLayout_t = std::ptr::null_mut();
+                lt_err(
+                    lt::cublasLtMatrixLayoutCreate(
+                        &mut l,
+                        lt_type(t)?,
+                        rows as u64,
+                        cols as u64,
+                        ld,
+                    ),
+                    "cublasLtMatrixLayoutCreate",
+                )?;
+                Ok(l)
+            };
+            let (ar, ac) = if g.transa == Op::N {
+                (g.m, g.k)
+            } else {
+                (g.k, g.m)
+            };
+            let (br, bc) = if g.transb == Op::N {
+                (g.k, g.n)
+            } else {
+                (g.n, g.k)
+            };
+            let a = layout(g.a_type, ar, ac, g.lda)?;
+            let b = layout(g.b_type, br, bc, g.ldb)?;
+            let c = layout(g.c_type, g.m, g.n, g.ldc)?;
+            let mut pref: lt::cublasLtMatmulPreference_t = std::ptr::null_mut();
+            lt_err(
+                lt::cublasLtMatmulPreferenceCreate(&mut pref),
+                "cublasLtMatmulPreferenceCreate",
+            )?;
+            let ws = WORKSPACE_BYTES as u64;
+            lt_err(
+                lt::cublasLtMatmulPreferenceSetAttribute(
+                    pref,
+                    lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                    &ws as *const u64 as *const c_void,
+                    8,
+                ),
+                "cublasLtMatmulPreferenceSetAttribute",
+            )?;
+            let mut result: lt::cublasLtMatmulHeuristicResult_t = std::mem::zeroed();
+            let mut found = 0;
+            lt_err(
+                lt::cublasLtMatmulAlgoGetHeuristic(
+                    self.lt,
+                    desc,
+                    a,
+                    b,
+                    c,
+                    c,
+                    pref,
+                    1,
+                    &mut result,
+                    &mut found,
+                ),
+                "cublasLtMatmulAlgoGetHeuristic",
+            )?;
+            lt::cublasLtMatmulPreferenceDestroy(pref);
+            if found == 0 {
+                return Err(ExecError::Unsupported(
+                    "cuBLASLt found no algorithm for this epilogue GEMM".into(),
+                ));
+            }
+            Ok(LtPlan {
+                desc,
+                a,
+                b,
+                c,
+                algo: result.algo,
+            })
+        }
+    }
+
+    /// Enqueues one invocation of `unit` on stream `s`, using buffer copy `copy`.
+    pub fn enqueue(&self, unit: &PlanUnit, s: usize, copy: u32) -> Result<(), ExecError> {
+        let stream = self.streams[s];
+        // SAFETY: every pointer is a live buffer slot of at least the size the plan's
+        // buffer planning computed for this operand; handles belong to this Gpu.
+        unsafe {
+            match &unit.call {
+                UnitCall::Memcpy {
+                    bytes, src, dst, ..
+                } => cu_err(
+                    cu::cuMemcpyAsync(
+                        self.ptr(*dst, copy),
+                        self.ptr(*src, copy),
+                        *bytes as usize,
+                        stream,
+                    ),
+                    "cuMemcpyAsync",
+                ),
+                UnitCall::Memset { bytes, value, dst } => cu_err(
+                    cu::cuMemsetD8Async(self.ptr(*dst, copy), *value, *bytes as usize, stream),
+                    "cuMemsetD8Async",
+                ),
+                UnitCall::Gemm(g) if g.epilogue == Epilogue::None => self.gemm(g, s, copy),
+                UnitCall::Gemm(g) => self.lt_gemm(unit.id, g, s, copy),
+                _ => Err(ExecError::Unsupported(format!(
+                    "unit {} ({}) is not executed by this back end",
+                    unit.id,
+                    unit.tier.as_str()
+                ))),
+            }
+        }
+    }
+
+    unsafe fn gemm(&self, g: &GemmParams, s: usize, copy: u32) -> Result<(), ExecError> {
+        let h = self.blas[s];
+        let (a, b, c) = (
+            self.ptr(g.a, copy),
+            self.ptr(g.b, copy),
+            self.ptr(g.c, copy),
+        );
+        let f64_compute = g.compute_type == ElemType::F64;
+        let (alpha32, beta32) = (g.alpha as f32, g.beta as f32);
+        let (alpha64, beta64) = (g.alpha, g.beta);
+        let (pa, pb): (*const c_void, *const c_void) = if f64_compute {
+            (&alpha64 as *const f64 as _, &beta64 as *const f64 as _)
+        } else {
+            (&alpha32 as *const f32 as _, &beta32 as *const f32 as _)
+        };
+        let compute = if f64_compute {
+            cb::cublasComputeType_t::CUBLAS_COMPUTE_64F
+        } else {
+            cb::cublasComputeType_t::CUBLAS_COMPUTE_32F
+        };
+        let dims = |x: i64| -> Result<i32, ExecError> {
+            i32::try_from(x)
+                .map_err(|_| ExecError::Unsupported(format!("GEMM dimension {x} exceeds int32")))
+        };
+        if g.batch == 1 {
+            blas_err(
+                cb::cublasGemmEx(
+                    h,
+                    blas_op(g.transa),
+                    blas_op(g.transb),
+                    dims(g.m)?,
+                    dims(g.n)?,
+                    dims(g.k)?,
+                    pa,
+                    a as *const c_void,
+                    blas_type(g.a_type)?,
+                    dims(g.lda)?,
+                    b as *const c_void,
+                    blas_type(g.b_type)?,
+                    dims(g.ldb)?,
+                    pb,
+                    c as *mut c_void,
+                    blas_type(g.c_type)?,
+                    dims(g.ldc)?,
+                    compute,
+                    cb::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+                ),
+                "cublasGemmEx",
+            )
+        } else {
+            blas_err(
+                cb::cublasGemmStridedBatchedEx(
+                    h,
+                    blas_op(g.transa),
+                    blas_op(g.transb),
+                    dims(g.m)?,
+                    dims(g.n)?,
+                    dims(g.k)?,
+                    pa,
+                    a as *const c_void,
+                    blas_type(g.a_type)?,
+                    dims(g.lda)?,
+                    g.stride_a,
+                    b as *const c_void,
+                    blas_type(g.b_type)?,
+                    dims(g.ldb)?,
+                    g.stride_b,
+                    pb,
+                    c as *mut c_void,
+                    blas_type(g.c_type)?,
+                    dims(g.ldc)?,
+                    g.stride_c,
+                    dims(g.batch)?,
+                    compute,
+                    cb::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+                ),
+                "cublasGemmStridedBatchedEx",
+            )
+        }
+    }
+
+    unsafe fn lt_gemm(
+        &self,
+        id: u32,
+        g: &GemmParams,
+        s: usize,
+        copy: u32,
+    ) -> Result<(), ExecError> {
+        let p = self.lt_plans.get(&id).ok_or_else(|| {
+            ExecError::Unsupported(format!(
+                "unit {id}: cuBLASLt plan missing (prepare not called)"
+            ))
+        })?;
+        let bias = g.bias.map(|b| self.ptr(b, copy)).unwrap_or(0);
+        lt_err(
+            lt::cublasLtMatmulDescSetAttribute(
+                p.desc,
+                lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                &bias as *const u64 as *const c_void,
+                8,
+            ),
+            "cublasLtMatmulDescSetAttribute(BIAS_POINTER)",
+        )?;
+        let (alpha, beta) = (g.alpha as f32, g.beta as f32);
+        let c = self.ptr(g.c, copy);
+        lt_err(
+            lt::cublasLtMatmul(
+                self.lt,
+                p.desc,
+                &alpha as *const f32 as *const c_void,
+                self.ptr(g.a, copy) as *const c_void,
+                p.a,
+                self.ptr(g.b, copy) as *const c_void,
+                p.b,
+                &beta as *const f32 as *const c_void,
+                c as *const c_void,
+                p.c,
+                c as *mut c_void,
+                p.c,
+                &p.algo,
+                self.workspaces[s] as *mut c_void,
+                WORKSPACE_BYTES,
+                self.streams[s] as lt::cudaStream_t,
+            ),
+            "cublasLtMatmul",
+        )
+    }
+
+    pub fn event(&mut self, timing: bool) -> Result<cu::CUevent, ExecError> {
+        let mut e: cu::CUevent = std::ptr::null_mut();
+        let flags = if timing {
+            cu::CUevent_flags::CU_EVENT_DEFAULT
+        } else {
+            cu::CUevent_flags::CU_EVENT_DISABLE_TIMING
+        } as u32;
+        // SAFETY: creates an event owned by this Gpu, destroyed in Drop.
+        unsafe { cu_err(cu::cuEventCreate(&mut e, flags), "cuEventCreate")? };
+        self.events.push(e);
+        Ok(e)
+    }
+
+    pub fn record(&self, e: cu::CUevent, s: usize) -> Result<(), ExecError> {
+        // SAFETY: event and stream belong to this Gpu.
+        unsafe { cu_err(cu::cuEventRecord(e, self.streams[s]), "cuEventRecord") }
+    }
+
+    pub fn wait(&self, s: usize, e: cu::CUevent) -> Result<(), ExecError> {
+        // SAFETY: event and stream belong to this Gpu.
+        unsafe {
+            cu_err(
+                cu::cuStreamWaitEvent(self.streams[s], e, 0),
+                "cuStreamWaitEvent",
+            )
+        }
+    }
+
+    pub fn synchronize(&self) -> Result<(), ExecError> {
+        // SAFETY: waits for all work in the current context.
+        unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize") }
+    }
+
+    pub fn begin_capture(&self) -> Result<(), ExecError> {
+        // SAFETY: starts capturing on stream 0; other streams join through event waits.
+        unsafe {
+            cu_err(
+                cu::cuStreamBeginCapture_v2(
+                    self.streams[0],
+                    cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
+                ),
+                "cuStreamBeginCapture",
+            )
+        }
+    }
+
+    /// Ends the capture and instantiates the graph. On an error inside the capture, the
+    /// caller still calls this to leave capture mode; the error then surfaces here.
+    pub fn end_capture(&self) -> Result<Graph, ExecError> {
+        // SAFETY: ends the capture begun on stream 0; the graph is destroyed after
+        // instantiation, the executable graph when `Graph` drops.
+        unsafe {
+            let mut g: cu::CUgraph = std::ptr::null_mut();
+            cu_err(
+                cu::cuStreamEndCapture(self.streams[0], &mut g),
+                "cuStreamEndCapture",
+            )?;
+            let mut exec: cu::CUgraphExec = std::ptr::null_mut();
+            let r = cu::cuGraphInstantiateWithFlags(&mut exec, g, 0);
+            let mut nodes = 0usize;
+            cu::cuGraphGetNodes(g, std::ptr::null_mut(), &mut nodes);
+            cu::cuGraphDestroy(g);
+            cu_err(r, "cuGraphInstantiate")?;
+            Ok(Graph { exec, nodes })
+        }
+    }
+
+    pub fn launch(&self, g: &Graph) -> Result<(), ExecError> {
+        // SAFETY: launches an instantiated graph on stream 0.
+        unsafe { cu_err(cu::cuGraphLaunch(g.exec, self.streams[0]), "cuGraphLaunch") }
+    }
+
+    /// Launches `g` `n` times back to back with a timing event between launches;
+    /// returns each launch's time in microseconds.
+    pub fn time_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {
+        let evs: Vec<cu::CUevent> = (0..=n)
+            .map(|_| self.event(true))
+            .collect::<Result<_, _>>()?;
+        self.record(evs[0], 0)?;
+        for e in &evs[1..] {
+            self.launch(g)?;
+            self.record(*e, 0)?;
+        }
+        self.synchronize()?;
+        let mut out = Vec::with_capacity(n);
+        for w in evs.windows(2) {
+            let mut ms = 0f32;
+            // SAFETY: both events completed (synchronised above) and were timing events.
+            unsafe {
+                cu_err(
+                    cu::cuEventElapsedTime_v2(&mut ms, w[0], w[1]),
+                    "cuEventElapsedTime",
+                )?
+            };
+            out.push(f64::from(ms) * 1000.0);
+        }
+        self.release_events(evs)?;
+        Ok(out)
+    }
+
+    fn release_events(&mut self, evs: Vec<cu::CUevent>) -> Result<(), ExecError> {
+        for e in evs {
+            self.events.retain(|x| *x != e);
+            // SAFETY: the event is complete and no longer referenced.
+            unsafe { cu_err(cu::cuEventDestroy_v2(e), "cuEventDestroy")? };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: tears down what `open` and `allocate` made, after the device is idle.
+        // Errors are ignored: nothing can be done about them while dropping.
+        unsafe {
+            cu::cuCtxSynchronize();
+            for (_, p) in self.lt_plans.drain() {
+                lt::cublasLtMatmulDescDestroy(p.desc);
+                lt::cublasLtMatrixLayoutDestroy(p.a);
+                lt::cublasLtMatrixLayoutDestroy(p.b);
+                lt::cublasLtMatrixLayoutDestroy(p.c);
+            }
+            for e in self.events.drain(..) {
+                cu::cuEventDestroy_v2(e);
+            }
+            for (_, v) in self.copies.drain() {
+                for p in v {
+                    cu::cuMemFree_v2(p);
+                }
+            }
+            for b in self.buffers.drain(..) {
+                if b.host.is_null() {
+                    cu::cuMemFree_v2(b.ptr);
+                } else {
+                    cu::cuMemFreeHost(b.host);
+                }
+            }
+            for h in self.blas.drain(..) {
+                cb::cublasDestroy_v2(h);
+            }
+            if !self.lt.is_null() {
+                lt::cublasLtDestroy(self.lt);
+            }
+            for w in self.workspaces.drain(..) {
+                cu::cuMemFree_v2(w);
+            }
+            for s in self.streams.drain(..) {
+                cu::cuStreamDestroy_v2(s);
+            }
+        }
+    }
+}
+
+/// An instantiated CUDA graph.
+pub struct Graph {
+    exec: cu::CUgraphExec,
+    pub nodes: usize,
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: destroys the executable graph this value owns.
+        unsafe {
+            cu::cuGraphExecDestroy(self.exec);
+        }
+    }
+}
+
+/// Keeps the device busy with back-to-back launches of a graph for energy windows: at most
+/// two batches in flight, each ending in an event, and a count of completed launches.
+pub struct Feeder<'g> {
+    graph: &'g Graph,
+    batch: usize,
+    in_flight: VecDeque<cu::CUevent>,
+    free: Vec<cu::CUevent>,
+    pub completed: u64,
+}
+
+impl<'g> Feeder<'g> {
+    pub fn new(gpu: &mut Gpu, graph: &'g Graph, batch: usize) -> Result<Feeder<'g>, ExecError> {
+        let free = (0..3)
+            .map(|_| gpu.event(false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Feeder {
+            graph,
+            batch: batch.max(1),
+            in_flight: VecDeque::new(),
+            free,
+            completed: 0,
+        })
+    }
+
+    /// Retires finished batches, tops the queue up, and returns launches completed so far.
+    pub fn pump(&mut self, gpu: &Gpu) -> Result<u64, ExecError> {
+        while let Some(&e) = self.in_flight.front() {
+            // SAFETY: querying an event this feeder recorded.
+            let r = unsafe { cu::cuEventQuery(e) };
+            if r == cu::CUresult::CUDA_SUCCESS {
+                self.in_flight.pop_front();
+                self.free.push(e);
+                self.completed += self.batch as u64;
+            } else if r == cu::CUresult::CUDA_ERROR_NOT_READY {
+                break;
+            } else {
+                cu_err(r, "cuEventQuery")?;
+            }
+        }
+        while self.in_flight.len() < 2 {
+            let Some(e) = self.free.pop() else { break };
+            for _ in 0..self.batch {
+                gpu.launch(self.graph)?;
+            }
+            gpu.record(e, 0)?;
+            self.in_flight.push_back(e);
+        }
+        Ok(self.completed)
+    }
+}
+
+/// Pseudo-random f16 values in [-1, 1) (xorshift; deterministic).
+fn random_pattern(bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while out.len() < bytes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let v = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        out.extend_from_slice(&f16_bits(v as f32).to_le_bytes());
+    }
+    out.truncate(bytes);
+    out
+}
+
+/// IEEE half-precision bits of `v` (|v| < 2, rounding toward zero; enough for test data).
+fn f16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    let mant = ((b >> 13) & 0x3ff) as u16;
+    if exp <= 0 {
+        sign
+    } else {
+        sign | ((exp as u16) << 10) | mant
+    }
+}

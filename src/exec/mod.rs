@@ -1,0 +1,147 @@
+//! `kc exec`: replays a plan on the GPU, as ONE CUDA graph (every step on the plan's
+//! streams with its cross-stream waits) or unit by unit in isolation (each unit unrolled
+//! into a graph), timing with CUDA events and measuring energy with NVML over windows
+//! aligned to the energy counter's ticks.
+//!
+//! The parts that need no GPU (statistics, energy windows, the capture program, the
+//! results schema) are plain modules tested everywhere; the GPU back end is the `cuda`
+//! feature. Invariant: units the back end cannot execute (tier 3 until it lands,
+//! collectives, unreplayable units) are never silently dropped: they are listed as not
+//! executed, with their traced time carried separately.
+
+pub mod energy;
+pub mod results;
+pub mod schedule;
+pub mod stats;
+
+#[cfg(feature = "cuda")]
+pub mod gpu;
+#[cfg(feature = "cuda")]
+mod nvml;
+#[cfg(feature = "cuda")]
+mod run;
+
+use crate::plan::types::{Plan, PlanUnit};
+pub use results::Results;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("this kc was built without the GPU executor; rebuild with `cargo build --release --features cuda`")]
+    NotBuiltWithCuda,
+    #[error("no CUDA driver found (libcuda.so could not be loaded): run kc exec on a machine with an NVIDIA GPU and driver")]
+    NoDriver,
+    #[error("the CUDA driver reports no GPU")]
+    NoDevice,
+    #[error(
+        "cuBLAS/cuBLASLt libraries not found: put the CUDA 13 library directory on LD_LIBRARY_PATH"
+    )]
+    NoCublas,
+    #[error("{what} failed: {code}")]
+    Cuda { what: String, code: String },
+    #[error("{what} failed: {status}")]
+    Cublas { what: String, status: String },
+    #[error("out of device memory: the plan needs {} MiB, the GPU has {} MiB free", needed >> 20, free >> 20)]
+    OutOfMemory { needed: u64, free: u64 },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
+    #[error("{path}: cannot write: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CachePolicy {
+    /// Every invocation reuses the same buffers (what a model's own replay does).
+    Warm,
+    /// Invocations rotate through copies of their buffers spanning twice L2.
+    Cold,
+}
+
+impl CachePolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CachePolicy::Warm => "warm",
+            CachePolicy::Cold => "cold",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    pub isolated: bool,
+    pub runs: usize,
+    pub warmup: usize,
+    pub cache: CachePolicy,
+    /// Minimum energy window, seconds; `None` disables energy.
+    pub energy_window_s: Option<f64>,
+    /// Energy windows per measured item (graph, or unit in isolated mode).
+    pub energy_repeats: usize,
+    /// GPU time one isolated graph launch should cover, nanoseconds.
+    pub unroll_target_ns: f64,
+    pub max_unroll: u32,
+    /// Minimum total timed GPU time per isolated unit, seconds.
+    pub min_unit_time_s: f64,
+    pub progress: bool,
+    /// Path the plan was read from, for the results' identity.
+    pub plan_path: String,
+    pub plan_crc32: u32,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        Self {
+            isolated: false,
+            runs: 100,
+            warmup: 10,
+            cache: CachePolicy::Warm,
+            energy_window_s: Some(1.0),
+            energy_repeats: 5,
+            unroll_target_ns: 1_000_000.0,
+            max_unroll: 1000,
+            min_unit_time_s: 0.05,
+            progress: false,
+            plan_path: String::new(),
+            plan_crc32: 0,
+        }
+    }
+}
+
+/// Whether a unit's tier is executed by this build.
+pub fn executable(unit: &PlanUnit) -> bool {
+    matches!(
+        unit.call,
+        crate::plan::types::UnitCall::Memcpy { .. }
+            | crate::plan::types::UnitCall::Memset { .. }
+            | crate::plan::types::UnitCall::Gemm(_)
+    )
+}
+
+/// Why a unit is not executed, for the results.
+pub fn not_executed_reason(unit: &PlanUnit) -> String {
+    use crate::plan::types::PlanTier;
+    match unit.tier {
+        PlanTier::AtenOp => {
+            "not executed: tier 3 (libtorch op replay) is not in this executor yet".into()
+        }
+        PlanTier::Collective => "not executed: collectives need a multi-GPU executor".into(),
+        PlanTier::NotReplayable => "not executed: unreplayable".into(),
+        _ => "not executed".into(),
+    }
+}
+
+/// Runs the plan on the GPU.
+pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
+    #[cfg(feature = "cuda")]
+    {
+        run::execute(plan, opts)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (plan, opts);
+        Err(ExecError::NotBuiltWithCuda)
+    }
+}

@@ -1,0 +1,45 @@
+//! NVML readings: the energy counter and power for [`super::energy`], and the device state
+//! (clocks, temperature, power limit, driver) recorded before and after a run.
+//! Invariant: NVML being absent is not an error; the run goes on with timing only and
+//! says so in the results' notes.
+
+use super::energy::PowerMeter;
+use super::results::DeviceState;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::{Device, Nvml};
+
+pub struct NvmlMeter<'a> {
+    pub device: Device<'a>,
+}
+
+impl PowerMeter for NvmlMeter<'_> {
+    fn energy_mj(&mut self) -> Result<u64, String> {
+        self.device
+            .total_energy_consumption()
+            .map_err(|e| format!("NVML energy counter: {e}"))
+    }
+    fn power_mw(&mut self) -> Result<u32, String> {
+        self.device
+            .power_usage()
+            .map_err(|e| format!("NVML power: {e}"))
+    }
+}
+
+pub fn init() -> Result<Nvml, String> {
+    Nvml::init().map_err(|e| format!("NVML unavailable ({e}): energy is not measured, timing only"))
+}
+
+pub fn state(d: &Device<'_>) -> DeviceState {
+    DeviceState {
+        sm_clock_mhz: d.clock_info(Clock::SM).ok(),
+        mem_clock_mhz: d.clock_info(Clock::Memory).ok(),
+        temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
+        power_w: d.power_usage().ok().map(|p| f64::from(p) / 1000.0),
+    }
+}
+
+pub fn power_limit_w(d: &Device<'_>) -> Option<f64> {
+    d.power_management_limit()
+        .ok()
+        .map(|p| f64::from(p) / 1000.0)
+}

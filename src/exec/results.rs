@@ -1,0 +1,196 @@
+//! The results file `kc exec` writes (schema in docs/FORMATS.md): the device and its state
+//! before and after, the plan's identity, graph-mode replay statistics, per-unit isolated
+//! statistics with the prediction sum(time × count), every energy window with ISO-8601
+//! millisecond stamps, and what was not executed. Invariant: every figure is a measurement
+//! or is derived from measurements by the formula its field documents.
+
+use super::energy::EnergyWindow;
+use super::stats::Stats;
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a field changes meaning or disappears.
+pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceState {
+    pub sm_clock_mhz: Option<u32>,
+    pub mem_clock_mhz: Option<u32>,
+    pub temperature_c: Option<u32>,
+    pub power_w: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub driver_version: String,
+    pub cuda_driver_version: Option<i32>,
+    pub cublas_version: Option<i32>,
+    pub sm_count: Option<i32>,
+    pub total_memory_bytes: u64,
+    pub power_limit_w: Option<f64>,
+    pub before: DeviceState,
+    pub after: DeviceState,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanIdentity {
+    pub file: String,
+    pub crc32: u32,
+    pub sources: Vec<String>,
+    pub units: usize,
+    pub steps: usize,
+}
+
+/// Energy of repeated windows of the same work.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergySummary {
+    /// Indices into `Results::windows`.
+    pub windows: Vec<usize>,
+    /// Joules per work item (graph replay or unit invocation), one value per window:
+    /// window energy / items completed in it.
+    pub per_item_j: Stats,
+    /// The same above idle: (window energy − idle power × duration) / items.
+    pub per_item_above_idle_j: Stats,
+    pub avg_power_w: Stats,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GraphResult {
+    pub runs: usize,
+    pub warmup: usize,
+    pub streams: usize,
+    /// Steps (unit invocations) captured in the graph.
+    pub steps_replayed: usize,
+    /// Steps left out because their tier is not executed yet, and their traced time.
+    pub steps_not_executed: usize,
+    pub not_executed_traced_us: f64,
+    /// Traced time of the replayed steps (sum of their traced durations).
+    pub replayed_traced_us: f64,
+    /// Time of one replay of the whole graph, microseconds.
+    pub replay_us: Stats,
+    pub replay_samples_us: Vec<f64>,
+    pub energy: Option<EnergySummary>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitResult {
+    pub id: u32,
+    pub label: String,
+    pub tier: String,
+    pub family: String,
+    pub call: String,
+    pub invocations: u64,
+    pub traced_mean_us: f64,
+    /// "ok", "not executed: …" or "failed: …".
+    pub status: String,
+    /// Repetitions captured in one graph.
+    pub unroll: u32,
+    /// Graph launches timed.
+    pub launches: usize,
+    /// Per-invocation time, microseconds: each graph launch's time / unroll.
+    pub time_us: Option<Stats>,
+    /// time_us.mean × invocations.
+    pub predicted_us: Option<f64>,
+    pub energy: Option<EnergySummary>,
+    /// Per-invocation energy mean × invocations, joules.
+    pub predicted_energy_j: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IsolatedSummary {
+    pub cache: String,
+    /// Sum over executed units of time × count.
+    pub predicted_us: f64,
+    /// Traced time of the executed units' invocations.
+    pub executed_traced_us: f64,
+    /// Traced time of units not executed (their tier is not replayed yet, or they failed).
+    pub not_executed_traced_us: f64,
+    pub predicted_energy_j: Option<f64>,
+    pub units_ok: usize,
+    pub units_not_executed: usize,
+    pub units_failed: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub kc_version: String,
+    pub mode: String,
+    pub started: String,
+    pub finished: String,
+    pub device: DeviceInfo,
+    pub plan: PlanIdentity,
+    pub idle: Option<EnergyWindow>,
+    pub graph: Option<GraphResult>,
+    pub units: Vec<UnitResult>,
+    pub isolated: Option<IsolatedSummary>,
+    /// Every energy window measured, in order.
+    pub windows: Vec<EnergyWindow>,
+    pub notes: Vec<String>,
+}
+
+/// Summarises repeated windows of the same work.
+pub fn energy_summary(
+    windows: &[EnergyWindow],
+    first_index: usize,
+    idle_w: Option<f64>,
+    items_per_completion: f64,
+) -> EnergySummary {
+    let per: Vec<f64> = windows
+        .iter()
+        .filter(|w| w.completed > 0)
+        .map(|w| w.energy_j / (w.completed as f64 * items_per_completion))
+        .collect();
+    let above: Vec<f64> = windows
+        .iter()
+        .filter(|w| w.completed > 0)
+        .map(|w| {
+            (w.energy_j - idle_w.unwrap_or(0.0) * w.duration_s)
+                / (w.completed as f64 * items_per_completion)
+        })
+        .collect();
+    EnergySummary {
+        windows: (first_index..first_index + windows.len()).collect(),
+        per_item_j: Stats::of(&per),
+        per_item_above_idle_j: Stats::of(&above),
+        avg_power_w: Stats::of(&windows.iter().map(|w| w.avg_power_w).collect::<Vec<_>>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(e: f64, d: f64, n: u64) -> EnergyWindow {
+        EnergyWindow {
+            label: "g".into(),
+            start: String::new(),
+            end: String::new(),
+            start_unix_ms: 0,
+            end_unix_ms: 0,
+            duration_s: d,
+            energy_j: e,
+            avg_power_w: e / d,
+            power_w: Stats::default(),
+            ticks: 11,
+            completed: n,
+        }
+    }
+
+    #[test]
+    fn energy_per_item_and_above_idle() {
+        let s = energy_summary(
+            &[w(400.0, 1.0, 100), w(420.0, 1.05, 105)],
+            3,
+            Some(100.0),
+            1.0,
+        );
+        assert_eq!(s.windows, vec![3, 4]);
+        assert!((s.per_item_j.mean - 4.0).abs() < 1e-12);
+        // (400 - 100) / 100 = 3 and (420 - 105) / 105 = 3.
+        assert!((s.per_item_above_idle_j.mean - 3.0).abs() < 1e-12);
+        // Unrolled units: items per completion scales per-invocation energy.
+        let u = energy_summary(&[w(10.0, 1.0, 10)], 0, None, 100.0);
+        assert!((u.per_item_j.mean - 0.01).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,449 @@
+//! The measurement procedure on the GPU: idle power, an eager check of every unit, then
+//! graph mode (capture the whole plan into one graph, warm up, time `runs` replays, energy
+//! windows of back-to-back replays) or isolated mode (per unit: capture it unrolled, time
+//! enough launches, energy windows). Invariant: every window and every timed sample in the
+//! results was measured in this run; derived figures say how they were derived.
+
+use super::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
+use super::gpu::{Feeder, Gpu, Graph};
+use super::results::*;
+use super::schedule::{self, ProgramOp};
+use super::stats::Stats;
+use super::{executable, not_executed_reason, nvml, CachePolicy, ExecError, ExecOptions};
+use crate::plan::show::call_str;
+use crate::plan::types::{Plan, PlanUnit};
+use std::collections::HashMap;
+
+/// Target GPU time of one feeder batch: long enough that host launch overhead does not
+/// starve the GPU, short enough to count completions finely.
+const BATCH_NS: f64 = 20_000_000.0;
+
+struct Energy<'a> {
+    meter: Option<nvml::NvmlMeter<'a>>,
+    clock: SystemClock,
+    windows: Vec<energy::EnergyWindow>,
+    idle_w: Option<f64>,
+}
+
+impl Energy<'_> {
+    /// Measures `repeats` windows while `graph` is replayed back to back; `items` work
+    /// items (unit invocations) complete per replay.
+    fn windows_of(
+        &mut self,
+        gpu: &mut Gpu,
+        graph: &Graph,
+        label: &str,
+        per_launch_us: f64,
+        items: f64,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<EnergySummary>, ExecError> {
+        let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
+            return Ok(None);
+        };
+        let batch =
+            ((BATCH_NS / 1000.0 / per_launch_us.max(0.001)).ceil() as usize).clamp(1, 100_000);
+        let first = self.windows.len();
+        let mut got = Vec::new();
+        for _ in 0..opts.energy_repeats.max(1) {
+            let mut feeder = Feeder::new(gpu, graph, batch)?;
+            let spec = WindowSpec {
+                label,
+                min_seconds: min,
+                poll_seconds: 0.002,
+                stall_seconds: 3.0,
+            };
+            let mut gpu_err = None;
+            let w = energy::measure(
+                meter as &mut dyn PowerMeter,
+                &self.clock,
+                &spec,
+                &mut || {
+                    feeder.pump(gpu).map_err(|e| {
+                        let m = e.to_string();
+                        gpu_err = Some(e);
+                        m
+                    })
+                },
+            );
+            gpu.synchronize()?;
+            if let Some(e) = gpu_err {
+                return Err(e);
+            }
+            match w {
+                Ok(w) => got.push(w),
+                Err(e) => {
+                    notes.push(format!("{label}: energy window failed: {e}"));
+                    return Ok(None);
+                }
+            }
+        }
+        let s = energy_summary(&got, first, self.idle_w, items);
+        self.windows.extend(got);
+        Ok(Some(s))
+    }
+}
+
+pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
+    let clock = SystemClock::default();
+    let started = energy::iso8601_ms(clock.unix_ms());
+    let mut notes = Vec::new();
+    let nvml = match nvml::init() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            notes.push(e);
+            None
+        }
+    };
+    let nvml_dev = nvml.as_ref().and_then(|n| n.device_by_index(0).ok());
+    let mut device = DeviceInfo::default();
+    if let Some(n) = &nvml {
+        device.driver_version = n.sys_driver_version().unwrap_or_default();
+        device.cuda_driver_version = n.sys_cuda_driver_version().ok();
+    }
+    if let Some(d) = &nvml_dev {
+        device.before = nvml::state(d);
+        device.power_limit_w = nvml::power_limit_w(d);
+    }
+    let mut gpu = Gpu::open(plan.streams.len())?;
+    device.name = gpu.facts.name.clone();
+    device.total_memory_bytes = gpu.facts.total_memory;
+    device.sm_count = Some(gpu.facts.sm_count);
+    device.cublas_version = gpu.facts.cublas_version;
+    if device.cuda_driver_version.is_none() {
+        device.cuda_driver_version = Some(gpu.facts.driver_version);
+    }
+    gpu.allocate(plan)?;
+
+    // Every executable unit runs once eagerly: it initialises the libraries outside any
+    // capture and finds units that fail, which are then left out and reported.
+    let mut failed: HashMap<u32, String> = HashMap::new();
+    for u in plan.units.iter().filter(|u| executable(u)) {
+        let r = gpu
+            .prepare(u)
+            .and_then(|_| gpu.enqueue(u, 0, 0))
+            .and_then(|_| gpu.synchronize());
+        if let Err(e) = r {
+            failed.insert(u.id, format!("failed: {e}"));
+        }
+    }
+
+    let mut en = Energy {
+        meter: nvml_dev.map(|device| nvml::NvmlMeter { device }),
+        clock: SystemClock::default(),
+        windows: Vec::new(),
+        idle_w: None,
+    };
+    let mut idle = None;
+    if let (Some(meter), Some(min)) = (en.meter.as_mut(), opts.energy_window_s) {
+        gpu.synchronize()?;
+        let spec = WindowSpec {
+            label: "idle",
+            min_seconds: min,
+            poll_seconds: 0.002,
+            stall_seconds: 3.0,
+        };
+        match energy::measure(meter, &en.clock, &spec, &mut || Ok(0)) {
+            Ok(w) => {
+                en.idle_w = Some(w.avg_power_w);
+                en.windows.push(w.clone());
+                idle = Some(w);
+            }
+            Err(e) => notes.push(format!("idle window failed: {e}")),
+        }
+    }
+
+    let mut results = Results {
+        schema_version: RESULTS_SCHEMA_VERSION,
+        kc_version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: if opts.isolated { "isolated" } else { "graph" }.to_string(),
+        started,
+        plan: PlanIdentity {
+            file: opts.plan_path.clone(),
+            crc32: opts.plan_crc32,
+            sources: plan.header.sources.iter().map(|s| s.file.clone()).collect(),
+            units: plan.units.len(),
+            steps: plan.steps.len(),
+        },
+        idle,
+        ..Default::default()
+    };
+    if opts.isolated {
+        isolated(
+            plan,
+            opts,
+            &mut gpu,
+            &mut en,
+            &failed,
+            &mut results,
+            &mut notes,
+        )?;
+    } else {
+        graph_mode(
+            plan,
+            opts,
+            &mut gpu,
+            &mut en,
+            &failed,
+            &mut results,
+            &mut notes,
+        )?;
+    }
+    if let Some(m) = &en.meter {
+        device.after = nvml::state(&m.device);
+    }
+    results.device = device;
+    results.windows = std::mem::take(&mut en.windows);
+    results.notes = notes;
+    results.finished = energy::iso8601_ms(clock.unix_ms());
+    Ok(results)
+}
+
+fn unit_row(u: &PlanUnit, status: String) -> UnitResult {
+    UnitResult {
+        id: u.id,
+        label: u.label.clone(),
+        tier: u.tier.as_str().to_string(),
+        family: u.family.clone(),
+        call: call_str(&u.call),
+        invocations: u.invocations,
+        traced_mean_us: u.traced_ns_mean() / 1000.0,
+        status,
+        ..Default::default()
+    }
+}
+
+fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>) -> String {
+    if !executable(u) {
+        not_executed_reason(u)
+    } else if let Some(f) = failed.get(&u.id) {
+        f.clone()
+    } else {
+        "ok".into()
+    }
+}
+
+fn graph_mode(
+    plan: &Plan,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    failed: &HashMap<u32, String>,
+    results: &mut Results,
+    notes: &mut Vec<String>,
+) -> Result<(), ExecError> {
+    let runs_unit = |u: u32| {
+        let unit = &plan.units[u as usize];
+        executable(unit) && !failed.contains_key(&u)
+    };
+    let prog = schedule::graph_program(plan, runs_unit);
+    let mut step_event = HashMap::new();
+    for op in &prog.ops {
+        if let ProgramOp::Record { step, .. } = op {
+            step_event.insert(*step, gpu.event(false)?);
+        }
+    }
+    let fork = gpu.event(false)?;
+    let joins = (1..gpu.streams.len())
+        .map(|_| gpu.event(false))
+        .collect::<Result<Vec<_>, _>>()?;
+    gpu.begin_capture()?;
+    let captured = (|| -> Result<(), ExecError> {
+        gpu.record(fork, 0)?;
+        for s in 1..gpu.streams.len() {
+            gpu.wait(s, fork)?;
+        }
+        for op in &prog.ops {
+            match *op {
+                ProgramOp::Wait { stream, step } => gpu.wait(stream as usize, step_event[&step])?,
+                ProgramOp::Launch { unit, stream, .. } => {
+                    gpu.enqueue(&plan.units[unit as usize], stream as usize, 0)?
+                }
+                ProgramOp::Record { step, stream } => {
+                    gpu.record(step_event[&step], stream as usize)?
+                }
+            }
+        }
+        for (k, s) in (1..gpu.streams.len()).enumerate() {
+            gpu.record(joins[k], s)?;
+            gpu.wait(0, joins[k])?;
+        }
+        Ok(())
+    })();
+    let graph = gpu.end_capture();
+    captured?;
+    let graph = graph?;
+    for _ in 0..opts.warmup {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
+    let replay = Stats::of(&samples);
+    let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    let executed_traced: i64 = plan
+        .steps
+        .iter()
+        .filter(|s| runs_unit(s.unit))
+        .map(|s| s.traced_ns)
+        .sum();
+    let skipped_traced: i64 = plan
+        .steps
+        .iter()
+        .filter(|s| !runs_unit(s.unit))
+        .map(|s| s.traced_ns)
+        .sum();
+    results.graph = Some(GraphResult {
+        runs: samples.len(),
+        warmup: opts.warmup,
+        streams: gpu.streams.len(),
+        steps_replayed: prog.launched,
+        steps_not_executed: prog.skipped,
+        not_executed_traced_us: skipped_traced as f64 / 1000.0,
+        replayed_traced_us: executed_traced as f64 / 1000.0,
+        replay_us: replay,
+        replay_samples_us: samples,
+        energy,
+    });
+    notes.push(format!(
+        "graph mode: captured graph has {} nodes",
+        graph.nodes
+    ));
+    results.units = plan
+        .units
+        .iter()
+        .map(|u| unit_row(u, status_of(u, failed)))
+        .collect();
+    Ok(())
+}
+
+fn isolated(
+    plan: &Plan,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    failed: &HashMap<u32, String>,
+    results: &mut Results,
+    notes: &mut Vec<String>,
+) -> Result<(), ExecError> {
+    let bar = opts.progress.then(|| {
+        let b = indicatif::ProgressBar::new(plan.units.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} isolated [{bar:30}] {pos}/{len} units {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let mut rows = Vec::with_capacity(plan.units.len());
+    for u in &plan.units {
+        if let Some(b) = &bar {
+            b.set_message(u.label.clone());
+            b.inc(1);
+        }
+        let status = status_of(u, failed);
+        if status != "ok" {
+            rows.push(unit_row(u, status));
+            continue;
+        }
+        match measure_unit(plan, u, opts, gpu, en, notes) {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                // A unit that fails is named and the run goes on with the rest.
+                let _ = gpu.synchronize();
+                rows.push(unit_row(u, format!("failed: {e}")));
+            }
+        }
+    }
+    gpu.free_copies()?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
+    let executed_traced: f64 = ok
+        .iter()
+        .map(|r| r.traced_mean_us * r.invocations as f64)
+        .sum();
+    let all_traced: f64 = rows
+        .iter()
+        .map(|r| r.traced_mean_us * r.invocations as f64)
+        .sum();
+    let energy_all = ok.iter().all(|r| r.predicted_energy_j.is_some());
+    results.isolated = Some(IsolatedSummary {
+        cache: opts.cache.as_str().to_string(),
+        predicted_us: ok.iter().filter_map(|r| r.predicted_us).sum(),
+        executed_traced_us: executed_traced,
+        not_executed_traced_us: all_traced - executed_traced,
+        predicted_energy_j: (energy_all && !ok.is_empty())
+            .then(|| ok.iter().filter_map(|r| r.predicted_energy_j).sum()),
+        units_ok: ok.len(),
+        units_not_executed: rows
+            .iter()
+            .filter(|r| r.status.starts_with("not executed"))
+            .count(),
+        units_failed: rows
+            .iter()
+            .filter(|r| r.status.starts_with("failed"))
+            .count(),
+    });
+    results.units = rows;
+    Ok(())
+}
+
+fn measure_unit(
+    plan: &Plan,
+    u: &PlanUnit,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    notes: &mut Vec<String>,
+) -> Result<UnitResult, ExecError> {
+    let rotation = match opts.cache {
+        CachePolicy::Warm => 1,
+        CachePolicy::Cold => u.cold_rotation.max(1),
+    };
+    gpu.make_copies(plan, u, rotation)?;
+    let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
+        .max(rotation.min(opts.max_unroll));
+    gpu.begin_capture()?;
+    let captured = (|| -> Result<(), ExecError> {
+        for i in 0..unroll {
+            gpu.enqueue(u, 0, i % rotation)?;
+        }
+        Ok(())
+    })();
+    let graph = gpu.end_capture();
+    captured?;
+    let graph = graph?;
+    for _ in 0..2 {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
+    let launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
+        .clamp(10, opts.runs.max(10) * 20);
+    let samples = gpu.time_launches(&graph, launches)?;
+    let per_launch = Stats::of(&samples);
+    let time = per_launch.scaled(f64::from(unroll));
+    let label = format!("unit {} {}", u.id, u.label);
+    let energy = en.windows_of(
+        gpu,
+        &graph,
+        &label,
+        per_launch.mean,
+        f64::from(unroll),
+        opts,
+        notes,
+    )?;
+    let mut row = unit_row(u, "ok".into());
+    row.unroll = unroll;
+    row.launches = samples.len();
+    row.predicted_us = Some(time.mean * u.invocations as f64);
+    row.predicted_energy_j = energy
+        .as_ref()
+        .map(|e| e.per_item_j.mean * u.invocations as f64);
+    row.time_us = Some(time);
+    row.energy = energy;
+    Ok(row)
+}

@@ -1,0 +1,214 @@
+//! What the executor enqueues, decided without a GPU: the capture program of graph mode
+//! (each executed step on its stream, after the cross-stream waits it needs) and the
+//! unroll count of isolated mode. Steps of units the executor cannot run (tier 3 until it
+//! lands, collectives, unreplayable) are left out, and the waits they carried are handed on
+//! to the steps that followed them, so the replayed graph keeps the trace's ordering.
+//!
+//! Invariant: in a program, a step only waits on steps enqueued before it, and every
+//! executed step appears exactly once.
+
+use crate::plan::types::Plan;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgramOp {
+    /// Make `stream` wait for the event recorded after `step`.
+    Wait { stream: u32, step: u32 },
+    /// Enqueue step `step` (unit `unit`) on `stream`.
+    Launch { step: u32, unit: u32, stream: u32 },
+    /// Record the event of `step` on `stream` (some later step waits on it).
+    Record { step: u32, stream: u32 },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Program {
+    pub ops: Vec<ProgramOp>,
+    pub launched: usize,
+    pub skipped: usize,
+    pub streams: usize,
+}
+
+/// Builds the graph-mode program for the steps whose unit `runs` accepts.
+pub fn graph_program(plan: &Plan, runs: impl Fn(u32) -> bool) -> Program {
+    let n = plan.steps.len();
+    // For every step: the executed steps it stands for when something waits on it.
+    let mut resolved: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+    let mut last_on_stream: Vec<Option<u32>> = vec![None; plan.streams.len()];
+    let mut inherited: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); plan.streams.len()];
+    let mut waits_of: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+    let mut executed = vec![false; n];
+    for (i, s) in plan.steps.iter().enumerate() {
+        let mut waits: BTreeSet<u32> = BTreeSet::new();
+        for &w in &s.waits_on {
+            waits.extend(resolved[w as usize].iter().copied());
+        }
+        let st = s.stream as usize;
+        if runs(s.unit) {
+            waits.extend(std::mem::take(&mut inherited[st]));
+            // Waiting on work of the same stream is implied by stream order.
+            waits.retain(|&w| plan.steps[w as usize].stream != s.stream);
+            executed[i] = true;
+            resolved[i] = BTreeSet::from([i as u32]);
+            waits_of[i] = waits;
+            last_on_stream[st] = Some(i as u32);
+        } else {
+            // A skipped step stands for what came before it on its stream and for its waits.
+            let mut r = waits.clone();
+            r.extend(last_on_stream[st]);
+            r.extend(inherited[st].iter().copied());
+            inherited[st].extend(waits);
+            resolved[i] = r;
+        }
+    }
+    let waited: BTreeSet<u32> = waits_of.iter().flatten().copied().collect();
+    let mut p = Program {
+        streams: plan.streams.len(),
+        ..Default::default()
+    };
+    for (i, s) in plan.steps.iter().enumerate() {
+        if !executed[i] {
+            p.skipped += 1;
+            continue;
+        }
+        for &w in &waits_of[i] {
+            p.ops.push(ProgramOp::Wait {
+                stream: s.stream,
+                step: w,
+            });
+        }
+        p.ops.push(ProgramOp::Launch {
+            step: i as u32,
+            unit: s.unit,
+            stream: s.stream,
+        });
+        p.launched += 1;
+        if waited.contains(&(i as u32)) {
+            p.ops.push(ProgramOp::Record {
+                step: i as u32,
+                stream: s.stream,
+            });
+        }
+    }
+    p
+}
+
+/// How many times isolated mode repeats a unit inside one captured graph: enough to fill
+/// `target_ns` of GPU time at the traced mean, at least 1 and at most `max`.
+pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
+    if traced_mean_ns <= 0.0 || !traced_mean_ns.is_finite() {
+        return max.clamp(1, 100);
+    }
+    ((target_ns / traced_mean_ns).ceil() as u32).clamp(1, max.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::types::*;
+
+    fn plan(steps: &[(u32, u32, &[u32])]) -> Plan {
+        Plan {
+            header: PlanHeader {
+                kc_version: "t".into(),
+                sources: vec![],
+                devices: vec![],
+                cuda_runtime_version: None,
+                traced_gpu_ns: 0,
+                replayable_traced_ns: 0,
+            },
+            streams: (0..3)
+                .map(|i| PlanStream {
+                    rank: 0,
+                    device: 0,
+                    trace_stream: i,
+                })
+                .collect(),
+            buffers: vec![],
+            units: vec![],
+            steps: steps
+                .iter()
+                .map(|&(unit, stream, waits)| Step {
+                    unit,
+                    stream,
+                    waits_on: waits.to_vec(),
+                    traced_ns: 1,
+                    traced_start_ns: 0,
+                })
+                .collect(),
+            memory: MemoryPlan {
+                device_bytes: 0,
+                pinned_host_bytes: 0,
+                cold_extra_peak_bytes: 0,
+                l2_bytes: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn waits_are_recorded_and_kept() {
+        // step0 on s0, step1 on s1 waits on step0, step2 on s0.
+        let p = plan(&[(0, 0, &[]), (1, 1, &[0]), (2, 0, &[])]);
+        let prog = graph_program(&p, |_| true);
+        assert_eq!(
+            prog.ops,
+            vec![
+                ProgramOp::Launch {
+                    step: 0,
+                    unit: 0,
+                    stream: 0
+                },
+                ProgramOp::Record { step: 0, stream: 0 },
+                ProgramOp::Wait { stream: 1, step: 0 },
+                ProgramOp::Launch {
+                    step: 1,
+                    unit: 1,
+                    stream: 1
+                },
+                ProgramOp::Launch {
+                    step: 2,
+                    unit: 2,
+                    stream: 0
+                },
+            ]
+        );
+        assert_eq!((prog.launched, prog.skipped), (3, 0));
+    }
+
+    #[test]
+    fn skipped_steps_hand_their_ordering_on() {
+        // s0: step0 (runs), step1 (skipped, unit 9); s1: step2 waits on step1 -> must wait
+        // on step0 instead.
+        let p = plan(&[(0, 0, &[]), (9, 0, &[]), (2, 1, &[1])]);
+        let prog = graph_program(&p, |u| u != 9);
+        assert!(prog.ops.contains(&ProgramOp::Wait { stream: 1, step: 0 }));
+        assert_eq!((prog.launched, prog.skipped), (2, 1));
+        // s1: step0 (runs); s0: step1 (skipped) waits on step0; step2 on s0 inherits it.
+        let p = plan(&[(0, 1, &[]), (9, 0, &[0]), (2, 0, &[])]);
+        let prog = graph_program(&p, |u| u != 9);
+        assert_eq!(
+            prog.ops,
+            vec![
+                ProgramOp::Launch {
+                    step: 0,
+                    unit: 0,
+                    stream: 1
+                },
+                ProgramOp::Record { step: 0, stream: 1 },
+                ProgramOp::Wait { stream: 0, step: 0 },
+                ProgramOp::Launch {
+                    step: 2,
+                    unit: 2,
+                    stream: 0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn unrolling() {
+        assert_eq!(unroll_count(10_000.0, 1_000_000.0, 1000), 100);
+        assert_eq!(unroll_count(5_000_000.0, 1_000_000.0, 1000), 1);
+        assert_eq!(unroll_count(100.0, 1_000_000.0, 1000), 1000);
+        assert_eq!(unroll_count(0.0, 1_000_000.0, 1000), 100);
+    }
+}
