@@ -99,7 +99,7 @@ fn the_graph_file_round_trips_and_rejects_corruption() {
 #[test]
 fn two_ranks_make_one_graph_with_per_rank_nodes() {
     let d = shared().join("traces/h200x2");
-    let (g, _) = ingest(&[d.clone()]);
+    let (g, _) = ingest(std::slice::from_ref(&d));
     assert_eq!(g.meta.ranks.len(), 2);
     let ranks: std::collections::BTreeSet<u32> = g.graph.node_weights().map(|n| n.rank).collect();
     assert_eq!(ranks.into_iter().collect::<Vec<_>>(), vec![0, 1]);
@@ -138,7 +138,7 @@ fn every_corpus_trace_ingests_or_is_refused_for_having_no_gpu_activity() {
     let mut ok = 0;
     let mut refused = Vec::new();
     for p in corpus_traces() {
-        match kc::ingest::ingest(&[p.clone()], &Default::default()) {
+        match kc::ingest::ingest(std::slice::from_ref(&p), &Default::default()) {
             Ok((g, _)) => {
                 kc_ir::verify(&g).unwrap();
                 assert!(g.node_count() > 0);
@@ -209,7 +209,7 @@ fn legacy_amd_and_odd_traces_read_their_special_fields() {
 fn shapes_merge_from_an_execution_trace() {
     let kineto = shared().join("traces/public/facebookresearch__param/linear_kineto.json.gz");
     let et = shared().join("traces/public/facebookresearch__param/linear_et.json.gz");
-    let (before, _) = ingest(&[kineto.clone()]);
+    let (before, _) = ingest(std::slice::from_ref(&kineto));
     assert_eq!(summarize(&before, &[]).ops_with_shapes, 0);
     let (g, _) = kc::ingest::ingest(
         &[kineto],
@@ -415,7 +415,7 @@ fn summary_snapshots() {
         files.push(shared().join("traces").join(p));
     }
     for f in files {
-        let (g, d) = ingest(&[f.clone()]);
+        let (g, d) = ingest(std::slice::from_ref(&f));
         let s = summarize(&g, &d);
         let name = rel(&f).replace('/', "__");
         settings.bind(|| insta::assert_json_snapshot!(format!("ingest__{name}"), s));

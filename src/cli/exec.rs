@@ -97,8 +97,8 @@ pub fn render(r: &Results) -> String {
         );
         let _ = writeln!(
             o,
-            "  traced time of the replayed steps {:.1} us; not executed: {} steps, {:.1} us traced",
-            g.replayed_traced_us, g.steps_not_executed, g.not_executed_traced_us
+            "  traced time of the replayed steps {:.1} us (critical path {:.1} us); not executed: {} steps, {:.1} us traced",
+            g.replayed_traced_us, g.replayed_traced_critical_path_us, g.steps_not_executed, g.not_executed_traced_us
         );
         if let Some(e) = &g.energy {
             let _ = writeln!(

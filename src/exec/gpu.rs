@@ -111,6 +111,11 @@ struct LtPlan {
     algo: lt::cublasLtMatmulAlgo_t,
 }
 
+/// A CUDA event owned by a [`Gpu`] (destroyed with it); a handle, not a pointer to
+/// dereference.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Event(cu::CUevent);
+
 /// What the device is and has, read at start-up.
 pub struct DeviceFacts {
     pub name: String,
@@ -130,7 +135,7 @@ pub struct Gpu {
     /// Extra copies of a slot for cold-cache rotation: copy k >= 1 is `copies[slot][k-1]`.
     copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
     lt_plans: HashMap<u32, LtPlan>,
-    events: Vec<cu::CUevent>,
+    events: Vec<Event>,
     pub facts: DeviceFacts,
 }
 
@@ -695,7 +700,7 @@ impl Gpu {
         )
     }
 
-    pub fn event(&mut self, timing: bool) -> Result<cu::CUevent, ExecError> {
+    pub fn event(&mut self, timing: bool) -> Result<Event, ExecError> {
         let mut e: cu::CUevent = std::ptr::null_mut();
         let flags = if timing {
             cu::CUevent_flags::CU_EVENT_DEFAULT
@@ -704,20 +709,20 @@ impl Gpu {
         } as u32;
         // SAFETY: creates an event owned by this Gpu, destroyed in Drop.
         unsafe { cu_err(cu::cuEventCreate(&mut e, flags), "cuEventCreate")? };
-        self.events.push(e);
-        Ok(e)
+        self.events.push(Event(e));
+        Ok(Event(e))
     }
 
-    pub fn record(&self, e: cu::CUevent, s: usize) -> Result<(), ExecError> {
+    pub fn record(&self, e: Event, s: usize) -> Result<(), ExecError> {
         // SAFETY: event and stream belong to this Gpu.
-        unsafe { cu_err(cu::cuEventRecord(e, self.streams[s]), "cuEventRecord") }
+        unsafe { cu_err(cu::cuEventRecord(e.0, self.streams[s]), "cuEventRecord") }
     }
 
-    pub fn wait(&self, s: usize, e: cu::CUevent) -> Result<(), ExecError> {
+    pub fn wait(&self, s: usize, e: Event) -> Result<(), ExecError> {
         // SAFETY: event and stream belong to this Gpu.
         unsafe {
             cu_err(
-                cu::cuStreamWaitEvent(self.streams[s], e, 0),
+                cu::cuStreamWaitEvent(self.streams[s], e.0, 0),
                 "cuStreamWaitEvent",
             )
         }
@@ -770,7 +775,7 @@ impl Gpu {
     /// Launches `g` `n` times back to back with a timing event between launches;
     /// returns each launch's time in microseconds.
     pub fn time_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {
-        let evs: Vec<cu::CUevent> = (0..=n)
+        let evs: Vec<Event> = (0..=n)
             .map(|_| self.event(true))
             .collect::<Result<_, _>>()?;
         self.record(evs[0], 0)?;
@@ -785,7 +790,7 @@ impl Gpu {
             // SAFETY: both events completed (synchronised above) and were timing events.
             unsafe {
                 cu_err(
-                    cu::cuEventElapsedTime_v2(&mut ms, w[0], w[1]),
+                    cu::cuEventElapsedTime_v2(&mut ms, w[0].0, w[1].0),
                     "cuEventElapsedTime",
                 )?
             };
@@ -795,11 +800,11 @@ impl Gpu {
         Ok(out)
     }
 
-    fn release_events(&mut self, evs: Vec<cu::CUevent>) -> Result<(), ExecError> {
+    fn release_events(&mut self, evs: Vec<Event>) -> Result<(), ExecError> {
         for e in evs {
             self.events.retain(|x| *x != e);
             // SAFETY: the event is complete and no longer referenced.
-            unsafe { cu_err(cu::cuEventDestroy_v2(e), "cuEventDestroy")? };
+            unsafe { cu_err(cu::cuEventDestroy_v2(e.0), "cuEventDestroy")? };
         }
         Ok(())
     }
@@ -818,7 +823,7 @@ impl Drop for Gpu {
                 lt::cublasLtMatrixLayoutDestroy(p.c);
             }
             for e in self.events.drain(..) {
-                cu::cuEventDestroy_v2(e);
+                cu::cuEventDestroy_v2(e.0);
             }
             for (_, v) in self.copies.drain() {
                 for p in v {
@@ -868,8 +873,8 @@ impl Drop for Graph {
 pub struct Feeder<'g> {
     graph: &'g Graph,
     batch: usize,
-    in_flight: VecDeque<cu::CUevent>,
-    free: Vec<cu::CUevent>,
+    in_flight: VecDeque<Event>,
+    free: Vec<Event>,
     pub completed: u64,
 }
 
@@ -891,7 +896,7 @@ impl<'g> Feeder<'g> {
     pub fn pump(&mut self, gpu: &Gpu) -> Result<u64, ExecError> {
         while let Some(&e) = self.in_flight.front() {
             // SAFETY: querying an event this feeder recorded.
-            let r = unsafe { cu::cuEventQuery(e) };
+            let r = unsafe { cu::cuEventQuery(e.0) };
             if r == cu::CUresult::CUDA_SUCCESS {
                 self.in_flight.pop_front();
                 self.free.push(e);

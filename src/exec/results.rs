@@ -66,6 +66,10 @@ pub struct GraphResult {
     pub not_executed_traced_us: f64,
     /// Traced time of the replayed steps (sum of their traced durations).
     pub replayed_traced_us: f64,
+    /// Longest chain of replayed steps through stream order and waits, traced durations.
+    pub replayed_traced_critical_path_us: f64,
+    /// The same over every step of the plan, executed or not.
+    pub traced_critical_path_us: f64,
     /// Time of one replay of the whole graph, microseconds.
     pub replay_us: Stats,
     pub replay_samples_us: Vec<f64>,

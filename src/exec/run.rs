@@ -28,6 +28,7 @@ struct Energy<'a> {
 impl Energy<'_> {
     /// Measures `repeats` windows while `graph` is replayed back to back; `items` work
     /// items (unit invocations) complete per replay.
+    #[allow(clippy::too_many_arguments)]
     fn windows_of(
         &mut self,
         gpu: &mut Gpu,
@@ -300,6 +301,9 @@ fn graph_mode(
         steps_not_executed: prog.skipped,
         not_executed_traced_us: skipped_traced as f64 / 1000.0,
         replayed_traced_us: executed_traced as f64 / 1000.0,
+        replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_unit) as f64
+            / 1000.0,
+        traced_critical_path_us: schedule::critical_path_ns(plan, |_| true) as f64 / 1000.0,
         replay_us: replay,
         replay_samples_us: samples,
         energy,

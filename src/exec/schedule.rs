@@ -92,6 +92,26 @@ pub fn graph_program(plan: &Plan, runs: impl Fn(u32) -> bool) -> Program {
     p
 }
 
+/// The traced critical path: the longest chain of steps through stream order and
+/// cross-stream waits, each step weighing its traced duration if `counts(unit)` and
+/// nothing otherwise. A perfect replay of those steps cannot be faster.
+pub fn critical_path_ns(plan: &Plan, counts: impl Fn(u32) -> bool) -> i64 {
+    let mut finish = vec![0i64; plan.steps.len()];
+    let mut stream_finish = vec![0i64; plan.streams.len()];
+    for (i, s) in plan.steps.iter().enumerate() {
+        let ready = s
+            .waits_on
+            .iter()
+            .map(|&w| finish[w as usize])
+            .chain(std::iter::once(stream_finish[s.stream as usize]))
+            .max()
+            .unwrap_or(0);
+        finish[i] = ready + if counts(s.unit) { s.traced_ns } else { 0 };
+        stream_finish[s.stream as usize] = finish[i];
+    }
+    finish.into_iter().max().unwrap_or(0)
+}
+
 /// How many times isolated mode repeats a unit inside one captured graph: enough to fill
 /// `target_ns` of GPU time at the traced mean, at least 1 and at most `max`.
 pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
@@ -202,6 +222,20 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn critical_path_follows_waits() {
+        // s0: a(10) then c(1); s1: b(5) waits on a. Path a -> b = 15.
+        let mut p = plan(&[(0, 0, &[]), (1, 1, &[0]), (2, 0, &[])]);
+        for (s, t) in p.steps.iter_mut().zip([10, 5, 1]) {
+            s.traced_ns = t;
+        }
+        assert_eq!(critical_path_ns(&p, |_| true), 15);
+        // Without the wait the streams overlap: max(11, 5).
+        p.steps[1].waits_on.clear();
+        assert_eq!(critical_path_ns(&p, |_| true), 11);
+        assert_eq!(critical_path_ns(&p, |u| u != 0), 5);
     }
 
     #[test]

@@ -105,6 +105,9 @@ fn is_collective_kernel(name: &str) -> bool {
         || name.contains("rcclKernel")
 }
 
+/// One rank's ops, their parents and whether each is kept.
+type RankOps = (Vec<OpRec>, Vec<Option<usize>>, Vec<bool>);
+
 /// A node before numbering, with the rank-local op index it links to.
 struct PendingNode {
     node: Node,
@@ -131,7 +134,7 @@ fn abs(t: &RankTables, ts: i64, diags: &mut Diagnostics, location: &str) -> i64 
 pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics) -> KernelGraph {
     let mut pending: Vec<PendingNode> = Vec::new();
     // Per rank: kept ops as (rank position, local index).
-    let mut rank_ops: Vec<(Vec<OpRec>, Vec<Option<usize>>, Vec<bool>)> = Vec::new();
+    let mut rank_ops: Vec<RankOps> = Vec::new();
     let mut meta = Vec::new();
     let mut host_calls = Vec::new();
     let mut cuda_syncs = Vec::new();
@@ -213,16 +216,14 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
         }
         // Keep referenced ops and their ancestors.
         let mut keep = referenced.clone();
-        for i in 0..ops.len() {
-            if referenced[i] {
-                let mut cur = index.parent[i];
-                while let Some(p) = cur {
-                    if keep[p] {
-                        break;
-                    }
-                    keep[p] = true;
-                    cur = index.parent[p];
+        for (i, _) in referenced.iter().enumerate().filter(|(_, r)| **r) {
+            let mut cur = index.parent[i];
+            while let Some(p) = cur {
+                if keep[p] {
+                    break;
                 }
+                keep[p] = true;
+                cur = index.parent[p];
             }
         }
         for o in &ops {

@@ -10,6 +10,10 @@
 
 use std::borrow::Cow;
 
+/// The event object is not well formed; the caller asks serde_json for the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Malformed;
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
         i += 1;
@@ -98,11 +102,11 @@ pub enum Seen {
 pub fn walk<'a>(
     b: &'a [u8],
     start: usize,
-    f: &mut impl FnMut(&'a [u8], usize) -> Result<Seen, ()>,
-) -> Result<usize, ()> {
+    f: &mut impl FnMut(&'a [u8], usize) -> Result<Seen, Malformed>,
+) -> Result<usize, Malformed> {
     let mut i = skip_ws(b, start);
     if b.get(i) != Some(&b'{') {
-        return Err(());
+        return Err(Malformed);
     }
     i = skip_ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
@@ -110,32 +114,32 @@ pub fn walk<'a>(
     }
     loop {
         if b.get(i) != Some(&b'"') {
-            return Err(());
+            return Err(Malformed);
         }
-        let kend = string_end(b, i).ok_or(())?;
+        let kend = string_end(b, i).ok_or(Malformed)?;
         let key = &b[i + 1..kend - 1];
         i = skip_ws(b, kend);
         if b.get(i) != Some(&b':') {
-            return Err(());
+            return Err(Malformed);
         }
         i = skip_ws(b, i + 1);
         let vend = match f(key, i)? {
-            Seen::Skip => value_end(b, i).ok_or(())?,
+            Seen::Skip => value_end(b, i).ok_or(Malformed)?,
             Seen::Consumed(end) => end,
         };
         i = skip_ws(b, vend);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b'}') => return Ok(i + 1),
-            _ => return Err(()),
+            _ => return Err(Malformed),
         }
     }
 }
 
 /// Calls `f(key, value)` for every member of the object `b`.
-pub fn members<'a>(b: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Result<(), ()> {
+pub fn members<'a>(b: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Result<(), Malformed> {
     walk(b, 0, &mut |k, at| {
-        let end = value_end(b, at).ok_or(())?;
+        let end = value_end(b, at).ok_or(Malformed)?;
         f(k, &b[at..end]);
         Ok(Seen::Consumed(end))
     })
@@ -187,11 +191,11 @@ pub struct EventFields<'a> {
 
 /// Reads an event and its `args` in one walk. A non-object `args` is kept raw in
 /// `args_raw` with `args` unset, so the caller can name the problem.
-pub fn read_event<'a>(b: &'a [u8]) -> Result<EventFields<'a>, ()> {
+pub fn read_event<'a>(b: &'a [u8]) -> Result<EventFields<'a>, Malformed> {
     let mut e = EventFields::default();
     let end = walk(b, 0, &mut |k, at| {
-        let take = |slot: &mut Option<&'a [u8]>| -> Result<Seen, ()> {
-            let end = value_end(b, at).ok_or(())?;
+        let take = |slot: &mut Option<&'a [u8]>| -> Result<Seen, Malformed> {
+            let end = value_end(b, at).ok_or(Malformed)?;
             *slot = Some(&b[at..end]);
             Ok(Seen::Consumed(end))
         };
@@ -214,7 +218,7 @@ pub fn read_event<'a>(b: &'a [u8]) -> Result<EventFields<'a>, ()> {
         }
     })?;
     if skip_ws(b, end) != b.len() {
-        return Err(());
+        return Err(Malformed);
     }
     Ok(e)
 }
@@ -250,7 +254,7 @@ pub struct ArgFields<'a> {
     pub process_group: Option<&'a [u8]>,
 }
 
-fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), ()> {
+fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), Malformed> {
     let mut a = ArgFields::default();
     let end = walk(b, start, &mut |k, at| {
         let slot = match k {
@@ -282,7 +286,7 @@ fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), ()> {
             b"Process Group Name" => &mut a.process_group,
             _ => return Ok(Seen::Skip),
         };
-        let end = value_end(b, at).ok_or(())?;
+        let end = value_end(b, at).ok_or(Malformed)?;
         *slot = Some(&b[at..end]);
         Ok(Seen::Consumed(end))
     })?;
@@ -290,10 +294,10 @@ fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), ()> {
 }
 
 /// Reads an `args` object on its own.
-pub fn read_args(b: &[u8]) -> Result<ArgFields<'_>, ()> {
+pub fn read_args(b: &[u8]) -> Result<ArgFields<'_>, Malformed> {
     let (a, end) = read_args_at(b, 0)?;
     if skip_ws(b, end) != b.len() {
-        return Err(());
+        return Err(Malformed);
     }
     Ok(a)
 }

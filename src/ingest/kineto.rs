@@ -12,7 +12,7 @@ use super::number::{i64_of, thread_id_of, u64_of, us_text_to_ns};
 use crate::diag::Diagnostics;
 use kc_ir::{CollectiveInfo, Interner, KernelGeometry, MemcpyKind, OpKind, StrId};
 use rustc_hash::{FxHashMap, FxHasher};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hasher;
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -48,6 +48,8 @@ pub struct RuntimeRec {
     pub dur_ns: i64,
     pub external_id: Option<u64>,
     pub size: Option<u64>,
+    /// Event index, so the later of two calls with one correlation wins after a merge.
+    pub index: u64,
 }
 
 /// Host calls that order GPU work: waits, records and synchronisations.
@@ -101,6 +103,25 @@ pub struct ArgText {
     pub strides: Box<str>,
     pub types: Box<str>,
     pub concrete: Box<str>,
+}
+
+/// Record counts after one batch of events, so records parsed by several workers can be
+/// put back in file order.
+#[derive(Copy, Clone, Debug)]
+pub struct BatchMark {
+    pub batch: u64,
+    pub gpu: usize,
+    pub ops: usize,
+    pub host_calls: usize,
+    pub cuda_syncs: usize,
+}
+
+/// One worker's share of a file: its records, its own string table and where each of its
+/// batches ends.
+pub struct WorkerPart {
+    pub recs: FileRecords,
+    pub strings: Interner,
+    pub marks: Vec<BatchMark>,
 }
 
 #[derive(Default)]
@@ -215,6 +236,107 @@ fn host_call_kind(api: &str) -> Option<HostCallKind> {
 }
 
 impl FileRecords {
+    pub fn mark(&self, batch: u64) -> BatchMark {
+        BatchMark {
+            batch,
+            gpu: self.gpu.len(),
+            ops: self.ops.len(),
+            host_calls: self.host_calls.len(),
+            cuda_syncs: self.cuda_syncs.len(),
+        }
+    }
+
+    /// Puts the parts of several workers back together in batch (file) order, moving
+    /// their strings into `strings` and their argument texts into one table.
+    pub fn merge(
+        parts: Vec<WorkerPart>,
+        strings: &mut Interner,
+        diags: &mut Diagnostics,
+    ) -> FileRecords {
+        let mut out = FileRecords::default();
+        let mut remaps: Vec<Vec<StrId>> = Vec::new();
+        let mut blob_maps: Vec<Vec<u32>> = Vec::new();
+        let mut blob_index: HashMap<ArgText, u32> = HashMap::new();
+        for part in &parts {
+            let remap: Vec<StrId> = (0..part.strings.len() as u32)
+                .map(|i| strings.intern(part.strings.get(StrId(i))))
+                .collect();
+            remaps.push(remap);
+            let blobs: Vec<u32> = part
+                .recs
+                .arg_blobs
+                .iter()
+                .map(|t| {
+                    *blob_index.entry(t.clone()).or_insert_with(|| {
+                        out.arg_blobs.push(t.clone());
+                        (out.arg_blobs.len() - 1) as u32
+                    })
+                })
+                .collect();
+            blob_maps.push(blobs);
+        }
+        // Every (worker, batch) range, in batch order.
+        let mut ranges: Vec<(u64, usize, BatchMark, BatchMark)> = Vec::new();
+        for (w, part) in parts.iter().enumerate() {
+            let mut prev = FileRecords::default().mark(0);
+            for m in &part.marks {
+                ranges.push((m.batch, w, prev, *m));
+                prev = *m;
+            }
+        }
+        ranges.sort_by_key(|r| r.0);
+        for (_, w, from, to) in ranges {
+            let part = &parts[w];
+            let remap = &remaps[w];
+            for g in &part.recs.gpu[from.gpu..to.gpu] {
+                let mut g = g.clone();
+                g.name = remap[g.name.0 as usize];
+                out.gpu.push(g);
+            }
+            for o in &part.recs.ops[from.ops..to.ops] {
+                let mut o = o.clone();
+                o.name = remap[o.name.0 as usize];
+                o.args_blob = o.args_blob.map(|b| blob_maps[w][b as usize]);
+                out.ops.push(o);
+            }
+            out.host_calls
+                .extend_from_slice(&part.recs.host_calls[from.host_calls..to.host_calls]);
+            out.cuda_syncs
+                .extend_from_slice(&part.recs.cuda_syncs[from.cuda_syncs..to.cuda_syncs]);
+        }
+        for (w, part) in parts.into_iter().enumerate() {
+            for (corr, mut r) in part.recs.runtime {
+                r.api = remaps[w][r.api.0 as usize];
+                match out.runtime.get(&corr) {
+                    Some(prev) => {
+                        diags.add(
+                            "duplicate_correlation",
+                            format!("event {}", r.index.max(prev.index)),
+                            format!("correlation {corr} used by two runtime calls; the later one is kept"),
+                        );
+                        if r.index > prev.index {
+                            out.runtime.insert(corr, r);
+                        }
+                    }
+                    None => {
+                        out.runtime.insert(corr, r);
+                    }
+                }
+            }
+            for (k, v) in part.recs.categories {
+                *out.categories.entry(k).or_insert(0) += v;
+            }
+            out.events += part.recs.events;
+            out.flows += part.recs.flows;
+            out.rocm |= part.recs.rocm;
+            out.min_ts_ns = match (out.min_ts_ns, part.recs.min_ts_ns) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        out
+    }
+
     /// Interns an op's argument texts without allocating when they were seen before:
     /// a trace repeats the same few hundred argument lists across all iterations.
     fn intern_args(&mut self, a: &ArgFields<'_>) -> Option<u32> {
@@ -461,6 +583,7 @@ impl FileRecords {
                         dur_ns,
                         external_id,
                         size: args.size.and_then(u64_of),
+                        index,
                     };
                     if self.runtime.insert(correlation, rec).is_some() {
                         diags.add(

@@ -126,16 +126,14 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-fn open_trace(
-    path: &Path,
-) -> Result<
-    (
-        Box<dyn Read + Send>,
-        u64,
-        std::sync::Arc<std::sync::atomic::AtomicU64>,
-    ),
-    IngestError,
-> {
+/// An opened trace: the (decompressing) reader, the file size, and compressed bytes read.
+type OpenedTrace = (
+    Box<dyn Read + Send>,
+    u64,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+);
+
+fn open_trace(path: &Path) -> Result<OpenedTrace, IngestError> {
     let p = path.display().to_string();
     let io = |source| IngestError::Io {
         path: p.clone(),
@@ -217,6 +215,8 @@ fn crc_of_head(path: &Path) -> u32 {
 struct Batch {
     data: Vec<u8>,
     events: Vec<(u32, u32, u64, u64)>,
+    /// Position of the batch in the file.
+    seq: u64,
     /// Flow (`s`/`f`/`t`) and other non-`X` events the splitter counted but did not copy.
     skipped_flows: u64,
     skipped_other: u64,
@@ -234,20 +234,102 @@ fn quick_phase(ev: &[u8]) -> Option<u8> {
     (head.get(i) == Some(&b'"') && head.get(i + 2) == Some(&b'"')).then(|| head[i + 1])
 }
 
-const BATCH_BYTES: usize = 4 << 20;
+const BATCH_BYTES: usize = 2 << 20;
+
+/// Threads that read event fields (besides the splitter). Two match the two cores kc is
+/// measured on; more only add merge work there.
+const PARSE_WORKERS: usize = 2;
+
+type WorkerResult = Result<(kineto::WorkerPart, Diagnostics), (u64, IngestError)>;
+
+/// A parse worker: reads every event of the batches it is dealt, in order. On a bad event
+/// it stops and returns the error with the event index, so the earliest error in the
+/// file is the one reported whichever worker met it.
+fn parse_batches(
+    rx: std::sync::mpsc::Receiver<Result<Batch, ScanError>>,
+    p: &str,
+    name: &str,
+    bar: Option<&indicatif::ProgressBar>,
+    counter: Option<&std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    recycle: std::sync::mpsc::Sender<Batch>,
+) -> WorkerResult {
+    let mut recs = FileRecords::default();
+    let mut strings = Interner::new();
+    let mut diags = Diagnostics::default();
+    let mut marks = Vec::new();
+    for batch in rx.iter() {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => return Err((u64::MAX - 1, scan_error(e, p, recs.events))),
+        };
+        recs.events += batch.skipped_flows + batch.skipped_other;
+        recs.flows += batch.skipped_flows;
+        for &(start, len, offset, index) in &batch.events {
+            let bytes = &batch.data[start as usize..(start + len) as usize];
+            recs.add_event(bytes, index, offset, name, &mut strings, &mut diags)
+                .map_err(|e| {
+                    (
+                        e.index,
+                        IngestError::Event {
+                            path: p.to_string(),
+                            index: e.index,
+                            offset: e.offset,
+                            message: e.message,
+                        },
+                    )
+                })?;
+        }
+        marks.push(recs.mark(batch.seq));
+        if let (Some(b), Some(c)) = (bar, counter) {
+            b.set_position(c.load(std::sync::atomic::Ordering::Relaxed));
+        }
+        // The splitter may have finished already; then the buffer is simply dropped.
+        let _ = recycle.send(batch);
+    }
+    Ok((
+        kineto::WorkerPart {
+            recs,
+            strings,
+            marks,
+        },
+        diags,
+    ))
+}
 
 /// Splits the input into batches until the end, an error, or the receiver hanging up.
 /// Returns the top-level keys other than `traceEvents` and whether events were found.
 fn split_batches(
     reader: Box<dyn Read + Send>,
-    tx: std::sync::mpsc::SyncSender<Result<Batch, ScanError>>,
+    txs: Vec<std::sync::mpsc::SyncSender<Result<Batch, ScanError>>>,
+    recycled: std::sync::mpsc::Receiver<Batch>,
 ) -> (Vec<(String, Vec<u8>)>, bool) {
+    let mut turn = 0usize;
+    let mut send = |b: Result<Batch, ScanError>| -> bool {
+        let ok = txs[turn % txs.len()].send(b).is_ok();
+        turn += 1;
+        ok
+    };
     let mut scanner = EventScanner::new(reader);
-    let new_batch = || Batch {
-        data: Vec::with_capacity(BATCH_BYTES + 4096),
-        events: Vec::with_capacity(16384),
-        skipped_flows: 0,
-        skipped_other: 0,
+    let mut seq = 0u64;
+    let mut new_batch = || {
+        seq += 1;
+        match recycled.try_recv() {
+            Ok(mut b) => {
+                b.data.clear();
+                b.events.clear();
+                b.seq = seq - 1;
+                b.skipped_flows = 0;
+                b.skipped_other = 0;
+                b
+            }
+            Err(_) => Batch {
+                data: Vec::with_capacity(BATCH_BYTES + 4096),
+                events: Vec::with_capacity(16384),
+                seq: seq - 1,
+                skipped_flows: 0,
+                skipped_other: 0,
+            },
+        }
     };
     let mut batch = new_batch();
     loop {
@@ -271,22 +353,22 @@ fn split_batches(
                     .push((start, ev.bytes.len() as u32, ev.offset, ev.index));
                 if batch.data.len() >= BATCH_BYTES {
                     let full = std::mem::replace(&mut batch, new_batch());
-                    if tx.send(Ok(full)).is_err() {
+                    if !send(Ok(full)) {
                         break;
                     }
                 }
             }
             Ok(None) => {
                 if !batch.events.is_empty() || batch.skipped_flows + batch.skipped_other > 0 {
-                    let _ = tx.send(Ok(batch));
+                    send(Ok(batch));
                 }
                 break;
             }
             Err(e) => {
-                if !batch.events.is_empty() && tx.send(Ok(batch)).is_err() {
+                if !batch.events.is_empty() && !send(Ok(batch)) {
                     break;
                 }
-                let _ = tx.send(Err(e));
+                send(Err(e));
                 break;
             }
         }
@@ -345,59 +427,137 @@ fn read_file(
     diags: &mut Diagnostics,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
-    let p = path.display().to_string();
-    let name = file_name(path);
     let (reader, size, counter) = open_trace(path)?;
+    let mut r = read_stream(
+        reader,
+        size,
+        counter,
+        &path.display().to_string(),
+        &file_name(path),
+        position,
+        strings,
+        diags,
+        bar,
+    )?;
+    r.0.source_crc32 = crc_of_head(path);
+    Ok(r)
+}
+
+/// Ingests one trace held in memory (plain or gzip JSON), for fuzzing and embedding.
+pub fn ingest_bytes(
+    bytes: Vec<u8>,
+    name: &str,
+) -> Result<(KernelGraph, Vec<Diagnostic>), IngestError> {
+    let size = bytes.len() as u64;
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let reader: Box<dyn Read + Send> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::read::MultiGzDecoder::new(std::io::Cursor::new(
+            bytes,
+        )))
+    } else {
+        Box::new(std::io::Cursor::new(bytes))
+    };
+    let mut strings = Interner::new();
+    let mut diags = Diagnostics::default();
+    let (info, recs, _) = read_stream(
+        reader,
+        size,
+        counter,
+        name,
+        name,
+        0,
+        &mut strings,
+        &mut diags,
+        None,
+    )?;
+    let graph = build::build(
+        vec![RankInput {
+            location: name.to_string(),
+            info,
+            recs,
+        }],
+        strings,
+        &mut diags,
+    );
+    kc_ir::verify(&graph)?;
+    Ok((graph, diags.into_vec()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_stream(
+    reader: Box<dyn Read + Send>,
+    size: u64,
+    counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    p: &str,
+    name: &str,
+    position: u32,
+    strings: &mut Interner,
+    diags: &mut Diagnostics,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
+    let (p, name) = (p.to_string(), name.to_string());
     if let Some(b) = bar {
         b.set_length(size);
         b.set_position(0);
         b.set_message(name.clone());
     }
-    // The splitter runs on its own thread and hands over batches of events, so finding
-    // event boundaries and reading their fields overlap on two cores.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ScanError>>(4);
-    let splitter = std::thread::spawn(move || split_batches(reader, tx));
-    let mut recs = FileRecords::default();
-    let mut last_tick = 0u64;
-    let mut failure: Option<IngestError> = None;
-    for batch in rx.iter() {
-        let batch = match batch {
-            Ok(b) => b,
-            Err(e) => {
-                failure = Some(scan_error(e, &p, recs.events));
-                break;
-            }
-        };
-        recs.events += batch.skipped_flows + batch.skipped_other;
-        recs.flows += batch.skipped_flows;
-        for &(start, len, offset, index) in &batch.events {
-            let bytes = &batch.data[start as usize..(start + len) as usize];
-            if let Err(e) = recs.add_event(bytes, index, offset, &name, strings, diags) {
-                failure = Some(IngestError::Event {
+    // The splitter thread finds event boundaries and deals batches round-robin to
+    // PARSE_WORKERS workers (this thread is worker 0), each with its own records and
+    // string table; the parts are merged back in batch order, so the result does not
+    // depend on which worker finished first.
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for _ in 0..PARSE_WORKERS {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ScanError>>(3);
+        senders.push(tx);
+        receivers.push(rx);
+    }
+    // Emptied batches come back to the splitter, so their buffers are reused instead of
+    // freshly allocated (and page-faulted in) for every few MiB of input.
+    let (recycle_tx, recycle_rx) = std::sync::mpsc::channel::<Batch>();
+    let splitter = std::thread::spawn(move || split_batches(reader, senders, recycle_rx));
+    let mut receivers = receivers.into_iter();
+    let rx0 = receivers.next().expect("at least one worker");
+    let helpers: Vec<_> = receivers
+        .map(|rx| {
+            let (p, name, back) = (p.clone(), name.clone(), recycle_tx.clone());
+            std::thread::spawn(move || parse_batches(rx, &p, &name, None, None, back))
+        })
+        .collect();
+    let first = parse_batches(rx0, &p, &name, bar, Some(&counter), recycle_tx);
+    let mut outs = vec![first];
+    for h in helpers {
+        outs.push(h.join().unwrap_or_else(|_| {
+            Err((
+                u64::MAX,
+                IngestError::Input {
                     path: p.clone(),
-                    index: e.index,
-                    offset: e.offset,
-                    message: e.message,
-                });
-                break;
+                    message: "a parse worker panicked".into(),
+                },
+            ))
+        }));
+    }
+    let scanner_state = splitter.join();
+    // The first failure in file order is the one reported.
+    let mut parts = Vec::new();
+    let mut failure: Option<(u64, IngestError)> = None;
+    for o in outs {
+        match o {
+            Ok((part, d)) => {
+                diags.extend(d.into_vec());
+                parts.push(part);
             }
-            if let Some(b) = bar {
-                if index - last_tick >= 65536 {
-                    last_tick = index;
-                    b.set_position(counter.load(std::sync::atomic::Ordering::Relaxed));
+            Err((at, e)) => {
+                if failure.as_ref().is_none_or(|(f, _)| at < *f) {
+                    failure = Some((at, e));
                 }
             }
         }
-        if failure.is_some() {
-            break;
-        }
     }
-    // Dropping the receiver stops the splitter at its next send.
-    drop(rx);
-    let scanner_state = splitter.join();
-    if let Some(f) = failure {
+    if let Some((_, f)) = failure {
         return Err(f);
     }
+    let recs = FileRecords::merge(parts, strings, diags);
     let (header, saw_events) = scanner_state.map_err(|_| IngestError::Input {
         path: p.clone(),
         message: "the event splitter thread panicked".into(),
@@ -439,7 +599,7 @@ fn read_file(
         rank: position,
         source: name,
         source_bytes: size,
-        source_crc32: crc_of_head(path),
+        source_crc32: 0,
         ..Default::default()
     };
     let mut explicit_rank = None;

@@ -40,17 +40,16 @@ fn operand_2d(t: &TensorSpec) -> (Transpose, i64) {
     let (d, st) = (&t.dims[..], &s[..]);
     // `transpose_tensor` as prepare_matrix_for_cublas sets it, before the flip that
     // transpose_result applies.
-    let transpose_tensor = if is_dense_2d(d, st) {
+    let dense = is_dense_2d(d, st);
+    let col_major = st[0] == 1 && st[1] >= d[0].max(1);
+    let row_major = st[1] == 1 && st[0] >= d[1].max(1);
+    // Row-major by strides, or copied to a contiguous buffer first, both make it true.
+    let transpose_tensor = if dense {
         is_contiguous(d, st)
-    } else if st[0] == 1 && st[1] >= d[0].max(1) {
-        false
     } else {
-        // Row-major by strides, or copied to a contiguous buffer first: both are "true".
-        true
+        !col_major
     };
-    let copied = !is_dense_2d(d, st)
-        && !(st[0] == 1 && st[1] >= d[0].max(1))
-        && !(st[1] == 1 && st[0] >= d[1].max(1));
+    let copied = !(dense || col_major || row_major);
     let transpose = !transpose_tensor;
     // ld = stride(transpose == transpose_result ? 1 : 0), with transpose_result true.
     let ld = if copied {
@@ -124,13 +123,10 @@ fn scalar(args: &[OpArg], i: usize, default: f64) -> Result<f64, String> {
         None | Some(OpArg::None) => Ok(default),
         Some(a) => match a.scalar_value() {
             None => Ok(default),
+            Some("True" | "true") => Ok(1.0),
+            Some("False" | "false") => Ok(0.0),
             Some(v) => v
                 .parse::<f64>()
-                .or_else(|_| match v {
-                    "True" | "true" => Ok(1.0),
-                    "False" | "false" => Ok(0.0),
-                    _ => Err(()),
-                })
                 .map_err(|_| format!("scalar argument {i} is not a number: {v:?}")),
         },
     }

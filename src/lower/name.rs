@@ -273,7 +273,7 @@ pub fn parse(name: &str) -> ParsedName {
     let qualified_text = last_top_level_token(without_params);
     let mut p = ParsedName::default();
     match qualified(qualified_text) {
-        Ok((rest, segs)) if rest.is_empty() => {
+        Ok(("", segs)) => {
             let (last, targs) = segs[segs.len() - 1];
             p.scope = segs[..segs.len() - 1]
                 .iter()
@@ -286,7 +286,7 @@ pub fn parse(name: &str) -> ParsedName {
                 p.int_args = p
                     .template_args
                     .iter()
-                    .filter_map(|a| a.trim_end_matches(|c| c == 'l' || c == 'u').parse().ok())
+                    .filter_map(|a| a.trim_end_matches(['l', 'u']).parse().ok())
                     .collect();
             }
         }

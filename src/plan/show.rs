@@ -40,6 +40,8 @@ pub struct PlanSummary {
     pub cold_extra_peak_bytes: u64,
     pub traced_gpu_us: f64,
     pub replayable_traced_us: f64,
+    /// Longest chain of steps through stream order and waits, traced durations.
+    pub traced_critical_path_us: f64,
     pub encoded_bytes: u64,
     pub json_bytes: u64,
     pub bytes_per_unit: f64,
@@ -102,6 +104,8 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         cold_extra_peak_bytes: plan.memory.cold_extra_peak_bytes,
         traced_gpu_us: plan.header.traced_gpu_ns as f64 / 1000.0,
         replayable_traced_us: plan.header.replayable_traced_ns as f64 / 1000.0,
+        traced_critical_path_us: crate::exec::schedule::critical_path_ns(plan, |_| true) as f64
+            / 1000.0,
         encoded_bytes,
         json_bytes,
         bytes_per_unit: if plan.units.is_empty() {
@@ -164,8 +168,8 @@ pub fn render_text(s: &PlanSummary) -> String {
     );
     let _ = writeln!(
         o,
-        "  traced GPU time {:.1} us, of which replayable {:.1} us",
-        s.traced_gpu_us, s.replayable_traced_us
+        "  traced GPU time {:.1} us, of which replayable {:.1} us; traced critical path {:.1} us",
+        s.traced_gpu_us, s.replayable_traced_us, s.traced_critical_path_us
     );
     let _ = writeln!(
         o,
