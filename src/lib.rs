@@ -14,3 +14,4 @@ pub mod exec;
 pub mod ingest;
 pub mod lower;
 pub mod plan;
+pub mod report;

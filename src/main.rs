@@ -86,6 +86,51 @@ enum Command {
         /// Results file (default: PLAN.graph.json or PLAN.isolated.json).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Also write the replay as a Chrome trace (opens in Perfetto).
+        #[arg(long)]
+        trace_out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Report predicted (isolated) against actual (graph) time and energy as JSON, Markdown,
+    /// CSV and SVG; or, with --baseline OLD NEW, find regressions (exit code 1 if any).
+    Report {
+        /// RESULTS.json (graph or isolated); with --baseline: OLD.json NEW.json.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The isolated-mode results to compare a graph-mode RESULTS.json against.
+        #[arg(long)]
+        isolated: Option<PathBuf>,
+        /// The plan that was executed, for the replay timeline chart.
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// Output directory.
+        #[arg(short, long, default_value = "kc-report")]
+        out: PathBuf,
+        #[arg(long)]
+        baseline: bool,
+        /// Latency regression threshold, percent.
+        #[arg(long, default_value_t = 10.0)]
+        threshold_time: f64,
+        /// Energy regression threshold, percent.
+        #[arg(long, default_value_t = 10.0)]
+        threshold_energy: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Integrate an external power log (WattsUp or nvidia-smi CSV) over the measured windows.
+    Energy {
+        #[arg(long, required = true)]
+        power_log: PathBuf,
+        results: PathBuf,
+        /// auto, wattsup or nvidia-smi.
+        #[arg(long, default_value = "auto")]
+        format: String,
+        /// Seconds added to every log time to put it on the results' UTC clock.
+        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+        clock_offset: f64,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -161,6 +206,7 @@ fn main() {
             energy_repeats,
             no_energy,
             output,
+            trace_out,
             json,
         } => kc::cli::exec::run(kc::cli::exec::Args {
             plan,
@@ -171,6 +217,41 @@ fn main() {
             energy_window,
             energy_repeats,
             no_energy,
+            output,
+            trace_out,
+            json,
+        }),
+        Command::Report {
+            files,
+            isolated,
+            plan,
+            out,
+            baseline,
+            threshold_time,
+            threshold_energy,
+            json,
+        } => kc::cli::report::run(kc::cli::report::Args {
+            files,
+            isolated,
+            plan,
+            out,
+            baseline,
+            threshold_time,
+            threshold_energy,
+            json,
+        }),
+        Command::Energy {
+            power_log,
+            results,
+            format,
+            clock_offset,
+            output,
+            json,
+        } => kc::cli::report::energy(kc::cli::report::EnergyArgs {
+            power_log,
+            results,
+            format,
+            clock_offset,
             output,
             json,
         }),

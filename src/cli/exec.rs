@@ -15,6 +15,7 @@ pub struct Args {
     pub energy_repeats: usize,
     pub no_energy: bool,
     pub output: Option<PathBuf>,
+    pub trace_out: Option<PathBuf>,
     pub json: bool,
 }
 
@@ -64,6 +65,13 @@ pub fn run(a: Args) -> i32 {
     };
     if let Err(e) = crate::envelope::write_atomic(&out, &text) {
         return super::fail(format!("{}: cannot write: {e}", out.display()));
+    }
+    if let Some(t) = &a.trace_out {
+        let trace =
+            serde_json::to_vec(&crate::report::trace_out::chrome_trace(&r)).unwrap_or_default();
+        if let Err(e) = crate::envelope::write_atomic(t, &trace) {
+            return super::fail(format!("{}: cannot write: {e}", t.display()));
+        }
     }
     if a.json {
         super::print_json(&r);

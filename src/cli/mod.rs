@@ -7,6 +7,7 @@ pub mod exec;
 pub mod ingest;
 pub mod lower;
 pub mod plan;
+pub mod report;
 pub mod run;
 
 /// Exit code for bad input and usage errors.

@@ -73,6 +73,11 @@ pub struct GraphResult {
     /// Time of one replay of the whole graph, microseconds.
     pub replay_us: Stats,
     pub replay_samples_us: Vec<f64>,
+    /// Host wall clock around the timed replays, Unix milliseconds.
+    #[serde(default)]
+    pub timed_start_unix_ms: Option<i64>,
+    #[serde(default)]
+    pub timed_end_unix_ms: Option<i64>,
     pub energy: Option<EnergySummary>,
 }
 
@@ -98,6 +103,11 @@ pub struct UnitResult {
     pub energy: Option<EnergySummary>,
     /// Per-invocation energy mean × invocations, joules.
     pub predicted_energy_j: Option<f64>,
+    /// Host wall clock around this unit's timed launches, Unix milliseconds.
+    #[serde(default)]
+    pub measured_start_unix_ms: Option<i64>,
+    #[serde(default)]
+    pub measured_end_unix_ms: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -131,6 +141,14 @@ pub struct Results {
     /// Every energy window measured, in order.
     pub windows: Vec<EnergyWindow>,
     pub notes: Vec<String>,
+}
+
+/// The host wall clock, Unix milliseconds.
+pub fn unix_ms_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// Summarises repeated windows of the same work.

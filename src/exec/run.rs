@@ -278,7 +278,9 @@ fn graph_mode(
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
+    let timed_start = unix_ms_now();
     let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
+    let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
     let executed_traced: i64 = plan
@@ -306,6 +308,8 @@ fn graph_mode(
         traced_critical_path_us: schedule::critical_path_ns(plan, |_| true) as f64 / 1000.0,
         replay_us: replay,
         replay_samples_us: samples,
+        timed_start_unix_ms: Some(timed_start),
+        timed_end_unix_ms: Some(timed_end),
         energy,
     });
     notes.push(format!(
@@ -427,7 +431,9 @@ fn measure_unit(
     let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
     let launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
+    let timed_start = unix_ms_now();
     let samples = gpu.time_launches(&graph, launches)?;
+    let timed_end = unix_ms_now();
     let per_launch = Stats::of(&samples);
     let time = per_launch.scaled(f64::from(unroll));
     let label = format!("unit {} {}", u.id, u.label);
@@ -449,5 +455,7 @@ fn measure_unit(
         .map(|e| e.per_item_j.mean * u.invocations as f64);
     row.time_us = Some(time);
     row.energy = energy;
+    row.measured_start_unix_ms = Some(timed_start);
+    row.measured_end_unix_ms = Some(timed_end);
     Ok(row)
 }

@@ -1,0 +1,327 @@
+//! `kc report RESULTS [--isolated ISO] [--plan P] [-o DIR]`, `kc report --baseline OLD NEW`
+//! and `kc energy --power-log LOG RESULTS`.
+
+use crate::exec::results::Results;
+use crate::report::{self, baseline, model, powerlog, render, svg, trace_out, ReportError};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub struct Args {
+    pub files: Vec<PathBuf>,
+    pub isolated: Option<PathBuf>,
+    pub plan: Option<PathBuf>,
+    pub out: PathBuf,
+    pub baseline: bool,
+    pub threshold_time: f64,
+    pub threshold_energy: f64,
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> i32 {
+    if a.baseline {
+        return run_baseline(&a);
+    }
+    let [first] = a.files.as_slice() else {
+        return super::fail(
+            "usage: kc report RESULTS.json [--isolated ISO.json] [--plan P.kcplan] [-o DIR]",
+        );
+    };
+    let first_r = match report::read_results(first) {
+        Ok(r) => r,
+        Err(e) => return super::fail(e),
+    };
+    let iso_r = match &a.isolated {
+        Some(p) => match report::read_results(p) {
+            Ok(r) => Some(r),
+            Err(e) => return super::fail(e),
+        },
+        None => None,
+    };
+    let (graph, isolated): (Option<&Results>, Option<&Results>) =
+        match (first_r.mode.as_str(), &iso_r) {
+            ("graph", i) => (Some(&first_r), i.as_ref()),
+            ("isolated", None) => (None, Some(&first_r)),
+            (m, _) => {
+                return super::fail(format!(
+                    "{}: a {m} results file cannot be combined with --isolated",
+                    first.display()
+                ))
+            }
+        };
+    if let Some(i) = isolated {
+        if i.mode != "isolated" {
+            return super::fail(format!(
+                "{}: not an isolated-mode results file",
+                a.isolated
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let plan = match &a.plan {
+        Some(p) => match crate::plan::read(p) {
+            Ok(p) => Some(p),
+            Err(e) => return super::fail(e),
+        },
+        None => None,
+    };
+    let rep = model::build(graph, isolated);
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (
+            a.out.join("report.json"),
+            serde_json::to_vec_pretty(&rep).unwrap_or_default(),
+        ),
+        (a.out.join("report.md"), render::markdown(&rep).into_bytes()),
+        (a.out.join("units.csv"), render::csv(&rep).into_bytes()),
+        (a.out.join("tiers.svg"), svg::tier_bars(&rep).into_bytes()),
+        (a.out.join("scatter.svg"), svg::scatter(&rep).into_bytes()),
+        (
+            a.out.join("replay.trace.json"),
+            serde_json::to_vec(&trace_out::chrome_trace(
+                graph.or(isolated).expect("one results file"),
+            ))
+            .unwrap_or_default(),
+        ),
+    ];
+    if let Some(p) = &plan {
+        files.push((
+            a.out.join("timeline.svg"),
+            svg::timeline(p, &rep).into_bytes(),
+        ));
+    }
+    if let Err(e) = std::fs::create_dir_all(&a.out) {
+        return super::fail(format!("{}: cannot create: {e}", a.out.display()));
+    }
+    if let Err(e) = report::write_all(&files) {
+        return super::fail(e);
+    }
+    if a.json {
+        super::print_json(&rep);
+    } else {
+        let md = render::markdown(&rep);
+        let head: String = md.split("## By tier").next().unwrap_or(&md).to_string();
+        print!("{head}");
+        println!(
+            "written to {}: {}",
+            a.out.display(),
+            files
+                .iter()
+                .filter_map(|(p, _)| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    0
+}
+
+fn run_baseline(a: &Args) -> i32 {
+    let [old, new] = a.files.as_slice() else {
+        return super::fail("usage: kc report --baseline OLD.json NEW.json");
+    };
+    let (o, n) = match (report::read_results(old), report::read_results(new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return super::fail(e),
+    };
+    let c = match baseline::compare(&o, &n, a.threshold_time, a.threshold_energy) {
+        Ok(c) => c,
+        Err(why) => return super::fail(format!("{} vs {}: {why}", old.display(), new.display())),
+    };
+    if a.json {
+        super::print_json(&c);
+    } else {
+        print!("{}", baseline::render(&c));
+    }
+    if c.regressions > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+pub struct EnergyArgs {
+    pub power_log: PathBuf,
+    pub results: PathBuf,
+    pub format: String,
+    pub clock_offset: f64,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct WindowEnergy {
+    label: String,
+    start: String,
+    end: String,
+    duration_s: f64,
+    samples: usize,
+    max_gap_s: f64,
+    energy_j: f64,
+    avg_power_w: f64,
+    /// Energy per completed item (graph replay, or unit invocation × unroll).
+    per_item_j: Option<f64>,
+    /// The NVML figure for the same window, for comparison.
+    nvml_energy_j: f64,
+    warning: Option<String>,
+}
+
+#[derive(Serialize)]
+struct PowerLogReport {
+    power_log: String,
+    format: String,
+    clock_offset_s: f64,
+    samples: usize,
+    windows: Vec<WindowEnergy>,
+    /// Σ over units of (log energy per invocation × invocations), isolated results only.
+    predicted_energy_j: Option<f64>,
+}
+
+pub fn energy(a: EnergyArgs) -> i32 {
+    match energy_inner(&a) {
+        Ok(code) => code,
+        Err(e) => super::fail(e),
+    }
+}
+
+fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
+    let lp = a.power_log.display().to_string();
+    let text = std::fs::read_to_string(&a.power_log).map_err(|source| ReportError::Io {
+        path: lp.clone(),
+        source,
+    })?;
+    let results = report::read_results(&a.results)?;
+    let format = match a.format.as_str() {
+        "wattsup" => powerlog::LogFormat::WattsUp,
+        "nvidia-smi" => powerlog::LogFormat::NvidiaSmi,
+        "auto" => powerlog::detect(&text).ok_or_else(|| ReportError::PowerLog {
+            path: lp.clone(),
+            message: "line 1: unknown header; expected `time,id,pm1,pm2,sum` (WattsUp) or `timestamp, power.draw [W]` (nvidia-smi), or pass --format".into(),
+        })?,
+        other => {
+            return Err(ReportError::Input {
+                path: lp,
+                why: format!("--format must be auto, wattsup or nvidia-smi, not {other:?}"),
+            })
+        }
+    };
+    let samples =
+        powerlog::parse(&text, format, a.clock_offset).map_err(|e| ReportError::PowerLog {
+            path: lp.clone(),
+            message: e.to_string(),
+        })?;
+    let mut windows = Vec::new();
+    for w in &results.windows {
+        let (t0, t1) = (
+            w.start_unix_ms as f64 / 1000.0,
+            w.end_unix_ms as f64 / 1000.0,
+        );
+        let i = powerlog::integrate(&samples, t0, t1).ok_or_else(|| ReportError::PowerLog {
+            path: lp.clone(),
+            message: format!(
+                "the log ({} to {}) does not cover window {:?} ({} to {}); check --clock-offset",
+                crate::exec::energy::iso8601_ms((samples[0].t * 1000.0) as i64),
+                crate::exec::energy::iso8601_ms((samples[samples.len() - 1].t * 1000.0) as i64),
+                w.label,
+                w.start,
+                w.end
+            ),
+        })?;
+        let items = if w.label.starts_with("unit ") {
+            let unroll = results
+                .units
+                .iter()
+                .find(|u| w.label.starts_with(&format!("unit {} ", u.id)))
+                .map(|u| f64::from(u.unroll.max(1)))
+                .unwrap_or(1.0);
+            w.completed as f64 * unroll
+        } else {
+            w.completed as f64
+        };
+        windows.push(WindowEnergy {
+            label: w.label.clone(),
+            start: w.start.clone(),
+            end: w.end.clone(),
+            duration_s: t1 - t0,
+            samples: i.samples,
+            max_gap_s: i.max_gap_s,
+            energy_j: i.energy_j,
+            avg_power_w: i.avg_power_w,
+            per_item_j: (items > 0.0).then(|| i.energy_j / items),
+            nvml_energy_j: w.energy_j,
+            warning: (i.samples < 10).then(|| format!("only {} samples in this window (fewer than 10): lengthen --energy-window or sample faster", i.samples)),
+        });
+    }
+    let predicted = (results.mode == "isolated").then(|| {
+        results
+            .units
+            .iter()
+            .filter_map(|u| {
+                windows
+                    .iter()
+                    .find(|w| w.label.starts_with(&format!("unit {} ", u.id)))
+                    .and_then(|w| w.per_item_j)
+                    .map(|e| e * u.invocations as f64)
+            })
+            .sum::<f64>()
+    });
+    let rep = PowerLogReport {
+        power_log: lp,
+        format: format!("{format:?}"),
+        clock_offset_s: a.clock_offset,
+        samples: samples.len(),
+        windows,
+        predicted_energy_j: predicted,
+    };
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_energy_out(&a.results));
+    report::write_all(&[(
+        out.clone(),
+        serde_json::to_vec_pretty(&rep).unwrap_or_default(),
+    )])?;
+    if a.json {
+        super::print_json(&rep);
+    } else {
+        println!(
+            "kc energy: {} ({} samples, {}) against {}\n",
+            rep.power_log,
+            rep.samples,
+            rep.format,
+            a.results.display()
+        );
+        println!("| window | duration s | samples | log J | log W | per item J | NVML J |\n|---|---|---|---|---|---|---|");
+        for w in &rep.windows {
+            println!(
+                "| {} | {:.3} | {} | {:.2} | {:.1} | {} | {:.2} |",
+                w.label,
+                w.duration_s,
+                w.samples,
+                w.energy_j,
+                w.avg_power_w,
+                w.per_item_j
+                    .map(|x| format!("{x:.6}"))
+                    .unwrap_or_else(|| "-".into()),
+                w.nvml_energy_j
+            );
+        }
+        for w in rep
+            .windows
+            .iter()
+            .filter_map(|w| w.warning.as_ref().map(|m| (w, m)))
+        {
+            eprintln!("warning: window {:?}: {}", w.0.label, w.1);
+        }
+        println!("\nwritten to {}", out.display());
+    }
+    Ok(0)
+}
+
+fn default_energy_out(results: &Path) -> PathBuf {
+    let s = results.to_string_lossy();
+    PathBuf::from(format!(
+        "{}.powerlog.json",
+        s.strip_suffix(".json").unwrap_or(&s)
+    ))
+}

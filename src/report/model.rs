@@ -1,0 +1,264 @@
+//! The report's content: actual (graph replay) against predicted (Σ isolated time × count)
+//! time and energy, the breakdown by tier, the units that contribute most, traced against
+//! replayed time per unit, and the energy detail of the graph windows. This struct is the
+//! JSON report (schema in docs/FORMATS.md); Markdown, CSV and SVG render it.
+//! Invariant: every optional figure is `None` when the results it needs are missing, never
+//! zero.
+
+use crate::exec::results::Results;
+use serde::Serialize;
+
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct TimeSummary {
+    /// Mean time of one graph replay, microseconds.
+    pub actual_us: Option<f64>,
+    pub actual_std_us: Option<f64>,
+    /// Σ over executed units of isolated mean time × invocations.
+    pub predicted_us: Option<f64>,
+    /// (predicted − actual) / actual × 100.
+    pub error_pct: Option<f64>,
+    /// Traced time of the steps the graph replayed, and their critical path.
+    pub replayed_traced_us: Option<f64>,
+    pub traced_critical_path_us: Option<f64>,
+    /// Traced time of units not executed (tier 3, collectives, failed), excluded from
+    /// both sides of the comparison.
+    pub not_executed_traced_us: f64,
+    pub units_not_executed: usize,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct EnergyComparison {
+    /// Mean energy of one graph replay over the windows, joules.
+    pub actual_j: f64,
+    pub actual_cv: f64,
+    pub actual_above_idle_j: f64,
+    /// Σ over executed units of energy per invocation × invocations.
+    pub predicted_j: Option<f64>,
+    pub error_pct: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct EnergyDetail {
+    pub windows: usize,
+    pub duration_s: f64,
+    /// Instantaneous power samples taken during the windows.
+    pub samples: usize,
+    pub total_j: f64,
+    pub total_wh: f64,
+    pub per_run_j: f64,
+    pub avg_power_w: f64,
+    pub peak_power_w: f64,
+    pub min_power_w: f64,
+    pub idle_power_w: Option<f64>,
+    /// total − idle power × duration.
+    pub above_idle_j: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct TierRow {
+    pub tier: String,
+    pub unique_units: usize,
+    pub invocations: u64,
+    pub traced_us: f64,
+    pub predicted_us: Option<f64>,
+    pub pct_of_predicted: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct UnitRow {
+    pub id: u32,
+    pub label: String,
+    pub tier: String,
+    pub family: String,
+    pub call: String,
+    pub status: String,
+    pub invocations: u64,
+    pub traced_mean_us: f64,
+    pub traced_total_us: f64,
+    pub measured_mean_us: Option<f64>,
+    pub measured_std_us: Option<f64>,
+    /// (measured − traced) / traced × 100.
+    pub error_vs_traced_pct: Option<f64>,
+    pub predicted_us: Option<f64>,
+    pub pct_of_predicted: Option<f64>,
+    pub energy_per_invocation_mj: Option<f64>,
+    pub predicted_energy_j: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    pub schema_version: u32,
+    pub device: String,
+    pub sources: Vec<String>,
+    pub cache: Option<String>,
+    pub time: TimeSummary,
+    pub energy: Option<EnergyComparison>,
+    pub energy_detail: Option<EnergyDetail>,
+    pub tiers: Vec<TierRow>,
+    pub top_units: Vec<UnitRow>,
+    pub units: Vec<UnitRow>,
+    pub notes: Vec<String>,
+}
+
+fn pct(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| 100.0 * (a - b) / b)
+}
+
+/// Builds the report from a graph-mode results file, an isolated one, or both.
+pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
+    let any = graph.or(isolated).expect("at least one results file");
+    let mut r = Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        device: any.device.name.clone(),
+        sources: any.plan.sources.clone(),
+        cache: isolated
+            .and_then(|i| i.isolated.as_ref())
+            .map(|s| s.cache.clone()),
+        ..Default::default()
+    };
+    if let (Some(g), Some(i)) = (graph, isolated) {
+        if g.plan.sources != i.plan.sources || g.plan.units != i.plan.units {
+            r.notes
+                .push("the graph and isolated results come from different plans".into());
+        }
+    }
+    let units_src = isolated.or(graph).expect("one of them");
+    let predicted_total: Option<f64> = isolated
+        .and_then(|i| i.isolated.as_ref())
+        .map(|s| s.predicted_us);
+    r.units = units_src
+        .units
+        .iter()
+        .map(|u| {
+            let measured = u.time_us.as_ref().map(|t| t.mean);
+            UnitRow {
+                id: u.id,
+                label: u.label.clone(),
+                tier: u.tier.clone(),
+                family: u.family.clone(),
+                call: u.call.clone(),
+                status: u.status.clone(),
+                invocations: u.invocations,
+                traced_mean_us: u.traced_mean_us,
+                traced_total_us: u.traced_mean_us * u.invocations as f64,
+                measured_mean_us: measured,
+                measured_std_us: u.time_us.as_ref().map(|t| t.std),
+                error_vs_traced_pct: measured.and_then(|m| pct(m, u.traced_mean_us)),
+                predicted_us: u.predicted_us,
+                pct_of_predicted: match (u.predicted_us, predicted_total) {
+                    (Some(p), Some(t)) if t > 0.0 => Some(100.0 * p / t),
+                    _ => None,
+                },
+                energy_per_invocation_mj: u.energy.as_ref().map(|e| e.per_item_j.mean * 1000.0),
+                predicted_energy_j: u.predicted_energy_j,
+            }
+        })
+        .collect();
+    let mut top: Vec<UnitRow> = r
+        .units
+        .iter()
+        .filter(|u| u.predicted_us.is_some())
+        .cloned()
+        .collect();
+    top.sort_by(|a, b| {
+        b.predicted_us
+            .unwrap_or(0.0)
+            .total_cmp(&a.predicted_us.unwrap_or(0.0))
+            .then(a.id.cmp(&b.id))
+    });
+    top.truncate(10);
+    r.top_units = top;
+    let mut tiers: Vec<String> = r.units.iter().map(|u| u.tier.clone()).collect();
+    tiers.sort();
+    tiers.dedup();
+    r.tiers = tiers
+        .into_iter()
+        .map(|t| {
+            let us: Vec<&UnitRow> = r.units.iter().filter(|u| u.tier == t).collect();
+            let pred: Vec<f64> = us.iter().filter_map(|u| u.predicted_us).collect();
+            let predicted = (!pred.is_empty()).then(|| pred.iter().sum::<f64>());
+            TierRow {
+                tier: t,
+                unique_units: us.len(),
+                invocations: us.iter().map(|u| u.invocations).sum(),
+                traced_us: us.iter().map(|u| u.traced_total_us).sum(),
+                predicted_us: predicted,
+                pct_of_predicted: match (predicted, predicted_total) {
+                    (Some(p), Some(t)) if t > 0.0 => Some(100.0 * p / t),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    r.time.units_not_executed = r.units.iter().filter(|u| u.status != "ok").count();
+    r.time.not_executed_traced_us = r
+        .units
+        .iter()
+        .filter(|u| u.status != "ok")
+        .map(|u| u.traced_total_us)
+        .sum();
+    r.time.predicted_us = predicted_total;
+    if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
+        r.time.actual_us = Some(g.replay_us.mean);
+        r.time.actual_std_us = Some(g.replay_us.std);
+        r.time.replayed_traced_us = Some(g.replayed_traced_us);
+        r.time.traced_critical_path_us = Some(g.replayed_traced_critical_path_us);
+        r.time.error_pct = predicted_total.and_then(|p| pct(p, g.replay_us.mean));
+        if let Some(e) = &g.energy {
+            let predicted = isolated
+                .and_then(|i| i.isolated.as_ref())
+                .and_then(|s| s.predicted_energy_j);
+            r.energy = Some(EnergyComparison {
+                actual_j: e.per_item_j.mean,
+                actual_cv: e.per_item_j.cv(),
+                actual_above_idle_j: e.per_item_above_idle_j.mean,
+                predicted_j: predicted,
+                error_pct: predicted.and_then(|p| pct(p, e.per_item_j.mean)),
+            });
+            let ws: Vec<_> = e
+                .windows
+                .iter()
+                .filter_map(|&k| graph.and_then(|g| g.windows.get(k)))
+                .collect();
+            let duration: f64 = ws.iter().map(|w| w.duration_s).sum();
+            let total: f64 = ws.iter().map(|w| w.energy_j).sum();
+            let idle = graph.and_then(|g| g.idle.as_ref()).map(|i| i.avg_power_w);
+            r.energy_detail = Some(EnergyDetail {
+                windows: ws.len(),
+                duration_s: duration,
+                samples: ws.iter().map(|w| w.power_w.n).sum(),
+                total_j: total,
+                total_wh: total / 3600.0,
+                per_run_j: e.per_item_j.mean,
+                avg_power_w: if duration > 0.0 {
+                    total / duration
+                } else {
+                    0.0
+                },
+                peak_power_w: ws.iter().map(|w| w.power_w.max).fold(f64::NAN, f64::max),
+                min_power_w: ws.iter().map(|w| w.power_w.min).fold(f64::NAN, f64::min),
+                idle_power_w: idle,
+                above_idle_j: idle.map(|p| total - p * duration),
+            });
+        }
+    } else if let Some(i) = isolated.and_then(|i| i.isolated.as_ref()) {
+        r.time.not_executed_traced_us = i.not_executed_traced_us;
+    }
+    if graph.is_none() {
+        r.notes
+            .push("no graph-mode results: the actual side of the comparison is missing".into());
+    }
+    if isolated.is_none() {
+        r.notes
+            .push("no isolated results: the predicted side of the comparison is missing".into());
+    }
+    if r.time.units_not_executed > 0 {
+        r.notes.push(format!(
+            "{} units ({:.1} us traced) were not executed and are left out of both sides",
+            r.time.units_not_executed, r.time.not_executed_traced_us
+        ));
+    }
+    r
+}

@@ -1,0 +1,215 @@
+//! Markdown (readable in a terminal and on GitHub) and CSV (one row per unit, loads in
+//! pandas) renderings of a [`Report`]. Invariant: both show the report's numbers as they
+//! are, rounded for display only; a missing figure prints as "-" (Markdown) or an empty
+//! field (CSV).
+
+use super::model::{Report, UnitRow};
+use std::fmt::Write;
+
+fn f(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn signed(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:+.1} %"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn cell(s: &str, max: usize) -> String {
+    let s = s.replace('|', "\\|");
+    if s.chars().count() > max {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn unit_line(o: &mut String, u: &UnitRow) {
+    let _ = writeln!(
+        o,
+        "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
+        u.id,
+        u.tier,
+        cell(&u.label, 28),
+        cell(&u.call, 48),
+        u.invocations,
+        u.traced_mean_us,
+        f(u.measured_mean_us, 2),
+        signed(u.error_vs_traced_pct),
+        f(u.predicted_us, 1),
+        f(u.pct_of_predicted, 1),
+        cell(&u.status, 40)
+    );
+}
+
+pub fn markdown(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# kc report: {}\n", r.sources.join(", "));
+    let _ = writeln!(
+        o,
+        "Device: {}. Cache policy of the isolated runs: {}.\n",
+        r.device,
+        r.cache.as_deref().unwrap_or("-")
+    );
+    let _ = writeln!(o, "## Does the sum of isolated units predict the whole?\n");
+    let _ = writeln!(
+        o,
+        "| | actual (graph replay) | predicted (Σ isolated × count) | error |"
+    );
+    let _ = writeln!(o, "|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "| time per replay | {} us (std {}) | {} us | {} |",
+        f(r.time.actual_us, 1),
+        f(r.time.actual_std_us, 1),
+        f(r.time.predicted_us, 1),
+        signed(r.time.error_pct)
+    );
+    if let Some(e) = &r.energy {
+        let _ = writeln!(
+            o,
+            "| energy per replay | {:.4} J (cv {:.3}; {:.4} J above idle) | {} J | {} |",
+            e.actual_j,
+            e.actual_cv,
+            e.actual_above_idle_j,
+            f(e.predicted_j, 4),
+            signed(e.error_pct)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {} units, {:.1} us traced, left out of both sides.\n",
+        f(r.time.replayed_traced_us, 1),
+        f(r.time.traced_critical_path_us, 1),
+        r.time.units_not_executed,
+        r.time.not_executed_traced_us
+    );
+    let _ = writeln!(o, "## By tier\n");
+    let _ = writeln!(
+        o,
+        "| tier | unique units | invocations | traced us | predicted us | % of predicted |"
+    );
+    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    for t in &r.tiers {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.1} | {} | {} |",
+            t.tier,
+            t.unique_units,
+            t.invocations,
+            t.traced_us,
+            f(t.predicted_us, 1),
+            f(t.pct_of_predicted, 1)
+        );
+    }
+    if let Some(d) = &r.energy_detail {
+        let _ = writeln!(o, "\n## Energy of the graph replay windows\n");
+        let _ = writeln!(o, "| windows | duration | samples | total | per replay | average | peak | min | idle | above idle |");
+        let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(
+            o,
+            "| {} | {:.2} s | {} | {:.2} J ({:.5} Wh) | {:.4} J | {:.1} W | {:.1} W | {:.1} W | {} W | {} J |",
+            d.windows,
+            d.duration_s,
+            d.samples,
+            d.total_j,
+            d.total_wh,
+            d.per_run_j,
+            d.avg_power_w,
+            d.peak_power_w,
+            d.min_power_w,
+            f(d.idle_power_w, 1),
+            f(d.above_idle_j, 2)
+        );
+    }
+    let header = "| unit | tier | label | call | invocations | traced us | isolated us | vs traced | predicted us | % of predicted | status |\n|---|---|---|---|---|---|---|---|---|---|---|";
+    if !r.top_units.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n## Top units by contribution to the prediction\n\n{header}"
+        );
+        for u in &r.top_units {
+            unit_line(&mut o, u);
+        }
+    }
+    let _ = writeln!(o, "\n## Every unit: traced against replayed\n\n{header}");
+    for u in &r.units {
+        unit_line(&mut o, u);
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(o, "\n## Notes\n");
+        for n in &r.notes {
+            let _ = writeln!(o, "- {n}");
+        }
+    }
+    o
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+pub fn csv(r: &Report) -> String {
+    let mut o = String::from(
+        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j\n",
+    );
+    for u in &r.units {
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            u.id,
+            csv_field(&u.tier),
+            csv_field(&u.family),
+            csv_field(&u.label),
+            csv_field(&u.call),
+            csv_field(&u.status),
+            u.invocations,
+            u.traced_mean_us,
+            u.traced_total_us,
+            opt(u.measured_mean_us),
+            opt(u.measured_std_us),
+            opt(u.error_vs_traced_pct),
+            opt(u.predicted_us),
+            opt(u.pct_of_predicted),
+            opt(u.energy_per_invocation_mj),
+            opt(u.predicted_energy_j)
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_what_needs_quoting() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+        let mut r = Report::default();
+        r.units.push(UnitRow {
+            id: 3,
+            label: "aten::mm".into(),
+            call: "gemm TN m=1, n=2".into(),
+            predicted_us: Some(1.5),
+            ..Default::default()
+        });
+        let text = csv(&r);
+        let row = text.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with("3,,,aten::mm,\"gemm TN m=1, n=2\","),
+            "{row}"
+        );
+        assert_eq!(text.lines().next().unwrap().split(',').count(), 16);
+    }
+}

@@ -1,0 +1,231 @@
+//! Reports from results recorded on the H100 (committed in fixtures/results): the
+//! Markdown report is snapshot-tested, the CLI writes every format, power logs are
+//! integrated against hand-computed energies, and baselines gate on regressions.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/results")
+        .join(name)
+}
+
+fn bloom() -> (kc::exec::Results, kc::exec::Results) {
+    (
+        kc::report::read_results(&fixture("bloom560m_seq5.graph.json")).unwrap(),
+        kc::report::read_results(&fixture("bloom560m_seq5.iso.json")).unwrap(),
+    )
+}
+
+#[test]
+fn markdown_report_snapshot() {
+    let (g, i) = bloom();
+    let r = kc::report::model::build(Some(&g), Some(&i));
+    // The headline figures as docs/MEASUREMENTS.md states them.
+    assert!((r.time.actual_us.unwrap() - 2249.1).abs() < 0.05);
+    assert!((r.time.error_pct.unwrap() - -5.0).abs() < 0.05);
+    assert!((r.energy.as_ref().unwrap().error_pct.unwrap() - 1.0).abs() < 0.05);
+    let predicted: f64 = r.units.iter().filter_map(|u| u.predicted_us).sum();
+    assert!((predicted - r.time.predicted_us.unwrap()).abs() < 1e-6);
+    let pct: f64 = r.tiers.iter().filter_map(|t| t.pct_of_predicted).sum();
+    assert!((pct - 100.0).abs() < 1e-9);
+    insta_settings().bind(|| {
+        insta::assert_snapshot!("report_bloom_markdown", kc::report::render::markdown(&r))
+    });
+}
+
+#[test]
+fn cli_writes_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    let o = kc(&[
+        "report",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--isolated",
+        fixture("bloom560m_seq5.iso.json").to_str().unwrap(),
+        "--plan",
+        fixture("bloom560m_seq5.kcplan").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "report.json",
+        "report.md",
+        "units.csv",
+        "tiers.svg",
+        "scatter.svg",
+        "timeline.svg",
+        "replay.trace.json",
+    ] {
+        let p = out.join(f);
+        assert!(p.metadata().map(|m| m.len() > 100).unwrap_or(false), "{f}");
+    }
+    let csv = std::fs::read_to_string(out.join("units.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 44, "a header and one row per unit");
+    let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<rect x=").count(), 1962, "one bar per step");
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("replay.trace.json")).unwrap()).unwrap();
+    let windows = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "energy_window")
+        .count();
+    assert_eq!(windows, 6, "idle + 5 graph windows");
+}
+
+#[test]
+fn bad_results_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("old.json");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("bloom560m_seq5.graph.json")).unwrap())
+            .unwrap();
+    v["schema_version"] = 99.into();
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = kc(&[
+        "report",
+        p.to_str().unwrap(),
+        "-o",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("schema version 99"), "{err}");
+    assert!(!dir.path().join("r").exists(), "nothing written");
+}
+
+/// A synthetic nvidia-smi log at a constant 250 W every 40 ms across the whole run: each
+/// window's energy must be exactly 250 W × its duration.
+#[test]
+fn power_logs_integrate_to_hand_computed_energy() {
+    let (g, _) = bloom();
+    let dir = tempfile::tempdir().unwrap();
+    let first = g.windows.first().unwrap().start_unix_ms - 1000;
+    let last = g.windows.last().unwrap().end_unix_ms + 1000;
+    let mut log = String::from("timestamp, power.draw [W]\n");
+    let mut t = first;
+    while t <= last {
+        let iso = kc::exec::energy::iso8601_ms(t)
+            .replace('T', " ")
+            .replace('-', "/")
+            .trim_end_matches('Z')
+            .to_string();
+        log.push_str(&format!("{iso}, 250.00 W\n"));
+        t += 40;
+    }
+    let lp = dir.path().join("smi.csv");
+    std::fs::write(&lp, &log).unwrap();
+    let out = dir.path().join("pl.json");
+    let o = kc(&[
+        "energy",
+        "--power-log",
+        lp.to_str().unwrap(),
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ws = v["windows"].as_array().unwrap();
+    assert_eq!(ws.len(), 6);
+    for w in ws {
+        let d = w["duration_s"].as_f64().unwrap();
+        assert!(
+            (w["energy_j"].as_f64().unwrap() - 250.0 * d).abs() < 1e-6,
+            "{w}"
+        );
+        assert!(w["samples"].as_u64().unwrap() >= 24);
+        assert!(w["warning"].is_null());
+    }
+    // Shifted an hour off, the log covers no window: a clear error naming the window.
+    let o = kc(&[
+        "energy",
+        "--power-log",
+        lp.to_str().unwrap(),
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--clock-offset",
+        "3600",
+        "-o",
+        dir.path().join("x.json").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not cover window \"idle\""), "{err}");
+    assert!(!dir.path().join("x.json").exists());
+    // A malformed row is named.
+    std::fs::write(
+        &lp,
+        "timestamp, power.draw [W]\n2026/11/21 14:05:03.000, 100 W\n2026/11/21 14:05:03.040\n",
+    )
+    .unwrap();
+    let o = kc(&[
+        "energy",
+        "--power-log",
+        lp.to_str().unwrap(),
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("line 3"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn baseline_gates_on_regressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("bloom560m_seq5.iso.json");
+    // Same file: no regression, exit 0.
+    let o = kc(&[
+        "report",
+        "--baseline",
+        base.to_str().unwrap(),
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // One unit 20 % slower: one unit regression plus the overall prediction if it moves > 10 %.
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    let units = v["units"].as_array_mut().unwrap();
+    let u = units.iter_mut().find(|u| u["id"] == 43).unwrap();
+    let m = u["time_us"]["mean"].as_f64().unwrap();
+    u["time_us"]["mean"] = (m * 1.2).into();
+    let slow = dir.path().join("slow.json");
+    std::fs::write(&slow, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = kc(&[
+        "report",
+        "--baseline",
+        base.to_str().unwrap(),
+        slow.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let regressed: Vec<&str> = c["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["regressed"] == true)
+        .map(|c| c["item"].as_str().unwrap())
+        .collect();
+    assert_eq!(regressed, vec!["unit 43 aten::mm"]);
+    // A graph run against an isolated one is refused.
+    let o = kc(&[
+        "report",
+        "--baseline",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
