@@ -57,6 +57,12 @@ enum Command {
         /// Output directory (default: kc-out/<trace name>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Cache policy of the isolated replay (GPU builds): warm or cold.
+        #[arg(long, default_value = "warm")]
+        cache: String,
+        /// Energy windows per measured item on the GPU; 0 measures time only.
+        #[arg(long, default_value_t = 3)]
+        energy_repeats: usize,
         #[arg(long)]
         json: bool,
     },
@@ -189,11 +195,15 @@ fn main() {
             trace,
             shapes,
             out,
+            cache,
+            energy_repeats,
             json,
         } => kc::cli::run::run(kc::cli::run::Args {
             trace,
             shapes,
             out,
+            cache,
+            energy_repeats,
             json,
         }),
         Command::Exec {

@@ -15,6 +15,10 @@ pub struct Args {
     pub trace: Option<PathBuf>,
     pub shapes: Option<PathBuf>,
     pub out: Option<PathBuf>,
+    /// Cache policy of the isolated replay.
+    pub cache: String,
+    /// Energy windows per graph / per unit; 0 measures time only.
+    pub energy_repeats: usize,
     pub json: bool,
 }
 
@@ -28,6 +32,7 @@ struct RunSummary {
     /// Traced GPU time per replayable tier, i.e. what a perfect isolated replay predicts.
     traced_prediction_us: f64,
     gpu: String,
+    report: Option<crate::report::model::Report>,
 }
 
 fn stem(p: &Path) -> String {
@@ -94,7 +99,27 @@ pub fn run(a: Args) -> i32 {
         Err(e) => return super::fail(e),
     };
     let plan_summary = plan::show::summarize(&p, bytes);
-    let gpu = gpu_status();
+    let (gpu, report) = if crate::exec::gpu_present() {
+        match replay(
+            &p,
+            &plan_path,
+            &out_dir,
+            &a.cache,
+            a.energy_repeats,
+            !a.json,
+        ) {
+            Ok(r) => (
+                format!(
+                    "GPU replay: done; report in {}",
+                    out_dir.join("report").display()
+                ),
+                Some(r),
+            ),
+            Err(e) => return super::fail(e),
+        }
+    } else {
+        (gpu_status(), None)
+    };
     let s = RunSummary {
         trace: trace.display().to_string(),
         out_dir: out_dir.display().to_string(),
@@ -103,6 +128,7 @@ pub fn run(a: Args) -> i32 {
         lower: lower_summary,
         plan: plan_summary,
         gpu: gpu.clone(),
+        report,
     };
     if a.json {
         super::print_json(&s);
@@ -127,14 +153,104 @@ pub fn run(a: Args) -> i32 {
         "\n  files in {}: graph.kcir, graph.lowered.kcir, plan.kcplan",
         s.out_dir
     );
+    if let Some(r) = &s.report {
+        let md = crate::report::render::markdown(r);
+        println!();
+        print!("{}", md.split("## By tier").next().unwrap_or(&md));
+    }
     println!("\n{gpu}");
     0
 }
 
+/// The GPU half of `kc run`: the plan as one graph, every unit in isolation, and the
+/// report comparing them, all written into `out_dir`.
+fn replay(
+    p: &plan::Plan,
+    plan_path: &Path,
+    out_dir: &Path,
+    cache: &str,
+    energy_repeats: usize,
+    progress: bool,
+) -> Result<crate::report::model::Report, String> {
+    use crate::exec::{self, CachePolicy, ExecOptions};
+    let cache = match cache {
+        "warm" => CachePolicy::Warm,
+        "cold" => CachePolicy::Cold,
+        other => return Err(format!("--cache must be warm or cold, not {other:?}")),
+    };
+    let bytes = std::fs::read(plan_path).map_err(|e| format!("{}: {e}", plan_path.display()))?;
+    let base = ExecOptions {
+        energy_window_s: (energy_repeats > 0).then_some(1.0),
+        energy_repeats: energy_repeats.max(1),
+        progress,
+        plan_path: plan_path.display().to_string(),
+        plan_crc32: crc32fast::hash(&bytes),
+        ..Default::default()
+    };
+    if progress {
+        eprintln!("kc run: replaying the plan as one CUDA graph");
+    }
+    let graph = exec::execute(p, &base).map_err(|e| e.to_string())?;
+    if progress {
+        eprintln!(
+            "kc run: replaying every unit in isolation ({} cache)",
+            cache.as_str()
+        );
+    }
+    let iso_opts = ExecOptions {
+        isolated: true,
+        cache,
+        energy_repeats: 1,
+        ..base
+    };
+    let isolated = exec::execute(p, &iso_opts).map_err(|e| e.to_string())?;
+    let rep = crate::report::model::build(Some(&graph), Some(&isolated));
+    let rdir = out_dir.join("report");
+    std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
+    let files = vec![
+        (out_dir.join("graph.results.json"), pretty(&graph)),
+        (out_dir.join("isolated.results.json"), pretty(&isolated)),
+        (rdir.join("report.json"), pretty(&rep)),
+        (
+            rdir.join("report.md"),
+            crate::report::render::markdown(&rep).into_bytes(),
+        ),
+        (
+            rdir.join("units.csv"),
+            crate::report::render::csv(&rep).into_bytes(),
+        ),
+        (
+            rdir.join("tiers.svg"),
+            crate::report::svg::tier_bars(&rep).into_bytes(),
+        ),
+        (
+            rdir.join("scatter.svg"),
+            crate::report::svg::scatter(&rep).into_bytes(),
+        ),
+        (
+            rdir.join("timeline.svg"),
+            crate::report::svg::timeline(p, &rep).into_bytes(),
+        ),
+        (
+            rdir.join("replay.trace.json"),
+            pretty(&crate::report::trace_out::chrome_trace(&graph)),
+        ),
+    ];
+    crate::report::write_all(&files).map_err(|e| e.to_string())?;
+    Ok(rep)
+}
+
+fn pretty<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec_pretty(v).unwrap_or_default()
+}
+
 fn gpu_status() -> String {
+    let why = if cfg!(feature = "cuda") {
+        "no GPU answered (no CUDA driver or no device)"
+    } else {
+        "this build has no GPU executor (build with --features cuda)"
+    };
     format!(
-        "GPU replay: this build has no GPU executor. On a GPU machine, `kc exec {}` replays the {} as one CUDA graph and each unique unit in isolation, measuring time with CUDA events and energy with NVML; the numbers above are traced, not replayed.",
-        "PLAN",
-        "plan"
+        "GPU replay: skipped, {why}. On a GPU machine kc run replays the plan as one CUDA graph and every unit in isolation (tiers 1-2 today), timing with CUDA events and measuring energy with NVML, and writes a report; the numbers above are traced, not replayed."
     )
 }

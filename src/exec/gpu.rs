@@ -126,6 +126,20 @@ pub struct DeviceFacts {
     pub cublas_version: Option<i32>,
 }
 
+/// Whether the driver loads and reports at least one device, without creating a context.
+pub fn probe() -> bool {
+    // SAFETY: probing for the library and two query calls with valid out-pointers.
+    unsafe {
+        if !cu::is_culib_present() {
+            return false;
+        }
+        let mut n = 0;
+        cu::cuInit(0) == cu::CUresult::CUDA_SUCCESS
+            && cu::cuDeviceGetCount(&mut n) == cu::CUresult::CUDA_SUCCESS
+            && n > 0
+    }
+}
+
 pub struct Gpu {
     pub streams: Vec<cu::CUstream>,
     blas: Vec<cb::cublasHandle_t>,

@@ -133,6 +133,18 @@ pub fn not_executed_reason(unit: &PlanUnit) -> String {
     }
 }
 
+/// Whether this build can execute and a GPU answers: the driver loads and reports a device.
+pub fn gpu_present() -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        gpu::probe()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        false
+    }
+}
+
 /// Runs the plan on the GPU.
 pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     #[cfg(feature = "cuda")]

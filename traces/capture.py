@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Profile a model with torch.profiler and record what kc needs to judge a replay.
+
+    capture.py --model qwen2 [--layers 8] [--batch 1] [--seq 128] [--dtype fp16]
+               [--iters 3] [--mode inference|train] --out DIR
+
+Writes into DIR:
+  NAME.pt.trace.json.gz   Kineto trace (CPU + CUDA activities, record_shapes=True),
+                          ProfilerStep#N per iteration
+  NAME.et.json.gz         PyTorch Execution Trace of the same iterations (kc --shapes)
+  reference.json          eager and CUDA-graph time per iteration (CUDA events, median/
+                          min/max over 50 runs after 10 warm-ups) and NVML energy per run
+                          (total-energy counter over a >= 2 s loop), like
+                          ../shared/traces/h100/reference.json
+
+Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
+llama, gpt2, bloom; shape flags override the defaults), or any torchvision model name
+(resnet50, vit_b_16, ...), also with random weights. Nothing is downloaded.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+
+import torch
+
+# Published shapes of the base configs; --layers etc. override them.
+HF = {
+    "qwen2": ("Qwen2Config", dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14,
+                                  num_key_value_heads=2, intermediate_size=4864, vocab_size=151936,
+                                  max_position_embeddings=4096)),
+    "mistral": ("MistralConfig", dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+                                      num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
+                                      max_position_embeddings=4096)),
+    "llama": ("LlamaConfig", dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+                                  num_key_value_heads=32, intermediate_size=11008, vocab_size=32000)),
+    "gpt2": ("GPT2Config", dict(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)),
+    "bloom": ("BloomConfig", dict(hidden_size=1024, n_layer=24, n_head=16, vocab_size=250880)),
+}
+# Which config key each shape flag sets, per config family.
+KEYS = {
+    "layers": ("num_hidden_layers", "n_layer"),
+    "hidden": ("hidden_size", "n_embd"),
+    "heads": ("num_attention_heads", "n_head"),
+    "kv_heads": ("num_key_value_heads",),
+    "intermediate": ("intermediate_size",),
+    "vocab": ("vocab_size",),
+}
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def build(a):
+    dtype = DTYPES[a.dtype]
+    if a.model in HF:
+        import transformers
+        cls_name, base = HF[a.model]
+        cfg_kw = dict(base)
+        for flag, keys in KEYS.items():
+            v = getattr(a, flag)
+            if v is not None:
+                key = next((k for k in keys if k in cfg_kw), keys[0])
+                cfg_kw[key] = v
+        cfg = getattr(transformers, cls_name)(**cfg_kw)
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+        vocab = cfg_kw.get("vocab_size")
+        inputs = torch.randint(0, vocab, (a.batch, a.seq), device="cuda")
+        desc = {"config": cls_name, **cfg_kw}
+
+        def loss_of(out):
+            return out.loss
+        call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
+    else:
+        import torchvision
+        model = torchvision.models.get_model(a.model, weights=None)
+        inputs = torch.randn(a.batch, 3, a.image, a.image, device="cuda", dtype=dtype)
+        labels = torch.randint(0, 1000, (a.batch,), device="cuda")
+        desc = {"torchvision": a.model, "image": a.image}
+
+        def loss_of(out):
+            return torch.nn.functional.cross_entropy(out.float(), labels)
+        call = lambda: model(inputs)
+    model = model.to(device="cuda", dtype=dtype)
+    if a.mode == "train":
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step():
+            loss = loss_of(call())
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    else:
+        model.eval()
+
+        def step():
+            with torch.no_grad():
+                call()
+    return step, desc
+
+
+def time_runs(fn, warmup=10, runs=50):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1000.0)
+    return {"median_us": statistics.median(times), "min_us": min(times), "max_us": max(times), "runs": runs}
+
+
+def energy(fn, seconds=2.0):
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    except Exception as e:  # NVML absent: timing only
+        return {"energy_error": repr(e)}
+    torch.cuda.synchronize()
+    e0, t0, n = pynvml.nvmlDeviceGetTotalEnergyConsumption(h), time.time(), 0
+    while time.time() - t0 < seconds:
+        fn()
+        n += 1
+        if n % 10 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    e1, t1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(h), time.time()
+    return {"energy_per_run_mj": (e1 - e0) / n, "energy_runs": n, "energy_window_s": t1 - t0,
+            "avg_power_w": (e1 - e0) / 1000.0 / (t1 - t0)}
+
+
+def cuda_graph(step):
+    """Times `step` captured in one CUDA graph, or returns why it cannot be captured."""
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                step()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+        r = time_runs(g.replay)
+        r.update(energy(g.replay))
+        return r
+    except Exception as e:
+        return {"error": repr(e)}
+
+
+def gzip_file(path):
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    os.remove(path)
+    return path + ".gz"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True)
+    p.add_argument("--name", help="file name stem (default: derived from the model and shape)")
+    for flag in KEYS:
+        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=int)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--image", type=int, default=224)
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="fp16")
+    p.add_argument("--iters", type=int, default=3, help="profiled iterations")
+    p.add_argument("--mode", choices=["inference", "train"], default="inference")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("capture.py: no CUDA device")
+    os.makedirs(a.out, exist_ok=True)
+    torch.manual_seed(0)
+    step, desc = build(a)
+    name = a.name or f"{a.model}{'' if a.layers is None else f'_{a.layers}l'}_{a.mode}_b{a.batch}_s{a.seq}_{a.dtype}"
+    trace = os.path.join(a.out, f"{name}.pt.trace.json")
+    et_path = os.path.join(a.out, f"{name}.et.json")
+
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    et = torch.profiler.ExecutionTraceObserver().register_callback(et_path)
+    # The trace is exported when the active cycle ends (the profiler clears its events at
+    # the end of each cycle, so exporting after the `with` block would find none).
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+        record_shapes=True,
+        schedule=torch.profiler.schedule(wait=0, warmup=1, active=a.iters, repeat=1),
+        execution_trace_observer=et,
+        on_trace_ready=lambda prof: prof.export_chrome_trace(trace),
+    ) as prof:
+        for _ in range(1 + a.iters):
+            step()
+            torch.cuda.synchronize()
+            prof.step()
+    trace_gz = gzip_file(trace)
+    et_gz = gzip_file(et_path) if os.path.exists(et_path) else None
+
+    eager = time_runs(step)
+    eager.update(energy(step))
+    graph = cuda_graph(step)
+    ref = {
+        "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
+                "cudnn": torch.backends.cudnn.version()},
+        "how": "capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
+               "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
+               "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs. The trace holds "
+               f"{a.iters} profiled iterations (CPU+CUDA, record_shapes=True). Random weights.",
+        "results": {name: {"model": desc, "mode": a.mode, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
+                           "eager": eager, "cuda_graph": graph, "profiled_iterations": a.iters,
+                           "trace": os.path.basename(trace_gz),
+                           "execution_trace": et_gz and os.path.basename(et_gz)}},
+    }
+    with open(os.path.join(a.out, "reference.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+    print(json.dumps(ref["results"][name], indent=1))
+    print(trace_gz)
+
+
+if __name__ == "__main__":
+    main()
