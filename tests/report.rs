@@ -40,13 +40,17 @@ fn markdown_report_snapshot() {
 fn cli_writes_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
+    // The plan those results were measured with, rebuilt from the same trace.
+    let (g, _, _) = lowered("bloom560m_seq5");
+    let plan_path = dir.path().join("bloom.kcplan");
+    kc::plan::write(&kc::plan::build::build(&g), &plan_path).unwrap();
     let o = kc(&[
         "report",
         fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
         "--isolated",
         fixture("bloom560m_seq5.iso.json").to_str().unwrap(),
         "--plan",
-        fixture("bloom560m_seq5.kcplan").to_str().unwrap(),
+        plan_path.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
     ]);
