@@ -105,8 +105,8 @@ fn is_collective_kernel(name: &str) -> bool {
         || name.contains("rcclKernel")
 }
 
-/// One rank's ops, their parents and whether each is kept.
-type RankOps = (Vec<OpRec>, Vec<Option<usize>>, Vec<bool>);
+/// One rank's ops, their parents, and the kept ops in (thread, start, longest first) order.
+type RankOps = (Vec<OpRec>, Vec<Option<usize>>, Vec<usize>);
 
 /// A node before numbering, with the rank-local op index it links to.
 struct PendingNode {
@@ -133,6 +133,7 @@ fn abs(t: &RankTables, ts: i64, diags: &mut Diagnostics, location: &str) -> i64 
 
 pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics) -> KernelGraph {
     let mut pending: Vec<PendingNode> = Vec::new();
+    let mut collective_name: Vec<Option<bool>> = Vec::new();
     // Per rank: kept ops as (rank position, local index).
     let mut rank_ops: Vec<RankOps> = Vec::new();
     let mut meta = Vec::new();
@@ -185,8 +186,14 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
             if let Some(i) = local_op {
                 referenced[i] = true;
             }
-            let name_str = strings.get(g.name).to_string();
-            let kind = node_kind(g, &name_str, rt.and_then(|r| r.size), &index, local_op);
+            // Whether a name is a collective is decided once per distinct name.
+            let id = g.name.0 as usize;
+            if collective_name.len() <= id {
+                collective_name.resize(strings.len().max(id + 1), None);
+            }
+            let is_collective = *collective_name[id]
+                .get_or_insert_with(|| is_collective_kernel(strings.get(g.name)));
+            let kind = node_kind(g, is_collective, rt.and_then(|r| r.size), &index, local_op);
             let launch = rt.map(|r| Launch {
                 api: r.api,
                 tid: r.tid,
@@ -273,34 +280,33 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
                 }
             }
         }
+        // The per-thread start order is kept: it numbers the kept ops without a second sort.
+        let mut tids: Vec<u64> = index.by_tid.keys().copied().collect();
+        tids.sort_unstable();
+        let op_order: Vec<usize> = tids
+            .iter()
+            .flat_map(|t| index.by_tid[t].iter().copied())
+            .filter(|&i| keep[i])
+            .collect();
         let parent = index.parent.clone();
         drop(index);
         let mut m = info;
         m.rocm |= rocm;
         meta.push((m, tables.base));
         arg_blobs.push(blobs);
-        rank_ops.push((ops, parent, keep));
+        rank_ops.push((ops, parent, op_order));
     }
 
     // Number the kept ops: per rank, per thread, by (start, longest first).
     let mut op_ids: Vec<Vec<Option<OpId>>> = Vec::new();
     let mut cpu_ops: Vec<CpuOp> = Vec::new();
     let mut arg_lists: Vec<Vec<OpArg>> = vec![Vec::new()];
-    for (pos, (ops, parent, keep)) in rank_ops.iter().enumerate() {
+    for (pos, (ops, parent, order)) in rank_ops.iter().enumerate() {
         let (info, base) = &meta[pos];
-        let mut order: Vec<usize> = (0..ops.len()).filter(|&i| keep[i]).collect();
-        order.sort_by_key(|&i| {
-            (
-                ops[i].tid,
-                ops[i].ts_ns,
-                std::cmp::Reverse(ops[i].dur_ns),
-                i,
-            )
-        });
         let mut ids = vec![None; ops.len()];
         // Each distinct argument text is parsed once and shared by the ops that have it.
         let mut list_of_blob: HashMap<u32, (u32, ArgsSource)> = HashMap::default();
-        for &i in &order {
+        for &i in order {
             let o = &ops[i];
             let id = OpId(cpu_ops.len() as u32);
             ids[i] = Some(id);
@@ -385,7 +391,7 @@ pub fn reassign_signatures(g: &mut KernelGraph) {
 
 fn node_kind(
     g: &GpuRec,
-    name: &str,
+    is_collective: bool,
     runtime_size: Option<u64>,
     index: &OpIndex<'_>,
     op: Option<usize>,
@@ -407,7 +413,7 @@ fn node_kind(
                 registers_per_thread: 0,
                 shared_memory: 0,
             });
-            if is_collective_kernel(name) {
+            if is_collective {
                 NodeKind::Collective {
                     name: g.name,
                     geometry,

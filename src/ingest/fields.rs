@@ -48,33 +48,61 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// End (exclusive) of a string whose opening quote came before `j` (j is inside it).
+fn string_end_from(b: &[u8], j: usize) -> Option<usize> {
+    let mut j = j;
+    loop {
+        let k = memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
+        j += k;
+        if b[j] == b'\\' {
+            j += 2;
+        } else {
+            return Some(j + 1);
+        }
+    }
+}
+
 /// End (exclusive) of the value starting at `b[i]`.
 fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
         open @ (b'{' | b'[') => {
-            // Only this bracket kind changes the depth: the other kind is balanced inside
-            // it, and brackets in strings are skipped with the strings.
-            let close = if open == b'{' { b'}' } else { b']' };
-            let mut depth = 0i32;
-            let mut j = i;
-            while let Some(k) = memchr::memchr3(open, close, b'"', &b[j..]) {
-                j += k;
+            // Whole 64-byte blocks through the splitter's classifier first, then the rest
+            // byte by byte; both count every bracket kind outside strings.
+            let mut depth = 1u32;
+            let (mut in_str, mut escaped_next) = (false, false);
+            let mut j = i + 1;
+            while j + 64 <= b.len() {
+                if let Some(end) =
+                    super::scan::block_end(b, &mut j, &mut depth, &mut in_str, &mut escaped_next)
+                {
+                    return Some(end);
+                }
+            }
+            if escaped_next {
+                j += 1;
+            }
+            if in_str {
+                j = string_end_from(b, j)?;
+            }
+            while j < b.len() {
                 match b[j] {
                     b'"' => {
                         j = string_end(b, j)?;
                         continue;
                     }
-                    c if c == open => depth += 1,
-                    _ => {
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
                             return Some(j + 1);
                         }
                     }
+                    _ => {}
                 }
                 j += 1;
             }
+            let _ = open;
             None
         }
         _ => {

@@ -275,7 +275,8 @@ impl FileRecords {
                 .collect();
             blob_maps.push(blobs);
         }
-        // Every (worker, batch) range, in batch order.
+        // Every (worker, batch) range, in batch order. Each worker's ranges come in
+        // increasing order, so its records are moved out front to back, never cloned.
         let mut ranges: Vec<(u64, usize, BatchMark, BatchMark)> = Vec::new();
         for (w, part) in parts.iter().enumerate() {
             let mut prev = FileRecords::default().mark(0);
@@ -285,24 +286,40 @@ impl FileRecords {
             }
         }
         ranges.sort_by_key(|r| r.0);
+        let mut parts = parts;
+        let mut gpu_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.recs.gpu).into_iter())
+            .collect();
+        let mut op_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.recs.ops).into_iter())
+            .collect();
+        let mut call_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.recs.host_calls).into_iter())
+            .collect();
+        let mut sync_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.recs.cuda_syncs).into_iter())
+            .collect();
+        out.gpu.reserve(gpu_iters.iter().map(|i| i.len()).sum());
+        out.ops.reserve(op_iters.iter().map(|i| i.len()).sum());
         for (_, w, from, to) in ranges {
-            let part = &parts[w];
             let remap = &remaps[w];
-            for g in &part.recs.gpu[from.gpu..to.gpu] {
-                let mut g = g.clone();
+            for mut g in gpu_iters[w].by_ref().take(to.gpu - from.gpu) {
                 g.name = remap[g.name.0 as usize];
                 out.gpu.push(g);
             }
-            for o in &part.recs.ops[from.ops..to.ops] {
-                let mut o = o.clone();
+            for mut o in op_iters[w].by_ref().take(to.ops - from.ops) {
                 o.name = remap[o.name.0 as usize];
                 o.args_blob = o.args_blob.map(|b| blob_maps[w][b as usize]);
                 out.ops.push(o);
             }
             out.host_calls
-                .extend_from_slice(&part.recs.host_calls[from.host_calls..to.host_calls]);
+                .extend(call_iters[w].by_ref().take(to.host_calls - from.host_calls));
             out.cuda_syncs
-                .extend_from_slice(&part.recs.cuda_syncs[from.cuda_syncs..to.cuda_syncs]);
+                .extend(sync_iters[w].by_ref().take(to.cuda_syncs - from.cuda_syncs));
         }
         for (w, part) in parts.into_iter().enumerate() {
             for (corr, mut r) in part.recs.runtime {
