@@ -421,3 +421,45 @@ fn summary_snapshots() {
         settings.bind(|| insta::assert_json_snapshot!(format!("ingest__{name}"), s));
     }
 }
+
+/// A graph launch covers many kernels with one correlation id: all of them link to the
+/// launching op through it.
+#[test]
+fn graph_launches_link_every_kernel_they_cover() {
+    let p = shared().join(
+        "traces/public/AMD-AGI__TraceLens/inference/vllm_decode_full/graph_execution.json.gz",
+    );
+    let (g, _) = ingest(&[p]);
+    let mut by_corr: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for n in g.graph.node_weights() {
+        if n.launch
+            .as_ref()
+            .is_some_and(|l| g.str(l.api).ends_with("GraphLaunch"))
+        {
+            *by_corr.entry(n.correlation).or_default() += 1;
+            assert!(n.link.is_linked());
+        }
+    }
+    assert_eq!(by_corr.values().copied().max(), Some(421), "{by_corr:?}");
+}
+
+/// `ProfilerStep#N` annotations become iterations, and nodes learn which one launched them.
+#[test]
+fn profiler_steps_become_iterations() {
+    let p = shared().join("traces/public/AMD-AGI__TraceLens/mi300/resnet_act_checkpoint.json.gz");
+    let (g, _) = ingest(&[p]);
+    assert_eq!(g.iterations.len(), 3);
+    let steps: std::collections::BTreeSet<u32> =
+        g.graph.node_weights().filter_map(|n| n.iteration).collect();
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    let tagged = g
+        .graph
+        .node_weights()
+        .filter(|n| n.iteration.is_some())
+        .count();
+    assert!(
+        tagged * 10 >= g.node_count() * 9,
+        "{tagged} of {}",
+        g.node_count()
+    );
+}
