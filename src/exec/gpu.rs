@@ -747,7 +747,7 @@ impl Gpu {
         unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize") }
     }
 
-    pub fn begin_capture(&self) -> Result<(), ExecError> {
+    fn begin_capture(&self) -> Result<(), ExecError> {
         // SAFETY: starts capturing on stream 0; other streams join through event waits.
         unsafe {
             cu_err(
@@ -760,9 +760,8 @@ impl Gpu {
         }
     }
 
-    /// Ends the capture and instantiates the graph. On an error inside the capture, the
-    /// caller still calls this to leave capture mode; the error then surfaces here.
-    pub fn end_capture(&self) -> Result<Graph, ExecError> {
+    /// Ends the capture and instantiates the graph.
+    fn end_capture(&self) -> Result<Graph, ExecError> {
         // SAFETY: ends the capture begun on stream 0; the graph is destroyed after
         // instantiation, the executable graph when `Graph` drops.
         unsafe {
@@ -779,6 +778,20 @@ impl Gpu {
             cu_err(r, "cuGraphInstantiate")?;
             Ok(Graph { exec, nodes })
         }
+    }
+
+    /// Captures what `enqueue` issues on stream 0 (and on streams joined to it) into one
+    /// instantiated graph. Capture mode is always left, also when `enqueue` fails; the
+    /// first error is returned.
+    pub fn capture(
+        &self,
+        enqueue: impl FnOnce(&Gpu) -> Result<(), ExecError>,
+    ) -> Result<Graph, ExecError> {
+        self.begin_capture()?;
+        let captured = enqueue(self);
+        let graph = self.end_capture();
+        captured?;
+        graph
     }
 
     pub fn launch(&self, g: &Graph) -> Result<(), ExecError> {

@@ -248,8 +248,7 @@ fn graph_mode(
     let joins = (1..gpu.streams.len())
         .map(|_| gpu.event(false))
         .collect::<Result<Vec<_>, _>>()?;
-    gpu.begin_capture()?;
-    let captured = (|| -> Result<(), ExecError> {
+    let graph = gpu.capture(|gpu| {
         gpu.record(fork, 0)?;
         for s in 1..gpu.streams.len() {
             gpu.wait(s, fork)?;
@@ -270,10 +269,7 @@ fn graph_mode(
             gpu.wait(0, joins[k])?;
         }
         Ok(())
-    })();
-    let graph = gpu.end_capture();
-    captured?;
-    let graph = graph?;
+    })?;
     for _ in 0..opts.warmup {
         gpu.launch(&graph)?;
     }
@@ -414,16 +410,12 @@ fn measure_unit(
     gpu.make_copies(plan, u, rotation)?;
     let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
         .max(rotation.min(opts.max_unroll));
-    gpu.begin_capture()?;
-    let captured = (|| -> Result<(), ExecError> {
+    let graph = gpu.capture(|gpu| {
         for i in 0..unroll {
             gpu.enqueue(u, 0, i % rotation)?;
         }
         Ok(())
-    })();
-    let graph = gpu.end_capture();
-    captured?;
-    let graph = graph?;
+    })?;
     for _ in 0..2 {
         gpu.launch(&graph)?;
     }

@@ -66,7 +66,7 @@ fn string_end_from(b: &[u8], j: usize) -> Option<usize> {
 fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
-        open @ (b'{' | b'[') => {
+        b'{' | b'[' => {
             // Whole 64-byte blocks through the splitter's classifier first, then the rest
             // byte by byte; both count every bracket kind outside strings.
             let mut depth = 1u32;
@@ -102,7 +102,6 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
                 }
                 j += 1;
             }
-            let _ = open;
             None
         }
         _ => {
