@@ -9,6 +9,7 @@
 //! collectives, unreplayable units) are never silently dropped: they are listed as not
 //! executed, with their traced time carried separately.
 
+pub mod aten;
 pub mod energy;
 pub mod results;
 pub mod schedule;
