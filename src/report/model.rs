@@ -32,6 +32,8 @@ pub struct TimeSummary {
 pub struct EnergyComparison {
     /// Mean energy of one graph replay over the windows, joules.
     pub actual_j: f64,
+    /// Windows the actual figure averages; the CV needs at least two.
+    pub windows: usize,
     pub actual_cv: f64,
     pub actual_above_idle_j: f64,
     /// Σ over executed units of energy per invocation × invocations.
@@ -212,6 +214,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 .and_then(|s| s.predicted_energy_j);
             r.energy = Some(EnergyComparison {
                 actual_j: e.per_item_j.mean,
+                windows: e.per_item_j.n,
                 actual_cv: e.per_item_j.cv(),
                 actual_above_idle_j: e.per_item_above_idle_j.mean,
                 predicted_j: predicted,

@@ -67,11 +67,15 @@ pub fn markdown(r: &Report) -> String {
         signed(r.time.error_pct)
     );
     if let Some(e) = &r.energy {
+        let cv = if e.windows > 1 {
+            format!("cv {:.3}", e.actual_cv)
+        } else {
+            "1 window".to_string()
+        };
         let _ = writeln!(
             o,
-            "| energy per replay | {:.4} J (cv {:.3}; {:.4} J above idle) | {} J | {} |",
+            "| energy per replay | {:.4} J ({cv}; {:.4} J above idle) | {} J | {} |",
             e.actual_j,
-            e.actual_cv,
             e.actual_above_idle_j,
             f(e.predicted_j, 4),
             signed(e.error_pct)
