@@ -43,7 +43,7 @@ impl<'a> OpIndex<'a> {
         }
         let mut parent = vec![None; ops.len()];
         for list in by_tid.values_mut() {
-            list.sort_by_key(|&i| (ops[i].ts_ns, std::cmp::Reverse(ops[i].dur_ns), i));
+            list.sort_by_key(|&i| (ops[i].ts_ns, std::cmp::Reverse(ops[i].dur_ns), ops[i].index));
             let mut stack: Vec<usize> = Vec::new();
             for &i in list.iter() {
                 let (s, e) = (ops[i].ts_ns, ops[i].ts_ns + ops[i].dur_ns);
@@ -61,7 +61,15 @@ impl<'a> OpIndex<'a> {
         let mut by_external = HashMap::with_capacity_and_hasher(ops.len(), Default::default());
         for (i, o) in ops.iter().enumerate() {
             if o.external_id != 0 {
-                by_external.entry(o.external_id).or_insert(i);
+                // The first op in the file with an id wins when ids repeat.
+                by_external
+                    .entry(o.external_id)
+                    .and_modify(|e: &mut usize| {
+                        if o.index < ops[*e].index {
+                            *e = i;
+                        }
+                    })
+                    .or_insert(i);
             }
         }
         Self {
@@ -111,6 +119,7 @@ type RankOps = (Vec<OpRec>, Vec<Option<usize>>, Vec<usize>);
 /// A node before numbering, with the rank-local op index it links to.
 struct PendingNode {
     node: Node,
+    event_index: u64,
     local_op: Option<usize>,
     launch_ts: i64,
     launch_tid: Option<u64>,
@@ -202,6 +211,7 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
             });
             let start_ns = abs(&tables, g.ts_ns, diags, &location);
             pending.push(PendingNode {
+                event_index: g.event_index,
                 launch_ts: launch.as_ref().map_or(start_ns, |l| l.start_ns),
                 launch_tid: launch.as_ref().map(|l| l.tid),
                 node: Node {
@@ -353,8 +363,12 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
             p.node.device,
             p.node.stream,
             p.node.correlation,
+            p.event_index,
         )
     });
+    // Host calls and sync records in time order, whatever order they were collected in.
+    host_calls.sort_by_key(|c| (c.0, c.3, c.4, c.2, c.1));
+    cuda_syncs.sort();
     let mut graph = KernelGraph {
         meta: kc_ir::TraceMeta {
             ranks: meta.into_iter().map(|(m, _)| m).collect(),

@@ -53,7 +53,7 @@ pub struct RuntimeRec {
 }
 
 /// Host calls that order GPU work: waits, records and synchronisations.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum HostCallKind {
     EventRecord,
     StreamWaitEvent,
@@ -83,6 +83,9 @@ pub struct OpRec {
     pub sequence_number: Option<i64>,
     pub args_blob: Option<u32>,
     pub collective: Option<Box<CollectiveInfo>>,
+    /// Event index: the final tie-break wherever ops are ordered, so the order in which
+    /// records were collected never matters.
+    pub index: u64,
 }
 
 /// A `cuda_sync` event (CUPTI synchronization activity).
@@ -105,23 +108,10 @@ pub struct ArgText {
     pub concrete: Box<str>,
 }
 
-/// Record counts after one batch of events, so records parsed by several workers can be
-/// put back in file order.
-#[derive(Copy, Clone, Debug)]
-pub struct BatchMark {
-    pub batch: u64,
-    pub gpu: usize,
-    pub ops: usize,
-    pub host_calls: usize,
-    pub cuda_syncs: usize,
-}
-
-/// One worker's share of a file: its records, its own string table and where each of its
-/// batches ends.
+/// One worker's share of a file: its records and its own string table.
 pub struct WorkerPart {
     pub recs: FileRecords,
     pub strings: Interner,
-    pub marks: Vec<BatchMark>,
 }
 
 #[derive(Default)]
@@ -236,32 +226,25 @@ fn host_call_kind(api: &str) -> Option<HostCallKind> {
 }
 
 impl FileRecords {
-    pub fn mark(&self, batch: u64) -> BatchMark {
-        BatchMark {
-            batch,
-            gpu: self.gpu.len(),
-            ops: self.ops.len(),
-            host_calls: self.host_calls.len(),
-            cuda_syncs: self.cuda_syncs.len(),
-        }
-    }
-
-    /// Puts the parts of several workers back together in batch (file) order, moving
-    /// their strings into `strings` and their argument texts into one table.
+    /// Puts the parts of several workers together: their strings move into `strings`,
+    /// their argument texts into one table, their records are appended in worker order.
+    /// Every record carries its event index, which is what all later orderings break ties
+    /// on, so the result does not depend on which worker read which event.
     pub fn merge(
         parts: Vec<WorkerPart>,
         strings: &mut Interner,
         diags: &mut Diagnostics,
     ) -> FileRecords {
         let mut out = FileRecords::default();
-        let mut remaps: Vec<Vec<StrId>> = Vec::new();
-        let mut blob_maps: Vec<Vec<u32>> = Vec::new();
         let mut blob_index: HashMap<ArgText, u32> = HashMap::new();
-        for part in &parts {
+        out.gpu
+            .reserve(parts.iter().map(|p| p.recs.gpu.len()).sum());
+        out.ops
+            .reserve(parts.iter().map(|p| p.recs.ops.len()).sum());
+        for mut part in parts {
             let remap: Vec<StrId> = (0..part.strings.len() as u32)
                 .map(|i| strings.intern(part.strings.get(StrId(i))))
                 .collect();
-            remaps.push(remap);
             let blobs: Vec<u32> = part
                 .recs
                 .arg_blobs
@@ -273,57 +256,19 @@ impl FileRecords {
                     })
                 })
                 .collect();
-            blob_maps.push(blobs);
-        }
-        // Every (worker, batch) range, in batch order. Each worker's ranges come in
-        // increasing order, so its records are moved out front to back, never cloned.
-        let mut ranges: Vec<(u64, usize, BatchMark, BatchMark)> = Vec::new();
-        for (w, part) in parts.iter().enumerate() {
-            let mut prev = FileRecords::default().mark(0);
-            for m in &part.marks {
-                ranges.push((m.batch, w, prev, *m));
-                prev = *m;
-            }
-        }
-        ranges.sort_by_key(|r| r.0);
-        let mut parts = parts;
-        let mut gpu_iters: Vec<_> = parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.recs.gpu).into_iter())
-            .collect();
-        let mut op_iters: Vec<_> = parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.recs.ops).into_iter())
-            .collect();
-        let mut call_iters: Vec<_> = parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.recs.host_calls).into_iter())
-            .collect();
-        let mut sync_iters: Vec<_> = parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.recs.cuda_syncs).into_iter())
-            .collect();
-        out.gpu.reserve(gpu_iters.iter().map(|i| i.len()).sum());
-        out.ops.reserve(op_iters.iter().map(|i| i.len()).sum());
-        for (_, w, from, to) in ranges {
-            let remap = &remaps[w];
-            for mut g in gpu_iters[w].by_ref().take(to.gpu - from.gpu) {
+            for g in &mut part.recs.gpu {
                 g.name = remap[g.name.0 as usize];
-                out.gpu.push(g);
             }
-            for mut o in op_iters[w].by_ref().take(to.ops - from.ops) {
+            for o in &mut part.recs.ops {
                 o.name = remap[o.name.0 as usize];
-                o.args_blob = o.args_blob.map(|b| blob_maps[w][b as usize]);
-                out.ops.push(o);
+                o.args_blob = o.args_blob.map(|b| blobs[b as usize]);
             }
-            out.host_calls
-                .extend(call_iters[w].by_ref().take(to.host_calls - from.host_calls));
-            out.cuda_syncs
-                .extend(sync_iters[w].by_ref().take(to.cuda_syncs - from.cuda_syncs));
-        }
-        for (w, part) in parts.into_iter().enumerate() {
+            out.gpu.append(&mut part.recs.gpu);
+            out.ops.append(&mut part.recs.ops);
+            out.host_calls.append(&mut part.recs.host_calls);
+            out.cuda_syncs.append(&mut part.recs.cuda_syncs);
             for (corr, mut r) in part.recs.runtime {
-                r.api = remaps[w][r.api.0 as usize];
+                r.api = remap[r.api.0 as usize];
                 match out.runtime.get(&corr) {
                     Some(prev) => {
                         diags.add(
@@ -638,6 +583,7 @@ impl FileRecords {
                     sequence_number: args.sequence_number.and_then(i64_of),
                     args_blob,
                     collective,
+                    index,
                 });
             }
             Cat::CudaSync => {

@@ -215,8 +215,6 @@ fn crc_of_head(path: &Path) -> u32 {
 struct Batch {
     data: Vec<u8>,
     events: Vec<(u32, u32, u64, u64)>,
-    /// Position of the batch in the file.
-    seq: u64,
     /// Flow (`s`/`f`/`t`) and other non-`X` events the splitter counted but did not copy.
     skipped_flows: u64,
     skipped_other: u64,
@@ -256,7 +254,6 @@ fn parse_batches(
     let mut recs = FileRecords::default();
     let mut strings = Interner::new();
     let mut diags = Diagnostics::default();
-    let mut marks = Vec::new();
     for batch in rx.iter() {
         let batch = match batch {
             Ok(b) => b,
@@ -279,21 +276,13 @@ fn parse_batches(
                     )
                 })?;
         }
-        marks.push(recs.mark(batch.seq));
         if let (Some(b), Some(c)) = (bar, counter) {
             b.set_position(c.load(std::sync::atomic::Ordering::Relaxed));
         }
         // The splitter may have finished already; then the buffer is simply dropped.
         let _ = recycle.send(batch);
     }
-    Ok((
-        kineto::WorkerPart {
-            recs,
-            strings,
-            marks,
-        },
-        diags,
-    ))
+    Ok((kineto::WorkerPart { recs, strings }, diags))
 }
 
 /// Splits the input into batches until the end, an error, or the receiver hanging up.
@@ -310,26 +299,20 @@ fn split_batches(
         ok
     };
     let mut scanner = EventScanner::new(reader);
-    let mut seq = 0u64;
-    let mut new_batch = || {
-        seq += 1;
-        match recycled.try_recv() {
-            Ok(mut b) => {
-                b.data.clear();
-                b.events.clear();
-                b.seq = seq - 1;
-                b.skipped_flows = 0;
-                b.skipped_other = 0;
-                b
-            }
-            Err(_) => Batch {
-                data: Vec::with_capacity(BATCH_BYTES + 4096),
-                events: Vec::with_capacity(16384),
-                seq: seq - 1,
-                skipped_flows: 0,
-                skipped_other: 0,
-            },
+    let new_batch = || match recycled.try_recv() {
+        Ok(mut b) => {
+            b.data.clear();
+            b.events.clear();
+            b.skipped_flows = 0;
+            b.skipped_other = 0;
+            b
         }
+        Err(_) => Batch {
+            data: Vec::with_capacity(BATCH_BYTES + 4096),
+            events: Vec::with_capacity(16384),
+            skipped_flows: 0,
+            skipped_other: 0,
+        },
     };
     let mut batch = new_batch();
     loop {
