@@ -145,6 +145,10 @@ pub fn run(a: Args) -> i32 {
         s.ingest.gpu_time_us,
         100.0 * s.ingest.linked_to_op as f64 / s.ingest.gpu_ops.max(1) as f64
     );
+    println!(
+        "predict {:.1} us of GPU time per trace from the traced durations of the replayable units (tiers 1-3); a GPU replay measures it",
+        s.traced_prediction_us
+    );
     println!("lower   replay tiers:\n");
     print!("{}", lower::summary::render_text(&s.lower));
     println!();
