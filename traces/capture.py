@@ -182,7 +182,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
     step, desc = build(a)
-    name = a.name or f"{a.model}{'' if a.layers is None else f'_{a.layers}l'}_{a.mode}_b{a.batch}_s{a.seq}_{a.dtype}"
+    size = f"s{a.seq}" if a.model in HF else f"i{a.image}"
+    name = a.name or f"{a.model}{'' if a.layers is None else f'_{a.layers}l'}_{a.mode}_b{a.batch}_{size}_{a.dtype}"
     trace = os.path.join(a.out, f"{name}.pt.trace.json")
     et_path = os.path.join(a.out, f"{name}.et.json")
 
