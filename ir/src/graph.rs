@@ -121,10 +121,6 @@ pub struct KernelGraph {
 }
 
 impl KernelGraph {
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.graph[id]
-    }
-
     pub fn op(&self, id: OpId) -> &CpuOp {
         &self.ops[id.0 as usize]
     }

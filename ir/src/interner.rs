@@ -89,10 +89,6 @@ impl Interner {
         &self.strings[id.0 as usize]
     }
 
-    pub fn try_get(&self, id: StrId) -> Option<&str> {
-        self.strings.get(id.0 as usize).map(|s| &**s)
-    }
-
     pub fn len(&self) -> usize {
         self.strings.len()
     }

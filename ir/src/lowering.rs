@@ -196,10 +196,6 @@ pub struct GemmCall {
 }
 
 impl GemmCall {
-    pub fn flops(&self) -> f64 {
-        2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch as f64
-    }
-
     /// A stable one-line description, used as a dedupe key and in reports.
     pub fn describe(&self) -> String {
         format!(

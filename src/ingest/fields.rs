@@ -163,16 +163,6 @@ pub fn walk<'a>(
     }
 }
 
-/// Calls `f(key, value)` for every member of the object `b`.
-pub fn members<'a>(b: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Result<(), Malformed> {
-    walk(b, 0, &mut |k, at| {
-        let end = value_end(b, at).ok_or(Malformed)?;
-        f(k, &b[at..end]);
-        Ok(Seen::Consumed(end))
-    })
-    .map(|_| ())
-}
-
 /// A JSON string value as text: borrowed when it has no escapes and is valid UTF-8.
 /// Returns `None` for a value that is not a string; the flag is set when invalid UTF-8
 /// was replaced.

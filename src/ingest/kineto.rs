@@ -129,7 +129,6 @@ pub struct FileRecords {
     pub events: u64,
     pub flows: u64,
     pub rocm: bool,
-    pub min_ts_ns: Option<i64>,
 }
 
 /// A fatal problem with one event.
@@ -291,10 +290,6 @@ impl FileRecords {
             out.events += part.recs.events;
             out.flows += part.recs.flows;
             out.rocm |= part.recs.rocm;
-            out.min_ts_ns = match (out.min_ts_ns, part.recs.min_ts_ns) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
         }
         out
     }
@@ -422,7 +417,6 @@ impl FileRecords {
         } else {
             dur_ns
         };
-        self.min_ts_ns = Some(self.min_ts_ns.map_or(ts_ns, |m| m.min(ts_ns)));
         let name_text = match ev.name {
             None => {
                 diags.add(

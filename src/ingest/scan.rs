@@ -67,8 +67,6 @@ pub struct EventScanner<R: Read> {
     saw_events: bool,
     /// Top-level keys other than `traceEvents`, as raw JSON text.
     pub header: Vec<(String, Vec<u8>)>,
-    /// Bytes consumed so far, for progress display.
-    pub bytes_read: u64,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -88,7 +86,6 @@ impl<R: Read> EventScanner<R> {
             next_index: 0,
             saw_events: false,
             header: Vec::new(),
-            bytes_read: 0,
         }
     }
 
@@ -125,7 +122,6 @@ impl<R: Read> EventScanner<R> {
                 }
                 Ok(n) => {
                     self.len += n;
-                    self.bytes_read += n as u64;
                     return Ok(true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
