@@ -486,8 +486,8 @@ fn read_stream(
     }
     // The splitter thread finds event boundaries and deals batches round-robin to
     // PARSE_WORKERS workers (this thread is worker 0), each with its own records and
-    // string table; the parts are merged back in batch order, so the result does not
-    // depend on which worker finished first.
+    // string table; the parts are appended and later orderings break ties on event
+    // indices, so the result does not depend on which worker read which event.
     let mut senders = Vec::new();
     let mut receivers = Vec::new();
     for _ in 0..PARSE_WORKERS {
