@@ -95,6 +95,9 @@ enum Command {
         /// Also write the replay as a Chrome trace (opens in Perfetto).
         #[arg(long)]
         trace_out: Option<PathBuf>,
+        /// The rank to replay when the plan holds several (default: the lowest).
+        #[arg(long)]
+        rank: Option<u32>,
         #[arg(long)]
         json: bool,
     },
@@ -217,6 +220,7 @@ fn main() {
             no_energy,
             output,
             trace_out,
+            rank,
             json,
         } => kc::cli::exec::run(kc::cli::exec::Args {
             plan,
@@ -229,6 +233,7 @@ fn main() {
             no_energy,
             output,
             trace_out,
+            rank,
             json,
         }),
         Command::Report {

@@ -341,3 +341,25 @@ proptest! {
         prop_assert_eq!(plan::decode(&bytes, "p").unwrap(), p);
     }
 }
+
+/// A plan of two tensor-parallel ranks: one GPU replays one rank, so the executor's program
+/// and invocation counts cover only the chosen rank's steps.
+#[test]
+fn multi_rank_plans_replay_one_rank() {
+    let (mut g, _) = ingest(&[shared().join("traces/h200x2")]);
+    kc::lower::lower(&mut g).unwrap();
+    let p = plan::build::build(&g);
+    assert_eq!(kc::exec::replay_rank(&p, None).unwrap(), 0);
+    assert_eq!(kc::exec::replay_rank(&p, Some(1)).unwrap(), 1);
+    assert!(kc::exec::replay_rank(&p, Some(2)).is_err());
+    let streams = p.streams.clone();
+    let on0 = move |s: &Step| streams[s.stream as usize].rank == 0;
+    let steps0 = p.steps.iter().filter(|s| on0(s)).count();
+    let steps1 = p.steps.len() - steps0;
+    assert!(steps0 > 0 && steps1 > 0);
+    let n0: u64 = kc::exec::invocations_on_rank(&p, 0).iter().sum();
+    assert_eq!(n0 as usize, steps0);
+    let prog = kc::exec::schedule::graph_program(&p, on0);
+    assert_eq!(prog.launched, steps0);
+    assert_eq!(prog.skipped, steps1);
+}

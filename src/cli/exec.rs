@@ -16,6 +16,7 @@ pub struct Args {
     pub no_energy: bool,
     pub output: Option<PathBuf>,
     pub trace_out: Option<PathBuf>,
+    pub rank: Option<u32>,
     pub json: bool,
 }
 
@@ -50,6 +51,7 @@ pub fn run(a: Args) -> i32 {
         energy_window_s: (!a.no_energy).then_some(a.energy_window),
         energy_repeats: a.energy_repeats,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        rank: a.rank,
         plan_path: a.plan.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
         ..Default::default()

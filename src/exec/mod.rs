@@ -87,6 +87,9 @@ pub struct ExecOptions {
     /// Minimum total timed GPU time per isolated unit, seconds.
     pub min_unit_time_s: f64,
     pub progress: bool,
+    /// The rank to replay when the plan holds several (one GPU replays one rank's work);
+    /// `None` picks the lowest.
+    pub rank: Option<u32>,
     /// Path the plan was read from, for the results' identity.
     pub plan_path: String,
     pub plan_crc32: u32,
@@ -105,10 +108,36 @@ impl Default for ExecOptions {
             max_unroll: 1000,
             min_unit_time_s: 0.05,
             progress: false,
+            rank: None,
             plan_path: String::new(),
             plan_crc32: 0,
         }
     }
+}
+
+/// The rank a run replays: the one asked for, else the plan's lowest.
+pub fn replay_rank(plan: &Plan, asked: Option<u32>) -> Result<u32, ExecError> {
+    let mut ranks: Vec<u32> = plan.streams.iter().map(|s| s.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    match asked {
+        Some(r) if ranks.contains(&r) => Ok(r),
+        Some(r) => Err(ExecError::Unsupported(format!(
+            "the plan has no rank {r} (ranks: {ranks:?})"
+        ))),
+        None => Ok(ranks.first().copied().unwrap_or(0)),
+    }
+}
+
+/// Invocations of each unit on one rank.
+pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
+    let mut n = vec![0u64; plan.units.len()];
+    for s in &plan.steps {
+        if plan.streams[s.stream as usize].rank == rank {
+            n[s.unit as usize] += 1;
+        }
+    }
+    n
 }
 
 /// Whether a unit's tier is executed by this build.

@@ -11,7 +11,7 @@ use super::schedule::{self, ProgramOp};
 use super::stats::Stats;
 use super::{executable, not_executed_reason, nvml, CachePolicy, ExecError, ExecOptions};
 use crate::plan::show::call_str;
-use crate::plan::types::{Plan, PlanUnit};
+use crate::plan::types::{Plan, PlanUnit, Step};
 use std::collections::HashMap;
 
 /// Target GPU time of one feeder batch: long enough that host launch overhead does not
@@ -154,6 +154,18 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         }
     }
 
+    let rank = super::replay_rank(plan, opts.rank)?;
+    let ranks = plan
+        .streams
+        .iter()
+        .map(|s| s.rank)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if ranks > 1 {
+        notes.push(format!(
+            "the plan holds {ranks} ranks; this run replays rank {rank} (--rank)"
+        ));
+    }
     let mut results = Results {
         schema_version: RESULTS_SCHEMA_VERSION,
         kc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -172,6 +184,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     if opts.isolated {
         isolated(
             plan,
+            rank,
             opts,
             &mut gpu,
             &mut en,
@@ -182,6 +195,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     } else {
         graph_mode(
             plan,
+            rank,
             opts,
             &mut gpu,
             &mut en,
@@ -224,8 +238,10 @@ fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>) -> String {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn graph_mode(
     plan: &Plan,
+    rank: u32,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -233,11 +249,12 @@ fn graph_mode(
     results: &mut Results,
     notes: &mut Vec<String>,
 ) -> Result<(), ExecError> {
-    let runs_unit = |u: u32| {
-        let unit = &plan.units[u as usize];
-        executable(unit) && !failed.contains_key(&u)
+    let on_rank = |s: &Step| plan.streams[s.stream as usize].rank == rank;
+    let runs_step = |s: &Step| {
+        let unit = &plan.units[s.unit as usize];
+        on_rank(s) && executable(unit) && !failed.contains_key(&s.unit)
     };
-    let prog = schedule::graph_program(plan, runs_unit);
+    let prog = schedule::graph_program(plan, runs_step);
     let mut step_event = HashMap::new();
     for op in &prog.ops {
         if let ProgramOp::Record { step, .. } = op {
@@ -282,13 +299,13 @@ fn graph_mode(
     let executed_traced: i64 = plan
         .steps
         .iter()
-        .filter(|s| runs_unit(s.unit))
+        .filter(|s| runs_step(s))
         .map(|s| s.traced_ns)
         .sum();
     let skipped_traced: i64 = plan
         .steps
         .iter()
-        .filter(|s| !runs_unit(s.unit))
+        .filter(|s| on_rank(s) && !runs_step(s))
         .map(|s| s.traced_ns)
         .sum();
     results.graph = Some(GraphResult {
@@ -299,9 +316,9 @@ fn graph_mode(
         steps_not_executed: prog.skipped,
         not_executed_traced_us: skipped_traced as f64 / 1000.0,
         replayed_traced_us: executed_traced as f64 / 1000.0,
-        replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_unit) as f64
+        replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_step) as f64
             / 1000.0,
-        traced_critical_path_us: schedule::critical_path_ns(plan, |_| true) as f64 / 1000.0,
+        traced_critical_path_us: schedule::critical_path_ns(plan, on_rank) as f64 / 1000.0,
         replay_us: replay,
         replay_samples_us: samples,
         timed_start_unix_ms: Some(timed_start),
@@ -320,8 +337,10 @@ fn graph_mode(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn isolated(
     plan: &Plan,
+    rank: u32,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -340,23 +359,32 @@ fn isolated(
         );
         b
     });
+    let counts = super::invocations_on_rank(plan, rank);
     let mut rows = Vec::with_capacity(plan.units.len());
     for u in &plan.units {
         if let Some(b) = &bar {
             b.set_message(u.label.clone());
             b.inc(1);
         }
-        let status = status_of(u, failed);
-        if status != "ok" {
-            rows.push(unit_row(u, status));
+        let n = counts[u.id as usize];
+        if n == 0 {
             continue;
         }
-        match measure_unit(plan, u, opts, gpu, en, notes) {
+        let status = status_of(u, failed);
+        if status != "ok" {
+            let mut row = unit_row(u, status);
+            row.invocations = n;
+            rows.push(row);
+            continue;
+        }
+        match measure_unit(plan, u, n, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) => {
                 // A unit that fails is named and the run goes on with the rest.
                 let _ = gpu.synchronize();
-                rows.push(unit_row(u, format!("failed: {e}")));
+                let mut row = unit_row(u, format!("failed: {e}"));
+                row.invocations = n;
+                rows.push(row);
             }
         }
     }
@@ -395,9 +423,11 @@ fn isolated(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn measure_unit(
     plan: &Plan,
     u: &PlanUnit,
+    invocations: u64,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -439,12 +469,13 @@ fn measure_unit(
         notes,
     )?;
     let mut row = unit_row(u, "ok".into());
+    row.invocations = invocations;
     row.unroll = unroll;
     row.launches = samples.len();
-    row.predicted_us = Some(time.mean * u.invocations as f64);
+    row.predicted_us = Some(time.mean * invocations as f64);
     row.predicted_energy_j = energy
         .as_ref()
-        .map(|e| e.per_item_j.mean * u.invocations as f64);
+        .map(|e| e.per_item_j.mean * invocations as f64);
     row.time_us = Some(time);
     row.energy = energy;
     row.measured_start_unix_ms = Some(timed_start);

@@ -7,7 +7,7 @@
 //! Invariant: in a program, a step only waits on steps enqueued before it, and every
 //! executed step appears exactly once.
 
-use crate::plan::types::Plan;
+use crate::plan::types::{Plan, Step};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +28,8 @@ pub struct Program {
     pub streams: usize,
 }
 
-/// Builds the graph-mode program for the steps whose unit `runs` accepts.
-pub fn graph_program(plan: &Plan, runs: impl Fn(u32) -> bool) -> Program {
+/// Builds the graph-mode program for the steps `runs` accepts.
+pub fn graph_program(plan: &Plan, runs: impl Fn(&Step) -> bool) -> Program {
     let n = plan.steps.len();
     // For every step: the executed steps it stands for when something waits on it.
     let mut resolved: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
@@ -43,7 +43,7 @@ pub fn graph_program(plan: &Plan, runs: impl Fn(u32) -> bool) -> Program {
             waits.extend(resolved[w as usize].iter().copied());
         }
         let st = s.stream as usize;
-        if runs(s.unit) {
+        if runs(s) {
             waits.extend(std::mem::take(&mut inherited[st]));
             // Waiting on work of the same stream is implied by stream order.
             waits.retain(|&w| plan.steps[w as usize].stream != s.stream);
@@ -93,9 +93,9 @@ pub fn graph_program(plan: &Plan, runs: impl Fn(u32) -> bool) -> Program {
 }
 
 /// The traced critical path: the longest chain of steps through stream order and
-/// cross-stream waits, each step weighing its traced duration if `counts(unit)` and
+/// cross-stream waits, each step weighing its traced duration if `counts(step)` and
 /// nothing otherwise. A perfect replay of those steps cannot be faster.
-pub fn critical_path_ns(plan: &Plan, counts: impl Fn(u32) -> bool) -> i64 {
+pub fn critical_path_ns(plan: &Plan, counts: impl Fn(&Step) -> bool) -> i64 {
     let mut finish = vec![0i64; plan.steps.len()];
     let mut stream_finish = vec![0i64; plan.streams.len()];
     for (i, s) in plan.steps.iter().enumerate() {
@@ -106,7 +106,7 @@ pub fn critical_path_ns(plan: &Plan, counts: impl Fn(u32) -> bool) -> i64 {
             .chain(std::iter::once(stream_finish[s.stream as usize]))
             .max()
             .unwrap_or(0);
-        finish[i] = ready + if counts(s.unit) { s.traced_ns } else { 0 };
+        finish[i] = ready + if counts(s) { s.traced_ns } else { 0 };
         stream_finish[s.stream as usize] = finish[i];
     }
     finish.into_iter().max().unwrap_or(0)
@@ -199,12 +199,12 @@ mod tests {
         // s0: step0 (runs), step1 (skipped, unit 9); s1: step2 waits on step1 -> must wait
         // on step0 instead.
         let p = plan(&[(0, 0, &[]), (9, 0, &[]), (2, 1, &[1])]);
-        let prog = graph_program(&p, |u| u != 9);
+        let prog = graph_program(&p, |s| s.unit != 9);
         assert!(prog.ops.contains(&ProgramOp::Wait { stream: 1, step: 0 }));
         assert_eq!((prog.launched, prog.skipped), (2, 1));
         // s1: step0 (runs); s0: step1 (skipped) waits on step0; step2 on s0 inherits it.
         let p = plan(&[(0, 1, &[]), (9, 0, &[0]), (2, 0, &[])]);
-        let prog = graph_program(&p, |u| u != 9);
+        let prog = graph_program(&p, |s| s.unit != 9);
         assert_eq!(
             prog.ops,
             vec![
@@ -235,7 +235,7 @@ mod tests {
         // Without the wait the streams overlap: max(11, 5).
         p.steps[1].waits_on.clear();
         assert_eq!(critical_path_ns(&p, |_| true), 11);
-        assert_eq!(critical_path_ns(&p, |u| u != 0), 5);
+        assert_eq!(critical_path_ns(&p, |s| s.unit != 0), 5);
     }
 
     #[test]
