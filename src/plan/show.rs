@@ -92,7 +92,12 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         .unwrap_or(0);
     PlanSummary {
         sources: plan.header.sources.iter().map(|s| s.file.clone()).collect(),
-        devices: plan.header.devices.iter().map(|d| d.name.clone()).collect(),
+        devices: {
+            let mut d: Vec<String> = plan.header.devices.iter().map(|d| d.name.clone()).collect();
+            d.sort();
+            d.dedup();
+            d
+        },
         tiers,
         units: plan.units.len(),
         steps: plan.steps.len(),
