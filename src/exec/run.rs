@@ -313,7 +313,11 @@ fn graph_mode(
         warmup: opts.warmup,
         streams: gpu.streams.len(),
         steps_replayed: prog.launched,
-        steps_not_executed: prog.skipped,
+        steps_not_executed: plan
+            .steps
+            .iter()
+            .filter(|s| on_rank(s) && !runs_step(s))
+            .count(),
         not_executed_traced_us: skipped_traced as f64 / 1000.0,
         replayed_traced_us: executed_traced as f64 / 1000.0,
         replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_step) as f64
