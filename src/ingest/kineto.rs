@@ -236,11 +236,7 @@ impl FileRecords {
     ) -> FileRecords {
         let mut out = FileRecords::default();
         let mut blob_index: HashMap<ArgText, u32> = HashMap::new();
-        out.gpu
-            .reserve(parts.iter().map(|p| p.recs.gpu.len()).sum());
-        out.ops
-            .reserve(parts.iter().map(|p| p.recs.ops.len()).sum());
-        for mut part in parts {
+        for (k, mut part) in parts.into_iter().enumerate() {
             let remap: Vec<StrId> = (0..part.strings.len() as u32)
                 .map(|i| strings.intern(part.strings.get(StrId(i))))
                 .collect();
@@ -261,6 +257,18 @@ impl FileRecords {
             for o in &mut part.recs.ops {
                 o.name = remap[o.name.0 as usize];
                 o.args_blob = o.args_blob.map(|b| blobs[b as usize]);
+            }
+            if k == 0 {
+                // The first part's vectors and map become the output as they are: growing
+                // them in place avoids copying the largest part.
+                for r in part.recs.runtime.values_mut() {
+                    r.api = remap[r.api.0 as usize];
+                }
+                out.gpu = std::mem::take(&mut part.recs.gpu);
+                out.ops = std::mem::take(&mut part.recs.ops);
+                out.host_calls = std::mem::take(&mut part.recs.host_calls);
+                out.cuda_syncs = std::mem::take(&mut part.recs.cuda_syncs);
+                out.runtime = std::mem::take(&mut part.recs.runtime);
             }
             out.gpu.append(&mut part.recs.gpu);
             out.ops.append(&mut part.recs.ops);
