@@ -134,6 +134,79 @@ pub fn decode<T: DeserializeOwned>(
     Ok(value)
 }
 
+/// A writer that checksums and counts what passes through it.
+struct Checksummed<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Checksummed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Encodes `value` straight into the file at `path`, without holding the body in memory:
+/// the header's length and checksum are written last, then the file is renamed into place
+/// (atomic, like [`write_atomic`]).
+pub fn write_streamed<T: Serialize>(kind: &Kind, value: &T, path: &Path) -> Result<(), EnvelopeError> {
+    use std::io::{Seek, SeekFrom, Write};
+    let p = path.display().to_string();
+    let io = |source| EnvelopeError::Io { path: p.clone(), source };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
+        let mut f = std::fs::File::create(&tmp).map_err(io)?;
+        let mut head = Vec::with_capacity(64);
+        head.extend_from_slice(&kind.magic);
+        head.extend_from_slice(&kind.version.to_le_bytes());
+        head.extend_from_slice(&(kc_version.len() as u16).to_le_bytes());
+        head.extend_from_slice(kc_version);
+        let fixed = head.len() as u64;
+        head.extend_from_slice(&[0u8; 12]);
+        f.write_all(&head).map_err(io)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(kc_version);
+        // Buffered before the checksum, so the CRC sees large chunks, not bincode's many
+        // small writes.
+        let mut w = std::io::BufWriter::with_capacity(
+            1 << 20,
+            Checksummed {
+                inner: f,
+                crc,
+                bytes: 0,
+            },
+        );
+        bincode::serde::encode_into_std_write(value, &mut w, config())
+            .map_err(|e| EnvelopeError::Encode(e.to_string(), kind.what))?;
+        w.flush().map_err(io)?;
+        let c = w.into_inner().map_err(|e| io(e.into_error()))?;
+        let (bytes, crc, mut f) = (c.bytes, c.crc.finalize(), c.inner);
+        f.seek(SeekFrom::Start(fixed)).map_err(io)?;
+        let mut tail = Vec::with_capacity(12);
+        tail.extend_from_slice(&bytes.to_le_bytes());
+        tail.extend_from_slice(&crc.to_le_bytes());
+        f.write_all(&tail).map_err(io)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => std::fs::rename(&tmp, path).map_err(|source| EnvelopeError::Io { path: p.clone(), source }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
 pub fn read<T: DeserializeOwned>(kind: &Kind, path: &Path) -> Result<T, EnvelopeError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| EnvelopeError::Io {
@@ -159,4 +232,29 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: Kind = Kind {
+        magic: *b"KCTEST\0\0",
+        version: 3,
+        what: "test",
+    };
+
+    #[test]
+    fn streamed_and_in_memory_files_are_identical() {
+        let value: Vec<(u32, String)> = (0..5000).map(|i| (i, format!("item {i}"))).collect();
+        let dir = std::env::temp_dir().join(format!("kc-envelope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("v.bin");
+        write_streamed(&K, &value, &p).unwrap();
+        let on_disk = std::fs::read(&p).unwrap();
+        assert_eq!(on_disk, encode(&K, &value).unwrap());
+        let back: Vec<(u32, String)> = decode(&K, &on_disk, "v.bin").unwrap();
+        assert_eq!(back, value);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

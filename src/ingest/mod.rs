@@ -735,11 +735,7 @@ pub fn default_graph_path(input: &Path) -> PathBuf {
 }
 
 pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
-    let bytes = envelope::encode(&GRAPH_FILE, g)?;
-    envelope::write_atomic(path, &bytes).map_err(|source| IngestError::Io {
-        path: path.display().to_string(),
-        source,
-    })
+    Ok(envelope::write_streamed(&GRAPH_FILE, g, path)?)
 }
 
 pub fn read_graph(path: &Path) -> Result<KernelGraph, EnvelopeError> {
