@@ -133,6 +133,29 @@ type OpenedTrace = (
     std::sync::Arc<std::sync::atomic::AtomicU64>,
 );
 
+/// Plain JSON files are mapped into memory (no copying, pages released as they are read);
+/// gzip files, and files that cannot be mapped, are read through a stream.
+fn open_source(path: &Path) -> Result<(Source, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
+    let (reader, size, counter) = open_trace(path)?;
+    let gz = File::open(path)
+        .and_then(|mut f| {
+            let mut m = [0u8; 2];
+            let n = f.read(&mut m)?;
+            Ok(n == 2 && m == [0x1f, 0x8b])
+        })
+        .unwrap_or(true);
+    if !gz && size > 0 {
+        if let Ok(f) = File::open(path) {
+            // SAFETY: the map is read-only; kc assumes nobody truncates the trace while it
+            // is being ingested (a truncated file under a map would fault).
+            if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
+                return Ok((Source::Mapped(std::sync::Arc::new(m)), size, counter));
+            }
+        }
+    }
+    Ok((Source::Reader(reader), size, counter))
+}
+
 fn open_trace(path: &Path) -> Result<OpenedTrace, IngestError> {
     let p = path.display().to_string();
     let io = |source| IngestError::Io {
@@ -213,8 +236,12 @@ fn crc_of_head(path: &Path) -> u32 {
 
 /// Events split from the input, copied into one buffer: (start, len, byte offset, index).
 struct Batch {
+    /// Copied events (read input), or nothing when `mapped` holds them in place.
     data: Vec<u8>,
-    events: Vec<(u32, u32, u64, u64)>,
+    mapped: Option<std::sync::Arc<memmap2::Mmap>>,
+    /// Bytes of event text in the batch.
+    bytes: usize,
+    events: Vec<(usize, u32, u64, u64)>,
     /// Flow (`s`/`f`/`t`) and other non-`X` events the splitter counted but did not copy.
     skipped_flows: u64,
     skipped_other: u64,
@@ -233,6 +260,23 @@ fn quick_phase(ev: &[u8]) -> Option<u8> {
 }
 
 const BATCH_BYTES: usize = 2 << 20;
+
+/// Gives back the resident pages of a mapped batch once its events are read, so peak
+/// memory stays far below the file size. Only pages wholly inside the batch's range are
+/// released; the file stays mapped and a page read again is simply faulted back in.
+fn release_pages(batch: &Batch) {
+    const PAGE: usize = 4096;
+    let (Some(m), Some(first), Some(last)) = (&batch.mapped, batch.events.first(), batch.events.last()) else {
+        return;
+    };
+    let from = first.0.div_ceil(PAGE) * PAGE;
+    let to = (last.0 + last.1 as usize) / PAGE * PAGE;
+    if to > from {
+        // SAFETY: MADV_DONTNEED on a read-only shared file mapping drops resident pages;
+        // later reads fault them in again from the page cache, so no data is lost.
+        let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
+    }
+}
 
 /// Threads that read event fields (besides the splitter). Two match the two cores kc is
 /// measured on; more only add merge work there.
@@ -262,7 +306,10 @@ fn parse_batches(
         recs.events += batch.skipped_flows + batch.skipped_other;
         recs.flows += batch.skipped_flows;
         for &(start, len, offset, index) in &batch.events {
-            let bytes = &batch.data[start as usize..(start + len) as usize];
+            let bytes = match &batch.mapped {
+                Some(m) => &m[start..start + len as usize],
+                None => &batch.data[start..start + len as usize],
+            };
             recs.add_event(bytes, index, offset, name, &mut strings, &mut diags)
                 .map_err(|e| {
                     (
@@ -279,6 +326,7 @@ fn parse_batches(
         if let (Some(b), Some(c)) = (bar, counter) {
             b.set_position(c.load(std::sync::atomic::Ordering::Relaxed));
         }
+        release_pages(&batch);
         // The splitter may have finished already; then the buffer is simply dropped.
         let _ = recycle.send(batch);
     }
@@ -287,10 +335,17 @@ fn parse_batches(
 
 /// Splits the input into batches until the end, an error, or the receiver hanging up.
 /// Returns the top-level keys other than `traceEvents` and whether events were found.
+/// The bytes of a trace: a (decompressing) reader, or the file mapped into memory.
+pub enum Source {
+    Reader(Box<dyn Read + Send>),
+    Mapped(std::sync::Arc<memmap2::Mmap>),
+}
+
 fn split_batches(
-    reader: Box<dyn Read + Send>,
+    source: Source,
     txs: Vec<std::sync::mpsc::SyncSender<Result<Batch, ScanError>>>,
     recycled: std::sync::mpsc::Receiver<Batch>,
+    progress: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> (Vec<(String, Vec<u8>)>, bool) {
     let mut turn = 0usize;
     let mut send = |b: Result<Batch, ScanError>| -> bool {
@@ -298,17 +353,27 @@ fn split_batches(
         turn += 1;
         ok
     };
-    let mut scanner = EventScanner::new(reader);
+    let (mut scanner, mapped) = match source {
+        Source::Reader(r) => (EventScanner::new(r), None),
+        Source::Mapped(m) => {
+            let empty: Box<dyn Read + Send> = Box::new(std::io::empty());
+            (EventScanner::mapped(m.clone(), empty), Some(m))
+        }
+    };
     let new_batch = || match recycled.try_recv() {
         Ok(mut b) => {
             b.data.clear();
             b.events.clear();
+            b.bytes = 0;
+            b.mapped = mapped.clone();
             b.skipped_flows = 0;
             b.skipped_other = 0;
             b
         }
         Err(_) => Batch {
-            data: Vec::with_capacity(BATCH_BYTES + 4096),
+            data: Vec::with_capacity(if mapped.is_some() { 0 } else { BATCH_BYTES + 4096 }),
+            mapped: mapped.clone(),
+            bytes: 0,
             events: Vec::with_capacity(16384),
             skipped_flows: 0,
             skipped_other: 0,
@@ -329,12 +394,21 @@ fn split_batches(
                     }
                     _ => {}
                 }
-                let start = batch.data.len() as u32;
-                batch.data.extend_from_slice(ev.bytes);
+                // Mapped input stays where it is; read input is copied into the batch.
+                let start = if batch.mapped.is_some() {
+                    ev.start
+                } else {
+                    batch.data.extend_from_slice(ev.bytes);
+                    batch.data.len() - ev.bytes.len()
+                };
+                batch.bytes += ev.bytes.len();
                 batch
                     .events
                     .push((start, ev.bytes.len() as u32, ev.offset, ev.index));
-                if batch.data.len() >= BATCH_BYTES {
+                if batch.bytes >= BATCH_BYTES {
+                    if mapped.is_some() {
+                        progress.store(scanner.position(), std::sync::atomic::Ordering::Relaxed);
+                    }
                     let full = std::mem::replace(&mut batch, new_batch());
                     if !send(Ok(full)) {
                         break;
@@ -410,9 +484,9 @@ fn read_file(
     diags: &mut Diagnostics,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
-    let (reader, size, counter) = open_trace(path)?;
+    let (source, size, counter) = open_source(path)?;
     let mut r = read_stream(
-        reader,
+        source,
         size,
         counter,
         &path.display().to_string(),
@@ -443,7 +517,7 @@ pub fn ingest_bytes(
     let mut strings = Interner::new();
     let mut diags = Diagnostics::default();
     let (info, recs, _) = read_stream(
-        reader,
+        Source::Reader(reader),
         size,
         counter,
         name,
@@ -468,7 +542,7 @@ pub fn ingest_bytes(
 
 #[allow(clippy::too_many_arguments)]
 fn read_stream(
-    reader: Box<dyn Read + Send>,
+    source: Source,
     size: u64,
     counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
     p: &str,
@@ -498,7 +572,8 @@ fn read_stream(
     // Emptied batches come back to the splitter, so their buffers are reused instead of
     // freshly allocated (and page-faulted in) for every few MiB of input.
     let (recycle_tx, recycle_rx) = std::sync::mpsc::channel::<Batch>();
-    let splitter = std::thread::spawn(move || split_batches(reader, senders, recycle_rx));
+    let progress = counter.clone();
+    let splitter = std::thread::spawn(move || split_batches(source, senders, recycle_rx, progress));
     let mut receivers = receivers.into_iter();
     let rx0 = receivers.next().expect("at least one worker");
     let helpers: Vec<_> = receivers

@@ -50,13 +50,32 @@ enum State {
 /// One element of `traceEvents`: its bytes, absolute offset and position in the array.
 pub struct RawEventSlice<'a> {
     pub bytes: &'a [u8],
+    /// Position of the event in the scanner's storage (its file offset when mapped).
+    pub start: usize,
     pub offset: u64,
     pub index: u64,
 }
 
+/// Where the scanner's bytes live: a buffer it refills from a reader, or the whole input
+/// mapped into memory, where events are handed out in place without being copied.
+pub enum Storage {
+    Owned(Vec<u8>),
+    Mapped(std::sync::Arc<memmap2::Mmap>),
+}
+
+impl std::ops::Deref for Storage {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Storage::Owned(v) => v,
+            Storage::Mapped(m) => m,
+        }
+    }
+}
+
 pub struct EventScanner<R: Read> {
     reader: R,
-    buf: Vec<u8>,
+    buf: Storage,
     pos: usize,
     len: usize,
     /// File offset of `buf[0]`.
@@ -77,7 +96,7 @@ impl<R: Read> EventScanner<R> {
     pub fn new(reader: R) -> Self {
         Self {
             reader,
-            buf: vec![0; CHUNK],
+            buf: Storage::Owned(vec![0; CHUNK]),
             pos: 0,
             len: 0,
             base: 0,
@@ -87,6 +106,29 @@ impl<R: Read> EventScanner<R> {
             saw_events: false,
             header: Vec::new(),
         }
+    }
+
+    /// A scanner over a whole mapped file: nothing is read or copied; events are slices of
+    /// the mapping at the positions `RawEventSlice::start` gives.
+    pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, reader: R) -> Self {
+        let len = map.len();
+        Self {
+            reader,
+            buf: Storage::Mapped(map),
+            pos: 0,
+            len,
+            base: 0,
+            eof: true,
+            state: State::Start,
+            next_index: 0,
+            saw_events: false,
+            header: Vec::new(),
+        }
+    }
+
+    /// Bytes scanned so far (the file offset of the scan position).
+    pub fn position(&self) -> u64 {
+        self.offset()
     }
 
     /// Whether a `traceEvents` array (or a bare top-level array) was found.
@@ -103,19 +145,23 @@ impl<R: Read> EventScanner<R> {
         if self.eof {
             return Ok(false);
         }
+        let Storage::Owned(buf) = &mut self.buf else {
+            self.eof = true;
+            return Ok(false);
+        };
         if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.len, 0);
+            buf.copy_within(self.pos..self.len, 0);
             self.base += self.pos as u64;
             self.len -= self.pos;
             self.pos = 0;
         }
-        if self.len == self.buf.len() {
+        if self.len == buf.len() {
             // One value is larger than the buffer: grow it.
-            let new_len = self.buf.len() * 2;
-            self.buf.resize(new_len, 0);
+            let new_len = buf.len() * 2;
+            buf.resize(new_len, 0);
         }
         loop {
-            match self.reader.read(&mut self.buf[self.len..]) {
+            match self.reader.read(&mut buf[self.len..]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -412,6 +458,7 @@ impl<R: Read> EventScanner<R> {
                     self.next_index += 1;
                     return Ok(Some(RawEventSlice {
                         bytes: &self.buf[start..start + n],
+                        start,
                         offset,
                         index,
                     }));
@@ -543,7 +590,7 @@ mod tests {
 
     fn split(text: &str) -> Result<(Vec<String>, Vec<String>), ScanError> {
         let mut s = EventScanner::new(text.as_bytes());
-        s.buf = vec![0; 8]; // tiny chunks exercise every refill path
+        s.buf = Storage::Owned(vec![0; 8]); // tiny chunks exercise every refill path
         let mut evs = Vec::new();
         while let Some(e) = s.next_event()? {
             evs.push(String::from_utf8(e.bytes.to_vec()).unwrap());
@@ -594,7 +641,7 @@ mod tests {
             );
             for chunk in [8usize, 100, 1 << 20] {
                 let mut sc = EventScanner::new(text.as_bytes());
-                sc.buf = vec![0; chunk];
+                sc.buf = Storage::Owned(vec![0; chunk]);
                 let mut got = Vec::new();
                 while let Some(e) = sc.next_event().unwrap() {
                     got.push(String::from_utf8(e.bytes.to_vec()).unwrap());
