@@ -67,11 +67,31 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
         b'{' | b'[' => {
-            // Whole 64-byte blocks through the splitter's classifier first, then the rest
-            // byte by byte; both count every bracket kind outside strings.
+            // Most nested values are short (grid, block, Input Dims): a byte loop over the
+            // first 64 bytes ends them; longer ones continue in whole 64-byte blocks through
+            // the splitter's classifier, and the tail byte by byte. All count every bracket
+            // kind outside strings.
             let mut depth = 1u32;
-            let (mut in_str, mut escaped_next) = (false, false);
             let mut j = i + 1;
+            let quick_end = (i + 64).min(b.len());
+            while j < quick_end {
+                match b[j] {
+                    b'"' => {
+                        j = string_end(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            let (mut in_str, mut escaped_next) = (false, false);
             while j + 64 <= b.len() {
                 if let Some(end) =
                     super::scan::block_end(b, &mut j, &mut depth, &mut in_str, &mut escaped_next)
