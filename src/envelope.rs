@@ -156,12 +156,25 @@ impl<W: std::io::Write> std::io::Write for Checksummed<W> {
 /// Encodes `value` straight into the file at `path`, without holding the body in memory:
 /// the header's length and checksum are written last, then the file is renamed into place
 /// (atomic, like [`write_atomic`]).
-pub fn write_streamed<T: Serialize>(kind: &Kind, value: &T, path: &Path) -> Result<(), EnvelopeError> {
+pub fn write_streamed<T: Serialize>(
+    kind: &Kind,
+    value: &T,
+    path: &Path,
+) -> Result<(), EnvelopeError> {
     use std::io::{Seek, SeekFrom, Write};
     let p = path.display().to_string();
-    let io = |source| EnvelopeError::Io { path: p.clone(), source };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let io = |source| EnvelopeError::Io {
+        path: p.clone(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = (|| {
         let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
@@ -199,7 +212,10 @@ pub fn write_streamed<T: Serialize>(kind: &Kind, value: &T, path: &Path) -> Resu
         Ok(())
     })();
     match result {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|source| EnvelopeError::Io { path: p.clone(), source }),
+        Ok(()) => std::fs::rename(&tmp, path).map_err(|source| EnvelopeError::Io {
+            path: p.clone(),
+            source,
+        }),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)

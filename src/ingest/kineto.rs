@@ -124,8 +124,14 @@ pub struct FileRecords {
     pub arg_blobs: Vec<ArgText>,
     /// Hash of an op's four argument texts -> blobs with that hash.
     arg_index: FxHashMap<u64, Vec<u32>>,
-    /// Events read per category ("(none)" for events without one).
+    /// Events read per category ("(none)" for events without one); filled from
+    /// `raw_categories` by [`FileRecords::finish`].
     pub categories: BTreeMap<String, u64>,
+    /// Counts per raw category text, as it appears in the file (few distinct values).
+    raw_categories: Vec<(Box<[u8]>, u64)>,
+    /// Raw name text -> interned name and whether its UTF-8 was repaired: a trace repeats
+    /// a few hundred names a million times, so each is decoded and hashed once.
+    name_cache: FxHashMap<Box<[u8]>, (StrId, bool)>,
     pub events: u64,
     pub flows: u64,
     pub rocm: bool,
@@ -152,7 +158,17 @@ enum Cat {
     Other,
 }
 
-fn category(cat: &str) -> Cat {
+/// The category of an event from its raw `cat` value (a JSON string, quotes included).
+fn category(raw: &[u8]) -> Cat {
+    let decoded;
+    let cat: &str = if raw.contains(&b'\\') {
+        decoded = string_value(raw)
+            .map(|(c, _)| c.into_owned())
+            .unwrap_or_default();
+        &decoded
+    } else {
+        std::str::from_utf8(raw.get(1..raw.len().saturating_sub(1)).unwrap_or(b"")).unwrap_or("")
+    };
     match cat {
         "kernel" | "Kernel" => Cat::Kernel,
         "gpu_memcpy" | "Memcpy" => Cat::Memcpy,
@@ -302,6 +318,20 @@ impl FileRecords {
         out
     }
 
+    /// Turns the raw category counts into `categories` once all events are read.
+    pub fn finish(&mut self) {
+        for (raw, n) in std::mem::take(&mut self.raw_categories) {
+            let key = if raw.is_empty() {
+                "(none)".to_string()
+            } else {
+                string_value(&raw)
+                    .map(|(c, _)| c.into_owned())
+                    .unwrap_or_else(|| String::from_utf8_lossy(&raw).into_owned())
+            };
+            *self.categories.entry(key).or_insert(0) += n;
+        }
+    }
+
     /// Interns an op's argument texts without allocating when they were seen before:
     /// a trace repeats the same few hundred argument lists across all iterations.
     fn intern_args(&mut self, a: &ArgFields<'_>) -> Option<u32> {
@@ -358,21 +388,14 @@ impl FileRecords {
         let Ok(ev) = read_event(bytes) else {
             return Err(self.err(index, offset, bytes));
         };
-        let cat_text = ev.cat.and_then(string_value).map(|(c, _)| c);
-        let cat_str = cat_text.as_deref().unwrap_or("");
-        match self.categories.get_mut(cat_str) {
-            Some(c) => *c += 1,
-            None => {
-                self.categories.insert(
-                    if cat_str.is_empty() {
-                        "(none)"
-                    } else {
-                        cat_str
-                    }
-                    .to_string(),
-                    1,
-                );
-            }
+        let raw_cat: &[u8] = ev.cat.unwrap_or(b"");
+        match self
+            .raw_categories
+            .iter_mut()
+            .find(|(k, _)| **k == *raw_cat)
+        {
+            Some((_, c)) => *c += 1,
+            None => self.raw_categories.push((raw_cat.into(), 1)),
         }
         let ph: &[u8] = ev.ph.unwrap_or(b"");
         if matches!(ph, b"\"s\"" | b"\"f\"" | b"\"t\"") {
@@ -382,7 +405,7 @@ impl FileRecords {
         if ph != b"\"X\"" {
             return Ok(());
         }
-        let cat = category(cat_str);
+        let cat = category(raw_cat);
         if matches!(cat, Cat::Other | Cat::Flow) {
             return Ok(());
         }
@@ -425,17 +448,17 @@ impl FileRecords {
         } else {
             dur_ns
         };
-        let name_text = match ev.name {
+        let name_id = match ev.name {
             None => {
                 diags.add(
                     "missing_field",
                     here(),
                     "event without `name` named \"(unnamed)\"",
                 );
-                std::borrow::Cow::Borrowed("(unnamed)")
+                strings.intern("(unnamed)")
             }
-            Some(raw_name) => match string_value(raw_name) {
-                Some((n, replaced)) => {
+            Some(raw_name) => match self.name_cache.get(raw_name) {
+                Some(&(id, replaced)) => {
                     if replaced {
                         diags.add(
                             "invalid_utf8",
@@ -443,21 +466,35 @@ impl FileRecords {
                             "invalid UTF-8 in `name` replaced with U+FFFD",
                         );
                     }
-                    n
+                    id
                 }
-                None => {
-                    return Err(EventError {
-                        index,
-                        offset,
-                        message: format!(
-                            "field `name` must be a string, found {}",
-                            clip(&String::from_utf8_lossy(raw_name))
-                        ),
-                    })
-                }
+                None => match string_value(raw_name) {
+                    Some((n, replaced)) => {
+                        if replaced {
+                            diags.add(
+                                "invalid_utf8",
+                                here(),
+                                "invalid UTF-8 in `name` replaced with U+FFFD",
+                            );
+                        }
+                        let id = strings.intern(&n);
+                        self.name_cache.insert(raw_name.into(), (id, replaced));
+                        id
+                    }
+                    None => {
+                        return Err(EventError {
+                            index,
+                            offset,
+                            message: format!(
+                                "field `name` must be a string, found {}",
+                                clip(&String::from_utf8_lossy(raw_name))
+                            ),
+                        })
+                    }
+                },
             },
         };
-        let name: &str = &name_text;
+        let name: &str = strings.get(name_id);
         let args = match (ev.args, ev.args_raw) {
             (Some(a), _) => a,
             (None, None) => ArgFields::default(),
@@ -512,7 +549,7 @@ impl FileRecords {
                 };
                 self.gpu.push(GpuRec {
                     kind,
-                    name: strings.intern(name),
+                    name: name_id,
                     device,
                     stream,
                     ts_ns,
@@ -541,7 +578,7 @@ impl FileRecords {
                 }
                 if correlation != 0 {
                     let rec = RuntimeRec {
-                        api: strings.intern(name),
+                        api: name_id,
                         tid,
                         ts_ns,
                         dur_ns,
@@ -571,7 +608,7 @@ impl FileRecords {
                     })
                 });
                 self.ops.push(OpRec {
-                    name: strings.intern(name),
+                    name: name_id,
                     kind: if cat == Cat::Op {
                         OpKind::Op
                     } else {

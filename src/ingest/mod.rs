@@ -135,7 +135,9 @@ type OpenedTrace = (
 
 /// Plain JSON files are mapped into memory (no copying, pages released as they are read);
 /// gzip files, and files that cannot be mapped, are read through a stream.
-fn open_source(path: &Path) -> Result<(Source, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
+fn open_source(
+    path: &Path,
+) -> Result<(Source, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
     let (reader, size, counter) = open_trace(path)?;
     let gz = File::open(path)
         .and_then(|mut f| {
@@ -266,7 +268,9 @@ const BATCH_BYTES: usize = 2 << 20;
 /// released; the file stays mapped and a page read again is simply faulted back in.
 fn release_pages(batch: &Batch) {
     const PAGE: usize = 4096;
-    let (Some(m), Some(first), Some(last)) = (&batch.mapped, batch.events.first(), batch.events.last()) else {
+    let (Some(m), Some(first), Some(last)) =
+        (&batch.mapped, batch.events.first(), batch.events.last())
+    else {
         return;
     };
     let from = first.0.div_ceil(PAGE) * PAGE;
@@ -274,7 +278,9 @@ fn release_pages(batch: &Batch) {
     if to > from {
         // SAFETY: MADV_DONTNEED on a read-only shared file mapping drops resident pages;
         // later reads fault them in again from the page cache, so no data is lost.
-        let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
+        let _ = unsafe {
+            m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+        };
     }
 }
 
@@ -330,6 +336,7 @@ fn parse_batches(
         // The splitter may have finished already; then the buffer is simply dropped.
         let _ = recycle.send(batch);
     }
+    recs.finish();
     Ok((kineto::WorkerPart { recs, strings }, diags))
 }
 
@@ -371,7 +378,11 @@ fn split_batches(
             b
         }
         Err(_) => Batch {
-            data: Vec::with_capacity(if mapped.is_some() { 0 } else { BATCH_BYTES + 4096 }),
+            data: Vec::with_capacity(if mapped.is_some() {
+                0
+            } else {
+                BATCH_BYTES + 4096
+            }),
             mapped: mapped.clone(),
             bytes: 0,
             events: Vec::with_capacity(16384),
