@@ -160,24 +160,22 @@ enum Cat {
 
 /// The category of an event from its raw `cat` value (a JSON string, quotes included).
 fn category(raw: &[u8]) -> Cat {
-    let decoded;
-    let cat: &str = if raw.contains(&b'\\') {
-        decoded = string_value(raw)
-            .map(|(c, _)| c.into_owned())
-            .unwrap_or_default();
-        &decoded
-    } else {
-        std::str::from_utf8(raw.get(1..raw.len().saturating_sub(1)).unwrap_or(b"")).unwrap_or("")
-    };
-    match cat {
-        "kernel" | "Kernel" => Cat::Kernel,
-        "gpu_memcpy" | "Memcpy" => Cat::Memcpy,
-        "gpu_memset" | "Memset" => Cat::Memset,
-        "cuda_runtime" | "Runtime" | "cuda_driver" | "Driver" => Cat::Runtime,
-        "cpu_op" | "Operator" => Cat::Op,
-        "user_annotation" => Cat::Annotation,
-        "cuda_sync" => Cat::CudaSync,
-        "ac2g" | "async" | "async_gpu" | "async_cpu_to_gpu" | "fwdbwd" => Cat::Flow,
+    match raw {
+        b"\"kernel\"" | b"\"Kernel\"" => Cat::Kernel,
+        b"\"gpu_memcpy\"" | b"\"Memcpy\"" => Cat::Memcpy,
+        b"\"gpu_memset\"" | b"\"Memset\"" => Cat::Memset,
+        b"\"cuda_runtime\"" | b"\"Runtime\"" | b"\"cuda_driver\"" | b"\"Driver\"" => Cat::Runtime,
+        b"\"cpu_op\"" | b"\"Operator\"" => Cat::Op,
+        b"\"user_annotation\"" => Cat::Annotation,
+        b"\"cuda_sync\"" => Cat::CudaSync,
+        b"\"ac2g\"" | b"\"async\"" | b"\"async_gpu\"" | b"\"async_cpu_to_gpu\"" | b"\"fwdbwd\"" => {
+            Cat::Flow
+        }
+        // A category spelled with escapes is decoded first.
+        _ if raw.contains(&b'\\') => match string_value(raw) {
+            Some((c, _)) => category(format!("\"{c}\"").as_bytes()),
+            None => Cat::Other,
+        },
         _ => Cat::Other,
     }
 }

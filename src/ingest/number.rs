@@ -64,6 +64,10 @@ fn trim_quotes(text: &[u8]) -> &[u8] {
 /// Negative values and non-integers give `None`.
 pub fn u64_of(text: &[u8]) -> Option<u64> {
     let t = trim_quotes(text);
+    // Plain decimal digits, the common case, without going through `str`.
+    if !t.is_empty() && t.len() <= 19 && t.iter().all(u8::is_ascii_digit) {
+        return Some(t.iter().fold(0u64, |v, &b| v * 10 + u64::from(b - b'0')));
+    }
     if let Some(hex) = t.strip_prefix(b"0x") {
         return u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok();
     }
