@@ -167,15 +167,7 @@ pub fn write_streamed<T: Serialize>(
         path: p.clone(),
         source,
     };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let tmp = temp_path_beside(path);
     let result = (|| {
         let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
         let mut f = std::fs::File::create(&tmp).map_err(io)?;
@@ -232,9 +224,9 @@ pub fn read<T: DeserializeOwned>(kind: &Kind, path: &Path) -> Result<T, Envelope
     decode(kind, &bytes, &p)
 }
 
-/// Writes atomically: to a temporary file beside `path`, then renamed over it, so a
-/// failed write never leaves a half file or destroys an older good one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// The temporary file a write goes to before it is renamed over `path`: hidden, in the same
+/// directory (so the rename cannot cross file systems) and named per process.
+fn temp_path_beside(path: &Path) -> std::path::PathBuf {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -243,7 +235,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Writes atomically: to a temporary file beside `path`, then renamed over it, so a
+/// failed write never leaves a half file or destroys an older good one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_path_beside(path);
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);

@@ -181,29 +181,17 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         idle,
         ..Default::default()
     };
-    if opts.isolated {
-        isolated(
-            plan,
-            rank,
-            opts,
-            &mut gpu,
-            &mut en,
-            &failed,
-            &mut results,
-            &mut notes,
-        )?;
-    } else {
-        graph_mode(
-            plan,
-            rank,
-            opts,
-            &mut gpu,
-            &mut en,
-            &failed,
-            &mut results,
-            &mut notes,
-        )?;
-    }
+    let replay = if opts.isolated { isolated } else { graph_mode };
+    replay(
+        plan,
+        rank,
+        opts,
+        &mut gpu,
+        &mut en,
+        &failed,
+        &mut results,
+        &mut notes,
+    )?;
     if let Some(m) = &en.meter {
         device.after = nvml::state(&m.device);
     }

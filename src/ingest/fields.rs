@@ -21,6 +21,32 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Walks `b[*j..limit]` a byte at a time, skipping strings and counting brackets of every
+/// kind. Returns `Some(Some(end))` when `depth` reaches zero (`end` exclusive), `Some(None)`
+/// when `limit` is reached first (with `*j` and `depth` ready to go on), and `None` when a
+/// string does not end inside `b`. A string may run past `limit`; `*j` then lies beyond it.
+#[inline]
+fn walk_brackets(b: &[u8], j: &mut usize, limit: usize, depth: &mut u32) -> Option<Option<usize>> {
+    while *j < limit {
+        match b[*j] {
+            b'"' => {
+                *j = string_end(b, *j)?;
+                continue;
+            }
+            b'{' | b'[' => *depth += 1,
+            b'}' | b']' => {
+                *depth -= 1;
+                if *depth == 0 {
+                    return Some(Some(*j + 1));
+                }
+            }
+            _ => {}
+        }
+        *j += 1;
+    }
+    Some(None)
+}
+
 /// End (exclusive) of the string starting at `b[i] == '"'`. Most strings in a trace are
 /// short keys and values, so a plain loop over the first bytes beats a vectorised search;
 /// long ones (kernel names) switch to memchr.
@@ -74,22 +100,8 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
             let mut depth = 1u32;
             let mut j = i + 1;
             let quick_end = (i + 64).min(b.len());
-            while j < quick_end {
-                match b[j] {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
+            if let Some(end) = walk_brackets(b, &mut j, quick_end, &mut depth)? {
+                return Some(end);
             }
             let (mut in_str, mut escaped_next) = (false, false);
             while j + 64 <= b.len() {
@@ -105,24 +117,7 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
             if in_str {
                 j = string_end_from(b, j)?;
             }
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            None
+            walk_brackets(b, &mut j, b.len(), &mut depth)?
         }
         _ => {
             let mut j = i;
