@@ -325,6 +325,18 @@ fn bad_input_gets_one_clear_line_and_exit_code_2() {
         &write_temp(&dir, "ref.json", br#"{"env": {}, "results": [1, 2]}"#),
         "no `traceEvents`",
     );
+    // An Execution Trace given where a Kineto trace belongs is named as such.
+    refuse(
+        &write_temp(
+            &dir,
+            "linear_et.json.gz",
+            &std::fs::read(
+                shared().join("traces/public/facebookresearch__param/linear_et.json.gz"),
+            )
+            .unwrap(),
+        ),
+        "this is a PyTorch Execution Trace: pass it as `--shapes FILE`",
+    );
     refuse(&write_temp(&dir, "text.json", b"hello world"), "byte 0");
     refuse(&write_temp(&dir, "empty.json", b""), "empty");
     refuse(

@@ -633,14 +633,24 @@ fn read_stream(
     })?;
     if !saw_events {
         let keys: Vec<&str> = header.iter().map(|(k, _)| k.as_str()).take(5).collect();
+        // An Execution Trace is the most common wrong input: it belongs to `--shapes`.
+        let is_execution_trace = ["schema", "nodes"]
+            .iter()
+            .all(|k| header.iter().any(|(h, _)| h == k));
         return Err(IngestError::NotATrace {
             path: p,
             why: format!(
-                "no `traceEvents` array (top-level keys: {})",
+                "no `traceEvents` array (top-level keys: {}){}",
                 if keys.is_empty() {
                     "none".to_string()
                 } else {
                     keys.join(", ")
+                },
+                if is_execution_trace {
+                    "; this is a PyTorch Execution Trace: pass it as `--shapes FILE` beside \
+                     its Kineto trace"
+                } else {
+                    ""
                 }
             ),
         });
