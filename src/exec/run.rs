@@ -25,6 +25,20 @@ struct Energy<'a> {
     idle_w: Option<f64>,
 }
 
+/// What both replay modes read and fill: the plan and the rank replayed, the options, the
+/// GPU, the energy meter, the units that failed their trial run (left out and reported), the
+/// results being written and the notes that go with them.
+struct Replay<'a, 'm> {
+    plan: &'a Plan,
+    rank: u32,
+    opts: &'a ExecOptions,
+    gpu: &'a mut Gpu,
+    en: &'a mut Energy<'m>,
+    failed: &'a HashMap<u32, String>,
+    results: &'a mut Results,
+    notes: &'a mut Vec<String>,
+}
+
 impl Energy<'_> {
     /// Measures `repeats` windows while `graph` is replayed back to back; `items` work
     /// items (unit invocations) complete per replay.
@@ -182,16 +196,16 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         ..Default::default()
     };
     let replay = if opts.isolated { isolated } else { graph_mode };
-    replay(
+    replay(Replay {
         plan,
         rank,
         opts,
-        &mut gpu,
-        &mut en,
-        &failed,
-        &mut results,
-        &mut notes,
-    )?;
+        gpu: &mut gpu,
+        en: &mut en,
+        failed: &failed,
+        results: &mut results,
+        notes: &mut notes,
+    })?;
     if let Some(m) = &en.meter {
         device.after = nvml::state(&m.device);
     }
@@ -226,17 +240,17 @@ fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn graph_mode(
-    plan: &Plan,
-    rank: u32,
-    opts: &ExecOptions,
-    gpu: &mut Gpu,
-    en: &mut Energy<'_>,
-    failed: &HashMap<u32, String>,
-    results: &mut Results,
-    notes: &mut Vec<String>,
-) -> Result<(), ExecError> {
+fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
+    let Replay {
+        plan,
+        rank,
+        opts,
+        gpu,
+        en,
+        failed,
+        results,
+        notes,
+    } = r;
     let on_rank = |s: &Step| plan.streams[s.stream as usize].rank == rank;
     let runs_step = |s: &Step| {
         let unit = &plan.units[s.unit as usize];
@@ -329,17 +343,17 @@ fn graph_mode(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn isolated(
-    plan: &Plan,
-    rank: u32,
-    opts: &ExecOptions,
-    gpu: &mut Gpu,
-    en: &mut Energy<'_>,
-    failed: &HashMap<u32, String>,
-    results: &mut Results,
-    notes: &mut Vec<String>,
-) -> Result<(), ExecError> {
+fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
+    let Replay {
+        plan,
+        rank,
+        opts,
+        gpu,
+        en,
+        failed,
+        results,
+        notes,
+    } = r;
     let bar = opts.progress.then(|| {
         let b = indicatif::ProgressBar::new(plan.units.len() as u64);
         b.set_style(
