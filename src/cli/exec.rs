@@ -5,18 +5,39 @@ use crate::plan;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+#[derive(clap::Args)]
 pub struct Args {
     pub plan: PathBuf,
+    /// Time every unique unit alone (unrolled in a graph) instead of the whole graph.
+    #[arg(long)]
     pub isolated: bool,
+    /// Timed replays (graph mode) or the base for launches per unit (isolated).
+    #[arg(long, default_value_t = 100)]
     pub runs: usize,
+    #[arg(long, default_value_t = 10)]
     pub warmup: usize,
+    /// warm: reuse buffers; cold: rotate buffer copies spanning twice L2.
+    #[arg(long, default_value = "warm")]
     pub cache: String,
+    /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
+    #[arg(long, default_value_t = 1.0)]
     pub energy_window: f64,
+    /// Energy windows per measured item.
+    #[arg(long, default_value_t = 5)]
     pub energy_repeats: usize,
+    /// Time only.
+    #[arg(long)]
     pub no_energy: bool,
+    /// Results file (default: PLAN.graph.json or PLAN.isolated.json).
+    #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Also write the replay as a Chrome trace (opens in Perfetto).
+    #[arg(long)]
     pub trace_out: Option<PathBuf>,
+    /// The rank to replay when the plan holds several (default: the lowest).
+    #[arg(long)]
     pub rank: Option<u32>,
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -4,10 +4,19 @@ use crate::ingest::{self, summary, IngestOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+#[derive(clap::Args)]
 pub struct Args {
+    #[arg(required = true)]
     pub traces: Vec<PathBuf>,
+    /// Shapes for ops the trace recorded without them: a PyTorch Execution Trace
+    /// (.json/.json.gz) or a kc JSONL shape log.
+    #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// Graph file to write (default: beside the first trace, `.kcir`).
+    #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
     pub json: bool,
 }
 

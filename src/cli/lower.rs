@@ -4,10 +4,21 @@ use crate::ingest;
 use crate::lower::{self, summary};
 use std::path::PathBuf;
 
+#[derive(clap::Args)]
 pub struct Args {
+    /// The graph `kc ingest` wrote.
     pub graph: PathBuf,
+    /// Assign replay tiers (the only lowering there is; accepted for clarity).
+    #[arg(long)]
+    pub tiers: bool,
+    /// Lowered graph to write (default: `GRAPH.lowered.kcir`).
+    #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
     pub json: bool,
+    /// Show how kernels whose name contains NAME were parsed and classified.
+    #[arg(long, value_name = "NAME")]
     pub explain: Option<String>,
 }
 

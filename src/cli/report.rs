@@ -6,14 +6,29 @@ use crate::report::{self, baseline, model, powerlog, render, svg, trace_out, Rep
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+#[derive(clap::Args)]
 pub struct Args {
+    /// RESULTS.json (graph or isolated); with --baseline: OLD.json NEW.json.
+    #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The isolated-mode results to compare a graph-mode RESULTS.json against.
+    #[arg(long)]
     pub isolated: Option<PathBuf>,
+    /// The plan that was executed, for the replay timeline chart.
+    #[arg(long)]
     pub plan: Option<PathBuf>,
+    /// Output directory.
+    #[arg(short, long, default_value = "kc-report")]
     pub out: PathBuf,
+    #[arg(long)]
     pub baseline: bool,
+    /// Latency regression threshold, percent.
+    #[arg(long, default_value_t = 10.0)]
     pub threshold_time: f64,
+    /// Energy regression threshold, percent.
+    #[arg(long, default_value_t = 10.0)]
     pub threshold_energy: f64,
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -140,12 +155,20 @@ fn run_baseline(a: &Args) -> i32 {
     }
 }
 
+#[derive(clap::Args)]
 pub struct EnergyArgs {
+    #[arg(long, required = true)]
     pub power_log: PathBuf,
     pub results: PathBuf,
+    /// auto, wattsup or nvidia-smi.
+    #[arg(long, default_value = "auto")]
     pub format: String,
+    /// Seconds added to every log time to put it on the results' UTC clock.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub clock_offset: f64,
+    #[arg(short, long)]
     pub output: Option<PathBuf>,
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -11,14 +11,21 @@ use std::path::{Path, PathBuf};
 pub const FIXTURE_NAME: &str = "bloom560m_seq5.pt.trace.json.gz";
 pub const FIXTURE: &[u8] = include_bytes!("../../fixtures/bloom560m_seq5.pt.trace.json.gz");
 
+#[derive(clap::Args)]
 pub struct Args {
     pub trace: Option<PathBuf>,
+    #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// Output directory (default: kc-out/<trace name>).
+    #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Cache policy of the isolated replay.
+    /// Cache policy of the isolated replay (GPU builds): warm or cold.
+    #[arg(long, default_value = "warm")]
     pub cache: String,
-    /// Energy windows per graph / per unit; 0 measures time only.
+    /// Energy windows per measured item on the GPU; 0 measures time only.
+    #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
+    #[arg(long)]
     pub json: bool,
 }
 
