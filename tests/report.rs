@@ -71,7 +71,7 @@ fn cli_writes_every_format() {
     assert_eq!(csv.lines().count(), 1 + 44, "a header and one row per unit");
     let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<rect x=").count(), 1962, "one bar per step");
+    assert_eq!(svg.matches("<rect x=").count(), 1959, "one bar per step");
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("replay.trace.json")).unwrap()).unwrap();
     let windows = trace["traceEvents"]

@@ -1,15 +1,54 @@
 //! Pass 2, group units: which nodes replay together. All kernels one op invocation launched
 //! form one unit instance (a layer_norm's two kernels, a split-K GEMM and its reduce, a
 //! cuDNN conv's helpers); every memcpy, memset and collective is an instance of its own, as
-//! is every kernel with no launching op. Invariant: each node is in exactly one instance,
-//! and an instance's nodes are in graph (start) order.
+//! is every kernel with no launching op.
+//!
+//! A kernel is grouped under the op whose replay launches it. Kineto links a kernel to the
+//! innermost op around its launch, but when an aten op launches kernels of its own and also
+//! calls other aten ops that launch kernels (nll_loss_backward zeroes its gradient through
+//! `zero_` -> `fill_`, then runs its own kernel), replaying the outer op launches them all:
+//! such inner kernels join the outer op's instance, so they are replayed and counted once.
+//! GEMM-family kernels never move, and never take others in, so that tier 2 keeps its
+//! one-GEMM units.
+//!
+//! Invariant: each node is in exactly one instance, and an instance's nodes are in graph
+//! (start) order.
 
 use super::{LowerCtx, PendingInstance};
 use crate::diag::Diagnostic;
-use kc_ir::{KernelGraph, NodeKind};
+use kc_ir::{Family, KernelGraph, NodeKind, OpKind};
 use std::collections::HashMap;
 
 pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
+    // Ops that launch kernels themselves, and whether any of those is a GEMM.
+    let mut launches: HashMap<kc_ir::OpId, bool> = HashMap::new();
+    for id in g.graph.node_indices() {
+        let n = &g.graph[id];
+        if let (NodeKind::Kernel { .. }, Some(op)) = (&n.kind, n.op) {
+            let gemm = ctx.family[id.index()] == Family::Gemm;
+            *launches.entry(op).or_insert(false) |= gemm;
+        }
+    }
+    // The op whose replay launches a kernel linked to `op`: the outermost aten ancestor that
+    // launches kernels itself, GEMM-free on both sides.
+    let replayed_by = |op: kc_ir::OpId| -> kc_ir::OpId {
+        if launches.get(&op).copied().unwrap_or(true) {
+            return op;
+        }
+        let mut best = op;
+        for a in g.op_chain(op).skip(1) {
+            let o = g.op(a);
+            if o.kind != OpKind::Op || !g.str(o.name).starts_with("aten::") {
+                break;
+            }
+            match launches.get(&a) {
+                Some(true) => break,
+                Some(false) => best = a,
+                None => {}
+            }
+        }
+        best
+    };
     let mut by_op: HashMap<kc_ir::OpId, usize> = HashMap::new();
     let mut instances: Vec<PendingInstance> = Vec::new();
     let mut instance_of = vec![0u32; g.node_count()];
@@ -23,7 +62,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
             });
             instances.len() - 1
         } else {
-            let op = n.op.expect("checked above");
+            let op = replayed_by(n.op.expect("checked above"));
             *by_op.entry(op).or_insert_with(|| {
                 instances.push(PendingInstance {
                     op: Some(op),
