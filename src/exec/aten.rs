@@ -32,6 +32,9 @@ pub struct TensorInput {
     /// The plan's buffer slot for this tensor.
     pub slot: u32,
     pub fill: Fill,
+    /// A 0-dim operand that the op received as a CPU scalar (a Python number wrapped into a
+    /// tensor), not as a GPU tensor; it launches a different kernel (see [`build`]).
+    pub host_scalar: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -93,11 +96,9 @@ const OUT_VARIANTS: &[(&str, &str)] = &[
     ("sum", "sum_out"),
     ("mean", "mean_out"),
     ("cumsum", "cumsum_out"),
-    ("arange", "arange_out"),
     ("index_select", "index_select_out"),
     ("gather", "gather_out"),
     ("index", "index_out"),
-    ("embedding_dense_backward", "embedding_dense_backward_out"),
     ("_softmax", "_softmax_out"),
     ("_log_softmax", "_log_softmax_out"),
     ("_softmax_backward_data", "_softmax_backward_data_out"),
@@ -105,21 +106,23 @@ const OUT_VARIANTS: &[(&str, &str)] = &[
         "_log_softmax_backward_data",
         "_log_softmax_backward_data_out",
     ),
-    ("native_layer_norm", "native_layer_norm_out"),
-    (
-        "native_layer_norm_backward",
-        "native_layer_norm_backward_out",
-    ),
-    ("native_dropout_backward", "native_dropout_backward_out"),
     ("max_pool2d_with_indices", "max_pool2d_with_indices_out"),
-    ("nll_loss_forward", "nll_loss_forward_out"),
     ("nll_loss_backward", "nll_loss_backward_out"),
     ("cudnn_convolution", "cudnn_convolution_out"),
     ("_foreach_sqrt", "_foreach_sqrt_out"),
 ];
 
-/// Ops that allocate their outputs (no out variant in libtorch).
+/// Ops that allocate their outputs: no out variant in libtorch, or none that kc's libtorch
+/// bindings (tch's C API, or the dispatcher's boxed call, which takes no `Scalar`) reach.
 const ALLOCATING: &[&str] = &[
+    // Out variants that libtorch generates as "run the op, then copy into `out`" (no CUDA
+    // out kernel): replaying them would add copy kernels the model never ran.
+    "embedding_dense_backward",
+    "native_layer_norm",
+    "native_dropout_backward",
+    "arange",
+    "nll_loss_forward",
+    "native_layer_norm_backward",
     "cudnn_batch_norm",
     "native_dropout",
     "_cudnn_attention_forward",
@@ -218,6 +221,7 @@ fn input(t: &TensorArg, dtype: ElemType) -> TensorInput {
         dtype,
         slot: t.slot,
         fill: default_fill(dtype),
+        host_scalar: false,
     }
 }
 
@@ -264,14 +268,29 @@ pub fn kernel_dtypes(kernels: &[String]) -> Vec<ElemType> {
     out
 }
 
-/// Builds the call of `op` ("aten::mm") with its recorded `args`. `kernel_dtypes` are the
-/// element types named by the kernels the op launched, the last resort for tensors the
-/// trace recorded without a dtype.
-pub fn build(op: &str, args: &[AtenArg], kernel_dtypes: &[ElemType]) -> Result<AtenCall, String> {
+/// Kernel names that show a binary op received one operand as a CPU scalar: PyTorch's
+/// `gpu_kernel_with_scalars` then launches a unary functor that holds the scalar, and the
+/// add/sub kernels an `OnSelf`/`OnOther` functor.
+const HOST_SCALAR_KERNELS: &[&str] = &[
+    "AUnaryFunctor",
+    "BUnaryFunctor",
+    "CUDAFunctorOnSelf_",
+    "CUDAFunctorOnOther_",
+];
+
+/// Builds the call of `op` ("aten::mm") with its recorded `args`. `kernels` are the names of
+/// the kernels the op launched: their element types are the last resort for tensors the trace
+/// recorded without a dtype, and they tell whether a 0-dim operand was a CPU scalar (Kineto
+/// records no device for tensors).
+pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall, String> {
     let name = op
         .strip_prefix("aten::")
         .ok_or_else(|| format!("{op} is not an aten op"))?;
     let outputs = outputs_of(name)?;
+    let kernel_dtypes = kernel_dtypes(kernels);
+    let host_scalar_kernel = kernels
+        .iter()
+        .any(|k| HOST_SCALAR_KERNELS.iter().any(|m| k.contains(m)));
     // The dtype for tensors recorded without one: the op's other tensors, else its kernels.
     let known = args
         .iter()
@@ -324,12 +343,53 @@ pub fn build(op: &str, args: &[AtenArg], kernel_dtypes: &[ElemType]) -> Result<A
             }
         });
     }
+    // A 0-dim operand after the first one, beside tensors with dimensions, was a CPU
+    // scalar when the kernel says so; the first operand (`self`) never is.
+    if host_scalar_kernel {
+        let dimensioned = out
+            .iter()
+            .any(|a| matches!(a, CallArg::Tensor(t) if !t.dims.is_empty()));
+        for a in out.iter_mut().skip(1) {
+            if let CallArg::Tensor(t) = a {
+                if t.dims.is_empty() && dimensioned {
+                    t.host_scalar = true;
+                }
+            }
+        }
+    }
+    refuse_unbindable(name, &out)?;
     constrain(name, &mut out)?;
     Ok(AtenCall {
         op: name.to_string(),
         args: out,
         outputs,
     })
+}
+
+/// Recorded calls that kc's libtorch bindings cannot make as recorded: they are refused with
+/// the reason rather than replayed with a different argument.
+fn refuse_unbindable(op: &str, a: &[CallArg]) -> Result<(), String> {
+    let not_one = |i: usize| match a.get(i) {
+        Some(CallArg::Int(1)) | None => false,
+        Some(CallArg::Float(f)) => *f != 1.0,
+        Some(_) => true,
+    };
+    match op {
+        // tch binds add.out/sub.out without `alpha`.
+        "add" | "sub" | "add_" | "sub_" if not_one(2) => Err(format!(
+            "aten::{op} with alpha other than 1 is not bound by tch's C API"
+        )),
+        // addmm/baddbmm.out are bound without beta and alpha.
+        "addmm" | "baddbmm" if not_one(3) || not_one(4) => Err(format!(
+            "aten::{op} with beta or alpha other than 1 is not bound by tch's C API"
+        )),
+        // index(self, indices): a list of optional tensors that Kineto records as one
+        // value without the tensors.
+        "index" if !matches!(a.get(1), Some(CallArg::TensorList(_))) => {
+            Err("the trace did not record its index tensors".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn int_at(args: &[CallArg], i: usize) -> Option<i64> {
@@ -515,7 +575,11 @@ mod tests {
                 slot: 2,
             },
         ]);
-        let c = build("aten::cat", &[list.clone(), s("0")], &[ElemType::BF16]).unwrap();
+        let kernels = [
+            "void at::native::CatArrayBatchedCopy<c10::BFloat16, unsigned int, 2, 64, 64>(...)"
+                .to_string(),
+        ];
+        let c = build("aten::cat", &[list.clone(), s("0")], &kernels).unwrap();
         match &c.args[0] {
             CallArg::TensorList(ts) => assert!(ts.iter().all(|t| t.dtype == ElemType::BF16)),
             other => panic!("{other:?}"),
