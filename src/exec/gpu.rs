@@ -150,6 +150,8 @@ pub struct Gpu {
     copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
     lt_plans: HashMap<u32, LtPlan>,
     events: Vec<Event>,
+    #[cfg(feature = "torch")]
+    torch: super::torch::Torch,
     pub facts: DeviceFacts,
 }
 
@@ -212,6 +214,8 @@ impl Gpu {
                 copies: HashMap::new(),
                 lt_plans: HashMap::new(),
                 events: Vec::new(),
+                #[cfg(feature = "torch")]
+                torch: Default::default(),
                 facts: DeviceFacts {
                     name,
                     total_memory: total as u64,
@@ -407,16 +411,14 @@ impl Gpu {
         self.buffers[slot as usize].ptr
     }
 
-    /// Whether this back end executes the unit's call.
-    pub fn executes(unit: &PlanUnit) -> bool {
-        matches!(
-            unit.call,
-            UnitCall::Memcpy { .. } | UnitCall::Memset { .. } | UnitCall::Gemm(_)
-        )
-    }
-
-    /// Prepares what a unit needs before capture (cuBLASLt descriptors and algorithm).
+    /// Prepares what a unit needs before capture: cuBLASLt descriptors and algorithm, or a
+    /// tier-3 op's tensors and outputs (which runs the op once, eagerly, on stream 0).
     pub fn prepare(&mut self, unit: &PlanUnit) -> Result<(), ExecError> {
+        #[cfg(feature = "torch")]
+        if let UnitCall::AtenOp { .. } = &unit.call {
+            let stream = self.streams[0] as *mut c_void;
+            return self.torch.prepare(unit, stream);
+        }
         if let UnitCall::Gemm(g) = &unit.call {
             if g.epilogue != Epilogue::None && !self.lt_plans.contains_key(&unit.id) {
                 let p = self.lt_plan(g)?;
@@ -577,6 +579,9 @@ impl Gpu {
                 ),
                 UnitCall::Gemm(g) if g.epilogue == Epilogue::None => self.gemm(g, s, copy),
                 UnitCall::Gemm(g) => self.lt_gemm(unit.id, g, s, copy),
+                // Tier 3 replays on its own tensors: cold-cache rotation does not apply.
+                #[cfg(feature = "torch")]
+                UnitCall::AtenOp { .. } => self.torch.enqueue(unit.id, stream as *mut c_void),
                 _ => Err(ExecError::Unsupported(format!(
                     "unit {} ({}) is not executed by this back end",
                     unit.id,

@@ -21,6 +21,8 @@ pub mod gpu;
 mod nvml;
 #[cfg(feature = "cuda")]
 mod run;
+#[cfg(feature = "torch")]
+pub mod torch;
 
 use crate::plan::types::{Plan, PlanUnit};
 pub use results::Results;
@@ -45,6 +47,12 @@ pub enum ExecError {
     OutOfMemory { needed: u64, free: u64 },
     #[error("{0}")]
     Unsupported(String),
+    /// The recorded call cannot be rebuilt (the reason from [`aten::build`]); the unit is
+    /// reported not executed rather than failed.
+    #[error("aten::{op} cannot be rebuilt from the trace: {reason}")]
+    Unreplayable { op: String, reason: String },
+    #[error("libtorch aten::{op}: {message}")]
+    Torch { op: String, message: String },
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error("{path}: cannot write: {source}")]
@@ -140,14 +148,14 @@ pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
     n
 }
 
-/// Whether a unit's tier is executed by this build.
+/// Whether a unit's tier is executed by this build: tiers 1 and 2 with `cuda`, tier 3 too
+/// with `torch`.
 pub fn executable(unit: &PlanUnit) -> bool {
+    use crate::plan::types::UnitCall;
     matches!(
         unit.call,
-        crate::plan::types::UnitCall::Memcpy { .. }
-            | crate::plan::types::UnitCall::Memset { .. }
-            | crate::plan::types::UnitCall::Gemm(_)
-    )
+        UnitCall::Memcpy { .. } | UnitCall::Memset { .. } | UnitCall::Gemm(_)
+    ) || (cfg!(feature = "torch") && matches!(unit.call, UnitCall::AtenOp { .. }))
 }
 
 /// Why a unit is not executed, for the results.
@@ -155,7 +163,8 @@ pub fn not_executed_reason(unit: &PlanUnit) -> String {
     use crate::plan::types::PlanTier;
     match unit.tier {
         PlanTier::AtenOp => {
-            "not executed: tier 3 (libtorch op replay) is not in this executor yet".into()
+            "not executed: tier 3 (libtorch op replay) needs kc built with `--features torch`"
+                .into()
         }
         PlanTier::Collective => "not executed: collectives need a multi-GPU executor".into(),
         PlanTier::NotReplayable => "not executed: unreplayable".into(),

@@ -132,15 +132,57 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
 
     // Every executable unit runs once eagerly: it initialises the libraries outside any
     // capture and finds units that fail, which are then left out and reported.
+    // Tier-3 units are also captured once on their own: an op that cannot run inside a
+    // capture (a host sync, an RNG not registered with the graph) is found here and left
+    // out, instead of failing the capture of the whole plan.
     let mut failed: HashMap<u32, String> = HashMap::new();
-    for u in plan.units.iter().filter(|u| executable(u)) {
+    let bar = opts.progress.then(|| {
+        let b = indicatif::ProgressBar::new(plan.units.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} prepare [{bar:30}] {pos}/{len} units {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    });
+    for u in plan.units.iter() {
+        if let Some(b) = &bar {
+            b.inc(1);
+            b.set_message(u.label.clone());
+        }
+        if !executable(u) {
+            continue;
+        }
         let r = gpu
             .prepare(u)
             .and_then(|_| gpu.enqueue(u, 0, 0))
             .and_then(|_| gpu.synchronize());
-        if let Err(e) = r {
-            failed.insert(u.id, format!("failed: {e}"));
+        match r {
+            Err(e @ ExecError::Unreplayable { .. }) => {
+                failed.insert(u.id, format!("not executed: {e}"));
+                continue;
+            }
+            Err(e) => {
+                failed.insert(u.id, format!("failed: {e}"));
+                continue;
+            }
+            Ok(()) => {}
         }
+        if u.tier == crate::plan::types::PlanTier::AtenOp {
+            let captured = gpu.capture(|gpu| gpu.enqueue(u, 0, 0));
+            if let Err(e) = captured.and_then(|g| {
+                gpu.launch(&g)?;
+                gpu.synchronize()
+            }) {
+                let _ = gpu.synchronize();
+                failed.insert(u.id, format!("failed: cannot be captured: {e}"));
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
 
     let mut en = Energy {
@@ -439,7 +481,9 @@ fn measure_unit(
     en: &mut Energy<'_>,
     notes: &mut Vec<String>,
 ) -> Result<UnitResult, ExecError> {
+    // Tier-3 ops replay on their own tensors, so their buffers are not rotated.
     let rotation = match opts.cache {
+        _ if u.tier == crate::plan::types::PlanTier::AtenOp => 1,
         CachePolicy::Warm => 1,
         CachePolicy::Cold => u.cold_rotation.max(1),
     };
