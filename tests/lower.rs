@@ -225,3 +225,31 @@ fn lower_refuses_corrupt_and_foreign_graphs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a kc graph file"), "{err}");
 }
+
+#[test]
+fn inner_kernels_join_the_outer_op_that_launches_them() {
+    // GPT-2's nll_loss_backward zeroes its gradient through zero_ -> fill_ before its own
+    // kernel; replaying nll_loss_backward launches both, so they are one unit.
+    let (g, _, _) = lowered("gpt2_train_bf16");
+    let p = kc::plan::build::build(&g);
+    let u = p
+        .units
+        .iter()
+        .find(|u| u.label == "aten::nll_loss_backward")
+        .expect("GPT-2 has an nll_loss_backward unit");
+    assert!(
+        u.kernels.iter().any(|k| k.contains("FillFunctor")),
+        "{:?}",
+        u.kernels
+    );
+    assert!(u.kernels.iter().any(|k| k.contains("nll_loss_backward")));
+    // GEMM units keep exactly their GEMM: nothing joins an op that launches a GEMM.
+    for u in p.units.iter().filter(|u| u.tier.as_str() == "2") {
+        assert!(
+            u.kernels.iter().all(|k| !k.contains("FillFunctor")),
+            "{}: {:?}",
+            u.label,
+            u.kernels
+        );
+    }
+}

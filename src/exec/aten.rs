@@ -616,4 +616,37 @@ mod tests {
         assert_eq!(outputs_of("cudnn_batch_norm").unwrap(), Outputs::Allocates);
         assert!(outputs_of("frobnicate").is_err());
     }
+
+    #[test]
+    fn calls_tch_cannot_make_are_refused_with_the_reason() {
+        let x = || t(&[4, 8], ElemType::F16);
+        let e = build("aten::add", &[x(), x(), s("2")], &[]).unwrap_err();
+        assert!(e.contains("alpha"), "{e}");
+        assert!(build("aten::add", &[x(), x(), s("1")], &[]).is_ok());
+        let e = build("aten::index", &[x(), AtenArg::None], &[]).unwrap_err();
+        assert!(e.contains("index tensors"), "{e}");
+        // A 0-dim operand is a CPU scalar only where the kernel shows a scalar functor.
+        let k = ["void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> > >".to_string()];
+        let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &k).unwrap();
+        assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar));
+        let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &[]).unwrap();
+        assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
+        // Out variants that libtorch generates as copy wrappers are not used.
+        let ln = build(
+            "aten::native_layer_norm",
+            &[
+                x(),
+                AtenArg::ScalarList {
+                    ty: "ScalarList".into(),
+                    value: "[8]".into(),
+                },
+                t(&[8], ElemType::F16),
+                t(&[8], ElemType::F16),
+                s("1e-05"),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(ln.outputs, Outputs::Allocates);
+    }
 }
