@@ -57,6 +57,7 @@ enum PlanAction {
 }
 
 fn main() {
+    kc::cli::quiet_on_closed_pipe();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Ingest(args) => kc::cli::ingest::run(args),

@@ -13,6 +13,24 @@ pub mod run;
 /// Exit code for bad input and usage errors.
 pub const EXIT_BAD_INPUT: i32 = 2;
 
+/// Makes a closed stdout end the process quietly, as it does for other Unix tools
+/// (`kc plan show --json P | head`): Rust ignores SIGPIPE, which turns the broken pipe into a
+/// panic in `println!`.
+pub fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    {
+        extern "C" {
+            fn signal(signum: i32, handler: usize) -> usize;
+        }
+        const SIGPIPE: i32 = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: restores the default disposition of one signal before any thread starts.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
+        }
+    }
+}
+
 pub fn fail(e: impl std::fmt::Display) -> i32 {
     eprintln!("error: {e}");
     EXIT_BAD_INPUT
