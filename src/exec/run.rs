@@ -136,17 +136,9 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     // capture (a host sync, an RNG not registered with the graph) is found here and left
     // out, instead of failing the capture of the whole plan.
     let mut failed: HashMap<u32, String> = HashMap::new();
-    let bar = opts.progress.then(|| {
-        let b = indicatif::ProgressBar::new(plan.units.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} prepare [{bar:30}] {pos}/{len} units {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        b
-    });
+    let bar = opts
+        .progress
+        .then(|| units_bar("prepare", plan.units.len()));
     for u in plan.units.iter() {
         if let Some(b) = &bar {
             b.inc(1);
@@ -256,6 +248,19 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     results.notes = notes;
     results.finished = energy::iso8601_ms(clock.unix_ms());
     Ok(results)
+}
+
+/// A progress bar over a plan's units, labelled with the phase.
+fn units_bar(phase: &str, units: usize) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(units as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {phase} [{{bar:30}}] {{pos}}/{{len}} units {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    b
 }
 
 fn unit_row(u: &PlanUnit, status: String) -> UnitResult {
@@ -396,17 +401,9 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         results,
         notes,
     } = r;
-    let bar = opts.progress.then(|| {
-        let b = indicatif::ProgressBar::new(plan.units.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} isolated [{bar:30}] {pos}/{len} units {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        b
-    });
+    let bar = opts
+        .progress
+        .then(|| units_bar("isolated", plan.units.len()));
     let counts = super::invocations_on_rank(plan, rank);
     let mut rows = Vec::with_capacity(plan.units.len());
     for u in &plan.units {
