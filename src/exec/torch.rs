@@ -242,7 +242,7 @@ impl<'a> Args<'a> {
             _ => Err(self.bad(i, "a dtype")),
         }
     }
-    /// A `Scalar` argument: a number, or a 0-dim tensor's value is never read here.
+    /// A `Scalar` argument (a number; booleans as 0 or 1).
     fn scalar(&self, i: usize) -> Result<tch::Scalar, tch::TchError> {
         match self.v.get(i) {
             Some(Value::Int(x)) => Ok(tch::Scalar::int(*x)),
@@ -292,6 +292,18 @@ fn invoke(op: &str, v: &[Value], outs: &[Tensor]) -> Result<Vec<Tensor>, tch::Tc
                     vec![x.$fs_out(out(0), y)?]
                 }
             }
+        }};
+    }
+    // In-place ops whose second operand is a tensor or a scalar; they write into `self`.
+    macro_rules! in_place {
+        ($f:ident, $fs:ident) => {{
+            let mut dst = a.t(0)?.shallow_clone();
+            if a.is_tensor(1) {
+                let _ = dst.$f(a.t(1)?)?;
+            } else {
+                let _ = dst.$fs(a.scalar(1)?)?;
+            }
+            vec![]
         }};
     }
     let r = match op {
@@ -363,33 +375,9 @@ fn invoke(op: &str, v: &[Value], outs: &[Tensor]) -> Result<Vec<Tensor>, tch::Tc
             dst.f_copy_(a.t(1)?)?;
             vec![]
         }
-        "fill_" => {
-            let mut dst = a.t(0)?.shallow_clone();
-            if a.is_tensor(1) {
-                let _ = dst.f_fill_tensor_(a.t(1)?)?;
-            } else {
-                let _ = dst.f_fill_(a.scalar(1)?)?;
-            }
-            vec![]
-        }
-        "add_" => {
-            let mut dst = a.t(0)?.shallow_clone();
-            if a.is_tensor(1) {
-                let _ = dst.f_add_(a.t(1)?)?;
-            } else {
-                let _ = dst.f_add_scalar_(a.scalar(1)?)?;
-            }
-            vec![]
-        }
-        "mul_" => {
-            let mut dst = a.t(0)?.shallow_clone();
-            if a.is_tensor(1) {
-                let _ = dst.f_mul_(a.t(1)?)?;
-            } else {
-                let _ = dst.f_mul_scalar_(a.scalar(1)?)?;
-            }
-            vec![]
-        }
+        "fill_" => in_place!(f_fill_tensor_, f_fill_),
+        "add_" => in_place!(f_add_, f_add_scalar_),
+        "mul_" => in_place!(f_mul_, f_mul_scalar_),
         "clamp_min_" => {
             let mut dst = a.t(0)?.shallow_clone();
             let _ = dst.f_clamp_min_(a.scalar(1)?)?;
@@ -847,10 +835,6 @@ impl Torch {
         invoke(&p.call.op, &p.values, &p.outputs)
             .map(drop)
             .map_err(|e| torch_err(&p.call.op, e))
-    }
-
-    pub fn prepared(&self, unit: u32) -> bool {
-        self.units.contains_key(&unit)
     }
 }
 
