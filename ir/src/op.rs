@@ -69,15 +69,22 @@ impl TensorSpec {
 
     /// Bytes spanned by the tensor in memory (largest reachable offset + 1 element).
     pub fn storage_bytes(&self) -> u64 {
-        if self.dims.contains(&0) {
+        Self::storage_elems(&self.dims, &self.effective_strides())
+            * u64::from(self.dtype.size_bytes().max(1))
+    }
+
+    /// Elements of the storage a view with these sizes and strides reaches (0 when a
+    /// dimension is empty; 1 for a 0-dim tensor).
+    pub fn storage_elems(dims: &[i64], strides: &[i64]) -> u64 {
+        if dims.contains(&0) {
             return 0;
         }
-        let strides = self.effective_strides();
-        let mut last: i64 = 0;
-        for (d, s) in self.dims.iter().zip(&strides) {
-            last += (d - 1).max(0) * s.abs();
-        }
-        ((last + 1) as u64) * u64::from(self.dtype.size_bytes().max(1))
+        let last: i64 = dims
+            .iter()
+            .zip(strides)
+            .map(|(d, s)| (d - 1).max(0) * s.abs())
+            .sum();
+        (last + 1) as u64
     }
 }
 
@@ -145,5 +152,25 @@ pub struct CpuOp {
 impl CpuOp {
     pub fn end_ns(&self) -> i64 {
         self.start_ns + self.dur_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_covers_every_view_element() {
+        // An expanded view (stride 0) and a permuted one reach less and more than numel.
+        assert_eq!(
+            TensorSpec::storage_elems(&[16, 5, 5], &[5, 0, 1]),
+            1 + 15 * 5 + 4
+        );
+        assert_eq!(
+            TensorSpec::storage_elems(&[1, 5, 16, 64], &[5120, 64, 320, 1]),
+            1 + 4 * 64 + 15 * 320 + 63
+        );
+        assert_eq!(TensorSpec::storage_elems(&[0], &[1]), 0);
+        assert_eq!(TensorSpec::storage_elems(&[], &[]), 1);
     }
 }

@@ -227,7 +227,7 @@ fn input(t: &TensorArg, dtype: ElemType) -> TensorInput {
 
 /// Element types named by kernel names (template arguments, vendor codes), for
 /// [`build`]'s last-resort dtype inference.
-pub fn kernel_dtypes(kernels: &[String]) -> Vec<ElemType> {
+fn kernel_dtypes(kernels: &[String]) -> Vec<ElemType> {
     use kc_ir::DType;
     let mut out = Vec::new();
     for k in kernels {

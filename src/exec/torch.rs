@@ -109,18 +109,6 @@ fn kind_of_code(code: i64) -> Result<Kind, String> {
     })
 }
 
-/// Elements of the storage a view with these sizes and strides reaches.
-fn storage_len(dims: &[i64], strides: &[i64]) -> i64 {
-    if dims.contains(&0) {
-        return 0;
-    }
-    1 + dims
-        .iter()
-        .zip(strides)
-        .map(|(d, s)| (d - 1) * s.abs())
-        .sum::<i64>()
-}
-
 fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
     let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
     let device = if t.host_scalar {
@@ -128,7 +116,7 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
     } else {
         Device::Cuda(0)
     };
-    let n = storage_len(&t.dims, &t.strides);
+    let n = kc_ir::TensorSpec::storage_elems(&t.dims, &t.strides) as i64;
     // Random values are drawn in a type every generator supports, then converted.
     let draw_kind = match kind {
         Kind::Float8e4m3fn | Kind::Float8e5m2 => Kind::Half,
@@ -853,17 +841,6 @@ fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn storage_covers_every_view_element() {
-        assert_eq!(storage_len(&[16, 5, 5], &[5, 0, 1]), 1 + 15 * 5 + 4);
-        assert_eq!(
-            storage_len(&[1, 5, 16, 64], &[5120, 64, 320, 1]),
-            1 + 4 * 64 + 15 * 320 + 63
-        );
-        assert_eq!(storage_len(&[0], &[1]), 0);
-        assert_eq!(storage_len(&[], &[]), 1);
-    }
 
     #[test]
     fn dtype_codes_follow_c10() {
