@@ -6,12 +6,18 @@
 //! version is rejected with a clear error and never decoded into a wrong value.
 
 use serde::{de::DeserializeOwned, Serialize};
+use std::io::Read;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvelopeError {
     #[error("{path}: cannot read: {source}")]
     Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot write: {source}")]
+    Write {
         path: String,
         source: std::io::Error,
     },
@@ -60,6 +66,12 @@ fn checksum(writer: &[u8], body: &[u8]) -> u32 {
 pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeError> {
     let body = bincode::serde::encode_to_vec(value, config())
         .map_err(|e| EnvelopeError::Encode(e.to_string(), kind.what))?;
+    Ok(seal(kind, &body))
+}
+
+/// Wraps raw body bytes in a valid envelope (right magic, version, length and CRC), so
+/// fuzzing and tests can reach the decoder and everything after it with arbitrary bodies.
+pub fn seal(kind: &Kind, body: &[u8]) -> Vec<u8> {
     let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
     let mut out = Vec::with_capacity(body.len() + 64);
     out.extend_from_slice(&kind.magic);
@@ -67,9 +79,9 @@ pub fn encode<T: Serialize>(kind: &Kind, value: &T) -> Result<Vec<u8>, EnvelopeE
     out.extend_from_slice(&(kc_version.len() as u16).to_le_bytes());
     out.extend_from_slice(kc_version);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(kc_version, &body).to_le_bytes());
-    out.extend_from_slice(&body);
-    Ok(out)
+    out.extend_from_slice(&checksum(kc_version, body).to_le_bytes());
+    out.extend_from_slice(body);
+    out
 }
 
 pub fn decode<T: DeserializeOwned>(
@@ -167,10 +179,19 @@ pub fn write_streamed<T: Serialize>(
         path: p.clone(),
         source,
     };
-    let tmp = temp_path_beside(path);
+    if path.is_dir() {
+        return Err(EnvelopeError::Write {
+            path: p,
+            source: std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "it is a directory (name a file)",
+            ),
+        });
+    }
+    let tmp = crate::files::temp_beside(path);
     let result = (|| {
         let kc_version = env!("CARGO_PKG_VERSION").as_bytes();
-        let mut f = std::fs::File::create(&tmp).map_err(io)?;
+        let mut f = std::fs::File::create(tmp.path()).map_err(io)?;
         let mut head = Vec::with_capacity(64);
         head.extend_from_slice(&kind.magic);
         head.extend_from_slice(&kind.version.to_le_bytes());
@@ -203,49 +224,63 @@ pub fn write_streamed<T: Serialize>(
         f.write_all(&tail).map_err(io)?;
         Ok(())
     })();
-    match result {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|source| EnvelopeError::Io {
-            path: p.clone(),
-            source,
-        }),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    // On error the temporary is removed when `tmp` drops.
+    result?;
+    tmp.persist(path)
+        .map_err(|source| EnvelopeError::Write { path: p, source })
 }
 
 pub fn read<T: DeserializeOwned>(kind: &Kind, path: &Path) -> Result<T, EnvelopeError> {
+    let bytes = read_bytes(kind, path)?;
+    decode(kind, &bytes, &path.display().to_string())
+}
+
+/// The largest body a kc file may declare (the bincode limit `decode` applies).
+const MAX_BODY: u64 = 1 << 34;
+
+/// Reads a kc file by its header: the magic first, then exactly the body length the header
+/// declares (plus one byte, to notice trailing data). What is not a kc file is refused after
+/// its first 8 bytes, so `/dev/zero` or a trace given by mistake is never read whole.
+pub fn read_bytes(kind: &Kind, path: &Path) -> Result<Vec<u8>, EnvelopeError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| EnvelopeError::Io {
+    let io = |source| EnvelopeError::Io {
         path: p.clone(),
         source,
-    })?;
-    decode(kind, &bytes, &p)
-}
-
-/// The temporary file a write goes to before it is renamed over `path`: hidden, in the same
-/// directory (so the rename cannot cross file systems) and named per process.
-fn temp_path_beside(path: &Path) -> std::path::PathBuf {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.join(format!(".{name}.tmp{}", std::process::id()))
-}
-
-/// Writes atomically: to a temporary file beside `path`, then renamed over it, so a
-/// failed write never leaves a half file or destroys an older good one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temp_path_beside(path);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::with_capacity(64);
+    let mut read_up_to = |bytes: &mut Vec<u8>, n: u64| -> Result<(), EnvelopeError> {
+        let want = n.saturating_sub(bytes.len() as u64);
+        (&mut f).take(want).read_to_end(bytes).map_err(io)?;
+        Ok(())
+    };
+    read_up_to(&mut bytes, HEADER_FIXED as u64)?;
+    if bytes.len() < 8 || bytes[..8] != kind.magic {
+        return Err(EnvelopeError::BadMagic {
+            path: p.clone(),
+            what: kind.what,
+        });
+    }
+    if bytes.len() < HEADER_FIXED {
+        return Ok(bytes); // decode names the truncation
+    }
+    let vlen = u16::from_le_bytes([bytes[12], bytes[13]]) as u64;
+    let head = HEADER_FIXED as u64 + vlen + 12;
+    read_up_to(&mut bytes, head)?;
+    if (bytes.len() as u64) < head {
+        return Ok(bytes);
+    }
+    let at = (head - 12) as usize;
+    let body_len = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    if body_len > MAX_BODY {
+        return Err(EnvelopeError::Corrupt {
+            path: p.clone(),
+            what: kind.what,
+            why: format!("header declares a body of {body_len} bytes (limit {MAX_BODY})"),
+        });
+    }
+    read_up_to(&mut bytes, head + body_len + 1)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

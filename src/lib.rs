@@ -11,6 +11,8 @@ pub mod cli;
 pub mod diag;
 pub mod envelope;
 pub mod exec;
+pub mod files;
+pub mod fuzzing;
 pub mod ingest;
 pub mod lower;
 pub mod plan;

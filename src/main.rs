@@ -40,8 +40,8 @@ enum Command {
         /// Plan file to write (default: beside the graph, `.kcplan`).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Print the summary as JSON.
-        #[arg(long)]
+        /// Print the summary as JSON (every unit with its tier, call and reason).
+        #[arg(long, global = true)]
         json: bool,
     },
 }
@@ -50,14 +50,14 @@ enum Command {
 enum PlanAction {
     /// Print what a plan holds: units per tier, memory, streams, largest units.
     Show {
+        /// The plan file (.kcplan).
         plan: PathBuf,
-        #[arg(long)]
-        json: bool,
     },
 }
 
 fn main() {
     kc::cli::quiet_on_closed_pipe();
+    kc::files::clean_up_on_interrupt();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Ingest(args) => kc::cli::ingest::run(args),
@@ -67,7 +67,8 @@ fn main() {
         Command::Report(args) => kc::cli::report::run(args),
         Command::Energy(args) => kc::cli::report::energy(args),
         Command::Plan {
-            action: Some(PlanAction::Show { plan, json }),
+            action: Some(PlanAction::Show { plan }),
+            json,
             ..
         } => kc::cli::plan::show_file(&plan, json),
         Command::Plan {

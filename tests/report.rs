@@ -40,10 +40,8 @@ fn markdown_report_snapshot() {
 fn cli_writes_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    // The plan those results were measured with, rebuilt from the same trace.
-    let (g, _, _) = lowered("bloom560m_seq5");
-    let plan_path = dir.path().join("bloom.kcplan");
-    kc::plan::write(&kc::plan::build::build(&g), &plan_path).unwrap();
+    // The plan those results were measured with (fixtures/results/README.md).
+    let plan_path = fixture("bloom560m_seq5.kcplan");
     let o = kc(&[
         "report",
         fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
@@ -71,7 +69,7 @@ fn cli_writes_every_format() {
     assert_eq!(csv.lines().count(), 1 + 44, "a header and one row per unit");
     let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<rect x=").count(), 1959, "one bar per step");
+    assert_eq!(svg.matches("<rect x=").count(), 1962, "one bar per step");
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("replay.trace.json")).unwrap()).unwrap();
     let windows = trace["traceEvents"]
@@ -232,4 +230,101 @@ fn baseline_gates_on_regressions() {
         base.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A plan rebuilt from the same trace by a later kc is another plan: its steps and unit
+/// numbers do not match the measurements, so `--plan` refuses it (it used to draw it).
+#[test]
+fn a_plan_other_than_the_measured_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, _, _) = lowered("bloom560m_seq5");
+    let plan_path = dir.path().join("rebuilt.kcplan");
+    kc::plan::write(&kc::plan::build::build(&g), &plan_path).unwrap();
+    let o = kc(&[
+        "report",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--plan",
+        plan_path.to_str().unwrap(),
+        "-o",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rebuilt.kcplan") && err.contains("not the plan"),
+        "{err}"
+    );
+    assert!(!dir.path().join("r").exists(), "nothing written");
+}
+
+/// Graph results of one plan with isolated results of another were combined into a
+/// "+693 %" error; now the pair is refused, naming both plans.
+#[test]
+fn results_of_different_plans_are_not_combined() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("bloom560m_seq5.iso.json")).unwrap())
+            .unwrap();
+    v["plan"]["crc32"] = 12345.into();
+    v["plan"]["sources"] = serde_json::json!(["resnet50_b32.pt.trace.json.gz"]);
+    let other = dir.path().join("other.isolated.warm.json");
+    std::fs::write(&other, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = kc(&[
+        "report",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--isolated",
+        other.to_str().unwrap(),
+        "-o",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("another plan") && err.contains("resnet50_b32"),
+        "{err}"
+    );
+}
+
+/// A warm run against a cold one is no regression: refused. A different device is flagged.
+#[test]
+fn baselines_refuse_different_cache_policies_and_flag_other_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let iso: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("bloom560m_seq5.iso.json")).unwrap())
+            .unwrap();
+    let mut cold = iso.clone();
+    cold["isolated"]["cache"] = "cold".into();
+    let cold_p = dir.path().join("cold.json");
+    std::fs::write(&cold_p, serde_json::to_vec(&cold).unwrap()).unwrap();
+    let warm_p = fixture("bloom560m_seq5.iso.json");
+    let o = kc(&[
+        "report",
+        "--baseline",
+        warm_p.to_str().unwrap(),
+        cold_p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cache policies"));
+    let mut h200 = iso.clone();
+    h200["device"]["name"] = "NVIDIA H200".into();
+    let h200_p = dir.path().join("h200.json");
+    std::fs::write(&h200_p, serde_json::to_vec(&h200).unwrap()).unwrap();
+    let o = kc(&[
+        "report",
+        "--baseline",
+        warm_p.to_str().unwrap(),
+        h200_p.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(c["differences"][0]
+        .as_str()
+        .unwrap()
+        .contains("NVIDIA H200"));
 }

@@ -96,6 +96,16 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
             }
         }
     }
+    for (k, sig) in g.signatures.iter().enumerate() {
+        for id in [Some(sig.name), sig.op_name, Some(sig.op_shapes)]
+            .into_iter()
+            .flatten()
+        {
+            if id.0 >= nstr {
+                bad(format!("signature{k}: string id {} out of range", id.0));
+            }
+        }
+    }
     for e in g.graph.edge_references() {
         let (a, b) = (&g.graph[e.source()], &g.graph[e.target()]);
         if e.weight().kind == EdgeKind::StreamOrder {
@@ -161,6 +171,16 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                 }
             }
         }
+        for (k, inst) in g.instances.iter().enumerate() {
+            if let Some(op) = inst.op {
+                if op.0 >= nops {
+                    bad(format!("instance {k}: {op} out of range"));
+                }
+            }
+            if !g.units.is_empty() && inst.unit.0 as usize >= g.units.len() {
+                bad(format!("instance {k}: unit {} out of range", inst.unit.0));
+            }
+        }
         for (k, u) in g.units.iter().enumerate() {
             if u.id.0 as usize != k {
                 bad(format!(
@@ -168,7 +188,24 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                     u.id.0
                 ));
             }
+            if u.label.0 >= nstr {
+                bad(format!("unit{k}: label id {} out of range", u.label.0));
+            }
+            if let Some(id) = u.kernels.iter().find(|id| id.0 >= nstr) {
+                bad(format!("unit{k}: kernel name id {} out of range", id.0));
+            }
+            if let crate::UnitParams::Op { name, .. } = &u.params {
+                if name.0 >= nstr {
+                    bad(format!("unit{k}: op name id {} out of range", name.0));
+                }
+            }
         }
+    } else if !g.instances.is_empty() || !g.units.is_empty() {
+        bad(format!(
+            "{} unit instances and {} units without a classification table",
+            g.instances.len(),
+            g.units.len()
+        ));
     }
     if problems.is_empty() {
         Ok(())

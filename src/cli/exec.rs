@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The plan `kc plan` wrote (.kcplan).
     pub plan: PathBuf,
     /// Time every unique unit alone (unrolled in a graph) instead of the whole graph.
     #[arg(long)]
@@ -14,6 +15,7 @@ pub struct Args {
     /// Timed replays (graph mode) or the base for launches per unit (isolated).
     #[arg(long, default_value_t = 100)]
     pub runs: usize,
+    /// Untimed replays (graph mode) or launches (isolated) before timing starts.
     #[arg(long, default_value_t = 10)]
     pub warmup: usize,
     /// warm: reuse buffers; cold: rotate buffer copies spanning twice L2.
@@ -28,7 +30,8 @@ pub struct Args {
     /// Time only.
     #[arg(long)]
     pub no_energy: bool,
-    /// Results file (default: PLAN.graph.json or PLAN.isolated.json).
+    /// Results file (default: PLAN.graph.json, or PLAN.isolated.CACHE.json so that warm and
+    /// cold runs do not overwrite each other).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Also write the replay as a Chrome trace (opens in Perfetto).
@@ -37,17 +40,25 @@ pub struct Args {
     /// The rank to replay when the plan holds several (default: the lowest).
     #[arg(long)]
     pub rank: Option<u32>,
+    /// Print the results as JSON instead of the summary table.
     #[arg(long)]
     pub json: bool,
 }
 
-fn default_out(p: &Path, isolated: bool) -> PathBuf {
+/// The one naming scheme of results files, here and in `kc run`: `STEM.graph.json` for a
+/// graph replay, `STEM.isolated.CACHE.json` for an isolated one (CACHE = warm or cold).
+pub fn results_name(stem: &str, isolated: bool, cache: &str) -> String {
+    if isolated {
+        format!("{stem}.isolated.{cache}.json")
+    } else {
+        format!("{stem}.graph.json")
+    }
+}
+
+fn default_out(p: &Path, isolated: bool, cache: &str) -> PathBuf {
     let s = p.to_string_lossy();
     let stem = s.strip_suffix(".kcplan").unwrap_or(&s);
-    PathBuf::from(format!(
-        "{stem}.{}.json",
-        if isolated { "isolated" } else { "graph" }
-    ))
+    PathBuf::from(results_name(stem, isolated, cache))
 }
 
 pub fn run(a: Args) -> i32 {
@@ -56,9 +67,20 @@ pub fn run(a: Args) -> i32 {
         "cold" => CachePolicy::Cold,
         other => return super::fail(format!("--cache must be warm or cold, not {other:?}")),
     };
-    let bytes = match std::fs::read(&a.plan) {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_out(&a.plan, a.isolated, &a.cache));
+    let mut outs = vec![out.as_path()];
+    outs.extend(a.trace_out.as_deref());
+    for o in outs {
+        if let Err(e) = super::check_output(o, &[&a.plan]) {
+            return super::fail(e);
+        }
+    }
+    let bytes = match crate::envelope::read_bytes(&plan::PLAN_FILE, &a.plan) {
         Ok(b) => b,
-        Err(e) => return super::fail(format!("{}: cannot read: {e}", a.plan.display())),
+        Err(e) => return super::fail(e),
     };
     let p = match plan::decode(&bytes, &a.plan.display().to_string()) {
         Ok(p) => p,
@@ -81,18 +103,17 @@ pub fn run(a: Args) -> i32 {
         Ok(r) => r,
         Err(e) => return super::fail(e),
     };
-    let out = a.output.unwrap_or_else(|| default_out(&a.plan, a.isolated));
     let text = match serde_json::to_vec_pretty(&r) {
         Ok(t) => t,
         Err(e) => return super::fail(format!("cannot render results: {e}")),
     };
-    if let Err(e) = crate::envelope::write_atomic(&out, &text) {
+    if let Err(e) = crate::files::write_atomic(&out, &text) {
         return super::fail(format!("{}: cannot write: {e}", out.display()));
     }
     if let Some(t) = &a.trace_out {
         let trace =
             serde_json::to_vec(&crate::report::trace_out::chrome_trace(&r)).unwrap_or_default();
-        if let Err(e) = crate::envelope::write_atomic(t, &trace) {
+        if let Err(e) = crate::files::write_atomic(t, &trace) {
             return super::fail(format!("{}: cannot write: {e}", t.display()));
         }
     }

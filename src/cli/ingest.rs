@@ -6,13 +6,16 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(required = true)]
+    /// Kineto/CUPTI traces (.json or .json.gz): one file per rank, a directory of them, or
+    /// `-` for standard input.
+    #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
     /// Shapes for ops the trace recorded without them: a PyTorch Execution Trace
     /// (.json/.json.gz) or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
-    /// Graph file to write (default: beside the first trace, `.kcir`).
+    /// Graph file to write (default: `NAME.kcir` in the working directory, NAME from the
+    /// first trace or the directory).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Print the summary as JSON.
@@ -21,6 +24,15 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> i32 {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| ingest::default_graph_path(&a.traces[0]));
+    let mut inputs: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
+    inputs.extend(a.shapes.as_deref());
+    if let Err(e) = super::check_output(&out, &inputs) {
+        return super::fail(e);
+    }
     let opts = IngestOptions {
         shapes: a.shapes,
         progress: std::io::stderr().is_terminal(),
@@ -29,9 +41,6 @@ pub fn run(a: Args) -> i32 {
         Ok(x) => x,
         Err(e) => return super::fail(e),
     };
-    let out = a
-        .output
-        .unwrap_or_else(|| ingest::default_graph_path(&a.traces[0]));
     if let Err(e) = ingest::write_graph(&graph, &out) {
         return super::fail(e);
     }

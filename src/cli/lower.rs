@@ -14,7 +14,7 @@ pub struct Args {
     /// Lowered graph to write (default: `GRAPH.lowered.kcir`).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Print the summary as JSON.
+    /// Print the summary as JSON (every unit with its tier, rule, call and reason).
     #[arg(long)]
     pub json: bool,
     /// Show how kernels whose name contains NAME were parsed and classified.
@@ -32,6 +32,15 @@ pub fn default_lowered_path(p: &std::path::Path) -> PathBuf {
 }
 
 pub fn run(a: Args) -> i32 {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_lowered_path(&a.graph));
+    if a.explain.is_none() {
+        if let Err(e) = super::check_output(&out, &[&a.graph]) {
+            return super::fail(e);
+        }
+    }
     let mut g = match ingest::read_graph(&a.graph) {
         Ok(g) => g,
         Err(e) => return super::fail(e),
@@ -44,7 +53,6 @@ pub fn run(a: Args) -> i32 {
         print!("{}", summary::explain(&g, &ctx, needle));
         return 0;
     }
-    let out = a.output.unwrap_or_else(|| default_lowered_path(&a.graph));
     if let Err(e) = ingest::write_graph(&g, &out) {
         return super::fail(e);
     }

@@ -15,6 +15,10 @@ pub fn default_plan_path(p: &Path) -> PathBuf {
 }
 
 pub fn make(graph: &Path, output: Option<PathBuf>, json: bool) -> i32 {
+    let out = output.unwrap_or_else(|| default_plan_path(graph));
+    if let Err(e) = super::check_output(&out, &[graph]) {
+        return super::fail(e);
+    }
     let g = match ingest::read_graph(graph) {
         Ok(g) => g,
         Err(e) => return super::fail(e),
@@ -28,7 +32,6 @@ pub fn make(graph: &Path, output: Option<PathBuf>, json: bool) -> i32 {
     if let Err(why) = p.check() {
         return super::fail(format!("internal error: built plan is invalid: {why}"));
     }
-    let out = output.unwrap_or_else(|| default_plan_path(graph));
     let bytes = match plan::write(&p, &out) {
         Ok(b) => b,
         Err(e) => return super::fail(e),

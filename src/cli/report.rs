@@ -18,8 +18,10 @@ pub struct Args {
     #[arg(long)]
     pub plan: Option<PathBuf>,
     /// Output directory.
-    #[arg(short, long, default_value = "kc-report")]
-    pub out: PathBuf,
+    #[arg(short, long, alias = "out", default_value = "kc-report")]
+    pub output: PathBuf,
+    /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
+    /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
     pub baseline: bool,
     /// Latency regression threshold, percent.
@@ -28,6 +30,7 @@ pub struct Args {
     /// Energy regression threshold, percent.
     #[arg(long, default_value_t = 10.0)]
     pub threshold_energy: f64,
+    /// Print the report (or the baseline comparison) as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -63,6 +66,11 @@ pub fn run(a: Args) -> i32 {
                 ))
             }
         };
+    if let (Some(g), Some(i), Some(ip)) = (graph, isolated, &a.isolated) {
+        if let Err(e) = report::check_pair(g, first, i, ip) {
+            return super::fail(e);
+        }
+    }
     if let Some(i) = isolated {
         if i.mode != "isolated" {
             return super::fail(format!(
@@ -72,6 +80,11 @@ pub fn run(a: Args) -> i32 {
                     .map(|p| p.display().to_string())
                     .unwrap_or_default()
             ));
+        }
+    }
+    if let Some(pp) = &a.plan {
+        if let Err(e) = report::check_plan_file(pp, &first_r, first) {
+            return super::fail(e);
         }
     }
     let plan = match &a.plan {
@@ -84,15 +97,24 @@ pub fn run(a: Args) -> i32 {
     let rep = model::build(graph, isolated);
     let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
         (
-            a.out.join("report.json"),
+            a.output.join("report.json"),
             serde_json::to_vec_pretty(&rep).unwrap_or_default(),
         ),
-        (a.out.join("report.md"), render::markdown(&rep).into_bytes()),
-        (a.out.join("units.csv"), render::csv(&rep).into_bytes()),
-        (a.out.join("tiers.svg"), svg::tier_bars(&rep).into_bytes()),
-        (a.out.join("scatter.svg"), svg::scatter(&rep).into_bytes()),
         (
-            a.out.join("replay.trace.json"),
+            a.output.join("report.md"),
+            render::markdown(&rep).into_bytes(),
+        ),
+        (a.output.join("units.csv"), render::csv(&rep).into_bytes()),
+        (
+            a.output.join("tiers.svg"),
+            svg::tier_bars(&rep).into_bytes(),
+        ),
+        (
+            a.output.join("scatter.svg"),
+            svg::scatter(&rep).into_bytes(),
+        ),
+        (
+            a.output.join("replay.trace.json"),
             serde_json::to_vec(&trace_out::chrome_trace(
                 graph.or(isolated).expect("one results file"),
             ))
@@ -101,12 +123,20 @@ pub fn run(a: Args) -> i32 {
     ];
     if let Some(p) = &plan {
         files.push((
-            a.out.join("timeline.svg"),
+            a.output.join("timeline.svg"),
             svg::timeline(p, &rep).into_bytes(),
         ));
     }
-    if let Err(e) = std::fs::create_dir_all(&a.out) {
-        return super::fail(format!("{}: cannot create: {e}", a.out.display()));
+    let mut inputs: Vec<&Path> = vec![first.as_path()];
+    inputs.extend(a.isolated.as_deref());
+    inputs.extend(a.plan.as_deref());
+    for (p, _) in &files {
+        if let Err(e) = super::check_output(p, &inputs) {
+            return super::fail(e);
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(&a.output) {
+        return super::fail(format!("{}: cannot create: {e}", a.output.display()));
     }
     if let Err(e) = report::write_all(&files) {
         return super::fail(e);
@@ -119,7 +149,7 @@ pub fn run(a: Args) -> i32 {
         print!("{head}");
         println!(
             "written to {}: {}",
-            a.out.display(),
+            a.output.display(),
             files
                 .iter()
                 .filter_map(|(p, _)| p.file_name())
@@ -157,8 +187,11 @@ fn run_baseline(a: &Args) -> i32 {
 
 #[derive(clap::Args)]
 pub struct EnergyArgs {
+    /// The power meter's log: WattsUp (`time,id,pm1,pm2,sum`) or nvidia-smi CSV
+    /// (`--query-gpu=timestamp,power.draw --format=csv`, optionally with `index`).
     #[arg(long, required = true)]
     pub power_log: PathBuf,
+    /// The results file (`kc exec`) whose measured windows the log is integrated over.
     pub results: PathBuf,
     /// auto, wattsup or nvidia-smi.
     #[arg(long, default_value = "auto")]
@@ -166,8 +199,14 @@ pub struct EnergyArgs {
     /// Seconds added to every log time to put it on the results' UTC clock.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub clock_offset: f64,
+    /// The GPU to read from a log of several (its `index`, `uuid` or `pci.bus_id` value, as
+    /// the log writes it); a log of more than one GPU is refused without it.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Where to write the integrated energies (default: RESULTS.powerlog.json).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Print the integrated energies as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -209,11 +248,20 @@ pub fn energy(a: EnergyArgs) -> i32 {
 
 fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
     let lp = a.power_log.display().to_string();
-    let text = std::fs::read_to_string(&a.power_log).map_err(|source| ReportError::Io {
-        path: lp.clone(),
-        source,
-    })?;
+    let bytes =
+        crate::files::read_capped(&a.power_log, 256 << 20, "power log").map_err(|source| {
+            ReportError::Io {
+                path: lp.clone(),
+                source,
+            }
+        })?;
+    let text = report::read_text(&bytes, &lp, "power log (WattsUp or nvidia-smi CSV)")?.to_string();
     let results = report::read_results(&a.results)?;
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_energy_out(&a.results));
+    super::check_output(&out, &[&a.results, &a.power_log]).map_err(ReportError::Refused)?;
     let format = match a.format.as_str() {
         "wattsup" => powerlog::LogFormat::WattsUp,
         "nvidia-smi" => powerlog::LogFormat::NvidiaSmi,
@@ -229,9 +277,11 @@ fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
         }
     };
     let samples =
-        powerlog::parse(&text, format, a.clock_offset).map_err(|e| ReportError::PowerLog {
-            path: lp.clone(),
-            message: e.to_string(),
+        powerlog::parse(&text, format, a.clock_offset, a.gpu.as_deref()).map_err(|e| {
+            ReportError::PowerLog {
+                path: lp.clone(),
+                message: e.to_string(),
+            }
         })?;
     let mut windows = Vec::new();
     for w in &results.windows {
@@ -296,10 +346,6 @@ fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
         windows,
         predicted_energy_j: predicted,
     };
-    let out = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_energy_out(&a.results));
     report::write_all(&[(
         out.clone(),
         serde_json::to_vec_pretty(&rep).unwrap_or_default(),

@@ -1,4 +1,4 @@
-//! `kc run [TRACE] [--shapes F] [--out DIR]`: the whole pipeline in one command. Ingests,
+//! `kc run [TRACE] [--shapes F] [-o DIR]`: the whole pipeline in one command. Ingests,
 //! lowers and plans; replays on the GPU when this build has the `cuda` feature and a GPU
 //! is present; otherwise stops after the plan and prints the trace-side analysis and what
 //! it would run. Without TRACE it runs on the embedded BLOOM-560M fixture.
@@ -13,18 +13,22 @@ pub const FIXTURE: &[u8] = include_bytes!("../../fixtures/bloom560m_seq5.pt.trac
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A Kineto trace (.json or .json.gz); without it, the embedded BLOOM-560M H100 trace.
     pub trace: Option<PathBuf>,
+    /// Shapes for ops the trace recorded without them: the Execution Trace recorded in the
+    /// same run, or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
     /// Output directory (default: kc-out/<trace name>).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    #[arg(short, long, alias = "out")]
+    pub output: Option<PathBuf>,
     /// Cache policy of the isolated replay (GPU builds): warm or cold.
     #[arg(long, default_value = "warm")]
     pub cache: String,
     /// Energy windows per measured item on the GPU; 0 measures time only.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
+    /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -56,7 +60,7 @@ fn stem(p: &Path) -> String {
 }
 
 pub fn run(a: Args) -> i32 {
-    let out_base = a.out.unwrap_or_else(|| PathBuf::from("kc-out"));
+    let out_base = a.output.clone().unwrap_or_else(|| PathBuf::from("kc-out"));
     let (trace, out_dir) = match a.trace {
         Some(t) => {
             let d = out_base.join(stem(&t));
@@ -189,7 +193,8 @@ fn replay(
         "cold" => CachePolicy::Cold,
         other => return Err(format!("--cache must be warm or cold, not {other:?}")),
     };
-    let bytes = std::fs::read(plan_path).map_err(|e| format!("{}: {e}", plan_path.display()))?;
+    let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
+        .map_err(|e| e.to_string())?;
     let base = ExecOptions {
         energy_window_s: (energy_repeats > 0).then_some(1.0),
         energy_repeats: energy_repeats.max(1),
@@ -219,8 +224,14 @@ fn replay(
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
     let files = vec![
-        (out_dir.join("graph.results.json"), pretty(&graph)),
-        (out_dir.join("isolated.results.json"), pretty(&isolated)),
+        (
+            out_dir.join(super::exec::results_name("plan", false, "")),
+            pretty(&graph),
+        ),
+        (
+            out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
+            pretty(&isolated),
+        ),
         (rdir.join("report.json"), pretty(&rep)),
         (
             rdir.join("report.md"),

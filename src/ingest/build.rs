@@ -179,8 +179,45 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
         let tables = RankTables { base };
         let index = OpIndex::new(&ops);
         let mut referenced = vec![false; ops.len()];
+        if runtime.is_empty() && !gpu.is_empty() {
+            diags.add(
+                "no_runtime_events",
+                location.clone(),
+                "the trace holds no CUDA runtime events: GPU work is linked to ops by External \
+                 id only, and launch APIs and host-side waits are unknown",
+            );
+        }
+        let mut correlations: rustc_hash::FxHashMap<u64, u64> = Default::default();
         for g in &gpu {
             let rt = runtime.get(&g.correlation);
+            if rt.is_none() && !runtime.is_empty() {
+                diags.add(
+                    "gpu_op_without_runtime_call",
+                    format!("{location} event {}", g.event_index),
+                    format!(
+                        "correlation {} matches no runtime call: its launch is unknown",
+                        g.correlation
+                    ),
+                );
+            }
+            // One runtime call launches one GPU activity, except a graph launch.
+            if let Some(first) = correlations.insert(g.correlation, g.event_index) {
+                let graph_launch = rt.is_some_and(|r| {
+                    let api = strings.get(r.api);
+                    api.contains("GraphLaunch")
+                });
+                if !graph_launch {
+                    diags.add(
+                        "duplicate_correlation",
+                        format!("{location} event {}", g.event_index),
+                        format!(
+                            "correlation {} already used by event {first}, and its call is no \
+                             graph launch: the two are linked to the same launch",
+                            g.correlation
+                        ),
+                    );
+                }
+            }
             let ext = g.external_id.or(rt.and_then(|r| r.external_id));
             let (local_op, link) = match ext.and_then(|e| index.by_external.get(&e)) {
                 Some(&i) => (Some(i), LinkStatus::ExternalId),
@@ -392,8 +429,38 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     graph.iterations = iterations;
     add_edges(&mut graph, &launch_info, &host_calls, &cuda_syncs);
     graph.strings = strings;
+    diagnose_stream_overlaps(&graph, diags);
     reassign_signatures(&mut graph);
     graph
+}
+
+/// Work on one stream runs in order: an activity that starts before its predecessor on the
+/// same stream ends means clock skew, a merged or edited trace, or programmatic dependent
+/// launch. Counted, with the first few named; overlaps under a microsecond are clock noise.
+fn diagnose_stream_overlaps(g: &KernelGraph, diags: &mut Diagnostics) {
+    const TOLERANCE_NS: i64 = 1000;
+    let mut last_end: HashMap<StreamKey, (i64, usize)> = HashMap::default();
+    for id in g.graph.node_indices() {
+        let n = &g.graph[id];
+        let key = (n.rank, n.device, n.stream);
+        if let Some(&(end, prev)) = last_end.get(&key) {
+            if n.start_ns + TOLERANCE_NS < end {
+                diags.add(
+                    "overlap_on_stream",
+                    format!("rank {} stream {} node {}", n.rank, n.stream, id.index()),
+                    format!(
+                        "starts {} ns before node {prev} on the same stream ends",
+                        end - n.start_ns
+                    ),
+                );
+            }
+        }
+        let end = n.start_ns + n.dur_ns;
+        let e = last_end.entry(key).or_insert((end, id.index()));
+        if end >= e.0 {
+            *e = (end, id.index());
+        }
+    }
 }
 
 /// Recomputes unique signatures, e.g. after shapes were merged in.

@@ -219,36 +219,53 @@ pub struct EventFields<'a> {
     /// The args object, read in the same walk; `args_raw` keeps its text for messages.
     pub args: Option<ArgFields<'a>>,
     pub args_raw: Option<&'a [u8]>,
+    /// A field kc reads appeared twice (the last one is used).
+    pub duplicate_key: bool,
+    /// A key is not valid UTF-8 (so it cannot be the field it may have been meant as).
+    pub bad_key: bool,
+}
+
+/// Whether a raw key is not valid UTF-8 (checked only when a non-ASCII byte is present).
+fn key_is_bad_utf8(k: &[u8]) -> bool {
+    !k.is_ascii() && std::str::from_utf8(k).is_err()
 }
 
 /// Reads an event and its `args` in one walk. A non-object `args` is kept raw in
 /// `args_raw` with `args` unset, so the caller can name the problem.
 pub fn read_event<'a>(b: &'a [u8]) -> Result<EventFields<'a>, Malformed> {
     let mut e = EventFields::default();
+    let (mut dup, mut bad_key) = (false, false);
     let end = walk(b, 0, &mut |k, at| {
-        let take = |slot: &mut Option<&'a [u8]>| -> Result<Seen, Malformed> {
+        let take = |slot: &mut Option<&'a [u8]>, dup: &mut bool| -> Result<Seen, Malformed> {
             let end = value_end(b, at).ok_or(Malformed)?;
+            *dup |= slot.is_some();
             *slot = Some(&b[at..end]);
             Ok(Seen::Consumed(end))
         };
         match k {
-            b"ph" => take(&mut e.ph),
-            b"cat" => take(&mut e.cat),
-            b"name" => take(&mut e.name),
-            b"pid" => take(&mut e.pid),
-            b"tid" => take(&mut e.tid),
-            b"ts" => take(&mut e.ts),
-            b"dur" => take(&mut e.dur),
+            b"ph" => take(&mut e.ph, &mut dup),
+            b"cat" => take(&mut e.cat, &mut dup),
+            b"name" => take(&mut e.name, &mut dup),
+            b"pid" => take(&mut e.pid, &mut dup),
+            b"tid" => take(&mut e.tid, &mut dup),
+            b"ts" => take(&mut e.ts, &mut dup),
+            b"dur" => take(&mut e.dur, &mut dup),
             b"args" if b[at] == b'{' => {
                 let (a, end) = read_args_at(b, at)?;
+                dup |= e.args.is_some();
                 e.args = Some(a);
                 e.args_raw = Some(&b[at..end]);
                 Ok(Seen::Consumed(end))
             }
-            b"args" => take(&mut e.args_raw),
-            _ => Ok(Seen::Skip),
+            b"args" => take(&mut e.args_raw, &mut dup),
+            _ => {
+                bad_key |= key_is_bad_utf8(k);
+                Ok(Seen::Skip)
+            }
         }
     })?;
+    e.duplicate_key = dup;
+    e.bad_key = bad_key || e.args.as_ref().is_some_and(|a| a.bad_key);
     if skip_ws(b, end) != b.len() {
         return Err(Malformed);
     }
@@ -284,6 +301,8 @@ pub struct ArgFields<'a> {
     pub out_nelems: Option<&'a [u8]>,
     pub group_size: Option<&'a [u8]>,
     pub process_group: Option<&'a [u8]>,
+    /// A key that is not valid UTF-8.
+    pub bad_key: bool,
 }
 
 fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), Malformed> {
@@ -316,7 +335,10 @@ fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), Malfor
             b"Out msg nelems" => &mut a.out_nelems,
             b"Group size" => &mut a.group_size,
             b"Process Group Name" => &mut a.process_group,
-            _ => return Ok(Seen::Skip),
+            _ => {
+                a.bad_key |= key_is_bad_utf8(k);
+                return Ok(Seen::Skip);
+            }
         };
         let end = value_end(b, at).ok_or(Malformed)?;
         *slot = Some(&b[at..end]);

@@ -386,6 +386,33 @@ impl FileRecords {
         let Ok(ev) = read_event(bytes) else {
             return Err(self.err(index, offset, bytes));
         };
+        let here = || format!("{location} event {index} (byte {offset})");
+        if ev.bad_key {
+            diags.add(
+                "invalid_utf8_key",
+                here(),
+                "a key is not valid UTF-8: the field it may have been is not read",
+            );
+        }
+        if ev.duplicate_key {
+            diags.add(
+                "duplicate_key",
+                here(),
+                "a field appears twice in one event: the last value is used",
+            );
+        }
+        for (field, v) in [("ph", ev.ph), ("cat", ev.cat)] {
+            if v.is_some_and(|v| !v.starts_with(b"\"")) {
+                diags.add(
+                    "non_string_field",
+                    here(),
+                    format!(
+                        "`{field}` is {}, not a string: the event is not read",
+                        clip(&String::from_utf8_lossy(v.unwrap_or_default()))
+                    ),
+                );
+            }
+        }
         let raw_cat: &[u8] = ev.cat.unwrap_or(b"");
         match self
             .raw_categories
@@ -407,7 +434,15 @@ impl FileRecords {
         if matches!(cat, Cat::Other | Cat::Flow) {
             return Ok(());
         }
-        let here = || format!("{location} event {index} (byte {offset})");
+        for (field, v) in [("ts", ev.ts), ("dur", ev.dur)] {
+            if v.is_some_and(|v| v.starts_with(b"\"")) {
+                diags.add(
+                    "number_as_string",
+                    here(),
+                    format!("`{field}` is written as a string: read as the number it holds"),
+                );
+            }
+        }
         let ts_ns = match ev.ts {
             None => {
                 diags.add("missing_field", here(), "event without `ts` skipped");
@@ -436,6 +471,13 @@ impl FileRecords {
                 ),
             })?,
         };
+        if ts_ns < 0 {
+            diags.add(
+                "negative_timestamp",
+                here(),
+                format!("`ts` is {ts_ns} ns, before the trace's base time"),
+            );
+        }
         let dur_ns = if dur_ns < 0 {
             diags.add(
                 "negative_duration",

@@ -126,67 +126,116 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// An opened trace: the (decompressing) reader, the file size, and compressed bytes read.
-type OpenedTrace = (
-    Box<dyn Read + Send>,
-    u64,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-);
+/// Raw bytes hashed for a file's identity: the CRC32 of its first MiB.
+const HEAD_CRC_BYTES: usize = 1 << 20;
 
-/// Plain JSON files are mapped into memory (no copying, pages released as they are read);
-/// gzip files, and files that cannot be mapped, are read through a stream.
-fn open_source(
-    path: &Path,
-) -> Result<(Source, u64, std::sync::Arc<std::sync::atomic::AtomicU64>), IngestError> {
-    let (reader, size, counter) = open_trace(path)?;
-    let gz = File::open(path)
-        .and_then(|mut f| {
-            let mut m = [0u8; 2];
-            let n = f.read(&mut m)?;
-            Ok(n == 2 && m == [0x1f, 0x8b])
-        })
-        .unwrap_or(true);
-    if !gz && size > 0 {
-        if let Ok(f) = File::open(path) {
-            // SAFETY: the map is read-only; kc assumes nobody truncates the trace while it
-            // is being ingested (a truncated file under a map would fault).
-            if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
-                return Ok((Source::Mapped(std::sync::Arc::new(m)), size, counter));
-            }
-        }
-    }
-    Ok((Source::Reader(reader), size, counter))
+/// Hashes the first [`HEAD_CRC_BYTES`] raw bytes that pass through, so a file read once
+/// (a pipe, stdin) still gets the identity a results file records.
+struct HeadCrc<R> {
+    inner: R,
+    seen: usize,
+    crc: std::sync::Arc<std::sync::Mutex<crc32fast::Hasher>>,
 }
 
-fn open_trace(path: &Path) -> Result<OpenedTrace, IngestError> {
+impl<R: Read> Read for HeadCrc<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.seen < HEAD_CRC_BYTES {
+            let k = n.min(HEAD_CRC_BYTES - self.seen);
+            if let Ok(mut h) = self.crc.lock() {
+                h.update(&buf[..k]);
+            }
+            self.seen += k;
+        }
+        Ok(n)
+    }
+}
+
+/// An input opened once: its bytes, size (0 when unknown, as for a pipe), the count of raw
+/// bytes read (for progress) and, when it is read as a stream, the hasher of its head.
+struct Opened {
+    source: Source,
+    size: u64,
+    counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    head_crc: Result<u32, std::sync::Arc<std::sync::Mutex<crc32fast::Hasher>>>,
+}
+
+/// Whether a path names standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Opens a trace exactly once, so pipes, `/dev/stdin` and `<(zcat ...)` work: a regular
+/// plain-JSON file is mapped into memory (no copying, pages released as they are read);
+/// anything else is read as a stream, through a gzip decoder when its first two bytes are
+/// the gzip magic (peeked, then put back in front of the stream).
+fn open_input(path: &Path) -> Result<Opened, IngestError> {
     let p = path.display().to_string();
     let io = |source| IngestError::Io {
         path: p.clone(),
         source,
     };
-    let mut f = File::open(path).map_err(io)?;
-    let size = f.metadata().map_err(io)?.len();
-    let mut magic = [0u8; 2];
-    let n = f.read(&mut magic).map_err(io)?;
-    drop(f);
-    let f = File::open(path).map_err(io)?;
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counted = Counting {
-        inner: f,
-        count: count.clone(),
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (mut raw, size): (Box<dyn Read + Send>, u64) = if is_stdin(path) {
+        (Box::new(std::io::stdin()), 0)
+    } else {
+        let f = File::open(path).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(IngestError::Input {
+                path: p,
+                message: "is a directory".into(),
+            });
+        }
+        if meta.is_file() && meta.len() > 0 {
+            // SAFETY: the map is read-only; kc assumes nobody truncates the trace while it
+            // is being ingested (a truncated file under a map would fault).
+            if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
+                if !m.starts_with(&[0x1f, 0x8b]) {
+                    let crc = crc32fast::hash(&m[..m.len().min(HEAD_CRC_BYTES)]);
+                    return Ok(Opened {
+                        source: Source::Mapped(std::sync::Arc::new(m)),
+                        size: meta.len(),
+                        counter,
+                        head_crc: Ok(crc),
+                    });
+                }
+            }
+        }
+        (Box::new(f), if meta.is_file() { meta.len() } else { 0 })
     };
-    let reader: Box<dyn Read + Send> = if n == 2 && magic == [0x1f, 0x8b] {
+    let mut magic = Vec::with_capacity(2);
+    (&mut raw).take(2).read_to_end(&mut magic).map_err(io)?;
+    let gz = magic == [0x1f, 0x8b];
+    let crc = std::sync::Arc::new(std::sync::Mutex::new(crc32fast::Hasher::new()));
+    let stream = HeadCrc {
+        inner: Counting {
+            inner: std::io::Cursor::new(magic).chain(raw),
+            count: counter.clone(),
+        },
+        seen: 0,
+        crc: crc.clone(),
+    };
+    let reader: Box<dyn Read + Send> = if gz {
         Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 20,
-            counted,
+            stream,
         )))
     } else {
-        Box::new(counted)
+        Box::new(stream)
     };
-    Ok((reader, size, count))
+    Ok(Opened {
+        source: Source::Reader(reader),
+        size,
+        counter,
+        head_crc: Err(crc),
+    })
 }
 
 fn file_name(path: &Path) -> String {
+    if is_stdin(path) {
+        return "stdin".into();
+    }
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
@@ -219,21 +268,6 @@ fn header_value(raw: &[u8]) -> Option<Value> {
         Value::String(s) => python_repr_to_json(&s),
         other => Some(other),
     }
-}
-
-fn crc_of_head(path: &Path) -> u32 {
-    let mut buf = vec![0u8; 1 << 20];
-    let n = File::open(path).and_then(|mut f| {
-        let mut total = 0;
-        loop {
-            let k = f.read(&mut buf[total..])?;
-            if k == 0 || total + k == buf.len() {
-                return Ok(total + k);
-            }
-            total += k;
-        }
-    });
-    crc32fast::hash(&buf[..n.unwrap_or(0)])
 }
 
 /// Events split from the input, copied into one buffer: (start, len, byte offset, index).
@@ -442,8 +476,16 @@ fn split_batches(
         }
     }
     let saw = scanner.saw_events();
-    (std::mem::take(&mut scanner.header), saw)
+    let mut header = std::mem::take(&mut scanner.header);
+    if scanner.repeated_events_key {
+        // Reported with the other top-level keys, as a key kc does not otherwise read.
+        header.push((REPEATED_EVENTS_KEY.into(), Vec::new()));
+    }
+    (header, saw)
 }
+
+/// A pseudo header key the splitter adds when `traceEvents` appeared twice.
+const REPEATED_EVENTS_KEY: &str = "\u{0}traceEvents repeated";
 
 fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
     let p = p.to_string();
@@ -453,9 +495,13 @@ fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
             if source.kind() == std::io::ErrorKind::UnexpectedEof {
                 IngestError::NotATrace {
                     path: p,
-                    why: format!(
-                        "compressed stream ends early (truncated .gz) after {events} events"
-                    ),
+                    why: if events == 0 {
+                        "compressed stream ends early (truncated .gz) before any event".into()
+                    } else {
+                        format!(
+                            "compressed stream ends early (truncated .gz) after {events} events"
+                        )
+                    },
                 }
             } else {
                 IngestError::Io { path: p, source }
@@ -464,7 +510,20 @@ fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
         ScanError::Truncated { offset, context } => IngestError::Syntax {
             path: p,
             offset,
-            message: format!("file ends inside {context} (truncated?) after {events} events"),
+            message: if events == 0 {
+                format!("file ends inside {context} (truncated?) before any event")
+            } else {
+                format!("file ends inside {context} (truncated?) after {events} events")
+            },
+        },
+        ScanError::TooLarge { offset, context } => IngestError::Syntax {
+            path: p,
+            offset,
+            message: format!(
+                "{context} larger than {} MiB, kc's limit for one event or header value (no \
+                 real trace holds one that large: the file is corrupt or not a profiler trace)",
+                scan::MAX_VALUE_BYTES >> 20
+            ),
         },
         ScanError::Unexpected {
             offset,
@@ -495,11 +554,11 @@ fn read_file(
     diags: &mut Diagnostics,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
-    let (source, size, counter) = open_source(path)?;
+    let opened = open_input(path)?;
     let mut r = read_stream(
-        source,
-        size,
-        counter,
+        opened.source,
+        opened.size,
+        opened.counter,
         &path.display().to_string(),
         &file_name(path),
         position,
@@ -507,7 +566,10 @@ fn read_file(
         diags,
         bar,
     )?;
-    r.0.source_crc32 = crc_of_head(path);
+    r.0.source_crc32 = match opened.head_crc {
+        Ok(crc) => crc,
+        Err(h) => h.lock().map(|h| h.clone().finalize()).unwrap_or(0),
+    };
     Ok(r)
 }
 
@@ -682,6 +744,24 @@ fn read_stream(
         ..Default::default()
     };
     let mut explicit_rank = None;
+    let mut seen_keys: Vec<&str> = Vec::new();
+    for (key, _) in &header {
+        if key == REPEATED_EVENTS_KEY {
+            diags.add(
+                "duplicate_key",
+                p.clone(),
+                "`traceEvents` appears more than once at the top level: the events of every copy are read",
+            );
+        } else if seen_keys.contains(&key.as_str()) {
+            diags.add(
+                "duplicate_key",
+                p.clone(),
+                format!("top-level key `{key}` appears more than once: the last value is used"),
+            );
+        } else {
+            seen_keys.push(key);
+        }
+    }
     for (key, raw) in &header {
         let Some(v) = header_value(raw) else { continue };
         match key.as_str() {
@@ -724,12 +804,78 @@ fn read_stream(
     Ok((info, recs, explicit_rank))
 }
 
+/// Several files are read as the ranks of one distributed run. Files that do not look like
+/// that (no `distributedInfo`, a world size other than the number of files, different GPU
+/// models) are most likely unrelated traces that happen to share a folder: said, so a
+/// mixed folder is never silently read as one job.
+fn diagnose_unrelated_files(
+    inputs: &[RankInput],
+    explicit: &[Option<u32>],
+    diags: &mut Diagnostics,
+) {
+    if inputs.len() < 2 {
+        return;
+    }
+    let n = inputs.len() as u32;
+    let missing: Vec<&str> = inputs
+        .iter()
+        .zip(explicit)
+        .filter(|(_, r)| r.is_none())
+        .map(|(i, _)| i.location.as_str())
+        .collect();
+    if !missing.is_empty() {
+        diags.add(
+            "unrelated_ranks",
+            "inputs",
+            format!(
+                "{} of {n} files carry no `distributedInfo` ({}…): they may be unrelated traces, \
+                 not ranks of one run; ingest one file at a time unless they are",
+                missing.len(),
+                missing[0]
+            ),
+        );
+    }
+    for i in inputs {
+        if let Some(w) = i.info.world_size.filter(|&w| w != n) {
+            diags.add(
+                "unrelated_ranks",
+                i.location.clone(),
+                format!("says world size {w}, but {n} files were given"),
+            );
+        }
+    }
+    let gpu = |i: &RankInput| i.info.devices.first().map(|d| d.name.clone());
+    if let Some(other) = inputs.iter().find(|i| gpu(i) != gpu(&inputs[0])) {
+        diags.add(
+            "unrelated_ranks",
+            other.location.clone(),
+            format!(
+                "recorded on {}, {} on {}: ranks of one run share a GPU model",
+                gpu(other).unwrap_or_else(|| "an unnamed GPU".into()),
+                inputs[0].location,
+                gpu(&inputs[0]).unwrap_or_else(|| "an unnamed GPU".into())
+            ),
+        );
+    }
+}
+
 /// Ingests trace files (one per rank) into one graph.
 pub fn ingest(
     paths: &[PathBuf],
     opts: &IngestOptions,
 ) -> Result<(KernelGraph, Vec<Diagnostic>), IngestError> {
     let files = expand_inputs(paths)?;
+    for (i, a) in files.iter().enumerate() {
+        if let Some(b) = files[..i].iter().find(|b| crate::files::same_file(a, b)) {
+            return Err(IngestError::Input {
+                path: a.display().to_string(),
+                message: format!(
+                    "the same file as {} given again: one file is one rank, and a rank cannot be read twice",
+                    b.display()
+                ),
+            });
+        }
+    }
     let mut strings = Interner::new();
     let mut diags = Diagnostics::default();
     let bar = opts.progress.then(|| {
@@ -757,6 +903,7 @@ pub fn ingest(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    diagnose_unrelated_files(&inputs, &explicit, &mut diags);
     // Ranks must be distinct: fall back to file order when they are not.
     let mut ranks: Vec<u32> = inputs.iter().map(|i| i.info.rank).collect();
     ranks.sort();
@@ -775,7 +922,13 @@ pub fn ingest(
     if let Some(shapes_path) = &opts.shapes {
         let sp = shapes_path.display().to_string();
         let (records, source) = read_shapes(shapes_path)?;
-        let merged = shapes::merge(&mut graph, &records, source, &mut diags);
+        let merged =
+            shapes::merge(&mut graph, &records, source, &mut diags).map_err(|message| {
+                IngestError::Input {
+                    path: sp.clone(),
+                    message,
+                }
+            })?;
         if merged == 0 {
             diags.add("shapes_unused", sp, "no op received shapes from this file");
         }
@@ -796,15 +949,36 @@ pub fn ingest(
 
 fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), IngestError> {
     let p = path.display().to_string();
-    let (mut reader, _, _) = open_trace(path)?;
-    let mut text = String::new();
-    reader
-        .read_to_string(&mut text)
-        .map_err(|source| IngestError::Io {
-            path: p.clone(),
-            source,
-        })?;
+    let io = |source| IngestError::Io {
+        path: p.clone(),
+        source,
+    };
+    let bytes = match open_input(path)?.source {
+        Source::Mapped(m) => m.to_vec(),
+        Source::Reader(mut r) => {
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).map_err(io)?;
+            v
+        }
+    };
+    let text = String::from_utf8(bytes).map_err(|e| IngestError::Input {
+        path: p.clone(),
+        message: format!(
+            "not text (invalid UTF-8 at byte {}); --shapes takes a PyTorch Execution Trace or a kc JSONL shape log",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
     let trimmed = text.trim_start();
+    // A Kineto trace given here by mistake: its header names it.
+    let head = &trimmed[..trimmed.len().min(1 << 16)];
+    if head.contains("\"traceEvents\"") && !head.contains("\"nodes\"") {
+        return Err(IngestError::Input {
+            path: p,
+            message: "this is a Kineto (profiler) trace, not shapes: give it as a TRACE; \
+                      --shapes takes the Execution Trace recorded with it, or a kc JSONL shape log"
+                .into(),
+        });
+    }
     // An Execution Trace is one JSON object with `nodes`; a shape log is JSON lines.
     if trimmed.starts_with('{') {
         if let Ok(doc) = serde_json::from_str::<Value>(&text) {
@@ -819,15 +993,30 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
     Ok((shapes::from_jsonl(&text, &p)?, ArgsSource::ShapeLog))
 }
 
-/// `trace.pt.trace.json.gz` -> `trace.pt.trace.kcir` beside it.
+/// The graph file `kc ingest` writes without `-o`: `NAME.kcir` in the working directory
+/// (as compilers and `git clone` write where they are run, never into the input's folder,
+/// which may be a shared data set the user does not own). NAME is the trace's file name
+/// without `.json[.gz]` (`trace.pt.trace.json.gz` -> `trace.pt.trace.kcir`), a directory's
+/// name, or `stdin`.
 pub fn default_graph_path(input: &Path) -> PathBuf {
-    let s = input.to_string_lossy();
-    let stem = s
+    if is_stdin(input) {
+        return PathBuf::from("stdin.kcir");
+    }
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .or_else(|| {
+            std::fs::canonicalize(input)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        })
+        .unwrap_or_else(|| "trace".into());
+    let stem = name
         .strip_suffix(".json.gz")
-        .or_else(|| s.strip_suffix(".json"))
-        .or_else(|| s.strip_suffix(".gz"))
-        .unwrap_or(&s);
-    PathBuf::from(format!("{}.kcir", stem.trim_end_matches('/')))
+        .or_else(|| name.strip_suffix(".json"))
+        .or_else(|| name.strip_suffix(".gz"))
+        .unwrap_or(&name);
+    PathBuf::from(format!("{stem}.kcir"))
 }
 
 pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {

@@ -11,6 +11,22 @@ use std::io::{self, Read};
 
 const CHUNK: usize = 4 << 20;
 
+/// The largest single event (or kept top-level value) kc reads: Kineto events are a few
+/// hundred bytes, the largest seen in real traces (graph launches, long `Concrete Inputs`)
+/// some kilobytes. A larger one is refused with its offset rather than buffered, so memory
+/// stays bounded whatever the input holds.
+pub const MAX_VALUE_BYTES: usize = 64 << 20;
+
+/// Top-level keys whose values ingest reads; every other key's value is skipped as it
+/// streams past, without being copied, however large it is.
+pub const KEPT_HEADER_KEYS: &[&str] = &[
+    "baseTimeNanoseconds",
+    "distributedInfo",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "deviceProperties",
+];
+
 /// A structural problem in the file, with the byte offset it was found at.
 #[derive(Debug)]
 pub enum ScanError {
@@ -29,6 +45,11 @@ pub enum ScanError {
     /// `traceEvents` holds something other than an array.
     EventsNotArray {
         offset: u64,
+    },
+    /// One event or kept value is larger than [`MAX_VALUE_BYTES`].
+    TooLarge {
+        offset: u64,
+        context: &'static str,
     },
     Empty,
 }
@@ -84,6 +105,8 @@ pub struct EventScanner<R: Read> {
     state: State,
     next_index: u64,
     saw_events: bool,
+    /// `traceEvents` appeared more than once (every array is read).
+    pub repeated_events_key: bool,
     /// Top-level keys other than `traceEvents`, as raw JSON text.
     pub header: Vec<(String, Vec<u8>)>,
 }
@@ -104,6 +127,7 @@ impl<R: Read> EventScanner<R> {
             state: State::Start,
             next_index: 0,
             saw_events: false,
+            repeated_events_key: false,
             header: Vec::new(),
         }
     }
@@ -122,6 +146,7 @@ impl<R: Read> EventScanner<R> {
             state: State::Start,
             next_index: 0,
             saw_events: false,
+            repeated_events_key: false,
             header: Vec::new(),
         }
     }
@@ -192,9 +217,16 @@ impl<R: Read> EventScanner<R> {
         }
     }
 
-    /// Length of the JSON value starting at `pos`, reading more input as needed.
-    fn value_len(&mut self, context: &'static str) -> Result<usize, ScanError> {
+    /// Length of the JSON value starting at `pos`, reading more input as needed. With
+    /// `keep`, the value stays whole in the buffer (and may be at most [`MAX_VALUE_BYTES`]);
+    /// without, the bytes scanned are dropped at every refill, so a value of any size is
+    /// skipped in bounded memory and the length returned counts from the advanced `pos`.
+    fn value_len(&mut self, context: &'static str, keep: bool) -> Result<usize, ScanError> {
         let start_offset = self.offset();
+        let too_large = ScanError::TooLarge {
+            offset: start_offset,
+            context,
+        };
         let truncated = ScanError::Truncated {
             offset: start_offset,
             context,
@@ -262,6 +294,13 @@ impl<R: Read> EventScanner<R> {
                         }
                     }
                     rel = i - self.pos;
+                    if keep && rel > MAX_VALUE_BYTES {
+                        return Err(too_large);
+                    }
+                    if !keep {
+                        self.pos = i;
+                        rel = 0;
+                    }
                     if !self.fill()? {
                         return Err(ScanError::Truncated {
                             offset: self.base + self.len as u64,
@@ -281,6 +320,13 @@ impl<R: Read> EventScanner<R> {
                     }
                 }
                 rel = i - self.pos;
+                if keep && rel > MAX_VALUE_BYTES {
+                    return Err(too_large);
+                }
+                if !keep {
+                    self.pos = i;
+                    rel = 0;
+                }
                 if !self.fill()? {
                     return Err(truncated);
                 }
@@ -295,6 +341,13 @@ impl<R: Read> EventScanner<R> {
                     i += 1;
                 }
                 rel = i - self.pos;
+                if keep && rel > MAX_VALUE_BYTES {
+                    return Err(too_large);
+                }
+                if !keep {
+                    self.pos = i;
+                    rel = 0;
+                }
                 if !self.fill()? {
                     return Ok(rel);
                 }
@@ -381,7 +434,7 @@ impl<R: Read> EventScanner<R> {
                         }
                     }
                     let key_offset = self.offset();
-                    let n = self.value_len("a key")?;
+                    let n = self.value_len("a key", true)?;
                     let key: String = serde_json::from_slice(&self.buf[self.pos..self.pos + n])
                         .map_err(|_| ScanError::Unexpected {
                             offset: key_offset,
@@ -392,6 +445,7 @@ impl<R: Read> EventScanner<R> {
                     self.expect(b':', "':' after a key")?;
                     self.peek_non_ws()?;
                     if key == "traceEvents" {
+                        self.repeated_events_key |= self.saw_events;
                         match self.peek_non_ws()? {
                             Some(b'[') => {
                                 self.pos += 1;
@@ -414,9 +468,16 @@ impl<R: Read> EventScanner<R> {
                             }
                         }
                     } else {
-                        let n = self.value_len("a top-level value")?;
-                        self.header
-                            .push((key, self.buf[self.pos..self.pos + n].to_vec()));
+                        // Every key is listed (its name tells an Execution Trace from a
+                        // trace), but only the values ingest reads are kept.
+                        let keep = KEPT_HEADER_KEYS.contains(&key.as_str());
+                        let n = self.value_len("a top-level value", keep)?;
+                        let value = if keep {
+                            self.buf[self.pos..self.pos + n].to_vec()
+                        } else {
+                            Vec::new()
+                        };
+                        self.header.push((key, value));
                         self.pos += n;
                         self.state = State::ObjectKey { first: false };
                     }
@@ -450,7 +511,7 @@ impl<R: Read> EventScanner<R> {
                         }
                     }
                     let offset = self.offset();
-                    let n = self.value_len("an event")?;
+                    let n = self.value_len("an event", true)?;
                     self.state = State::Events { first: false, bare };
                     let start = self.pos;
                     self.pos += n;

@@ -172,12 +172,50 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
 
 /// Merges `records` into the graph's ops that have no shapes. Returns how many ops got
 /// shapes.
+/// Tensor dims of an argument list, for comparing a trace's shapes with a record's.
+fn tensor_dims(args: &[OpArg]) -> Vec<&[i64]> {
+    args.iter()
+        .filter_map(|a| a.tensor().map(|t| t.dims.as_slice()))
+        .collect()
+}
+
+/// Whether the shape records belong to the trace: where an op found by its id also has
+/// shapes in the trace itself, the two must mostly agree (name and tensor dims). An
+/// Execution Trace of another run matches ids by chance (they are small counters) and
+/// would silently hand ops wrong shapes. Returns the disagreement as a message.
+fn check_same_run(
+    g: &KernelGraph,
+    records: &[ShapeRecord],
+    hits: &[(usize, usize)],
+) -> Option<String> {
+    let (mut checked, mut agree) = (0usize, 0usize);
+    for &(i, k) in hits {
+        let op = &g.ops[i];
+        let name_ok = records[k].name == g.strings.get(op.name);
+        let own = tensor_dims(&g.arg_lists[op.args as usize]);
+        if op.args_source == ArgsSource::Trace && !own.is_empty() {
+            checked += 1;
+            agree += usize::from(name_ok && own == tensor_dims(&records[k].args));
+        } else if !name_ok {
+            checked += 1;
+        }
+    }
+    // Ops whose id finds a record of another name count as disagreeing too.
+    (checked >= 20 && agree * 2 < checked).then(|| {
+        format!(
+            "these shapes are not from this trace's run: of {checked} ops the trace itself \
+             recorded and this file also holds (by id), only {agree} agree in name and shapes. \
+             Give the Execution Trace recorded in the same profiled run"
+        )
+    })
+}
+
 pub fn merge(
     g: &mut KernelGraph,
     records: &[ShapeRecord],
     source: ArgsSource,
     diags: &mut Diagnostics,
-) -> usize {
+) -> Result<usize, String> {
     let mut merged = 0;
     // Each record's args become one shared argument list, added only when first used.
     let mut list_of: Vec<Option<u32>> = vec![None; records.len()];
@@ -203,6 +241,29 @@ pub fn merge(
         .ops
         .iter()
         .any(|o| o.record_function_id.is_some_and(|x| x != 0));
+    let find = |op: &kc_ir::CpuOp| {
+        by_ext
+            .get(&(Some(op.rank), op.external_id))
+            .or_else(|| by_ext.get(&(None, op.external_id)))
+            .or_else(|| {
+                trace_has_rf
+                    .then(|| op.record_function_id.and_then(|r| by_rf.get(&r)))
+                    .flatten()
+            })
+            .copied()
+    };
+    let hits: Vec<(usize, usize)> = (0..g.ops.len())
+        .filter(|&i| g.ops[i].kind == OpKind::Op)
+        .filter_map(|i| find(&g.ops[i]).map(|k| (i, k)))
+        .collect();
+    if let Some(why) = check_same_run(g, records, &hits) {
+        return Err(why);
+    }
+    let wanting = g
+        .ops
+        .iter()
+        .filter(|op| op.args_source == ArgsSource::None && op.kind == OpKind::Op)
+        .count();
     let mut unmatched: Vec<usize> = Vec::new();
     for i in 0..g.ops.len() {
         let op = &g.ops[i];
@@ -264,5 +325,13 @@ pub fn merge(
             );
         }
     }
-    merged
+    // Most ops finding no record means the records describe another run.
+    if wanting >= 20 && merged * 2 < wanting {
+        return Err(format!(
+            "these shapes are not from this trace's run: only {merged} of the {wanting} ops \
+             without shapes found a record. Give the Execution Trace recorded in the same \
+             profiled run"
+        ));
+    }
+    Ok(merged)
 }

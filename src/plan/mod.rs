@@ -50,17 +50,13 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
 }
 
 pub fn read(path: &Path) -> Result<Plan, PlanError> {
-    let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| EnvelopeError::Io {
-        path: p.clone(),
-        source,
-    })?;
-    decode(&bytes, &p)
+    let bytes = envelope::read_bytes(&PLAN_FILE, path)?;
+    decode(&bytes, &path.display().to_string())
 }
 
 pub fn write(plan: &Plan, path: &Path) -> Result<u64, PlanError> {
     let bytes = encode(plan)?;
-    envelope::write_atomic(path, &bytes).map_err(|source| PlanError::Io {
+    crate::files::write_atomic(path, &bytes).map_err(|source| PlanError::Io {
         path: path.display().to_string(),
         source,
     })?;

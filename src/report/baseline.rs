@@ -27,6 +27,56 @@ pub struct Comparison {
     pub changes: Vec<Change>,
     pub regressions: usize,
     pub not_comparable: Vec<String>,
+    /// How the two runs' conditions differ (device, driver, kc version, a rebuilt plan):
+    /// compared all the same, but a change may come from there rather than from the work.
+    pub differences: Vec<String>,
+}
+
+/// Why two runs cannot be compared at all (different work, or different cache policy), or
+/// the differences in conditions to flag beside the comparison.
+pub fn conditions(old: &Results, new: &Results) -> Result<Vec<String>, String> {
+    if old.mode != new.mode {
+        return Err(format!(
+            "the baseline is a {} run and the new one a {} run",
+            old.mode, new.mode
+        ));
+    }
+    let cache = |r: &Results| r.isolated.as_ref().map(|i| i.cache.clone());
+    if cache(old) != cache(new) {
+        return Err(format!(
+            "the runs used different cache policies ({} vs {}): a warm run is faster than a \
+             cold one by design, not a regression; compare runs of one policy",
+            cache(old).unwrap_or_default(),
+            cache(new).unwrap_or_default()
+        ));
+    }
+    if old.plan.sources != new.plan.sources {
+        return Err(format!(
+            "the runs replayed plans of different traces ({} vs {}): different work",
+            old.plan.sources.join(", "),
+            new.plan.sources.join(", ")
+        ));
+    }
+    let mut d = Vec::new();
+    if old.plan.crc32 != new.plan.crc32 {
+        d.push(format!(
+            "plan rebuilt from the same trace ({} units, {} steps -> {} units, {} steps)",
+            old.plan.units, old.plan.steps, new.plan.units, new.plan.steps
+        ));
+    }
+    let mut flag = |what: &str, a: &str, b: &str| {
+        if a != b {
+            d.push(format!("{what}: {a} -> {b}"));
+        }
+    };
+    flag("device", &old.device.name, &new.device.name);
+    flag(
+        "driver",
+        &old.device.driver_version,
+        &new.device.driver_version,
+    );
+    flag("kc version", &old.kc_version, &new.kc_version);
+    Ok(d)
 }
 
 fn change(item: &str, metric: &str, old: f64, new: f64, threshold: f64) -> Option<Change> {
@@ -50,12 +100,7 @@ pub fn compare(
     threshold_time_pct: f64,
     threshold_energy_pct: f64,
 ) -> Result<Comparison, String> {
-    if old.mode != new.mode {
-        return Err(format!(
-            "the baseline is a {} run and the new one a {} run",
-            old.mode, new.mode
-        ));
-    }
+    let differences = conditions(old, new)?;
     let mut changes = Vec::new();
     let mut not_comparable = Vec::new();
     if let (Some(a), Some(b)) = (&old.graph, &new.graph) {
@@ -125,6 +170,7 @@ pub fn compare(
         changes,
         regressions,
         not_comparable,
+        differences,
     })
 }
 
@@ -136,6 +182,12 @@ pub fn render(c: &Comparison) -> String {
         "kc report --baseline ({} mode; thresholds: time {:.1} %, energy {:.1} %)\n",
         c.mode, c.threshold_time_pct, c.threshold_energy_pct
     );
+    for d in &c.differences {
+        let _ = writeln!(o, "note: the runs differ in {d}");
+    }
+    if !c.differences.is_empty() {
+        o.push('\n');
+    }
     let _ = writeln!(
         o,
         "| item | metric | baseline | new | change | |\n|---|---|---|---|---|---|"
@@ -155,7 +207,12 @@ pub fn render(c: &Comparison) -> String {
     for n in &c.not_comparable {
         let _ = writeln!(o, "\nnot comparable: {n}");
     }
-    let _ = writeln!(o, "\n{} regression(s)", c.regressions);
+    let _ = writeln!(
+        o,
+        "\n{} regression{}",
+        c.regressions,
+        if c.regressions == 1 { "" } else { "s" }
+    );
     o
 }
 

@@ -34,6 +34,9 @@ pub enum ReportError {
     },
     #[error("{path}: {why}")]
     Input { path: String, why: String },
+    /// A refusal that already names its file.
+    #[error("{0}")]
+    Refused(String),
     #[error("{path}: {message}")]
     PowerLog { path: String, message: String },
     #[error("{path}: cannot write: {source}")]
@@ -43,18 +46,41 @@ pub enum ReportError {
     },
 }
 
+/// Results files are a few MB even for plans of thousands of units.
+pub const MAX_RESULTS_BYTES: u64 = 256 << 20;
+
+/// The text of a file expected to be text, or an error that names what it is instead.
+pub fn read_text<'a>(bytes: &'a [u8], path: &str, expected: &str) -> Result<&'a str, ReportError> {
+    if let Some(kind) = crate::files::binary_kind(bytes) {
+        return Err(ReportError::Input {
+            path: path.to_string(),
+            why: format!("this is {kind}, not a {expected}"),
+        });
+    }
+    std::str::from_utf8(bytes).map_err(|e| ReportError::Input {
+        path: path.to_string(),
+        why: format!(
+            "not text (invalid UTF-8 at byte {}); expected a {expected}",
+            e.valid_up_to()
+        ),
+    })
+}
+
 /// Reads a results file, checking its schema version before anything else.
 pub fn read_results(path: &Path) -> Result<Results, ReportError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Io {
-        path: p.clone(),
-        source,
-    })?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ReportError::NotResults {
-            path: p.clone(),
-            why: e.to_string(),
+    let bytes =
+        crate::files::read_capped(path, MAX_RESULTS_BYTES, "results file").map_err(|source| {
+            ReportError::Io {
+                path: p.clone(),
+                source,
+            }
         })?;
+    let text = read_text(&bytes, &p, "results file (the JSON `kc exec` writes)")?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| ReportError::NotResults {
+        path: p.clone(),
+        why: e.to_string(),
+    })?;
     let version = v
         .get("schema_version")
         .and_then(serde_json::Value::as_u64)
@@ -69,37 +95,125 @@ pub fn read_results(path: &Path) -> Result<Results, ReportError> {
             expected: RESULTS_SCHEMA_VERSION,
         });
     }
+    if let Some((at, x)) = first_absurd_number(&v, &mut String::new()) {
+        return Err(ReportError::Input {
+            path: p,
+            why: format!(
+                "`{at}` is {x:e}: no measurement is that large (limit {MAX_FIGURE:e}); the file is corrupt or was edited"
+            ),
+        });
+    }
     serde_json::from_value(v).map_err(|e| ReportError::NotResults {
         path: p,
         why: e.to_string(),
     })
 }
 
-/// Writes every file or none: each goes to a temporary name first, and all are renamed
-/// only once all were written.
-pub fn write_all(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), ReportError> {
-    let mut tmps = Vec::new();
-    for (path, bytes) in files {
-        let tmp = path.with_extension(format!(
-            "{}.tmp",
-            path.extension().and_then(|e| e.to_str()).unwrap_or("")
-        ));
-        if let Err(source) = std::fs::write(&tmp, bytes) {
-            for t in &tmps {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(ReportError::Write {
-                path: path.display().to_string(),
-                source,
-            });
+/// The largest magnitude a figure in a results file may have. Microseconds, joules,
+/// watts, bytes and Unix milliseconds all stay far below it (1e15 us is 31 years); a larger
+/// value can only be corruption, and would overflow the sums and chart axes built from it.
+pub const MAX_FIGURE: f64 = 1e15;
+
+/// The JSON path and value of the first number beyond [`MAX_FIGURE`], if any.
+fn first_absurd_number(v: &serde_json::Value, path: &mut String) -> Option<(String, f64)> {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::INFINITY);
+            (!x.is_finite() || x.abs() > MAX_FIGURE).then(|| (path.clone(), x))
         }
-        tmps.push(tmp);
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let r = first_absurd_number(x, path);
+            path.truncate(len);
+            r
+        }),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(k);
+            let r = first_absurd_number(x, path);
+            path.truncate(len);
+            r
+        }),
+        _ => None,
     }
-    for ((path, _), tmp) in files.iter().zip(&tmps) {
-        std::fs::rename(tmp, path).map_err(|source| ReportError::Write {
-            path: path.display().to_string(),
-            source,
-        })?;
+}
+
+/// Refuses a graph-mode and an isolated-mode results file that were not measured on the same
+/// plan and device: their comparison would be a number about nothing ("+693 %").
+pub fn check_pair(
+    graph: &Results,
+    graph_path: &Path,
+    isolated: &Results,
+    isolated_path: &Path,
+) -> Result<(), ReportError> {
+    let (g, i) = (&graph.plan, &isolated.plan);
+    if g.crc32 != i.crc32 {
+        return Err(ReportError::Input {
+            path: isolated_path.display().to_string(),
+            why: format!(
+                "measured on another plan than {} (plan {} CRC {:08x} from {}, vs {} CRC {:08x} from {}); \
+                 report runs of one plan",
+                graph_path.display(),
+                i.file,
+                i.crc32,
+                i.sources.join(", "),
+                g.file,
+                g.crc32,
+                g.sources.join(", ")
+            ),
+        });
+    }
+    if graph.device.name != isolated.device.name {
+        return Err(ReportError::Input {
+            path: isolated_path.display().to_string(),
+            why: format!(
+                "measured on {}, the graph replay ({}) on {}: compare runs on one kind of GPU",
+                isolated.device.name,
+                graph_path.display(),
+                graph.device.name
+            ),
+        });
     }
     Ok(())
+}
+
+/// Refuses a plan file (`--plan`) other than the one the results were measured with: its
+/// steps and unit numbers would be drawn against another plan's measurements.
+pub fn check_plan_file(
+    plan_path: &Path,
+    results: &Results,
+    results_path: &Path,
+) -> Result<(), ReportError> {
+    let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path).map_err(|e| {
+        ReportError::Input {
+            path: plan_path.display().to_string(),
+            why: e.to_string(),
+        }
+    })?;
+    let crc = crc32fast::hash(&bytes);
+    if crc != results.plan.crc32 {
+        return Err(ReportError::Input {
+            path: plan_path.display().to_string(),
+            why: format!(
+                "not the plan {} was measured with (its CRC is {crc:08x}, the results record {} with CRC {:08x})",
+                results_path.display(),
+                results.plan.file,
+                results.plan.crc32
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Writes every file or none ([`crate::files::write_all`]).
+pub fn write_all(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), ReportError> {
+    crate::files::write_all(files).map_err(|(path, source)| ReportError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }

@@ -31,7 +31,11 @@ pub struct LogError {
 
 impl fmt::Display for LogError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
+        if self.line == 0 {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
     }
 }
 
@@ -73,9 +77,13 @@ pub fn parse_time(s: &str) -> Option<f64> {
     Some((days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60) as f64 + ss)
 }
 
+/// Power above this is no reading of one device (the largest GPUs draw about 1 kW, a
+/// whole node a few kW): a value beyond it is a corrupt row, not a measurement.
+pub const MAX_WATTS: f64 = 100_000.0;
+
 fn watts(s: &str) -> Option<f64> {
     let v: f64 = s.trim().trim_end_matches('W').trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then_some(v)
+    (v.is_finite() && (0.0..=MAX_WATTS).contains(&v)).then_some(v)
 }
 
 /// Decides the format from the header line.
@@ -93,60 +101,132 @@ pub fn detect(text: &str) -> Option<LogFormat> {
     }
 }
 
-/// Parses a log. Rows must be in time order; a malformed row is an error naming it.
-pub fn parse(text: &str, format: LogFormat, clock_offset_s: f64) -> Result<Vec<Sample>, LogError> {
-    let mut out: Vec<Sample> = Vec::new();
-    let mut header_seen = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        if !header_seen {
-            header_seen = true;
-            if detect(l).is_some() {
-                continue;
-            }
-        }
-        let cols: Vec<&str> = l.split(',').map(str::trim).collect();
-        let (t, w) = match format {
-            LogFormat::NvidiaSmi => {
-                if cols.len() < 2 {
-                    return Err(LogError {
-                        line,
-                        message: format!("expected `timestamp, power.draw`, found {l:?}"),
-                    });
-                }
-                (cols[0], cols[1])
-            }
-            LogFormat::WattsUp => {
-                if cols.len() < 5 {
-                    return Err(LogError {
-                        line,
-                        message: format!("expected `time,id,pm1,pm2,sum`, found {l:?}"),
-                    });
-                }
-                (cols[0], cols[4])
-            }
-        };
-        let t = parse_time(t).ok_or_else(|| LogError {
+/// Where the fields of a row are: taken from the header by name for nvidia-smi (which
+/// writes whatever `--query-gpu` asked for, in that order), fixed for WattsUp.
+#[derive(Debug, Clone, Copy)]
+struct Columns {
+    count: usize,
+    time: usize,
+    power: usize,
+    gpu: Option<usize>,
+}
+
+fn smi_columns(header: &str, line: usize) -> Result<Columns, LogError> {
+    let names: Vec<String> = header
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .collect();
+    let find = |want: &dyn Fn(&str) -> bool| names.iter().position(|n| want(n));
+    let time = find(&|n| n == "timestamp").ok_or_else(|| LogError {
+        line,
+        message: "the nvidia-smi header has no `timestamp` column".into(),
+    })?;
+    // `power.draw [W]` (also `power.draw.instant [W]`, `power.draw.average [W]`); the
+    // plain reading is preferred when several are logged.
+    let power = find(&|n| n == "power.draw [w]" || n == "power.draw")
+        .or_else(|| find(&|n| n.starts_with("power.draw")))
+        .ok_or_else(|| LogError {
             line,
-            message: format!("unreadable time {t:?}"),
-        })? + clock_offset_s;
-        let w = watts(w).ok_or_else(|| LogError {
-            line,
-            message: format!("unreadable power {w:?}"),
+            message: "the nvidia-smi header has no `power.draw` column".into(),
         })?;
-        if let Some(prev) = out.last() {
-            if t < prev.t {
+    let gpu = find(&|n| n == "index" || n == "gpu" || n == "pci.bus_id" || n == "uuid");
+    Ok(Columns {
+        count: names.len(),
+        time,
+        power,
+        gpu,
+    })
+}
+
+/// Parses a log. Rows must be in time order; a malformed row is an error naming it.
+///
+/// A log of several GPUs (nvidia-smi with an `index`, `uuid` or `pci.bus_id` column) is
+/// split by that column: `gpu` picks one (`--gpu N`), and without it a log of more than one
+/// GPU is refused rather than averaged. Rows with the same time and no GPU column are
+/// several GPUs interleaved without saying which, and are refused too.
+pub fn parse(
+    text: &str,
+    format: LogFormat,
+    clock_offset_s: f64,
+    gpu: Option<&str>,
+) -> Result<Vec<Sample>, LogError> {
+    if !clock_offset_s.is_finite() {
+        return Err(LogError {
+            line: 0,
+            message: format!(
+                "the clock offset must be a finite number of seconds, not {clock_offset_s}"
+            ),
+        });
+    }
+    let mut out: Vec<Sample> = Vec::new();
+    let mut gpus_seen: Vec<String> = Vec::new();
+    let mut rows = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .peekable();
+    let cols = match format {
+        LogFormat::NvidiaSmi => {
+            let (line, header) = rows.next().unwrap_or((1, ""));
+            if detect(header) != Some(LogFormat::NvidiaSmi) {
                 return Err(LogError {
                     line,
-                    message: format!("time goes backwards ({t:.3} after {:.3})", prev.t),
+                    message: format!(
+                        "expected the nvidia-smi header (`timestamp, power.draw [W]`, as \
+                         --format=csv writes it), found {header:?}"
+                    ),
                 });
             }
+            smi_columns(header, line)?
         }
-        out.push(Sample { t, watts: w });
+        LogFormat::WattsUp => {
+            // The header is optional: a log without one starts with data.
+            if rows
+                .peek()
+                .is_some_and(|(_, h)| detect(h) == Some(LogFormat::WattsUp))
+            {
+                rows.next();
+            }
+            Columns {
+                count: 5,
+                time: 0,
+                power: 4,
+                gpu: None,
+            }
+        }
+    };
+    for (line, l) in rows {
+        parse_row(l, line, cols, clock_offset_s, gpu, &mut gpus_seen, &mut out)?;
+    }
+    if let (Some(want), false) = (gpu, gpus_seen.is_empty()) {
+        if out.is_empty() {
+            return Err(LogError {
+                line: 0,
+                message: format!(
+                    "no rows of GPU {want:?}; the log holds GPU {}",
+                    gpus_seen.join(", ")
+                ),
+            });
+        }
+    }
+    if gpus_seen.len() > 1 && gpu.is_none() {
+        return Err(LogError {
+            line: 0,
+            message: format!(
+                "the log holds {} GPUs ({}); pick the one that ran the replay with --gpu",
+                gpus_seen.len(),
+                gpus_seen.join(", ")
+            ),
+        });
+    }
+    if gpu.is_some() && cols.gpu.is_none() {
+        return Err(LogError {
+            line: 0,
+            message: "--gpu needs a log with an `index` (or `uuid`, `pci.bus_id`) column: \
+                      nvidia-smi --query-gpu=timestamp,index,power.draw"
+                .into(),
+        });
     }
     if out.len() < 2 {
         return Err(LogError {
@@ -155,6 +235,65 @@ pub fn parse(text: &str, format: LogFormat, clock_offset_s: f64) -> Result<Vec<S
         });
     }
     Ok(out)
+}
+
+fn parse_row(
+    l: &str,
+    line: usize,
+    c: Columns,
+    clock_offset_s: f64,
+    gpu: Option<&str>,
+    gpus_seen: &mut Vec<String>,
+    out: &mut Vec<Sample>,
+) -> Result<(), LogError> {
+    let cells: Vec<&str> = l.split(',').map(str::trim).collect();
+    if cells.len() != c.count {
+        return Err(LogError {
+            line,
+            message: format!(
+                "{} fields where the header has {} (a decimal comma, or a cut row?): {l:?}",
+                cells.len(),
+                c.count
+            ),
+        });
+    }
+    if let Some(g) = c.gpu {
+        let id = cells[g];
+        if !gpus_seen.iter().any(|s| s == id) {
+            gpus_seen.push(id.to_string());
+        }
+        if gpu.is_some_and(|want| want != id) {
+            return Ok(());
+        }
+    }
+    let (t, w) = (cells[c.time], cells[c.power]);
+    let t = parse_time(t).ok_or_else(|| LogError {
+        line,
+        message: format!("unreadable time {t:?}"),
+    })? + clock_offset_s;
+    let w = watts(w).ok_or_else(|| LogError {
+        line,
+        message: format!("unreadable power {w:?} (a number of watts from 0 to {MAX_WATTS})"),
+    })?;
+    if let Some(prev) = out.last() {
+        if t < prev.t {
+            return Err(LogError {
+                line,
+                message: format!("time goes backwards ({t:.3} after {:.3})", prev.t),
+            });
+        }
+        if t == prev.t && c.gpu.is_none() {
+            return Err(LogError {
+                line,
+                message: "two rows at the same time: several GPUs interleaved? Log with \
+                          `nvidia-smi --query-gpu=timestamp,index,power.draw` and pick one \
+                          with --gpu"
+                    .into(),
+            });
+        }
+    }
+    out.push(Sample { t, watts: w });
+    Ok(())
 }
 
 /// Energy over one window.
@@ -178,7 +317,11 @@ fn interp(a: &Sample, b: &Sample, t: f64) -> f64 {
 /// Trapezoid integral of power over [t0, t1], edges interpolated. `None` when the log does
 /// not cover the window.
 pub fn integrate(samples: &[Sample], t0: f64, t1: f64) -> Option<Integral> {
-    if t1 <= t0 || samples.first()?.t > t0 || samples.last()?.t < t1 {
+    if !(t0.is_finite() && t1.is_finite())
+        || t1 <= t0
+        || samples.first()?.t > t0
+        || samples.last()?.t < t1
+    {
         return None;
     }
     // Points: the interpolated start, the samples inside, the interpolated end.
@@ -265,19 +408,19 @@ mod tests {
     fn parses_both_formats_and_names_bad_rows() {
         let smi = "timestamp, power.draw [W]\n2026/11/21 14:05:03.000, 100.00 W\n2026/11/21 14:05:03.040, 110.00 W\n";
         assert_eq!(detect(smi), Some(LogFormat::NvidiaSmi));
-        let p = parse(smi, LogFormat::NvidiaSmi, -3600.0).unwrap();
+        let p = parse(smi, LogFormat::NvidiaSmi, -3600.0, None).unwrap();
         assert_eq!(p.len(), 2);
         assert!((p[0].t - (parse_time("2026-11-21T14:05:03Z").unwrap() - 3600.0)).abs() < 1e-6);
         assert!((p[1].t - p[0].t - 0.04).abs() < 1e-6);
         let wu = "time,id,pm1,pm2,sum\n1790857026,1,50,60,110\n1790857027,1,50,61,111\n";
         assert_eq!(detect(wu), Some(LogFormat::WattsUp));
-        let p = parse(wu, LogFormat::WattsUp, 0.0).unwrap();
+        let p = parse(wu, LogFormat::WattsUp, 0.0, None).unwrap();
         assert_eq!(p[1].watts, 111.0);
         let bad = "time,id,pm1,pm2,sum\n1790857026,1,50,60,110\n1790857027,1,50\n";
-        let e = parse(bad, LogFormat::WattsUp, 0.0).unwrap_err();
+        let e = parse(bad, LogFormat::WattsUp, 0.0, None).unwrap_err();
         assert_eq!(e.line, 3);
         let back = "time,id,pm1,pm2,sum\n5,1,1,1,1\n4,1,1,1,1\n";
-        assert!(parse(back, LogFormat::WattsUp, 0.0)
+        assert!(parse(back, LogFormat::WattsUp, 0.0, None)
             .unwrap_err()
             .message
             .contains("backwards"));

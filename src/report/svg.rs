@@ -43,6 +43,19 @@ fn header(o: &mut String, h: f64, title: &str) {
 }
 
 /// A "nice" axis step for a range.
+/// Tick positions 0, step, 2 step, ... up to `max`: at most a dozen, and none when `max`
+/// is not a finite positive number, so no input can make an axis loop without end.
+fn axis_ticks(max: f64, ticks: f64) -> Vec<f64> {
+    if !(max.is_finite() && max > 0.0) {
+        return vec![0.0];
+    }
+    let step = nice_step(max, ticks);
+    (0..=(ticks as usize * 2 + 2))
+        .map(|k| k as f64 * step)
+        .take_while(|t| *t <= max * 1.0001)
+        .collect()
+}
+
 fn nice_step(max: f64, ticks: f64) -> f64 {
     let raw = (max / ticks).max(f64::MIN_POSITIVE);
     let mag = 10f64.powf(raw.log10().floor());
@@ -121,15 +134,12 @@ pub fn tier_bars(r: &Report) -> String {
             total(segs)
         );
     }
-    let step = nice_step(max, 6.0);
-    let mut t = 0.0;
-    while t <= max * 1.0001 {
+    for t in axis_ticks(max, 6.0) {
         let x = x0 + t * scale;
         let _ = writeln!(
             o,
             r##"<line x1="{x:.1}" y1="200" x2="{x:.1}" y2="205" stroke="#555"/><text x="{x:.1}" y="218" text-anchor="middle" font-size="10">{t}</text>"##
         );
-        t += step;
     }
     let _ = writeln!(
         o,
@@ -167,7 +177,7 @@ pub fn scatter(r: &Report) -> String {
             u.measured_mean_us
                 .map(|m| (u.traced_mean_us, m, u.tier.as_str(), u.id))
         })
-        .filter(|(t, m, _, _)| *t > 0.0 && *m > 0.0)
+        .filter(|(t, m, _, _)| *t > 0.0 && *m > 0.0 && t.is_finite() && m.is_finite())
         .collect();
     let (x0, x1, y0, y1) = (80.0, W - 40.0, h - 60.0, 50.0);
     if pts.is_empty() {
@@ -327,9 +337,7 @@ pub fn timeline(plan: &Plan, r: &Report) -> String {
         );
     }
     let axis_y = 45.0 + rows as f64 * 40.0;
-    let step = nice_step(total, 8.0);
-    let mut t = 0.0;
-    while t <= total * 1.0001 {
+    for t in axis_ticks(total, 8.0) {
         let x = x0 + t * scale;
         let _ = writeln!(
             o,
@@ -337,7 +345,6 @@ pub fn timeline(plan: &Plan, r: &Report) -> String {
             axis_y + 5.0,
             axis_y + 17.0
         );
-        t += step;
     }
     let _ = writeln!(
         o,
