@@ -427,4 +427,68 @@ mod tests {
         assert_eq!(parse_time("2026-11-21 00:00:00"), Some(1_795_219_200.0));
         assert!(parse_time("2026-13-01 00:00:00").is_none());
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever the text, parsing returns samples or an error naming a line.
+            #[test]
+            fn any_text_parses_or_is_refused(text in "[ -~\n]{0,400}", smi in any::<bool>()) {
+                let f = if smi { LogFormat::NvidiaSmi } else { LogFormat::WattsUp };
+                let _ = parse(&text, f, 0.0, None);
+                let _ = parse(&text, f, 0.0, Some("0"));
+            }
+
+            /// Rows written by nvidia-smi, with the columns in any order and an optional
+            /// index column, read back exactly (ms stamps, W with two decimals).
+            #[test]
+            fn smi_rows_round_trip(
+                watts in proptest::collection::vec(0u32..100_000, 2..40),
+                order in 0usize..6,
+                with_index in any::<bool>(),
+            ) {
+                let mut names = vec!["timestamp", "power.draw [W]"];
+                if with_index {
+                    names.push("index");
+                }
+                let perm: Vec<usize> = match (order % 3, names.len()) {
+                    (0, _) => (0..names.len()).collect(),
+                    (1, _) => (0..names.len()).rev().collect(),
+                    (_, 2) => vec![1, 0],
+                    _ => vec![2, 0, 1],
+                };
+                let mut text = perm.iter().map(|&k| names[k]).collect::<Vec<_>>().join(", ");
+                text.push('\n');
+                for (i, w) in watts.iter().enumerate() {
+                    let cells = [
+                        format!("2026/11/21 14:06:{:02}.{:03}", 10 + i / 10, (i % 10) * 100),
+                        format!("{}.{:02} W", w / 100, w % 100),
+                        "0".to_string(),
+                    ];
+                    let row: Vec<&str> = perm.iter().map(|&k| cells[k].as_str()).collect();
+                    text.push_str(&row.join(", "));
+                    text.push('\n');
+                }
+                let got = parse(&text, LogFormat::NvidiaSmi, 0.0, None).unwrap();
+                prop_assert_eq!(got.len(), watts.len());
+                for (s, w) in got.iter().zip(&watts) {
+                    prop_assert!((s.watts - f64::from(*w) / 100.0).abs() < 1e-9);
+                }
+            }
+
+            /// A decimal comma in any row makes that row's field count wrong: refused, by line.
+            #[test]
+            fn decimal_commas_are_refused(row in 0usize..10) {
+                let mut text = String::from("timestamp, power.draw [W]\n");
+                for i in 0..10 {
+                    let w = if i == row { "250,5 W" } else { "250.5 W" };
+                    text.push_str(&format!("2026/11/21 14:06:1{i}.000, {w}\n"));
+                }
+                let e = parse(&text, LogFormat::NvidiaSmi, 0.0, None).unwrap_err();
+                prop_assert_eq!(e.line, row + 2);
+            }
+        }
+    }
 }
