@@ -17,3 +17,4 @@ pub mod ingest;
 pub mod lower;
 pub mod plan;
 pub mod report;
+pub mod words;

@@ -206,7 +206,8 @@ fn corpus_kernel_name_snapshot() {
 fn explain_shows_the_parse_and_the_rule() {
     let (g, ctx, _) = lowered("bloom560m_seq5");
     let text = kc::lower::summary::explain(&g, &ctx, "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
-    assert!(text.contains("vendor=nvjet"), "{text}");
+    assert!(text.contains("library nvjet: SM 90"), "{text}");
+    assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
     assert!(text.contains("rule vendor-gemm"), "{text}");
     assert!(text.contains("2 cublas-gemm"), "{text}");
 }

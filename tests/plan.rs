@@ -124,6 +124,24 @@ fn every_flipped_byte_is_rejected() {
     assert!(plan::decode(&longer, "t").is_err());
 }
 
+/// The plan the committed results were measured with is a version-1 plan: still read,
+/// with its iterations marked as not recorded.
+#[test]
+fn version_1_plans_are_still_read() {
+    let p = plan::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/results/bloom560m_seq5.kcplan"),
+    )
+    .unwrap();
+    assert_eq!(p.units.len(), 44);
+    assert_eq!(p.iterations.count, 0);
+    assert!(p.iterations.found_by.contains("version 1"));
+    // A current plan of the same trace records its 3 iterations.
+    let now = plan_of("bloom560m_seq5");
+    assert_eq!(now.iterations.count, 3);
+    assert_eq!(now.iterations.found_by, "repeating kernel sequence");
+}
+
 #[test]
 fn other_format_versions_are_refused_by_name() {
     let p = plan_of("multistream_gemm_bf16");
@@ -327,6 +345,10 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                         pinned_host_bytes: 0,
                         cold_extra_peak_bytes: 0,
                         l2_bytes: 50 << 20,
+                    },
+                    iterations: PlanIterations {
+                        count: 3,
+                        found_by: "ProfilerStep markers".into(),
                     },
                 }
             })

@@ -125,6 +125,30 @@ impl KernelGraph {
         &self.ops[id.0 as usize]
     }
 
+    /// How the graph's iterations were found: `ProfilerStep#N` markers, or a GPU work
+    /// sequence that repeats exactly (traces without markers); "none" when neither.
+    pub fn iterations_found_by(&self) -> &'static str {
+        if self.iterations.is_empty() {
+            "none"
+        } else if self
+            .ops
+            .iter()
+            .any(|o| self.strings.get(o.name).starts_with("ProfilerStep#"))
+        {
+            "ProfilerStep markers"
+        } else {
+            "repeating kernel sequence"
+        }
+    }
+
+    /// Iterations on the lowest rank (each rank profiles the same steps).
+    pub fn iterations_per_rank(&self) -> u32 {
+        let Some(first) = self.iterations.iter().map(|i| i.rank).min() else {
+            return 0;
+        };
+        self.iterations.iter().filter(|i| i.rank == first).count() as u32
+    }
+
     /// The recorded arguments of an op.
     pub fn args(&self, id: OpId) -> &[OpArg] {
         self.arg_lists

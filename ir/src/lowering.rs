@@ -112,6 +112,17 @@ impl Tier {
         }
     }
 
+    /// The API a tier maps to on the vendor the trace was recorded on: an AMD (ROCm) trace's
+    /// GEMMs ran in hipBLASLt/rocBLAS and its collectives in RCCL, not cuBLAS and NCCL.
+    pub fn api_on(self, rocm: bool) -> &'static str {
+        match (self, rocm) {
+            (Tier::Runtime, true) => "HIP runtime",
+            (Tier::Gemm, true) => "hipBLASLt/rocBLAS",
+            (Tier::Collective, true) => "RCCL",
+            (t, _) => t.api(),
+        }
+    }
+
     pub fn is_replayable(self) -> bool {
         matches!(self, Tier::Runtime | Tier::Gemm | Tier::Op)
     }

@@ -192,8 +192,14 @@ pub fn render(r: &Results) -> String {
         }
         let _ = writeln!(
             o,
-            "\n  predicted (sum of time x count, {} cache): {:.1} us for {} units; their traced time {:.1} us; not executed: {:.1} us traced ({} units), failed: {}",
-            s.cache, s.predicted_us, s.units_ok, s.executed_traced_us, s.not_executed_traced_us, s.units_not_executed, s.units_failed
+            "\n  predicted (sum of time x count, {} cache): {:.1} us for {}; their traced time {:.1} us; not executed: {:.1} us traced ({}), failed: {}",
+            s.cache,
+            s.predicted_us,
+            crate::words::count(s.units_ok as u64, "unit"),
+            s.executed_traced_us,
+            s.not_executed_traced_us,
+            crate::words::count(s.units_not_executed as u64, "unit"),
+            s.units_failed
         );
         if let Some(e) = s.predicted_energy_j {
             let _ = writeln!(o, "  predicted energy (sum of energy x count): {e:.4} J");

@@ -58,7 +58,11 @@ pub fn run(a: Args) -> i32 {
     }
     let s = summary::summarize(&g, &diags);
     if a.json {
-        super::print_json(&serde_json::json!({ "graph": out.display().to_string(), "summary": s }));
+        super::print_json(&serde_json::json!({
+            "graph": out.display().to_string(),
+            "summary": s,
+            "units": summary::unit_rows(&g),
+        }));
     } else {
         println!("kc lower --tiers: {}\n", a.graph.display());
         print!("{}", summary::render_text(&s));

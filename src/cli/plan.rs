@@ -57,7 +57,11 @@ pub fn show_file(path: &Path, json: bool) -> i32 {
 fn print_summary(p: &plan::Plan, bytes: u64, json: bool, path: &Path) {
     let s = show::summarize(p, bytes);
     if json {
-        super::print_json(&serde_json::json!({ "plan": path.display().to_string(), "summary": s }));
+        super::print_json(&serde_json::json!({
+            "plan": path.display().to_string(),
+            "summary": s,
+            "units": show::unit_rows(p),
+        }));
     } else {
         print!("{}", show::render_text(&s));
         println!("\n  plan: {}", path.display());

@@ -61,8 +61,13 @@ pub fn run(a: Args) -> i32 {
             ("isolated", None) => (None, Some(&first_r)),
             (m, _) => {
                 return super::fail(format!(
-                    "{}: a {m} results file cannot be combined with --isolated",
-                    first.display()
+                    "{}: {} {m} results file cannot be combined with --isolated",
+                    first.display(),
+                    if m.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    }
                 ))
             }
         };
@@ -94,7 +99,10 @@ pub fn run(a: Args) -> i32 {
         },
         None => None,
     };
-    let rep = model::build(graph, isolated);
+    let mut rep = model::build(graph, isolated);
+    if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
+        rep.set_iterations(p.iterations.count, &p.iterations.found_by);
+    }
     let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
         (
             a.output.join("report.json"),

@@ -40,8 +40,9 @@ struct RunSummary {
     ingest: ingest::summary::IngestSummary,
     lower: lower::summary::LowerSummary,
     plan: plan::show::PlanSummary,
-    /// Traced GPU time per replayable tier, i.e. what a perfect isolated replay predicts.
-    traced_prediction_us: f64,
+    /// Traced GPU time of the replayable units (tiers 1-3): what a replay is checked
+    /// against. Not a prediction: kc predicts with the sum of isolated replays on a GPU.
+    traced_replayable_us: f64,
     gpu: String,
     report: Option<crate::report::model::Report>,
 }
@@ -134,7 +135,7 @@ pub fn run(a: Args) -> i32 {
     let s = RunSummary {
         trace: trace.display().to_string(),
         out_dir: out_dir.display().to_string(),
-        traced_prediction_us: p.header.replayable_traced_ns as f64 / 1000.0,
+        traced_replayable_us: p.header.replayable_traced_ns as f64 / 1000.0,
         ingest: ingest_summary,
         lower: lower_summary,
         plan: plan_summary,
@@ -157,8 +158,10 @@ pub fn run(a: Args) -> i32 {
         100.0 * s.ingest.linked_to_op as f64 / s.ingest.gpu_ops.max(1) as f64
     );
     println!(
-        "predict {:.1} us of GPU time per trace from the traced durations of the replayable units (tiers 1-3); a GPU replay measures it",
-        s.traced_prediction_us
+        "traced  {:.1} us of GPU time in the replayable units (tiers 1-3), as the profiler recorded it: \
+         the figure a replay is checked against, not a prediction (kc's prediction is the sum of \
+         isolated replays, measured on a GPU)",
+        s.traced_replayable_us
     );
     println!("lower   replay tiers:\n");
     print!("{}", lower::summary::render_text(&s.lower));
@@ -270,9 +273,19 @@ fn gpu_status() -> String {
     let why = if cfg!(feature = "cuda") {
         "no GPU answered (no CUDA driver or no device)"
     } else {
-        "this build has no GPU executor (build with --features cuda)"
+        "this build has no GPU executor (build with --features cuda for tiers 1-2, or \
+         --features torch for tiers 1-3)"
+    };
+    let tiers = if cfg!(feature = "torch") {
+        "tiers 1-3"
+    } else if cfg!(feature = "cuda") {
+        "tiers 1-2; tier 3 needs a --features torch build"
+    } else {
+        "tiers 1-2 with --features cuda, 1-3 with --features torch"
     };
     format!(
-        "GPU replay: skipped, {why}. On a GPU machine kc run replays the plan as one CUDA graph and every unit in isolation (tiers 1-2 today), timing with CUDA events and measuring energy with NVML, and writes a report; the numbers above are traced, not replayed."
+        "GPU replay: skipped, {why}. On a GPU machine kc run replays the plan as one CUDA graph \
+         and every unit in isolation ({tiers}), timing with CUDA events and measuring energy \
+         with NVML, and writes a report; the numbers above are traced, not replayed."
     )
 }

@@ -39,6 +39,11 @@ pub struct PlanIdentity {
     pub sources: Vec<String>,
     pub units: usize,
     pub steps: usize,
+    /// Profiled iterations the plan's steps cover (0: none found, or an older kc).
+    #[serde(default)]
+    pub iterations: u32,
+    #[serde(default)]
+    pub iterations_found_by: String,
 }
 
 /// Energy of repeated windows of the same work.

@@ -225,6 +225,8 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             sources: plan.header.sources.iter().map(|s| s.file.clone()).collect(),
             units: plan.units.len(),
             steps: plan.steps.len(),
+            iterations: plan.iterations.count,
+            iterations_found_by: plan.iterations.found_by.clone(),
         },
         idle,
         ..Default::default()

@@ -161,6 +161,7 @@ mod tests {
                 cold_extra_peak_bytes: 0,
                 l2_bytes: 0,
             },
+            iterations: Default::default(),
         }
     }
 

@@ -17,6 +17,7 @@ use kc_ir::{
     Node, NodeId, NodeKind, OpArg, OpId, RankInfo, Signature, StrId,
 };
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeMap;
 
 /// One input file's records and metadata.
 pub struct RankInput {
@@ -280,13 +281,15 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
                 cur = index.parent[p];
             }
         }
-        for o in &ops {
+        for (i, o) in ops.iter().enumerate() {
             if o.kind == kc_ir::OpKind::Annotation {
                 if let Some(step) = strings
                     .get(o.name)
                     .strip_prefix("ProfilerStep#")
                     .and_then(|s| s.parse::<u32>().ok())
                 {
+                    // Kept, so the graph says where its iterations came from.
+                    keep[i] = true;
                     iterations.push(Iteration {
                         rank: info.rank,
                         step,
@@ -425,6 +428,9 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     graph.ops = cpu_ops;
     graph.arg_lists = arg_lists;
     iterations.sort_by_key(|it: &Iteration| (it.rank, it.start_ns));
+    if iterations.is_empty() {
+        iterations = repeating_iterations(&graph, &launch_info);
+    }
     assign_iterations(&mut graph, &iterations, &launch_info);
     graph.iterations = iterations;
     add_edges(&mut graph, &launch_info, &host_calls, &cuda_syncs);
@@ -508,6 +514,45 @@ fn node_kind(
             }
         }
     }
+}
+
+/// Iterations of a trace without `ProfilerStep#N` markers, where the GPU work repeats: per
+/// rank, the sequence of kernel, copy and memset names in launch order is `k >= 2` exact
+/// repetitions of its shortest period. Each repetition becomes an iteration spanning its
+/// launches. A sequence with no exact period (warm-up steps, data-dependent work) yields
+/// none, and `kc ingest` says it found no iterations.
+pub fn repeating_iterations(g: &KernelGraph, launch: &[(i64, Option<u64>)]) -> Vec<Iteration> {
+    let mut by_rank: BTreeMap<u32, Vec<(i64, usize)>> = BTreeMap::new();
+    for id in g.graph.node_indices() {
+        by_rank
+            .entry(g.graph[id].rank)
+            .or_default()
+            .push((launch[id.index()].0, id.index()));
+    }
+    let mut out = Vec::new();
+    for (rank, mut seq) in by_rank {
+        seq.sort_unstable();
+        let names: Vec<u32> = seq
+            .iter()
+            .map(|&(_, i)| g.graph[NodeId::new(i)].kind.name().0)
+            .collect();
+        let n = names.len();
+        let Some(p) = (1..=n / 2)
+            .filter(|p| n % p == 0)
+            .find(|&p| (p..n).all(|i| names[i] == names[i - p]))
+        else {
+            continue;
+        };
+        for (k, block) in seq.chunks(p).enumerate() {
+            out.push(Iteration {
+                rank,
+                step: k as u32,
+                start_ns: block[0].0,
+                end_ns: block[block.len() - 1].0,
+            });
+        }
+    }
+    out
 }
 
 fn assign_iterations(g: &mut KernelGraph, its: &[Iteration], launch: &[(i64, Option<u64>)]) {

@@ -39,6 +39,8 @@ pub struct IngestSummary {
     pub streams: usize,
     pub device_names: Vec<String>,
     pub iterations: usize,
+    /// "ProfilerStep markers", "repeating kernel sequence" or "none".
+    pub iterations_found_by: String,
     pub ops_kept: usize,
     pub ops_with_shapes: usize,
     pub edges: BTreeMap<String, u64>,
@@ -130,6 +132,7 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
         streams: streams.len(),
         device_names,
         iterations: g.iterations.len(),
+        iterations_found_by: g.iterations_found_by().to_string(),
         ops_kept: g.ops.len(),
         ops_with_shapes: g
             .ops
@@ -173,7 +176,14 @@ pub fn render_text(s: &IngestSummary) -> String {
     if !s.device_names.is_empty() {
         let _ = writeln!(o, "  device             {}", s.device_names.join(", "));
     }
-    let _ = writeln!(o, "  iterations         {:>10}", s.iterations);
+    let _ = match s.iterations_found_by.as_str() {
+        "none" => writeln!(
+            o,
+            "  iterations         {:>10}  (no ProfilerStep markers, and the GPU work does not repeat exactly: a replay covers the whole trace)",
+            0
+        ),
+        by => writeln!(o, "  iterations         {:>10}  (from {by})", s.iterations),
+    };
     let pct = if s.gpu_ops > 0 {
         100.0 * s.linked_to_op as f64 / s.gpu_ops as f64
     } else {

@@ -38,12 +38,99 @@ pub struct LowerSummary {
     pub pct_replayable_time: f64,
     pub unreplayable: Vec<ReasonRow>,
     pub gemm_units: u64,
+    /// Recorded on an AMD GPU (ROCm): tiers name the HIP libraries, and replay needs CUDA.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rocm: bool,
     pub diagnostics: DiagnosticSummary,
+}
+
+/// One unique replay unit as `kc lower --json` lists it.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct UnitRow {
+    pub id: u32,
+    pub tier: String,
+    /// The rule that decided the tier (`kc lower --explain` documents it).
+    pub rule: String,
+    pub family: String,
+    pub label: String,
+    /// What one invocation replays: the cuBLAS call, the aten op with its arguments, the
+    /// copy; empty for unreplayable units.
+    pub call: String,
+    pub invocations: u64,
+    pub traced_us_total: f64,
+    pub traced_us_mean: f64,
+    /// Why the unit cannot be replayed (unreplayable units only).
+    pub reason: Option<String>,
+    pub kernels: Vec<String>,
+}
+
+/// Every unit of a lowered graph, in id order.
+pub fn unit_rows(g: &KernelGraph) -> Vec<UnitRow> {
+    let mut rule = vec![None; g.units.len()];
+    for inst in &g.instances {
+        let u = inst.unit.0 as usize;
+        if rule.get(u).is_some_and(Option::is_none) {
+            rule[u] = inst
+                .nodes
+                .first()
+                .and_then(|n| g.classes.get(n.index()))
+                .map(|c| g.strings.get(c.rule).to_string());
+        }
+    }
+    g.units
+        .iter()
+        .map(|u| {
+            let (call, reason) = match &u.params {
+                UnitParams::Memcpy { kind, bytes } => (format!("memcpy {kind:?} {bytes} B"), None),
+                UnitParams::Memset { bytes, value } => {
+                    (format!("memset {bytes} B to {value}"), None)
+                }
+                UnitParams::Gemm(c) => (c.describe(), None),
+                UnitParams::Op { name, args } => (
+                    format!("{}({})", g.strings.get(*name), kc_ir::text::args_str(args)),
+                    None,
+                ),
+                UnitParams::Collective(c) => (
+                    format!(
+                        "{} {} in {} out {}",
+                        c.collective,
+                        c.dtype,
+                        c.in_nelems.map_or("?".into(), |n| n.to_string()),
+                        c.out_nelems.map_or("?".into(), |n| n.to_string())
+                    ),
+                    None,
+                ),
+                UnitParams::None(r) => (String::new(), Some(r.to_string())),
+            };
+            UnitRow {
+                id: u.id.0,
+                tier: u.tier.as_str().to_string(),
+                rule: rule
+                    .get(u.id.0 as usize)
+                    .cloned()
+                    .flatten()
+                    .unwrap_or_default(),
+                family: u.family.as_str().to_string(),
+                label: g.strings.get(u.label).to_string(),
+                call,
+                invocations: u.invocations,
+                traced_us_total: u.traced_ns_total as f64 / 1000.0,
+                traced_us_mean: u.traced_ns_mean() / 1000.0,
+                reason,
+                kernels: u
+                    .kernels
+                    .iter()
+                    .map(|k| g.strings.get(*k).to_string())
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> LowerSummary {
     let total_inv = g.instances.len() as u64;
     let total_ns: i64 = g.instances.iter().map(|i| i.traced_ns).sum();
+    let rocm = g.meta.ranks.iter().any(|r| r.rocm);
     let mut tiers = BTreeMap::new();
     for t in Tier::ALL {
         let units: Vec<_> = g.units.iter().filter(|u| u.tier == t).collect();
@@ -53,7 +140,7 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> LowerSummary {
             t.as_str().to_string(),
             TierRow {
                 tier: t.as_str().to_string(),
-                api: t.api().to_string(),
+                api: t.api_on(rocm).to_string(),
                 unique_units: units.len() as u64,
                 invocations: inv,
                 pct_invocations: pct(inv as f64, total_inv as f64),
@@ -97,6 +184,7 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> LowerSummary {
         invocations: total_inv,
         gpu_time_us: total_ns as f64 / 1000.0,
         pct_replayable_time: pct(replayable_ns as f64, total_ns as f64),
+        rocm,
         unreplayable,
         gemm_units: g.units.iter().filter(|u| u.tier == Tier::Gemm).count() as u64,
         diagnostics: DiagnosticSummary::of(diags),
@@ -142,6 +230,13 @@ pub fn render_text(s: &LowerSummary) -> String {
         "\n  replayable (tiers 1-3): {:.2} % of traced GPU time",
         s.pct_replayable_time
     );
+    if s.rocm {
+        let _ = writeln!(
+            o,
+            "  recorded on an AMD GPU (ROCm): kc replays on NVIDIA GPUs through CUDA only, so \
+             this plan runs the same ops and GEMMs there, not on the GPU that was traced"
+        );
+    }
     if !s.unreplayable.is_empty() {
         let _ = writeln!(o, "\n  unreplayable, by reason");
         for r in &s.unreplayable {
@@ -195,6 +290,16 @@ pub fn classification_rows(g: &KernelGraph, ctx: &LowerCtx) -> Vec<ClassRow> {
     rows.into_values().collect()
 }
 
+/// Items joined by ", ", or "none".
+fn listed<T: std::fmt::Display>(items: impl Iterator<Item = T>) -> String {
+    let v: Vec<String> = items.map(|x| x.to_string()).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 /// `kc lower --explain NAME`: the parsed name and the rules that fired, for every kernel
 /// whose name contains `needle` (or for `needle` itself when none does).
 pub fn explain(g: &KernelGraph, ctx: &LowerCtx, needle: &str) -> String {
@@ -211,25 +316,34 @@ pub fn explain(g: &KernelGraph, ctx: &LowerCtx, needle: &str) -> String {
     for (k, n) in names.iter().enumerate().take(10) {
         let p = name::parse(n);
         let _ = writeln!(o, "kernel: {n}");
-        let _ = writeln!(
-            o,
-            "  parsed: scope={:?} base={:?} opaque={}",
-            p.scope, p.base, p.opaque
-        );
+        if p.opaque {
+            let _ = writeln!(o, "  parsed: not C++ grammar; read as one opaque name");
+        } else {
+            let _ = writeln!(
+                o,
+                "  parsed: {}{}",
+                p.scope.iter().map(|s| format!("{s}::")).collect::<String>(),
+                p.base
+            );
+        }
         if !p.template_args.is_empty() {
-            let _ = writeln!(o, "          template args={:?}", p.template_args);
+            let _ = writeln!(o, "  template arguments: {}", p.template_args.join(", "));
         }
         let _ = writeln!(
             o,
-            "          dtypes={:?} ints={:?}",
-            p.dtypes.iter().map(|d| d.short()).collect::<Vec<_>>(),
-            p.int_args
+            "  element types: {}; integer arguments: {}",
+            listed(p.dtypes.iter().map(|d| d.short())),
+            listed(p.int_args.iter())
         );
         if let Some(v) = &p.vendor {
             let _ = writeln!(
                 o,
-                "          vendor={} sm={:?} tiles={:?} layout={:?} flags={:?}",
-                v.library, v.sm, v.tiles, v.layout, v.flags
+                "  library {}: SM {}, tiles {}, layout {}, flags {}",
+                v.library,
+                v.sm.map_or("not named".to_string(), |s| s.to_string()),
+                listed(v.tiles.iter()),
+                v.layout.as_deref().unwrap_or("not named"),
+                listed(v.flags.iter())
             );
         }
         match rows.get(k) {
@@ -245,12 +359,17 @@ pub fn explain(g: &KernelGraph, ctx: &LowerCtx, needle: &str) -> String {
                 let _ = writeln!(o, "  occurrences: {}", r.count);
             }
             None => {
-                let f = family::family_from_name(n, &p);
-                let _ = writeln!(
-                    o,
-                    "  not in this graph; by name alone: {:?}",
-                    f.map(|(r, f)| format!("{} (rule {r})", f.as_str()))
-                );
+                let _ = match family::family_from_name(n, &p) {
+                    Some((rule, f)) => writeln!(
+                        o,
+                        "  not in this graph; from its name alone: family {} (rule {rule})",
+                        f.as_str()
+                    ),
+                    None => writeln!(
+                        o,
+                        "  not in this graph; its name alone decides no family (the launching op would)"
+                    ),
+                };
             }
         }
         let _ = writeln!(o);

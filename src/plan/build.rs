@@ -360,5 +360,9 @@ pub fn build(g: &KernelGraph) -> Plan {
             cold_extra_peak_bytes,
             l2_bytes: l2,
         },
+        iterations: PlanIterations {
+            count: g.iterations_per_rank(),
+            found_by: g.iterations_found_by().to_string(),
+        },
     }
 }

@@ -40,8 +40,20 @@ pub fn encode(plan: &Plan) -> Result<Vec<u8>, PlanError> {
     Ok(envelope::encode(&PLAN_FILE, plan)?)
 }
 
+/// Version-1 plans (before [`types::PlanIterations`]) are still read.
+const PLAN_FILE_V1: Kind = Kind {
+    magic: *b"KCPLAN\0\0",
+    version: 1,
+    what: "plan",
+};
+
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
-    let plan: Plan = envelope::decode(&PLAN_FILE, bytes, path)?;
+    let plan: Plan = match envelope::decode(&PLAN_FILE, bytes, path) {
+        Err(EnvelopeError::Version { found: 1, .. }) => {
+            envelope::decode::<types::PlanV1>(&PLAN_FILE_V1, bytes, path)?.into()
+        }
+        other => other?,
+    };
     plan.check().map_err(|why| PlanError::Invalid {
         path: path.to_string(),
         why,

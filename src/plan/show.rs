@@ -46,6 +46,49 @@ pub struct PlanSummary {
     pub json_bytes: u64,
     pub bytes_per_unit: f64,
     pub largest_units: Vec<LargeUnit>,
+    /// Profiled iterations the steps cover, and how they were found.
+    pub iterations: u32,
+    pub iterations_found_by: String,
+}
+
+/// One unit as `kc plan show --json` lists it.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct PlanUnitRow {
+    pub id: u32,
+    pub tier: String,
+    pub family: String,
+    pub label: String,
+    pub call: String,
+    pub invocations: u64,
+    pub traced_us_total: f64,
+    pub traced_us_mean: f64,
+    /// Why the unit is not replayed (units the plan cannot replay only).
+    pub reason: Option<String>,
+    pub kernels: Vec<String>,
+    pub buffers: usize,
+}
+
+/// Every unit of a plan, in id order.
+pub fn unit_rows(plan: &Plan) -> Vec<PlanUnitRow> {
+    plan.units
+        .iter()
+        .map(|u| PlanUnitRow {
+            id: u.id,
+            tier: u.tier.as_str().to_string(),
+            family: u.family.clone(),
+            label: u.label.clone(),
+            call: call_str(&u.call),
+            invocations: u.invocations,
+            traced_us_total: u.traced_ns_total as f64 / 1000.0,
+            traced_us_mean: u.traced_ns_mean() / 1000.0,
+            reason: match &u.call {
+                UnitCall::NotReplayable { reason } => Some(reason.clone()),
+                _ => None,
+            },
+            kernels: u.kernels.clone(),
+            buffers: u.slots.len(),
+        })
+        .collect()
 }
 
 pub fn call_str(c: &UnitCall) -> String {
@@ -134,6 +177,8 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
                 traced_us_mean: u.traced_ns_mean() / 1000.0,
             })
             .collect(),
+        iterations: plan.iterations.count,
+        iterations_found_by: plan.iterations.found_by.clone(),
     }
 }
 
@@ -166,6 +211,19 @@ pub fn render_text(s: &PlanSummary) -> String {
         "\n  steps {}  streams {}  cross-stream waits {}",
         s.steps, s.streams, s.cross_stream_waits
     );
+    let _ = if s.iterations > 0 {
+        writeln!(
+            o,
+            "  iterations {} (from {}): one replay runs them all",
+            s.iterations, s.iterations_found_by
+        )
+    } else {
+        writeln!(
+            o,
+            "  iterations: {}; one replay runs the whole trace",
+            s.iterations_found_by
+        )
+    };
     let _ = writeln!(
         o,
         "  memory: device {}  pinned host {}  cold-cache extra peak {}  ({} buffers)",

@@ -5,8 +5,48 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever the encoding of any type in this file changes.
-pub const PLAN_FORMAT_VERSION: u32 = 1;
+/// Bumped whenever the encoding of any type in this file changes. Version 2 added
+/// [`Plan::iterations`]; version 1 plans are still read ([`PlanV1`]).
+pub const PLAN_FORMAT_VERSION: u32 = 2;
+
+/// How many profiled iterations the plan's steps cover, so reports can give figures per
+/// model iteration beside figures per replay.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PlanIterations {
+    /// Iterations on the replayed rank; 0 when none were found.
+    pub count: u32,
+    /// "ProfilerStep markers", "repeating kernel sequence" or "none".
+    pub found_by: String,
+}
+
+/// A version-1 plan: the same as [`Plan`] without `iterations`, read so that plans
+/// results were measured with stay usable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanV1 {
+    pub header: PlanHeader,
+    pub streams: Vec<PlanStream>,
+    pub buffers: Vec<Buffer>,
+    pub units: Vec<PlanUnit>,
+    pub steps: Vec<Step>,
+    pub memory: MemoryPlan,
+}
+
+impl From<PlanV1> for Plan {
+    fn from(p: PlanV1) -> Self {
+        Plan {
+            header: p.header,
+            streams: p.streams,
+            buffers: p.buffers,
+            units: p.units,
+            steps: p.steps,
+            memory: p.memory,
+            iterations: PlanIterations {
+                count: 0,
+                found_by: "not recorded (a version 1 plan)".into(),
+            },
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -18,6 +58,7 @@ pub struct Plan {
     /// Every invocation in replay (trace start) order, for graph mode.
     pub steps: Vec<Step>,
     pub memory: MemoryPlan,
+    pub iterations: PlanIterations,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -102,6 +102,26 @@ pub struct Report {
     pub top_units: Vec<UnitRow>,
     pub units: Vec<UnitRow>,
     pub notes: Vec<String>,
+    /// Profiled iterations one replay covers (the whole trace is replayed), when known;
+    /// per-iteration figures are the per-replay ones divided by it.
+    pub iterations_per_replay: Option<u32>,
+    /// How the iterations were found ("ProfilerStep markers", "repeating kernel sequence").
+    pub iterations_found_by: Option<String>,
+}
+
+impl Report {
+    /// A per-replay figure per model iteration, when the iteration count is known.
+    pub fn per_iteration(&self, per_replay: Option<f64>) -> Option<f64> {
+        Some(per_replay? / f64::from(self.iterations_per_replay.filter(|&n| n > 0)?))
+    }
+
+    /// Takes the iteration count from the plan when the results did not record it.
+    pub fn set_iterations(&mut self, count: u32, found_by: &str) {
+        if count > 0 {
+            self.iterations_per_replay = Some(count);
+            self.iterations_found_by = Some(found_by.to_string());
+        }
+    }
 }
 
 fn pct(a: f64, b: f64) -> Option<f64> {
@@ -120,6 +140,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
             .map(|s| s.cache.clone()),
         ..Default::default()
     };
+    r.set_iterations(any.plan.iterations, &any.plan.iterations_found_by);
     if let (Some(g), Some(i)) = (graph, isolated) {
         if g.plan.sources != i.plan.sources || g.plan.units != i.plan.units {
             r.notes
@@ -259,8 +280,9 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     }
     if r.time.units_not_executed > 0 {
         r.notes.push(format!(
-            "{} units ({:.1} us traced) were not executed and are left out of both sides",
-            r.time.units_not_executed, r.time.not_executed_traced_us
+            "{} ({:.1} us traced) not executed, left out of both sides",
+            crate::words::count(r.time.units_not_executed as u64, "unit"),
+            r.time.not_executed_traced_us
         ));
     }
     r

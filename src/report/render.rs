@@ -52,6 +52,18 @@ pub fn markdown(r: &Report) -> String {
         r.device,
         r.cache.as_deref().unwrap_or("-")
     );
+    let _ = match (r.iterations_per_replay, &r.iterations_found_by) {
+        (Some(n), Some(by)) => writeln!(
+            o,
+            "One replay runs every step of the trace: {} (found from {by}).\n",
+            crate::words::count(n, "profiled model iteration")
+        ),
+        _ => writeln!(
+            o,
+            "One replay runs every step of the trace; how many model iterations that is was not \
+             recorded (results of an older kc, or a trace whose iterations kc could not find).\n"
+        ),
+    };
     let _ = writeln!(o, "## Does the sum of isolated units predict the whole?\n");
     let _ = writeln!(
         o,
@@ -66,6 +78,22 @@ pub fn markdown(r: &Report) -> String {
         f(r.time.predicted_us, 1),
         signed(r.time.error_pct)
     );
+    if let Some(n) = r.iterations_per_replay {
+        let _ = writeln!(
+            o,
+            "| time per model iteration ({n} per replay) | {} us | {} us | |",
+            f(r.per_iteration(r.time.actual_us), 1),
+            f(r.per_iteration(r.time.predicted_us), 1),
+        );
+    }
+    if let (Some(e), Some(n)) = (&r.energy, r.iterations_per_replay) {
+        let _ = writeln!(
+            o,
+            "| energy per model iteration ({n} per replay) | {} J | {} J | |",
+            f(r.per_iteration(Some(e.actual_j)), 4),
+            f(r.per_iteration(e.predicted_j), 4),
+        );
+    }
     if let Some(e) = &r.energy {
         let cv = if e.windows > 1 {
             format!("cv {:.3}", e.actual_cv)
@@ -83,10 +111,10 @@ pub fn markdown(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {} units, {:.1} us traced, left out of both sides.\n",
+        "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {}, {:.1} us traced, left out of both sides.\n",
         f(r.time.replayed_traced_us, 1),
         f(r.time.traced_critical_path_us, 1),
-        r.time.units_not_executed,
+        crate::words::count(r.time.units_not_executed as u64, "unit"),
         r.time.not_executed_traced_us
     );
     let _ = writeln!(o, "## By tier\n");
