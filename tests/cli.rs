@@ -1,0 +1,191 @@
+//! The command line as a newcomer meets it (issue 17): every verb's every argument has help
+//! text, every verb that prints a summary takes --json, and output flags are spelled one way.
+
+mod common;
+use common::*;
+
+/// Verbs and sub-verbs, read from `kc --help` and `kc VERB --help` themselves, so a new
+/// verb is walked without editing this test.
+fn verbs() -> Vec<Vec<String>> {
+    fn commands(help: &str) -> Vec<String> {
+        help.split("Commands:")
+            .nth(1)
+            .map(|rest| {
+                rest.lines()
+                    .skip(1)
+                    .take_while(|l| l.starts_with("  "))
+                    .filter_map(|l| l.split_whitespace().next())
+                    .filter(|v| *v != "help")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    let top = String::from_utf8(kc(&["--help"]).stdout).unwrap();
+    let mut out = Vec::new();
+    for v in commands(&top) {
+        let help = String::from_utf8(kc(&[&v, "--help"]).stdout).unwrap();
+        for sub in commands(&help) {
+            out.push(vec![v.clone(), sub]);
+        }
+        out.push(vec![v]);
+    }
+    out
+}
+
+/// (argument, has help) for every entry under Arguments: and Options: of `-h` output.
+fn arguments(help: &str) -> Vec<(String, bool)> {
+    let lines: Vec<&str> = help.lines().collect();
+    let mut out = Vec::new();
+    let mut in_section = false;
+    for (i, l) in lines.iter().enumerate() {
+        if *l == "Arguments:" || *l == "Options:" {
+            in_section = true;
+            continue;
+        }
+        if l.is_empty() || !l.starts_with(' ') {
+            in_section = false;
+            continue;
+        }
+        let t = l.trim_start();
+        let indent = l.len() - t.len();
+        if !in_section || indent > 6 || !(t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) {
+            continue;
+        }
+        // Help follows the argument after two spaces, or on the next, deeper line.
+        let same_line = t.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+        let next_line = lines
+            .get(i + 1)
+            .is_some_and(|n| n.len() - n.trim_start().len() > indent + 2 && !n.trim().is_empty());
+        let name = t.split("  ").next().unwrap_or(t).trim().to_string();
+        out.push((name, same_line || next_line));
+    }
+    out
+}
+
+#[test]
+fn every_argument_of_every_verb_has_help() {
+    // The parser itself tells an argument without help from one with it.
+    assert_eq!(
+        arguments("Arguments:\n  <T>  a trace\n\nOptions:\n      --json\n  -h, --help  Print help\n      --long <X>\n          Long help\n"),
+        vec![
+            ("<T>".to_string(), true),
+            ("--json".to_string(), false),
+            ("-h, --help".to_string(), true),
+            ("--long <X>".to_string(), true)
+        ]
+    );
+    let verbs = verbs();
+    assert!(verbs.len() >= 8, "{verbs:?}");
+    let mut missing = Vec::new();
+    for v in &verbs {
+        let mut args: Vec<&str> = v.iter().map(String::as_str).collect();
+        args.push("-h");
+        let help = String::from_utf8(kc(&args).stdout).unwrap();
+        let found = arguments(&help);
+        assert!(!found.is_empty(), "no arguments parsed for {v:?}:\n{help}");
+        for (name, has) in found {
+            if !has {
+                missing.push(format!("kc {} {name}", v.join(" ")));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "arguments without help: {missing:?}");
+}
+
+#[test]
+fn every_summary_verb_takes_json_and_one_output_flag() {
+    for v in verbs() {
+        let mut args: Vec<&str> = v.iter().map(String::as_str).collect();
+        args.push("-h");
+        let help = String::from_utf8(kc(&args).stdout).unwrap();
+        assert!(help.contains("--json"), "kc {} has no --json", v.join(" "));
+        // Verbs that write take `-o, --output`, never `--out` alone.
+        if help.contains("--out") {
+            assert!(
+                help.contains("-o, --output <"),
+                "kc {} spells its output flag otherwise",
+                v.join(" ")
+            );
+        }
+    }
+}
+
+#[test]
+fn plan_show_honours_json_before_and_after_the_sub_verb() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, _, _) = lowered("multistream_gemm_bf16");
+    let p = dir.path().join("m.kcplan");
+    kc::plan::write(&kc::plan::build::build(&g), &p).unwrap();
+    for args in [
+        vec!["plan", "--json", "show", p.to_str().unwrap()],
+        vec!["plan", "show", p.to_str().unwrap(), "--json"],
+    ] {
+        let o = kc(&args);
+        assert!(o.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        assert_eq!(v["units"].as_array().unwrap().len(), g.units.len());
+    }
+}
+
+#[test]
+fn lower_json_lists_every_unit_with_its_rule_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("g.kcir");
+    assert!(kc(&["ingest", h100("gpt2_train_bf16").to_str().unwrap(), "-o", graph.to_str().unwrap()])
+        .status
+        .success());
+    let o = kc(&[
+        "lower",
+        "--tiers",
+        graph.to_str().unwrap(),
+        "-o",
+        dir.path().join("l.kcir").to_str().unwrap(),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let units = v["units"].as_array().unwrap();
+    assert_eq!(units.len() as u64, v["summary"]["unique_units"].as_u64().unwrap());
+    assert!(units.iter().all(|u| !u["rule"].as_str().unwrap().is_empty()));
+    // Unreplayable units carry their whole reason.
+    assert!(units
+        .iter()
+        .filter(|u| u["tier"] == "unreplayable")
+        .all(|u| u["reason"].as_str().is_some_and(|r| r.len() > 10)));
+}
+
+#[test]
+fn ingest_of_a_folder_writes_into_the_working_directory_and_says_files_look_unrelated() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kc"))
+        .current_dir(dir.path())
+        .args(["ingest", shared().join("traces/h100").to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("h100.kcir").exists());
+    assert!(!shared().join("traces/h100.kcir").exists());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["summary"]["diagnostics"]["by_kind"]["unrelated_ranks"]["count"].as_u64() >= Some(1),
+        "{}",
+        v["summary"]["diagnostics"]
+    );
+}
+
+#[test]
+fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = kc(&[
+        "run",
+        h100("multistream_gemm_bf16").to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("predict "), "{text}");
+    assert!(text.contains("not a prediction"), "{text}");
+    assert!(!text.contains("tiers 1-2 today"), "{text}");
+    assert!(text.contains("--features torch"), "{text}");
+}
