@@ -49,7 +49,10 @@ fn arguments(help: &str) -> Vec<(String, bool)> {
         }
         let t = l.trim_start();
         let indent = l.len() - t.len();
-        if !in_section || indent > 6 || !(t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) {
+        if !in_section
+            || indent > 6
+            || !(t.starts_with('-') || t.starts_with('<') || t.starts_with('['))
+        {
             continue;
         }
         // Help follows the argument after two spaces, or on the next, deeper line.
@@ -132,9 +135,14 @@ fn plan_show_honours_json_before_and_after_the_sub_verb() {
 fn lower_json_lists_every_unit_with_its_rule_and_reason() {
     let dir = tempfile::tempdir().unwrap();
     let graph = dir.path().join("g.kcir");
-    assert!(kc(&["ingest", h100("gpt2_train_bf16").to_str().unwrap(), "-o", graph.to_str().unwrap()])
-        .status
-        .success());
+    assert!(kc(&[
+        "ingest",
+        h100("gpt2_train_bf16").to_str().unwrap(),
+        "-o",
+        graph.to_str().unwrap()
+    ])
+    .status
+    .success());
     let o = kc(&[
         "lower",
         "--tiers",
@@ -145,8 +153,13 @@ fn lower_json_lists_every_unit_with_its_rule_and_reason() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let units = v["units"].as_array().unwrap();
-    assert_eq!(units.len() as u64, v["summary"]["unique_units"].as_u64().unwrap());
-    assert!(units.iter().all(|u| !u["rule"].as_str().unwrap().is_empty()));
+    assert_eq!(
+        units.len() as u64,
+        v["summary"]["unique_units"].as_u64().unwrap()
+    );
+    assert!(units
+        .iter()
+        .all(|u| !u["rule"].as_str().unwrap().is_empty()));
     // Unreplayable units carry their whole reason.
     assert!(units
         .iter()
@@ -159,7 +172,11 @@ fn ingest_of_a_folder_writes_into_the_working_directory_and_says_files_look_unre
     let dir = tempfile::tempdir().unwrap();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_kc"))
         .current_dir(dir.path())
-        .args(["ingest", shared().join("traces/h100").to_str().unwrap(), "--json"])
+        .args([
+            "ingest",
+            shared().join("traces/h100").to_str().unwrap(),
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -111,8 +111,11 @@ pub fn run(a: Args) -> i32 {
         return super::fail(format!("{}: cannot write: {e}", out.display()));
     }
     if let Some(t) = &a.trace_out {
-        let trace =
-            serde_json::to_vec(&crate::report::trace_out::chrome_trace(&r)).unwrap_or_default();
+        let trace = serde_json::to_vec(&crate::report::trace_out::chrome_trace(
+            &r,
+            Some((&p, &isolated_means(&r))),
+        ))
+        .unwrap_or_default();
         if let Err(e) = crate::files::write_atomic(t, &trace) {
             return super::fail(format!("{}: cannot write: {e}", t.display()));
         }
@@ -209,4 +212,12 @@ pub fn render(r: &Results) -> String {
         let _ = writeln!(o, "  note: {n}");
     }
     o
+}
+
+/// Isolated mean time per unit of an isolated run (empty for a graph run).
+fn isolated_means(r: &Results) -> std::collections::HashMap<u32, f64> {
+    r.units
+        .iter()
+        .filter_map(|u| u.time_us.as_ref().map(|t| (u.id, t.mean)))
+        .collect()
 }

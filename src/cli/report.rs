@@ -103,6 +103,7 @@ pub fn run(a: Args) -> i32 {
     if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
         rep.set_iterations(p.iterations.count, &p.iterations.found_by);
     }
+    let measured = svg::measured_means(&rep);
     let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
         (
             a.output.join("report.json"),
@@ -125,6 +126,7 @@ pub fn run(a: Args) -> i32 {
             a.output.join("replay.trace.json"),
             serde_json::to_vec(&trace_out::chrome_trace(
                 graph.or(isolated).expect("one results file"),
+                plan.as_ref().map(|p| (p, &measured)),
             ))
             .unwrap_or_default(),
         ),

@@ -258,7 +258,10 @@ fn replay(
         ),
         (
             rdir.join("replay.trace.json"),
-            pretty(&crate::report::trace_out::chrome_trace(&graph)),
+            pretty(&crate::report::trace_out::chrome_trace(
+                &graph,
+                Some((p, &crate::report::svg::measured_means(&rep))),
+            )),
         ),
     ];
     crate::report::write_all(&files).map_err(|e| e.to_string())?;

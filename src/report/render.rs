@@ -16,30 +16,59 @@ fn signed(v: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn cell(s: &str, max: usize) -> String {
-    let s = s.replace('|', "\\|");
-    if s.chars().count() > max {
-        format!("{}…", s.chars().take(max - 1).collect::<String>())
-    } else {
-        s
+/// A table cell: whole (Markdown viewers wrap), with pipes escaped.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// Long statuses (failure messages, reasons) go to a numbered list under the table, so
+/// the table stays readable and no reason is ever cut.
+#[derive(Default)]
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    const INLINE: usize = 40;
+
+    fn status(&mut self, s: &str) -> String {
+        if s.chars().count() <= Self::INLINE {
+            return cell(s);
+        }
+        let k = match self.0.iter().position(|n| n == s) {
+            Some(k) => k,
+            None => {
+                self.0.push(s.to_string());
+                self.0.len() - 1
+            }
+        };
+        let head = s.split([':', '(']).next().unwrap_or(s).trim();
+        format!("{} (note {})", cell(head), k + 1)
+    }
+
+    fn write(&mut self, o: &mut String) {
+        if !self.0.is_empty() {
+            let _ = writeln!(o);
+            for (k, n) in self.0.drain(..).enumerate() {
+                let _ = writeln!(o, "{}. {}", k + 1, n);
+            }
+        }
     }
 }
 
-fn unit_line(o: &mut String, u: &UnitRow) {
+fn unit_line(o: &mut String, u: &UnitRow, notes: &mut Footnotes) {
     let _ = writeln!(
         o,
         "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
         u.id,
         u.tier,
-        cell(&u.label, 28),
-        cell(&u.call, 48),
+        cell(&u.label),
+        cell(&u.call),
         u.invocations,
         u.traced_mean_us,
         f(u.measured_mean_us, 2),
         signed(u.error_vs_traced_pct),
         f(u.predicted_us, 1),
         f(u.pct_of_predicted, 1),
-        cell(&u.status, 40)
+        notes.status(&u.status)
     );
 }
 
@@ -161,14 +190,18 @@ pub fn markdown(r: &Report) -> String {
             o,
             "\n## Top units by contribution to the prediction\n\n{header}"
         );
+        let mut notes = Footnotes::default();
         for u in &r.top_units {
-            unit_line(&mut o, u);
+            unit_line(&mut o, u, &mut notes);
         }
+        notes.write(&mut o);
     }
     let _ = writeln!(o, "\n## Every unit: traced against replayed\n\n{header}");
+    let mut notes = Footnotes::default();
     for u in &r.units {
-        unit_line(&mut o, u);
+        unit_line(&mut o, u, &mut notes);
     }
+    notes.write(&mut o);
     if !r.notes.is_empty() {
         let _ = writeln!(o, "\n## Notes\n");
         for n in &r.notes {

@@ -42,6 +42,44 @@ fn header(o: &mut String, h: f64, title: &str) {
     );
 }
 
+/// A legend of the tiers in `tiers` (plus extra named swatches), in one row from (x, y).
+fn legend(o: &mut String, x: f64, y: f64, tiers: &[&str], extra: &[(&str, &str)]) {
+    let mut at = x;
+    let mut items: Vec<(String, &str)> = Vec::new();
+    for t in ["1", "2", "3", "collective"] {
+        if tiers.contains(&t) {
+            let name = if t == "collective" {
+                "collective".to_string()
+            } else {
+                format!("tier {t}")
+            };
+            items.push((name, tier_color(t)));
+        }
+    }
+    for (name, color) in extra {
+        items.push((name.to_string(), color));
+    }
+    for (name, color) in items {
+        let _ = writeln!(
+            o,
+            r#"<rect x="{at:.1}" y="{y:.1}" width="12" height="12" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+            at + 16.0,
+            y + 10.5,
+            esc(&name)
+        );
+        at += 30.0 + 6.5 * name.len() as f64;
+    }
+}
+
+/// Text cut to `n` characters with an ellipsis, for chart labels (hover text keeps it whole).
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
+}
+
 /// A "nice" axis step for a range.
 /// Tick positions 0, step, 2 step, ... up to `max`: at most a dozen, and none when `max`
 /// is not a finite positive number, so no input can make an axis loop without end.
@@ -170,14 +208,21 @@ pub fn scatter(r: &Report) -> String {
         h,
         "Per unit: isolated replay time against traced time (log-log; on the line = exact)",
     );
-    let pts: Vec<(f64, f64, &str, u32)> = r
+    let units: Vec<&super::model::UnitRow> = r
         .units
+        .iter()
+        .filter(|u| {
+            u.measured_mean_us.is_some_and(|m| {
+                m > 0.0 && m.is_finite() && u.traced_mean_us > 0.0 && u.traced_mean_us.is_finite()
+            })
+        })
+        .collect();
+    let pts: Vec<(f64, f64, &str, u32)> = units
         .iter()
         .filter_map(|u| {
             u.measured_mean_us
                 .map(|m| (u.traced_mean_us, m, u.tier.as_str(), u.id))
         })
-        .filter(|(t, m, _, _)| *t > 0.0 && *m > 0.0 && t.is_finite() && m.is_finite())
         .collect();
     let (x0, x1, y0, y1) = (80.0, W - 40.0, h - 60.0, 50.0);
     if pts.is_empty() {
@@ -243,21 +288,71 @@ pub fn scatter(r: &Report) -> String {
         sx(b),
         sy(b)
     );
-    for (t, m, tier, id) in &pts {
+    // Every unit is a point with its numbers as hover text; only the units that weigh
+    // most in the prediction (traced time × invocations) are labelled, and a label that
+    // would cover another moves down instead of piling up.
+    const LABELLED: usize = 8;
+    let mut by_weight: Vec<&&super::model::UnitRow> = units.iter().collect();
+    by_weight.sort_by(|a, b| {
+        let w = |u: &super::model::UnitRow| u.traced_mean_us * u.invocations as f64;
+        w(b).total_cmp(&w(a))
+    });
+    let labelled: Vec<u32> = by_weight.iter().take(LABELLED).map(|u| u.id).collect();
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new();
+    for u in &units {
+        let (t, m) = (u.traced_mean_us, u.measured_mean_us.unwrap_or(0.0));
         let _ = writeln!(
             o,
-            r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{}" fill-opacity="0.8"><title>unit {id}: traced {t:.2} us, isolated {m:.2} us</title></circle>"#,
-            sx(*t),
-            sy(*m),
-            tier_color(tier)
-        );
-        let _ = writeln!(
-            o,
-            r#"<text x="{:.1}" y="{:.1}" font-size="9">{id}</text>"#,
-            sx(*t) + 5.0,
-            sy(*m) - 4.0
+            r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{}" fill-opacity="0.8"><title>unit {} {}: traced {t:.2} us, isolated {m:.2} us, x{} invocations</title></circle>"#,
+            sx(t),
+            sy(m),
+            tier_color(&u.tier),
+            u.id,
+            esc(&u.label),
+            u.invocations
         );
     }
+    for u in units.iter().filter(|u| labelled.contains(&u.id)) {
+        let (t, m) = (u.traced_mean_us, u.measured_mean_us.unwrap_or(0.0));
+        let text = format!("{} {}", u.id, short(&u.label, 22));
+        let width = 5.5 * text.chars().count() as f64;
+        let (x, mut y) = (sx(t) + 6.0, sy(m) - 5.0);
+        for _ in 0..12 {
+            let clash = placed
+                .iter()
+                .any(|&(px, py, pw)| (py - y).abs() < 11.0 && x < px + pw && px < x + width);
+            if !clash {
+                break;
+            }
+            y += 11.0;
+        }
+        placed.push((x, y, width));
+        if y > sy(m) - 5.0 {
+            // Moved off its point: a leader line says whose label it is.
+            let _ = writeln!(
+                o,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#999" stroke-width="0.6"/>"##,
+                sx(t) + 3.0,
+                sy(m) + 2.0,
+                x - 1.0,
+                y - 3.0
+            );
+        }
+        let _ = writeln!(
+            o,
+            r#"<text x="{x:.1}" y="{y:.1}" font-size="10">{}</text>"#,
+            esc(&text)
+        );
+    }
+    let tiers: Vec<&str> = units.iter().map(|u| u.tier.as_str()).collect();
+    legend(&mut o, x0 + 10.0, y1 + 10.0, &tiers, &[]);
+    let _ = writeln!(
+        o,
+        r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">labelled: the {} units weighing most (traced time × count); hover a point for any unit</text>"#,
+        x1 - 6.0,
+        y0 - 8.0,
+        labelled.len()
+    );
     let _ = writeln!(
         o,
         r#"<text x="{}" y="{}" text-anchor="middle">traced mean per invocation (us)</text>"#,
@@ -274,15 +369,18 @@ pub fn scatter(r: &Report) -> String {
     o
 }
 
-/// A Gantt chart of one replay, one row per stream: steps laid out in plan order, each
-/// starting when its stream and the steps it waits on are done, lasting its unit's isolated
-/// mean time (or its traced time, drawn grey, when the unit was not measured).
-pub fn timeline(plan: &Plan, r: &Report) -> String {
-    let measured: HashMap<u32, f64> = r
-        .units
+/// Isolated mean time per unit id, for the units that were measured.
+pub fn measured_means(r: &Report) -> HashMap<u32, f64> {
+    r.units
         .iter()
         .filter_map(|u| u.measured_mean_us.map(|m| (u.id, m)))
-        .collect();
+        .collect()
+}
+
+/// Start and end (us) of every plan step in one replay: each starts when its stream and
+/// the steps it waits on are done and lasts its unit's isolated mean time, or its traced
+/// time when the unit was not measured.
+pub fn lay_out(plan: &Plan, measured: &HashMap<u32, f64>) -> (Vec<f64>, Vec<f64>) {
     let n = plan.steps.len();
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
@@ -295,17 +393,41 @@ pub fn timeline(plan: &Plan, r: &Report) -> String {
         let t = s
             .waits_on
             .iter()
-            .map(|&w| end[w as usize])
-            .fold(ready[s.stream as usize], f64::max);
+            .map(|&w| end.get(w as usize).copied().unwrap_or(0.0))
+            .fold(
+                ready.get(s.stream as usize).copied().unwrap_or(0.0),
+                f64::max,
+            );
         start[i] = t;
         end[i] = t + dur;
-        ready[s.stream as usize] = end[i];
+        if let Some(r) = ready.get_mut(s.stream as usize) {
+            *r = end[i];
+        }
     }
+    (start, end)
+}
+
+/// A Gantt chart of one replay, one row per stream: steps laid out in plan order, each
+/// starting when its stream and the steps it waits on are done, lasting its unit's isolated
+/// mean time (or its traced time, drawn grey, when the unit was not measured).
+pub fn timeline(plan: &Plan, r: &Report) -> String {
+    let measured = measured_means(r);
+    let n = plan.steps.len();
+    let (start, end) = lay_out(plan, &measured);
     let total = end.iter().copied().fold(0.0, f64::max).max(1e-9);
     let rows = plan.streams.len().max(1);
-    let h = 90.0 + rows as f64 * 40.0;
+    let h = 110.0 + rows as f64 * 40.0;
     let mut o = String::new();
-    header(&mut o, h, &format!("Replay timeline from isolated unit times ({:.1} us; grey = traced time, unit not measured)", total));
+    header(
+        &mut o,
+        h,
+        &format!(
+            "One replay laid out from isolated unit times: {:.1} us, {} on {}",
+            total,
+            crate::words::count(n as u64, "step"),
+            crate::words::count(plan.streams.len() as u64, "stream")
+        ),
+    );
     let (x0, x1) = (110.0, W - 30.0);
     let scale = (x1 - x0) / total;
     for (k, st) in plan.streams.iter().enumerate() {
@@ -318,24 +440,153 @@ pub fn timeline(plan: &Plan, r: &Report) -> String {
             st.trace_stream
         );
     }
-    for (i, s) in plan.steps.iter().enumerate() {
-        let y = 45.0 + s.stream as f64 * 40.0;
-        let unit = &plan.units[s.unit as usize];
-        let color = if measured.contains_key(&s.unit) {
-            tier_color(unit.tier.as_str())
+    // One bar per run of back-to-back steps of one colour on a stream: thousands of
+    // microsecond steps would otherwise be hairlines. A bar's hover text says how many
+    // steps it holds and which units take most of its time.
+    struct Run {
+        stream: u32,
+        color: &'static str,
+        from: f64,
+        to: f64,
+        steps: usize,
+        by_unit: HashMap<u32, f64>,
+    }
+    let color_of = |unit: u32| -> &'static str {
+        if measured.contains_key(&unit) {
+            tier_color(plan.units[unit as usize].tier.as_str())
         } else {
             "#c8c8c8"
-        };
-        let w = ((end[i] - start[i]) * scale).max(0.3);
+        }
+    };
+    // A gap shorter than half a pixel does not break a run.
+    let join = 0.5 / scale;
+    let mut runs: Vec<Run> = Vec::new();
+    let mut open: HashMap<u32, usize> = HashMap::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        let color = color_of(s.unit);
+        let dur = end[i] - start[i];
+        match open.get(&s.stream).map(|&k| &mut runs[k]) {
+            Some(r) if r.color == color && start[i] - r.to <= join => {
+                r.to = end[i];
+                r.steps += 1;
+                *r.by_unit.entry(s.unit).or_default() += dur;
+            }
+            _ => {
+                open.insert(s.stream, runs.len());
+                runs.push(Run {
+                    stream: s.stream,
+                    color,
+                    from: start[i],
+                    to: end[i],
+                    steps: 1,
+                    by_unit: HashMap::from([(s.unit, dur)]),
+                });
+            }
+        }
+    }
+    // Too many runs to see (tiers alternating step by step): each lane becomes a row of
+    // time bins, each bin a stack of its colours' shares of the bin's time.
+    const MAX_RUNS: usize = 300;
+    if runs.len() > MAX_RUNS {
+        const BINS: usize = 240;
+        let bin = total / BINS as f64;
+        let mut share: HashMap<(u32, usize, &'static str), f64> = HashMap::new();
+        for (i, s) in plan.steps.iter().enumerate() {
+            let color = color_of(s.unit);
+            let (a, b) = (start[i], end[i]);
+            let (first, last) = ((a / bin) as usize, ((b / bin) as usize).min(BINS - 1));
+            for k in first..=last {
+                let lo = a.max(k as f64 * bin);
+                let hi = b.min((k + 1) as f64 * bin);
+                if hi > lo {
+                    *share.entry((s.stream, k, color)).or_default() += hi - lo;
+                }
+            }
+        }
+        let order = [
+            "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c9c9c", "#c8c8c8",
+        ];
+        let mut keys: Vec<(u32, usize)> = share.keys().map(|&(st, k, _)| (st, k)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for (st, k) in keys {
+            let y0 = 45.0 + st as f64 * 40.0 + 26.0;
+            let mut y = y0;
+            let mut parts = Vec::new();
+            for c in order {
+                let Some(&t) = share.get(&(st, k, c)) else {
+                    continue;
+                };
+                let hgt = 26.0 * (t / bin).min(1.0);
+                y -= hgt;
+                let _ = writeln!(
+                    o,
+                    r#"<rect x="{:.2}" y="{y:.2}" width="{:.2}" height="{hgt:.2}" fill="{c}"/>"#,
+                    x0 + k as f64 * bin * scale,
+                    (bin * scale).max(0.3)
+                );
+                parts.push(format!("{:.0} %", 100.0 * t / bin));
+            }
+            let _ = writeln!(
+                o,
+                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="26" fill="none"><title>{:.1} to {:.1} us: busy {}</title></rect>"#,
+                x0 + k as f64 * bin * scale,
+                y0 - 26.0,
+                (bin * scale).max(0.3),
+                k as f64 * bin,
+                (k + 1) as f64 * bin,
+                parts.join(" + ")
+            );
+        }
+        runs.clear();
         let _ = writeln!(
             o,
-            r#"<rect x="{:.2}" y="{y}" width="{w:.2}" height="26" fill="{color}" stroke="white" stroke-width="0.2"><title>step {i}: unit {} {} ({:.2} us)</title></rect>"#,
-            x0 + start[i] * scale,
-            unit.id,
-            esc(&unit.label),
-            end[i] - start[i]
+            r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{} bins of {:.1} us; a bar's height is each colour's share of its bin</text>"#,
+            x1,
+            h - 12.0,
+            BINS,
+            bin
         );
     }
+    for r in &runs {
+        let y = 45.0 + r.stream as f64 * 40.0;
+        let w = ((r.to - r.from) * scale).max(0.3);
+        let mut top: Vec<(&u32, &f64)> = r.by_unit.iter().collect();
+        top.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+        let names: Vec<String> = top
+            .iter()
+            .take(3)
+            .map(|(u, t)| format!("unit {u} {} {t:.1} us", plan.units[**u as usize].label))
+            .collect();
+        let _ = writeln!(
+            o,
+            r#"<rect x="{:.2}" y="{y}" width="{w:.2}" height="26" fill="{}"><title>{} from {:.1} to {:.1} us: {}</title></rect>"#,
+            x0 + r.from * scale,
+            r.color,
+            crate::words::count(r.steps as u64, "step"),
+            r.from,
+            r.to,
+            esc(&names.join("; "))
+        );
+    }
+    let tiers: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| measured.contains_key(&s.unit))
+        .map(|s| plan.units[s.unit as usize].tier.as_str())
+        .collect();
+    let grey = plan.steps.iter().any(|s| !measured.contains_key(&s.unit));
+    legend(
+        &mut o,
+        x0,
+        h - 22.0,
+        &tiers,
+        if grey {
+            &[("not measured (traced time)", "#c8c8c8")]
+        } else {
+            &[]
+        },
+    );
     let axis_y = 45.0 + rows as f64 * 40.0;
     for t in axis_ticks(total, 8.0) {
         let x = x0 + t * scale;

@@ -1,12 +1,39 @@
 //! The replay as a Chrome trace (opens in Perfetto beside the original trace): one event
 //! per energy window and per measured unit or graph run, on the host wall clock, with
-//! power as a counter track. Invariant: event times are the results' own ISO/Unix stamps,
-//! converted to microseconds without rounding to coarser than a millisecond.
+//! power as a counter track; and, given the plan, one replay's steps on their streams.
+//! Invariant: measurement events use the results' own ISO/Unix stamps, converted to
+//! microseconds without rounding to coarser than a millisecond; the steps of the laid-out
+//! replay (a separate process, from time 0) last their unit's isolated mean time, or the
+//! traced time where the unit was not measured, and say which.
 
 use crate::exec::results::Results;
+use crate::plan::types::Plan;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
-pub fn chrome_trace(r: &Results) -> Value {
+/// The replayed steps of one replay, on one thread per stream of a second process.
+fn replay_steps(ev: &mut Vec<Value>, plan: &Plan, measured: &HashMap<u32, f64>) {
+    const PID: u32 = 2;
+    ev.push(json!({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": "one replay, laid out from isolated unit times (traced where not measured)"}}));
+    for (k, s) in plan.streams.iter().enumerate() {
+        ev.push(json!({"ph": "M", "name": "thread_name", "pid": PID, "tid": k + 1, "args": {"name": format!("rank {} stream {}", s.rank, s.trace_stream)}}));
+    }
+    let (start, end) = super::svg::lay_out(plan, measured);
+    for (i, s) in plan.steps.iter().enumerate() {
+        let Some(u) = plan.units.get(s.unit as usize) else {
+            continue;
+        };
+        let isolated = measured.get(&s.unit).copied();
+        ev.push(json!({
+            "ph": "X", "cat": format!("tier {}", u.tier.as_str()), "name": u.label, "pid": PID, "tid": s.stream + 1,
+            "ts": start[i], "dur": end[i] - start[i],
+            "args": {"step": i, "unit": u.id, "call": super::super::plan::show::call_str(&u.call), "traced_us": s.traced_ns as f64 / 1000.0, "isolated_us": isolated, "duration_from": if isolated.is_some() { "isolated mean" } else { "traced (not measured)" }}
+        }));
+    }
+}
+
+/// The Chrome trace of a results file; with `replay`, also the plan's steps laid out.
+pub fn chrome_trace(r: &Results, replay: Option<(&Plan, &HashMap<u32, f64>)>) -> Value {
     let mut ev: Vec<Value> = vec![
         json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": format!("kc replay ({}) on {}", r.mode, r.device.name)}}),
         json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "energy windows"}}),
@@ -19,7 +46,9 @@ pub fn chrome_trace(r: &Results) -> Value {
             "args": {"energy_j": w.energy_j, "avg_power_w": w.avg_power_w, "duration_s": w.duration_s, "completed": w.completed, "ticks": w.ticks}
         }));
         ev.push(json!({"ph": "C", "name": "power (W)", "pid": 1, "ts": w.start_unix_ms as f64 * 1000.0, "args": {"avg": w.avg_power_w}}));
-        ev.push(json!({"ph": "C", "name": "power (W)", "pid": 1, "ts": w.end_unix_ms as f64 * 1000.0, "args": {"avg": 0.0}}));
+        // The window's mean holds to its end; between windows the counter keeps its last
+        // value rather than dropping to a 0 W nobody measured.
+        ev.push(json!({"ph": "C", "name": "power (W)", "pid": 1, "ts": w.end_unix_ms as f64 * 1000.0, "args": {"avg": w.avg_power_w}}));
     }
     if let Some(g) = &r.graph {
         if let (Some(a), Some(b)) = (g.timed_start_unix_ms, g.timed_end_unix_ms) {
@@ -38,6 +67,9 @@ pub fn chrome_trace(r: &Results) -> Value {
                 "args": {"call": u.call, "mean_us": u.time_us.as_ref().map(|t| t.mean), "launches": u.launches, "unroll": u.unroll}
             }));
         }
+    }
+    if let Some((plan, measured)) = replay {
+        replay_steps(&mut ev, plan, measured);
     }
     json!({"traceEvents": ev, "displayTimeUnit": "ms", "otherData": {"kc_version": r.kc_version, "plan": r.plan.file}})
 }
