@@ -54,6 +54,23 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<{ 1 << 34 }>()
 }
 
+/// Decodes a body with an allocation limit scaled to its size: a length field claims at
+/// most 64 times the body's own bytes (real graphs and plans stay far below), so a small
+/// crafted body can never make kc allocate gigabytes. bincode takes the limit as a
+/// constant, hence the buckets.
+fn decode_body<T: DeserializeOwned>(
+    body: &[u8],
+) -> Result<(T, usize), bincode::error::DecodeError> {
+    use bincode::serde::decode_from_slice;
+    let std = bincode::config::standard();
+    match body.len() {
+        n if n <= 1 << 20 => decode_from_slice(body, std.with_limit::<{ 64 << 20 }>()),
+        n if n <= 16 << 20 => decode_from_slice(body, std.with_limit::<{ 1 << 30 }>()),
+        n if n <= 256 << 20 => decode_from_slice(body, std.with_limit::<{ 16 << 30 }>()),
+        _ => decode_from_slice(body, config()),
+    }
+}
+
 /// CRC32 over the writer's version and the body: every byte after the fixed header
 /// fields is covered, so no flipped byte goes unnoticed.
 fn checksum(writer: &[u8], body: &[u8]) -> u32 {
@@ -135,8 +152,8 @@ pub fn decode<T: DeserializeOwned>(
             bytes.len()
         )));
     }
-    let (value, used) = bincode::serde::decode_from_slice(body, config())
-        .map_err(|e| corrupt(format!("body does not decode: {e}")))?;
+    let (value, used) =
+        decode_body(body).map_err(|e| corrupt(format!("body does not decode: {e}")))?;
     if used != body.len() {
         return Err(corrupt(format!(
             "{} trailing bytes after the body",

@@ -515,3 +515,32 @@ impl<R: std::io::Read> BytesAll for R {
         v
     }
 }
+
+/// Inputs the `files` fuzz target found: each once made kc allocate without bound.
+#[test]
+fn fuzz_regressions_of_the_files_target_return_quickly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if !p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("files_")
+        {
+            continue;
+        }
+        let data = std::fs::read(&p).unwrap();
+        let (k, body) = data.split_first().unwrap();
+        let t = std::time::Instant::now();
+        if k % 2 == 0 {
+            kc::fuzzing::graph_body(body);
+        } else {
+            kc::fuzzing::plan_body(body);
+        }
+        assert!(t.elapsed().as_secs() < 5, "{}", p.display());
+        n += 1;
+    }
+    assert!(n >= 1);
+}
