@@ -206,3 +206,34 @@ fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
     assert!(!text.contains("tiers 1-2 today"), "{text}");
     assert!(text.contains("--features torch"), "{text}");
 }
+
+/// traces/capture.py: `--help` works without torch, and a second capture into a folder
+/// adds its reference entry instead of overwriting the first's.
+#[test]
+fn capture_help_needs_no_torch_and_reference_entries_accumulate() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/capture.py");
+    let Ok(o) = std::process::Command::new("python3").arg("-B").arg(&script).arg("--help").output() else {
+        eprintln!("no python3 here: skipped");
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("Requirements") && help.contains("pynvml"), "{help}");
+    let dir = tempfile::tempdir().unwrap();
+    let code = format!(
+        "import sys; sys.path.insert(0, {:?}); import capture as c\n\
+         p = {:?}\n\
+         assert c.merge_reference(p, {{'torch': 'x'}}, 'how', 'a', {{'eager': 1}}) is None\n\
+         assert c.merge_reference(p, {{'torch': 'y'}}, 'how', 'b', {{'eager': 2}}) is None\n\
+         assert c.merge_reference(p, {{'torch': 'y'}}, 'how', 'a', {{'eager': 3}}) == 'a'\n\
+         import json; r = json.load(open(p))['results']\n\
+         assert sorted(r) == ['a', 'b'] and r['a']['eager'] == 3 and r['b']['eager'] == 2, r\n",
+        script.parent().unwrap().display().to_string(),
+        dir.path().join("reference.json").display().to_string()
+    );
+    let o = std::process::Command::new("python3")
+        .args(["-B", "-c", &code])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

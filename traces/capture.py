@@ -16,6 +16,13 @@ Writes into DIR:
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
 llama, gpt2, bloom; shape flags override the defaults), or any torchvision model name
 (resnet50, vit_b_16, ...), also with random weights. Nothing is downloaded.
+
+Requirements (on the GPU machine): a CUDA build of PyTorch (torch >= 2.4; 2.11 is what kc
+is tested with), transformers for the Hugging Face models, torchvision for the others, and
+pynvml (nvidia-ml-py) for energy (without it, times only). `--help` needs none of them.
+
+reference.json gathers every capture written into DIR: a second capture adds its entry
+under its own name and keeps the others (one with the same name is replaced, and said).
 """
 import argparse
 import gzip
@@ -26,7 +33,8 @@ import statistics
 import sys
 import time
 
-import torch
+# torch is imported by the functions that need it, so `--help` works without it.
+torch = None
 
 # Published shapes of the base configs; --layers etc. override them.
 HF = {
@@ -50,11 +58,11 @@ KEYS = {
     "intermediate": ("intermediate_size",),
     "vocab": ("vocab_size",),
 }
-DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 
 def build(a):
-    dtype = DTYPES[a.dtype]
+    dtype = getattr(torch, DTYPES[a.dtype])
     if a.model in HF:
         import transformers
         cls_name, base = HF[a.model]
@@ -156,6 +164,23 @@ def cuda_graph(step):
         return {"error": repr(e)}
 
 
+def merge_reference(path, env, how, name, entry):
+    """Adds `entry` under `name` to the reference file at `path`, keeping the entries of
+    earlier captures into the same folder. Returns the name of the entry it replaced, if any."""
+    ref = {"env": env, "how": how, "results": {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f)
+        ref["results"] = dict(old.get("results", {}))
+    replaced = name if name in ref["results"] else None
+    ref["results"][name] = dict(entry, env=env)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(ref, f, indent=1)
+    os.replace(tmp, path)
+    return replaced
+
+
 def gzip_file(path):
     with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
         shutil.copyfileobj(f, g)
@@ -165,18 +190,27 @@ def gzip_file(path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True)
+    p.add_argument("--model", required=True,
+                   help="qwen2, mistral, llama, gpt2, bloom (Hugging Face config) or a torchvision model name")
     p.add_argument("--name", help="file name stem (default: derived from the model and shape)")
     for flag in KEYS:
-        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=int)
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--image", type=int, default=224)
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="fp16")
-    p.add_argument("--iters", type=int, default=3, help="profiled iterations")
-    p.add_argument("--mode", choices=["inference", "train"], default="inference")
-    p.add_argument("--out", required=True)
+        p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=int,
+                       help=f"override the config's {' / '.join(KEYS[flag])}")
+    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    p.add_argument("--seq", type=int, default=128, help="sequence length of LM inputs (default 128)")
+    p.add_argument("--image", type=int, default=224, help="image side of torchvision inputs (default 224)")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="fp16", help="parameter and input dtype")
+    p.add_argument("--iters", type=int, default=3, help="profiled iterations (default 3)")
+    p.add_argument("--mode", choices=["inference", "train"], default="inference",
+                   help="a forward pass, or a training step with AdamW")
+    p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
+    global torch
+    try:
+        import torch as torch_module
+    except ImportError:
+        sys.exit("capture.py: needs PyTorch with CUDA on this machine (see the requirements in --help)")
+    torch = torch_module
     if not torch.cuda.is_available():
         sys.exit("capture.py: no CUDA device")
     os.makedirs(a.out, exist_ok=True)
@@ -210,21 +244,20 @@ def main():
     eager = time_runs(step)
     eager.update(energy(step))
     graph = cuda_graph(step)
-    ref = {
-        "env": {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
-                "cudnn": torch.backends.cudnn.version()},
-        "how": "capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
-               "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
-               "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs. The trace holds "
-               f"{a.iters} profiled iterations (CPU+CUDA, record_shapes=True). Random weights.",
-        "results": {name: {"model": desc, "mode": a.mode, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
-                           "eager": eager, "cuda_graph": graph, "profiled_iterations": a.iters,
-                           "trace": os.path.basename(trace_gz),
-                           "execution_trace": et_gz and os.path.basename(et_gz)}},
-    }
-    with open(os.path.join(a.out, "reference.json"), "w") as f:
-        json.dump(ref, f, indent=1)
-    print(json.dumps(ref["results"][name], indent=1))
+    env = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
+           "cudnn": torch.backends.cudnn.version()}
+    how = ("capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
+           "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
+           "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs. Each trace holds "
+           "`profiled_iterations` profiled iterations (CPU+CUDA, record_shapes=True). Random weights.")
+    entry = {"model": desc, "mode": a.mode, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
+             "eager": eager, "cuda_graph": graph, "profiled_iterations": a.iters,
+             "trace": os.path.basename(trace_gz),
+             "execution_trace": et_gz and os.path.basename(et_gz)}
+    replaced = merge_reference(os.path.join(a.out, "reference.json"), env, how, name, entry)
+    if replaced:
+        print(f"capture.py: replaced the earlier reference entry {replaced!r}", file=sys.stderr)
+    print(json.dumps(entry, indent=1))
     print(trace_gz)
 
 
