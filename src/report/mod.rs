@@ -189,12 +189,8 @@ pub fn check_plan_file(
     results: &Results,
     results_path: &Path,
 ) -> Result<(), ReportError> {
-    let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path).map_err(|e| {
-        ReportError::Input {
-            path: plan_path.display().to_string(),
-            why: e.to_string(),
-        }
-    })?;
+    let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
+        .map_err(|e| ReportError::Refused(e.to_string()))?;
     let crc = crc32fast::hash(&bytes);
     if crc != results.plan.crc32 {
         return Err(ReportError::Input {

@@ -1,0 +1,239 @@
+"""kc in Python: the same Rust stages as the `kc` command, with answers as pandas DataFrames.
+
+    import kc
+    g = kc.ingest("trace.pt.trace.json.gz")          # Graph (the GIL is released while it reads)
+    g.summary()                                       # dict, as `kc ingest --json`
+    g.kernels()                                       # DataFrame: one row per GPU activity
+    low = kc.lower(g)                                 # Lowered
+    low.units()                                       # DataFrame: one row per replay unit
+    kc.plan(low, "trace.kcplan")                      # dict, as `kc plan --json`
+    r = kc.read_results("trace.graph.json")          # Results: .units, .windows DataFrames
+    kc.report("trace.graph.json", isolated="trace.isolated.warm.json", output="report")
+
+Every error kc reports raises `kc.KcError` with kc's own message, which names the file and
+the byte offset or event index of the problem.
+"""
+import json as _json
+from pathlib import Path as _Path
+
+import numpy as _np
+import pandas as _pd
+
+from . import _native
+from ._native import KcError
+
+__version__ = _native.__version__
+
+__all__ = [
+    "KcError",
+    "Graph",
+    "Lowered",
+    "Plan",
+    "Results",
+    "ingest",
+    "read_graph",
+    "lower",
+    "plan",
+    "read_plan",
+    "read_results",
+    "report",
+]
+
+
+def _frame(columns):
+    """A DataFrame from the native column list: numbers arrive as one little-endian buffer
+    per column, strings as int32 codes into their categories (-1 = missing)."""
+    data = {}
+    for name, dtype, payload, categories in columns:
+        if dtype == "cat":
+            codes = _np.frombuffer(payload, dtype="<i4")
+            data[name] = _pd.Categorical.from_codes(codes, categories=categories)
+        else:
+            data[name] = _np.frombuffer(payload, dtype=dtype)
+    return _pd.DataFrame(data, copy=False)
+
+
+def _paths(path_or_paths):
+    if isinstance(path_or_paths, (str, _Path)):
+        return [str(path_or_paths)]
+    return [str(p) for p in path_or_paths]
+
+
+class Graph:
+    """A kernel graph: every GPU activity of the trace(s), linked to the op that launched it."""
+
+    def __init__(self, native):
+        self._g = native
+
+    def summary(self):
+        """The ingest summary as a dict (the same as `kc ingest --json` prints under `summary`)."""
+        return _json.loads(self._g.summary_json())
+
+    def kernels(self):
+        """One row per GPU activity: name, kind (kernel/memcpy/memset/collective), rank,
+        device, stream, start_ns, dur_ns, grid_x..z, block_x..z, op_name (the launching aten
+        op, missing when unlinked) and op_shapes (its recorded arguments)."""
+        return _frame(self._g.kernel_columns())
+
+    def ops(self):
+        """One row per CPU op kept in the graph: name, rank, tid, start_ns, dur_ns,
+        external_id, parent (row index of the enclosing op, -1 for none) and shapes."""
+        return _frame(self._g.op_columns())
+
+    def write(self, path):
+        """Writes the graph as a `.kcir` file, as `kc ingest -o PATH` does."""
+        self._g.write(str(path))
+
+    def __repr__(self):
+        s = self.summary()
+        return f"<kc.Graph: {s['gpu_ops']} GPU ops, {s['gpu_time_us']:.1f} us of GPU time>"
+
+
+class Lowered:
+    """A lowered graph: every GPU activity classified, grouped into replay units with tiers."""
+
+    def __init__(self, native):
+        self._l = native
+
+    def summary(self):
+        """The tier table as a dict (the same as `kc lower --json` prints under `summary`)."""
+        return _json.loads(self._l.summary_json())
+
+    def units(self):
+        """One row per unique replay unit: id, tier, rule, family, label, call, invocations,
+        traced_us_total, traced_us_mean, reason (why it cannot be replayed, else missing),
+        kernels (the kernel names one invocation launches)."""
+        return _pd.DataFrame(_json.loads(self._l.units_json()))
+
+    def write(self, path):
+        """Writes the lowered graph, as `kc lower -o PATH` does."""
+        self._l.write(str(path))
+
+
+class Plan:
+    """A replay plan as `kc plan show --json` describes it."""
+
+    def __init__(self, shown):
+        self._shown = shown
+
+    def summary(self):
+        """Units per tier, memory, streams, steps, iterations, sizes (a dict)."""
+        return self._shown["summary"]
+
+    def units(self):
+        """One row per unit of the plan: id, tier, family, label, call, invocations, traced
+        time, reason, kernels, buffers."""
+        return _pd.DataFrame(self._shown["units"])
+
+
+class Results:
+    """A results file of `kc exec` (graph or isolated mode), checked as `kc report` checks it."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.mode = raw["mode"]
+
+    @property
+    def units(self):
+        """One row per unit: id, label, tier, call, invocations, traced_mean_us, status,
+        mean_us (isolated mean per invocation, missing where not measured), predicted_us,
+        predicted_energy_j."""
+        rows = []
+        for u in self.raw["units"]:
+            t = u.get("time_us") or {}
+            rows.append(
+                {
+                    "id": u["id"],
+                    "label": u["label"],
+                    "tier": u["tier"],
+                    "family": u["family"],
+                    "call": u["call"],
+                    "invocations": u["invocations"],
+                    "traced_mean_us": u["traced_mean_us"],
+                    "status": u["status"],
+                    "mean_us": t.get("mean"),
+                    "std_us": t.get("std"),
+                    "predicted_us": u.get("predicted_us"),
+                    "predicted_energy_j": u.get("predicted_energy_j"),
+                }
+            )
+        return _pd.DataFrame(rows)
+
+    @property
+    def windows(self):
+        """One row per energy window: label, start, end, duration_s, energy_j, avg_power_w,
+        ticks, completed."""
+        keep = ["label", "start", "end", "start_unix_ms", "end_unix_ms", "duration_s", "energy_j",
+                "avg_power_w", "ticks", "completed"]
+        return _pd.DataFrame([{k: w.get(k) for k in keep} for w in self.raw["windows"]])
+
+    def __repr__(self):
+        return f"<kc.Results: {self.mode} run of {', '.join(self.raw['plan']['sources'])} on {self.raw['device']['name']}>"
+
+
+def ingest(path_or_paths, shapes=None):
+    """Reads Kineto traces (one file per rank, or a directory) into a `Graph`, as `kc ingest`
+    does; `shapes` is an Execution Trace or a kc JSONL shape log."""
+    return Graph(_native.ingest(_paths(path_or_paths), None if shapes is None else str(shapes)))
+
+
+def read_graph(path):
+    """Reads a `.kcir` file written by `kc ingest` or `Graph.write`."""
+    return Graph(_native.read_graph(str(path)))
+
+
+def lower(graph):
+    """Lowers a `Graph` (left unchanged) into a `Lowered` graph, as `kc lower --tiers` does."""
+    return Lowered(_native.lower(graph._g))
+
+
+def plan(lowered, path):
+    """Builds the replay plan of a `Lowered` graph, writes it to `path` and returns the
+    `Plan` (what `kc plan --json` prints)."""
+    return Plan(_json.loads(_native.plan(lowered._l, str(path))))
+
+
+def read_plan(path):
+    """Reads a `.kcplan` file."""
+    return Plan(_json.loads(_native.read_plan(str(path))))
+
+
+def read_results(path):
+    """Reads a results file of `kc exec` (schema-checked; absurd figures refused)."""
+    return Results(_json.loads(_native.read_results(str(path))))
+
+
+def report(results, isolated=None, plan=None, output="kc-report"):
+    """Writes the report of `kc report` (JSON, Markdown, CSV, SVG, Chrome trace) into
+    `output` and returns report.json as a dict. Raises `KcError` with kc's message when kc
+    refuses the inputs."""
+    import os
+    import sys
+    import tempfile
+
+    args = ["report", str(results), "-o", str(output), "--json"]
+    if isolated is not None:
+        args += ["--isolated", str(isolated)]
+    if plan is not None:
+        args += ["--plan", str(plan)]
+    # kc writes to the process's own stdout/stderr (file descriptors 1 and 2): capture them.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            code = _native.run_cli(args)
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+        out.seek(0)
+        err.seek(0)
+        text, message = out.read().decode(), err.read().decode()
+    if code != 0:
+        lines = [l for l in message.splitlines() if l.startswith("error: ")]
+        raise KcError(lines[0][len("error: "):] if lines else message.strip())
+    return _json.loads(text)

@@ -1,0 +1,330 @@
+//! `kc._native`: the Python extension over kc's Rust stages. Nothing here re-implements
+//! kc: ingest, lowering, planning, results and reports are the library's own functions;
+//! this file only moves their answers into Python. Large tables cross as columns (one
+//! little-endian buffer per numeric column, codes plus categories for strings), so a
+//! million-row DataFrame costs one copy per column, never a Python object per cell.
+//! Invariants: every kc error becomes one `KcError` carrying kc's own message (file and
+//! offset or event index); ingest releases the GIL while it reads.
+
+use kc::diag::Diagnostic;
+use kc_ir::{KernelGraph, StrId};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+create_exception!(_native, KcError, PyException, "An error kc reported: its message names the file and where.");
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    KcError::new_err(e.to_string())
+}
+
+/// One column of a table: numbers as little-endian bytes, or strings as codes into
+/// categories (-1 for a missing value).
+enum Col {
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    Cat(Vec<i32>, Vec<String>),
+}
+
+/// Maps interned string ids to dense category codes, keeping only the strings used.
+#[derive(Default)]
+struct Categories {
+    code_of: Vec<i32>,
+    names: Vec<String>,
+}
+
+impl Categories {
+    fn code(&mut self, g: &KernelGraph, id: StrId) -> i32 {
+        let i = id.0 as usize;
+        if self.code_of.len() <= i {
+            self.code_of.resize(g.strings.len().max(i + 1), -1);
+        }
+        if self.code_of[i] < 0 {
+            self.code_of[i] = self.names.len() as i32;
+            self.names.push(g.strings.get(id).to_string());
+        }
+        self.code_of[i]
+    }
+}
+
+/// `[(name, dtype, bytes, categories or None), ...]` for `kc._frame`.
+fn columns<'py>(py: Python<'py>, cols: Vec<(&str, Col)>) -> PyResult<Bound<'py, PyList>> {
+    fn bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(v.len() * N);
+        for &x in v {
+            out.extend_from_slice(&f(x));
+        }
+        out
+    }
+    let list = PyList::empty(py);
+    for (name, col) in cols {
+        let (dtype, data, cats): (&str, Vec<u8>, Option<Vec<String>>) = match col {
+            Col::I64(v) => ("<i8", bytes(&v, i64::to_le_bytes), None),
+            Col::U64(v) => ("<u8", bytes(&v, u64::to_le_bytes), None),
+            Col::U32(v) => ("<u4", bytes(&v, u32::to_le_bytes), None),
+            Col::Cat(v, names) => ("cat", bytes(&v, i32::to_le_bytes), Some(names)),
+        };
+        let item = PyTuple::new(
+            py,
+            [
+                name.into_pyobject(py)?.into_any(),
+                dtype.into_pyobject(py)?.into_any(),
+                PyBytes::new(py, &data).into_any(),
+                cats.into_pyobject(py)?.into_any(),
+            ],
+        )?;
+        list.append(item)?;
+    }
+    Ok(list)
+}
+
+/// An ingested trace: the kernel graph and what ingest noticed on the way.
+#[pyclass(module = "kc._native", frozen)]
+struct Graph {
+    g: KernelGraph,
+    diags: Vec<Diagnostic>,
+}
+
+#[pymethods]
+impl Graph {
+    /// The summary `kc ingest --json` prints, as JSON text.
+    fn summary_json(&self) -> PyResult<String> {
+        serde_json::to_string(&kc::ingest::summary::summarize(&self.g, &self.diags)).map_err(err)
+    }
+
+    /// One row per GPU activity (kernel, memcpy, memset, collective), as columns.
+    fn kernel_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let g = &self.g;
+        let n = g.graph.node_count();
+        let (mut name, mut kind) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut rank, mut device, mut stream) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut start, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut geo: [Vec<u32>; 6] = Default::default();
+        let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut names, mut op_names) = (Categories::default(), Categories::default());
+        let kinds = ["kernel", "memcpy", "memset", "collective"];
+        // Shapes are formatted once per distinct argument list, not once per row.
+        let mut shape_code: Vec<i32> = vec![-1; g.arg_lists.len()];
+        let mut shape_names: Vec<String> = Vec::new();
+        for node in g.graph.node_weights() {
+            name.push(names.code(g, node.kind.name()));
+            kind.push(kinds.iter().position(|k| *k == node.kind.kind_str()).unwrap_or(0) as i32);
+            rank.push(node.rank);
+            device.push(node.device);
+            stream.push(node.stream);
+            start.push(node.start_ns);
+            dur.push(node.dur_ns);
+            let (grid, block) = node
+                .kind
+                .geometry()
+                .map_or(([0; 3], [0; 3]), |k| (k.grid, k.block));
+            for (k, v) in grid.iter().chain(&block).enumerate() {
+                geo[k].push(*v);
+            }
+            match node.op.and_then(|o| g.ops.get(o.0 as usize)) {
+                Some(op) => {
+                    op_name.push(op_names.code(g, op.name));
+                    let a = op.args as usize;
+                    if a > 0 && a < shape_code.len() && shape_code[a] < 0 {
+                        shape_code[a] = shape_names.len() as i32;
+                        shape_names.push(kc_ir::text::args_str(&g.arg_lists[a]));
+                    }
+                    op_shapes.push(shape_code.get(a).copied().unwrap_or(-1));
+                }
+                None => {
+                    op_name.push(-1);
+                    op_shapes.push(-1);
+                }
+            }
+        }
+        let [gx, gy, gz, bx, by, bz] = geo;
+        columns(
+            py,
+            vec![
+                ("name", Col::Cat(name, names.names)),
+                ("kind", Col::Cat(kind, kinds.iter().map(|s| s.to_string()).collect())),
+                ("rank", Col::U32(rank)),
+                ("device", Col::U32(device)),
+                ("stream", Col::U64(stream)),
+                ("start_ns", Col::I64(start)),
+                ("dur_ns", Col::I64(dur)),
+                ("grid_x", Col::U32(gx)),
+                ("grid_y", Col::U32(gy)),
+                ("grid_z", Col::U32(gz)),
+                ("block_x", Col::U32(bx)),
+                ("block_y", Col::U32(by)),
+                ("block_z", Col::U32(bz)),
+                ("op_name", Col::Cat(op_name, op_names.names)),
+                ("op_shapes", Col::Cat(op_shapes, shape_names)),
+            ],
+        )
+    }
+
+    /// One row per CPU op kept in the graph (ops that launched GPU work and their parents).
+    fn op_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let g = &self.g;
+        let mut names = Categories::default();
+        let mut cols: (Vec<i32>, Vec<u32>, Vec<u64>, Vec<i64>, Vec<i64>, Vec<u64>, Vec<i64>) =
+            Default::default();
+        let mut shape_code: Vec<i32> = vec![-1; g.arg_lists.len()];
+        let mut shape_names: Vec<String> = Vec::new();
+        let mut shapes = Vec::with_capacity(g.ops.len());
+        for op in &g.ops {
+            cols.0.push(names.code(g, op.name));
+            cols.1.push(op.rank);
+            cols.2.push(op.tid);
+            cols.3.push(op.start_ns);
+            cols.4.push(op.dur_ns);
+            cols.5.push(op.external_id);
+            cols.6.push(op.parent.map_or(-1, |p| i64::from(p.0)));
+            let a = op.args as usize;
+            if a > 0 && a < shape_code.len() && shape_code[a] < 0 {
+                shape_code[a] = shape_names.len() as i32;
+                shape_names.push(kc_ir::text::args_str(&g.arg_lists[a]));
+            }
+            shapes.push(shape_code.get(a).copied().unwrap_or(-1));
+        }
+        columns(
+            py,
+            vec![
+                ("name", Col::Cat(cols.0, names.names)),
+                ("rank", Col::U32(cols.1)),
+                ("tid", Col::U64(cols.2)),
+                ("start_ns", Col::I64(cols.3)),
+                ("dur_ns", Col::I64(cols.4)),
+                ("external_id", Col::U64(cols.5)),
+                ("parent", Col::I64(cols.6)),
+                ("shapes", Col::Cat(shapes, shape_names)),
+            ],
+        )
+    }
+
+    /// Writes the graph as a `.kcir` file (what `kc ingest -o` writes).
+    fn write(&self, path: PathBuf) -> PyResult<()> {
+        kc::ingest::write_graph(&self.g, &path).map_err(err)
+    }
+}
+
+/// A lowered graph: units with tiers.
+#[pyclass(module = "kc._native", frozen)]
+struct Lowered {
+    g: KernelGraph,
+    diags: Vec<Diagnostic>,
+}
+
+#[pymethods]
+impl Lowered {
+    /// The summary `kc lower --json` prints, as JSON text.
+    fn summary_json(&self) -> PyResult<String> {
+        serde_json::to_string(&kc::lower::summary::summarize(&self.g, &self.diags)).map_err(err)
+    }
+
+    /// Every unit (the `units` list of `kc lower --json`), as JSON text.
+    fn units_json(&self) -> PyResult<String> {
+        serde_json::to_string(&kc::lower::summary::unit_rows(&self.g)).map_err(err)
+    }
+
+    /// Writes the lowered graph (what `kc lower -o` writes).
+    fn write(&self, path: PathBuf) -> PyResult<()> {
+        kc::ingest::write_graph(&self.g, &path).map_err(err)
+    }
+}
+
+/// Reads traces into a graph, as `kc ingest` does; the GIL is released while it reads.
+#[pyfunction]
+#[pyo3(signature = (paths, shapes=None))]
+fn ingest(py: Python<'_>, paths: Vec<PathBuf>, shapes: Option<PathBuf>) -> PyResult<Graph> {
+    let opts = kc::ingest::IngestOptions {
+        shapes,
+        progress: false,
+    };
+    let (g, diags) = py
+        .allow_threads(|| kc::ingest::ingest(&paths, &opts))
+        .map_err(err)?;
+    Ok(Graph { g, diags })
+}
+
+/// Reads a `.kcir` graph file.
+#[pyfunction]
+fn read_graph(py: Python<'_>, path: PathBuf) -> PyResult<Graph> {
+    let g = py.allow_threads(|| kc::ingest::read_graph(&path)).map_err(err)?;
+    Ok(Graph { g, diags: Vec::new() })
+}
+
+/// Lowers a graph, as `kc lower --tiers` does; the input graph is left as it was.
+#[pyfunction]
+fn lower(py: Python<'_>, graph: &Graph) -> PyResult<Lowered> {
+    let mut g = graph.g.clone();
+    let (_, diags) = py.allow_threads(|| kc::lower::lower(&mut g)).map_err(err)?;
+    Ok(Lowered { g, diags })
+}
+
+/// Builds the plan of a lowered graph and writes it to `path`; returns the summary JSON of
+/// `kc plan --json`.
+#[pyfunction]
+fn plan(lowered: &Lowered, path: PathBuf) -> PyResult<String> {
+    let p = kc::plan::build::build(&lowered.g);
+    p.check().map_err(err)?;
+    let bytes = kc::plan::write(&p, &path).map_err(err)?;
+    plan_json(&p, bytes)
+}
+
+fn plan_json(p: &kc::plan::Plan, bytes: u64) -> PyResult<String> {
+    serde_json::to_string(&serde_json::json!({
+        "summary": kc::plan::show::summarize(p, bytes),
+        "units": kc::plan::show::unit_rows(p),
+    }))
+    .map_err(err)
+}
+
+/// Reads a plan file; returns the JSON of `kc plan show --json` (summary and units).
+#[pyfunction]
+fn read_plan(path: PathBuf) -> PyResult<String> {
+    let p = kc::plan::read(&path).map_err(err)?;
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    plan_json(&p, bytes)
+}
+
+/// Reads a results file of `kc exec`, checked as `kc report` checks it; returns its JSON.
+#[pyfunction]
+fn read_results(path: PathBuf) -> PyResult<String> {
+    let r = kc::report::read_results(&path).map_err(err)?;
+    serde_json::to_string(&r).map_err(err)
+}
+
+/// Runs the kc command line with these arguments (without the program name); returns
+/// the exit code. Output goes to this process's stdout and stderr.
+#[pyfunction]
+fn run_cli(py: Python<'_>, args: Vec<OsString>) -> i32 {
+    let argv: Vec<OsString> = std::iter::once(OsString::from("kc")).chain(args).collect();
+    py.allow_threads(|| kc::cli::app::main_with(argv))
+}
+
+/// Makes a closed stdout end the process quietly and Ctrl-C remove half-written files,
+/// as the `kc` binary does; for the `kc` console script only.
+#[pyfunction]
+fn init_cli() {
+    kc::cli::quiet_on_closed_pipe();
+    kc::files::clean_up_on_interrupt();
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("KcError", m.py().get_type::<KcError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Graph>()?;
+    m.add_class::<Lowered>()?;
+    m.add_function(wrap_pyfunction!(ingest, m)?)?;
+    m.add_function(wrap_pyfunction!(read_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(lower, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(read_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(read_results, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(init_cli, m)?)?;
+    Ok(())
+}

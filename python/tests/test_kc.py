@@ -1,0 +1,104 @@
+"""kc's Python API against kc's own command line, on the shared H100 traces and the
+committed H100 results: the same numbers through both doors."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import kc
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
+H100 = ["bloom560m_seq5", "gpt2_train_bf16", "llama7b8l_decode", "resnet50_b32", "multistream_gemm_bf16"]
+RESULTS = ROOT / "fixtures" / "results"
+
+
+def trace(name):
+    return SHARED / "traces" / "h100" / f"{name}.pt.trace.json.gz"
+
+
+def cli(*args, cwd=None):
+    """The `kc` command this package installs, with --json; returns the parsed output."""
+    out = subprocess.run([sys.executable, "-m", "kc._cli", *map(str, args), "--json"],
+                         capture_output=True, text=True, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("name", H100)
+def test_kernels_match_kc_ingest(name, tmp_path):
+    g = kc.ingest(trace(name))
+    k = g.kernels()
+    s = cli("ingest", trace(name), "-o", tmp_path / "g.kcir")["summary"]
+    assert len(k) == s["gpu_ops"]
+    assert k["dur_ns"].sum() / 1000.0 == pytest.approx(s["gpu_time_us"], abs=1e-6)
+    assert (k["kind"] == "kernel").sum() == s["kernels"]
+    assert (k["kind"] == "memcpy").sum() == s["memcpys"]
+    assert k[k["kind"] == "kernel"]["name"].nunique() == s["unique_kernel_names"]
+    assert g.summary() == s
+    # Linked rows name their op; the dtypes are numeric, not objects.
+    assert k["op_name"].notna().sum() == s["linked_to_op"]
+    assert k["start_ns"].dtype == "int64" and k["grid_x"].dtype == "uint32"
+    ops = g.ops()
+    assert len(ops) == s["ops_kept"]
+    assert ((ops["parent"] >= -1) & (ops["parent"] < len(ops))).all()
+
+
+@pytest.mark.parametrize("name", ["bloom560m_seq5", "gpt2_train_bf16"])
+def test_units_match_kc_lower(name, tmp_path):
+    low = kc.lower(kc.ingest(trace(name)))
+    cli("ingest", trace(name), "-o", tmp_path / "g.kcir")
+    out = cli("lower", "--tiers", tmp_path / "g.kcir", "-o", tmp_path / "l.kcir")
+    units = low.units()
+    assert units.to_dict("records") == out["units"]
+    assert low.summary() == out["summary"]
+    p = kc.plan(low, tmp_path / "p.kcplan")
+    shown = cli("plan", "show", tmp_path / "p.kcplan")
+    assert p.units().to_dict("records") == shown["units"]
+    assert kc.read_plan(tmp_path / "p.kcplan").summary() == shown["summary"]
+
+
+def test_results_match_the_committed_files(tmp_path):
+    g = kc.read_results(RESULTS / "bloom560m_seq5.graph.json")
+    i = kc.read_results(RESULTS / "bloom560m_seq5.iso.json")
+    raw = json.loads((RESULTS / "bloom560m_seq5.iso.json").read_text())
+    assert g.mode == "graph" and i.mode == "isolated"
+    assert len(i.units) == len(raw["units"])
+    ok = i.units[i.units["status"] == "ok"]
+    assert (ok["mean_us"] * ok["invocations"]).sum() == pytest.approx(raw["isolated"]["predicted_us"], rel=1e-9)
+    assert list(i.windows["energy_j"]) == [w["energy_j"] for w in raw["windows"]]
+    rep = kc.report(RESULTS / "bloom560m_seq5.graph.json", isolated=RESULTS / "bloom560m_seq5.iso.json",
+                    plan=RESULTS / "bloom560m_seq5.kcplan", output=tmp_path / "rep")
+    assert rep["time"]["error_pct"] == pytest.approx(-4.99, abs=0.01)
+    assert (tmp_path / "rep" / "timeline.svg").exists()
+
+
+def test_bad_input_raises_kc_error_naming_the_file(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": ')
+    with pytest.raises(kc.KcError) as e:
+        kc.ingest(bad)
+    assert "broken.json" in str(e.value) and "byte" in str(e.value)
+    with pytest.raises(kc.KcError, match="not a kc plan"):
+        kc.read_plan(RESULTS / "bloom560m_seq5.graph.json")
+    with pytest.raises(kc.KcError, match="nope.kcplan: cannot read"):
+        kc.report(RESULTS / "bloom560m_seq5.graph.json", plan=tmp_path / "nope.kcplan", output=tmp_path / "r")
+    other = tmp_path / "other.kcplan"
+    kc.plan(kc.lower(kc.ingest(trace("bloom560m_seq5"))), other)
+    with pytest.raises(kc.KcError, match="not the plan"):
+        kc.report(RESULTS / "bloom560m_seq5.graph.json", plan=other, output=tmp_path / "r")
+    hostile = SHARED / "examples" / "hostile" / "report_hang_iso_traced_mean_1e308.json"
+    with pytest.raises(kc.KcError, match="traced_mean_us"):
+        kc.read_results(hostile)
+
+
+def test_the_kc_command_is_installed_and_the_same_cli(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "kc._cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("kc ")
+    bad = subprocess.run([sys.executable, "-m", "kc._cli", "lower", "--tiers", "/dev/zero"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a kc graph" in bad.stderr
