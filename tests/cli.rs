@@ -212,13 +212,21 @@ fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
 #[test]
 fn capture_help_needs_no_torch_and_reference_entries_accumulate() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/capture.py");
-    let Ok(o) = std::process::Command::new("python3").arg("-B").arg(&script).arg("--help").output() else {
+    let Ok(o) = std::process::Command::new("python3")
+        .arg("-B")
+        .arg(&script)
+        .arg("--help")
+        .output()
+    else {
         eprintln!("no python3 here: skipped");
         return;
     };
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let help = String::from_utf8_lossy(&o.stdout);
-    assert!(help.contains("Requirements") && help.contains("pynvml"), "{help}");
+    assert!(
+        help.contains("Requirements") && help.contains("pynvml"),
+        "{help}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let code = format!(
         "import sys; sys.path.insert(0, {:?}); import capture as c\n\

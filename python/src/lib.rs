@@ -15,7 +15,12 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-create_exception!(_native, KcError, PyException, "An error kc reported: its message names the file and where.");
+create_exception!(
+    _native,
+    KcError,
+    PyException,
+    "An error kc reported: its message names the file and where."
+);
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     KcError::new_err(e.to_string())
@@ -101,7 +106,11 @@ impl Graph {
         let g = &self.g;
         let n = g.graph.node_count();
         let (mut name, mut kind) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut rank, mut device, mut stream) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut rank, mut device, mut stream) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let (mut start, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut geo: [Vec<u32>; 6] = Default::default();
         let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -112,7 +121,12 @@ impl Graph {
         let mut shape_names: Vec<String> = Vec::new();
         for node in g.graph.node_weights() {
             name.push(names.code(g, node.kind.name()));
-            kind.push(kinds.iter().position(|k| *k == node.kind.kind_str()).unwrap_or(0) as i32);
+            kind.push(
+                kinds
+                    .iter()
+                    .position(|k| *k == node.kind.kind_str())
+                    .unwrap_or(0) as i32,
+            );
             rank.push(node.rank);
             device.push(node.device);
             stream.push(node.stream);
@@ -146,7 +160,10 @@ impl Graph {
             py,
             vec![
                 ("name", Col::Cat(name, names.names)),
-                ("kind", Col::Cat(kind, kinds.iter().map(|s| s.to_string()).collect())),
+                (
+                    "kind",
+                    Col::Cat(kind, kinds.iter().map(|s| s.to_string()).collect()),
+                ),
                 ("rank", Col::U32(rank)),
                 ("device", Col::U32(device)),
                 ("stream", Col::U64(stream)),
@@ -168,19 +185,25 @@ impl Graph {
     fn op_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let g = &self.g;
         let mut names = Categories::default();
-        let mut cols: (Vec<i32>, Vec<u32>, Vec<u64>, Vec<i64>, Vec<i64>, Vec<u64>, Vec<i64>) =
-            Default::default();
+        let n = g.ops.len();
+        let mut name = Vec::with_capacity(n);
+        let mut rank = Vec::with_capacity(n);
+        let mut tid = Vec::with_capacity(n);
+        let mut start = Vec::with_capacity(n);
+        let mut dur = Vec::with_capacity(n);
+        let mut external = Vec::with_capacity(n);
+        let mut parent = Vec::with_capacity(n);
         let mut shape_code: Vec<i32> = vec![-1; g.arg_lists.len()];
         let mut shape_names: Vec<String> = Vec::new();
         let mut shapes = Vec::with_capacity(g.ops.len());
         for op in &g.ops {
-            cols.0.push(names.code(g, op.name));
-            cols.1.push(op.rank);
-            cols.2.push(op.tid);
-            cols.3.push(op.start_ns);
-            cols.4.push(op.dur_ns);
-            cols.5.push(op.external_id);
-            cols.6.push(op.parent.map_or(-1, |p| i64::from(p.0)));
+            name.push(names.code(g, op.name));
+            rank.push(op.rank);
+            tid.push(op.tid);
+            start.push(op.start_ns);
+            dur.push(op.dur_ns);
+            external.push(op.external_id);
+            parent.push(op.parent.map_or(-1, |p| i64::from(p.0)));
             let a = op.args as usize;
             if a > 0 && a < shape_code.len() && shape_code[a] < 0 {
                 shape_code[a] = shape_names.len() as i32;
@@ -191,13 +214,13 @@ impl Graph {
         columns(
             py,
             vec![
-                ("name", Col::Cat(cols.0, names.names)),
-                ("rank", Col::U32(cols.1)),
-                ("tid", Col::U64(cols.2)),
-                ("start_ns", Col::I64(cols.3)),
-                ("dur_ns", Col::I64(cols.4)),
-                ("external_id", Col::U64(cols.5)),
-                ("parent", Col::I64(cols.6)),
+                ("name", Col::Cat(name, names.names)),
+                ("rank", Col::U32(rank)),
+                ("tid", Col::U64(tid)),
+                ("start_ns", Col::I64(start)),
+                ("dur_ns", Col::I64(dur)),
+                ("external_id", Col::U64(external)),
+                ("parent", Col::I64(parent)),
                 ("shapes", Col::Cat(shapes, shape_names)),
             ],
         )
@@ -251,8 +274,13 @@ fn ingest(py: Python<'_>, paths: Vec<PathBuf>, shapes: Option<PathBuf>) -> PyRes
 /// Reads a `.kcir` graph file.
 #[pyfunction]
 fn read_graph(py: Python<'_>, path: PathBuf) -> PyResult<Graph> {
-    let g = py.allow_threads(|| kc::ingest::read_graph(&path)).map_err(err)?;
-    Ok(Graph { g, diags: Vec::new() })
+    let g = py
+        .allow_threads(|| kc::ingest::read_graph(&path))
+        .map_err(err)?;
+    Ok(Graph {
+        g,
+        diags: Vec::new(),
+    })
 }
 
 /// Lowers a graph, as `kc lower --tiers` does; the input graph is left as it was.
