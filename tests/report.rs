@@ -351,3 +351,60 @@ fn baselines_refuse_different_cache_policies_and_flag_other_devices() {
         .unwrap()
         .contains("NVIDIA H200"));
 }
+
+/// `--reference`: the model's own measurement from capture.py's reference.json, per
+/// iteration, beside kc's replay, prediction and traced sum (snapshot).
+#[test]
+fn reports_compare_with_the_models_own_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = shared().join("traces/h100/reference.json");
+    let o = kc(&[
+        "report",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--isolated",
+        fixture("bloom560m_seq5.iso.json").to_str().unwrap(),
+        "--reference",
+        reference.to_str().unwrap(),
+        "-o",
+        dir.path().join("r").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &rep["model"];
+    assert_eq!(m["reference"]["entry"], "bloom560m_seq5");
+    assert_eq!(m["iterations"], 3);
+    // The CUDA graph of BLOOM could not be captured: eager is the basis, and said why.
+    assert_eq!(m["basis"], "eager");
+    let kc_row = m["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["what"] == "kc graph replay")
+        .unwrap();
+    assert!((kc_row["time_us"].as_f64().unwrap() - 2249.1174 / 3.0).abs() < 0.01);
+    let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
+    assert!(md.contains("CUDA graph figures are missing: RuntimeError"));
+    let section: String = md
+        .split("## Against the model's own measurement")
+        .nth(1)
+        .unwrap()
+        .split("\nTraced time")
+        .next()
+        .unwrap()
+        .to_string();
+    insta_settings().bind(|| insta::assert_snapshot!("report_bloom_reference", section));
+    // An entry that is not there is named with the ones that are.
+    let o = kc(&[
+        "report",
+        fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+        "--reference",
+        reference.to_str().unwrap(),
+        "--reference-entry",
+        "nope",
+        "-o",
+        dir.path().join("r2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("entries: bloom560m_seq5"));
+}

@@ -17,6 +17,13 @@ pub struct Args {
     /// The plan that was executed, for the replay timeline chart.
     #[arg(long)]
     pub plan: Option<PathBuf>,
+    /// The model's own measurement: a reference.json of traces/capture.py; the report then
+    /// compares the model, kc's graph replay, the prediction and the traced sum per iteration.
+    #[arg(long, value_name = "REFERENCE.json")]
+    pub reference: Option<PathBuf>,
+    /// The entry of --reference to use (default: the one recorded with the results' trace).
+    #[arg(long, value_name = "NAME")]
+    pub reference_entry: Option<String>,
     /// Output directory.
     #[arg(short, long, alias = "out", default_value = "kc-report")]
     pub output: PathBuf,
@@ -103,6 +110,11 @@ pub fn run(a: Args) -> i32 {
     if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
         rep.set_iterations(p.iterations.count, &p.iterations.found_by);
     }
+    if let Some(rp) = &a.reference {
+        if let Err(e) = report::add_reference(&mut rep, rp, a.reference_entry.as_deref()) {
+            return super::fail(e);
+        }
+    }
     let measured = svg::measured_means(&rep);
     let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
         (
@@ -139,6 +151,7 @@ pub fn run(a: Args) -> i32 {
     }
     let mut inputs: Vec<&Path> = vec![first.as_path()];
     inputs.extend(a.isolated.as_deref());
+    inputs.extend(a.reference.as_deref());
     inputs.extend(a.plan.as_deref());
     for (p, _) in &files {
         if let Err(e) = super::check_output(p, &inputs) {

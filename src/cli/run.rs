@@ -28,6 +28,10 @@ pub struct Args {
     /// Energy windows per measured item on the GPU; 0 measures time only.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
+    /// The model's own measurement (reference.json of traces/capture.py): on a GPU, the
+    /// report compares it with kc's replay and prediction per iteration.
+    #[arg(long, value_name = "REFERENCE.json")]
+    pub reference: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -119,6 +123,7 @@ pub fn run(a: Args) -> i32 {
             &a.cache,
             a.energy_repeats,
             !a.json,
+            a.reference.as_deref(),
         ) {
             Ok(r) => (
                 format!(
@@ -189,6 +194,7 @@ fn replay(
     cache: &str,
     energy_repeats: usize,
     progress: bool,
+    reference: Option<&Path>,
 ) -> Result<crate::report::model::Report, String> {
     use crate::exec::{self, CachePolicy, ExecOptions};
     let cache = match cache {
@@ -223,7 +229,10 @@ fn replay(
         ..base
     };
     let isolated = exec::execute(p, &iso_opts).map_err(|e| e.to_string())?;
-    let rep = crate::report::model::build(Some(&graph), Some(&isolated));
+    let mut rep = crate::report::model::build(Some(&graph), Some(&isolated));
+    if let Some(r) = reference {
+        crate::report::add_reference(&mut rep, r, None).map_err(|e| e.to_string())?;
+    }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
     let files = vec![

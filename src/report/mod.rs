@@ -10,6 +10,7 @@
 pub mod baseline;
 pub mod model;
 pub mod powerlog;
+pub mod reference;
 pub mod render;
 pub mod svg;
 pub mod trace_out;
@@ -204,6 +205,29 @@ pub fn check_plan_file(
         });
     }
     Ok(())
+}
+
+/// Adds the model's own measurement from a `reference.json` of `traces/capture.py` to a
+/// report: the entry recorded with the report's trace, or the one named `entry`.
+pub fn add_reference(
+    rep: &mut model::Report,
+    path: &Path,
+    entry: Option<&str>,
+) -> Result<(), ReportError> {
+    let p = path.display().to_string();
+    let bytes = crate::files::read_capped(path, 64 << 20, "reference file").map_err(|source| {
+        ReportError::Io {
+            path: p.clone(),
+            source,
+        }
+    })?;
+    let text = read_text(&bytes, &p, "reference.json of traces/capture.py")?;
+    let m = reference::find(text, &rep.sources, entry).map_err(|why| ReportError::Input {
+        path: p.clone(),
+        why,
+    })?;
+    rep.add_reference(m)
+        .map_err(|why| ReportError::Input { path: p, why })
 }
 
 /// Writes every file or none ([`crate::files::write_all`]).

@@ -107,9 +107,108 @@ pub struct Report {
     pub iterations_per_replay: Option<u32>,
     /// How the iterations were found ("ProfilerStep markers", "repeating kernel sequence").
     pub iterations_found_by: Option<String>,
+    /// kc's figures against the model's own measurement (`--reference`), per iteration.
+    pub model: Option<ModelComparison>,
+}
+
+/// One line of the comparison with the model: a time and an energy per model iteration,
+/// and how far each is from the model's (CUDA graph if measured, else eager).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct ModelRow {
+    pub what: String,
+    pub time_us: Option<f64>,
+    pub time_vs_model_pct: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub energy_vs_model_pct: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct ModelComparison {
+    pub reference: super::reference::ModelReference,
+    /// "CUDA graph" or "eager": what the percentages compare with.
+    pub basis: String,
+    /// Model iterations per replay used to divide kc's per-replay figures, and where that
+    /// count came from.
+    pub iterations: u32,
+    pub iterations_from: String,
+    pub rows: Vec<ModelRow>,
 }
 
 impl Report {
+    /// Adds the comparison with the model's own measurement. kc's per-replay figures are
+    /// divided by the iterations the results (or plan) record, else by the reference's
+    /// `profiled_iterations` (the trace holds that many).
+    pub fn add_reference(&mut self, m: super::reference::ModelReference) -> Result<(), String> {
+        let (iterations, from) =
+            match (self.iterations_per_replay, m.profiled_iterations) {
+                (Some(n), _) if n > 0 => (n, "the plan's iterations".to_string()),
+                (_, Some(n)) if n > 0 => (n, "reference.json's profiled_iterations".to_string()),
+                _ => return Err(
+                    "neither the results nor the reference say how many iterations the trace holds"
+                        .into(),
+                ),
+            };
+        if self.iterations_per_replay.is_none() {
+            self.set_iterations(iterations, "reference.json's profiled_iterations");
+        }
+        let per = |x: Option<f64>| x.map(|v| v / f64::from(iterations));
+        let (basis, model) = if m.cuda_graph.time_us.is_some() {
+            ("CUDA graph", &m.cuda_graph)
+        } else {
+            ("eager", &m.eager)
+        };
+        let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
+        let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
+            what: what.to_string(),
+            time_us: t,
+            time_vs_model_pct: vs(t, model.time_us),
+            energy_j: e,
+            energy_vs_model_pct: vs(e, model.energy_j),
+        };
+        let traced_sum = self
+            .time
+            .replayed_traced_us
+            .map(|t| t + self.time.not_executed_traced_us);
+        let mut rows = vec![
+            row(
+                "model, CUDA graph",
+                m.cuda_graph.time_us,
+                m.cuda_graph.energy_j,
+            ),
+            row("model, eager", m.eager.time_us, m.eager.energy_j),
+            row(
+                "kc graph replay",
+                per(self.time.actual_us),
+                per(self.energy.as_ref().map(|e| e.actual_j)),
+            ),
+            row(
+                &format!(
+                    "Σ isolated × count ({} cache)",
+                    self.cache.as_deref().unwrap_or("-")
+                ),
+                per(self.time.predicted_us),
+                per(self.energy.as_ref().and_then(|e| e.predicted_j)),
+            ),
+            row("traced kernel sum", per(traced_sum), None),
+        ];
+        rows.retain(|r| r.time_us.is_some() || r.energy_j.is_some());
+        if self.time.units_not_executed > 0 {
+            self.notes.push(format!(
+                "against the model: kc's replay and prediction leave out {:.1} us traced per iteration ({}), which the model ran",
+                self.time.not_executed_traced_us / f64::from(iterations),
+                crate::words::count(self.time.units_not_executed as u64, "unit")
+            ));
+        }
+        self.model = Some(ModelComparison {
+            reference: m,
+            basis: basis.into(),
+            iterations,
+            iterations_from: from,
+            rows,
+        });
+        Ok(())
+    }
+
     /// A per-replay figure per model iteration, when the iteration count is known.
     pub fn per_iteration(&self, per_replay: Option<f64>) -> Option<f64> {
         Some(per_replay? / f64::from(self.iterations_per_replay.filter(|&n| n > 0)?))

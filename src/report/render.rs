@@ -138,6 +138,33 @@ pub fn markdown(r: &Report) -> String {
             signed(e.error_pct)
         );
     }
+    if let Some(m) = &r.model {
+        let _ = writeln!(
+            o,
+            "\n## Against the model's own measurement\n\nPer model iteration ({} per replay, from {}); the model as `traces/capture.py` measured it ({}, entry `{}`). Percentages are against the model's {}.\n",
+            m.iterations, m.iterations_from, m.reference.trace, m.reference.entry, m.basis
+        );
+        let _ = writeln!(o, "| | time per iteration | vs model | energy per iteration | vs model |\n|---|---|---|---|---|");
+        for row in &m.rows {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} |",
+                row.what,
+                row.time_us.map_or("-".into(), |t| format!("{t:.1} us")),
+                signed(row.time_vs_model_pct),
+                row.energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
+                signed(row.energy_vs_model_pct)
+            );
+        }
+        for (what, run) in [
+            ("CUDA graph", &m.reference.cuda_graph),
+            ("eager", &m.reference.eager),
+        ] {
+            if let Some(why) = &run.missing {
+                let _ = writeln!(o, "\nThe model's {what} figures are missing: {why}");
+            }
+        }
+    }
     let _ = writeln!(
         o,
         "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {}, {:.1} us traced, left out of both sides.\n",
