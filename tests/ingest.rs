@@ -216,6 +216,7 @@ fn shapes_merge_from_an_execution_trace() {
         &kc::ingest::IngestOptions {
             shapes: Some(et),
             progress: false,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -274,6 +275,7 @@ fn shapes_merge_from_a_jsonl_shape_log() {
         &kc::ingest::IngestOptions {
             shapes: Some(shapes),
             progress: false,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -142,6 +142,9 @@ pub enum Unreplayable {
     /// Host-side or Python-level code with no aten op underneath (e.g. a Triton kernel
     /// launched from Python).
     NoAtenOp { op: String },
+    /// Launched by a CUDA graph replay, which records no op (added last, so graphs written
+    /// before it decode unchanged).
+    GraphLaunched,
 }
 
 impl fmt::Display for Unreplayable {
@@ -152,6 +155,10 @@ impl fmt::Display for Unreplayable {
             Unreplayable::BadArgs { op, why } => write!(f, "{op}: {why}"),
             Unreplayable::UnknownCopy => write!(f, "memcpy of unknown kind or size"),
             Unreplayable::NoAtenOp { op } => write!(f, "{op}: not an aten op"),
+            Unreplayable::GraphLaunched => write!(
+                f,
+                "launched by a CUDA graph replay, which records no op: give the eager trace of the same step with `kc ingest --eager`"
+            ),
         }
     }
 }

@@ -135,11 +135,18 @@ pub enum LinkStatus {
     NoRuntimeCall,
     /// The runtime call was found but no op encloses it.
     NoEnclosingOp,
+    /// Launched by a CUDA graph replay (no op of its own), and matched to the kernel of an
+    /// eager trace of the same step, whose op it takes (`kc ingest --eager`). Added last,
+    /// so graphs written before it decode unchanged.
+    EagerTwin,
 }
 
 impl LinkStatus {
     pub fn is_linked(self) -> bool {
-        matches!(self, LinkStatus::ExternalId | LinkStatus::TimeNesting)
+        matches!(
+            self,
+            LinkStatus::ExternalId | LinkStatus::TimeNesting | LinkStatus::EagerTwin
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -148,6 +155,7 @@ impl LinkStatus {
             LinkStatus::TimeNesting => "time_nesting",
             LinkStatus::NoRuntimeCall => "no_runtime_call",
             LinkStatus::NoEnclosingOp => "no_enclosing_op",
+            LinkStatus::EagerTwin => "eager_twin",
         }
     }
 }

@@ -259,10 +259,16 @@ impl Lowered {
 
 /// Reads traces into a graph, as `kc ingest` does; the GIL is released while it reads.
 #[pyfunction]
-#[pyo3(signature = (paths, shapes=None))]
-fn ingest(py: Python<'_>, paths: Vec<PathBuf>, shapes: Option<PathBuf>) -> PyResult<Graph> {
+#[pyo3(signature = (paths, shapes=None, eager=None))]
+fn ingest(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    shapes: Option<PathBuf>,
+    eager: Option<PathBuf>,
+) -> PyResult<Graph> {
     let opts = kc::ingest::IngestOptions {
         shapes,
+        eager,
         progress: false,
     };
     let (g, diags) = py

@@ -14,6 +14,11 @@ pub struct Args {
     /// (.json/.json.gz) or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// For a trace profiled while replaying a CUDA graph (its kernels have no op): an eager
+    /// trace of the same model and step, whose kernels' ops and shapes the graph trace's
+    /// kernels take where their sequences align (name and launch geometry).
+    #[arg(long, value_name = "EAGER_TRACE")]
+    pub eager: Option<PathBuf>,
     /// Graph file to write (default: `NAME.kcir` in the working directory, NAME from the
     /// first trace or the directory).
     #[arg(short, long)]
@@ -30,11 +35,13 @@ pub fn run(a: Args) -> i32 {
         .unwrap_or_else(|| ingest::default_graph_path(&a.traces[0]));
     let mut inputs: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.shapes.as_deref());
+    inputs.extend(a.eager.as_deref());
     if let Err(e) = super::check_output(&out, &inputs) {
         return super::fail(e);
     }
     let opts = IngestOptions {
         shapes: a.shapes,
+        eager: a.eager,
         progress: std::io::stderr().is_terminal(),
     };
     let (graph, diags) = match ingest::ingest(&a.traces, &opts) {

@@ -19,6 +19,10 @@ pub struct Args {
     /// same run, or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// For a trace of CUDA-graph replays: the eager trace of the same step that lends its
+    /// ops (as `kc ingest --eager`).
+    #[arg(long, value_name = "EAGER_TRACE")]
+    pub eager: Option<PathBuf>,
     /// Output directory (default: kc-out/<trace name>).
     #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
@@ -88,6 +92,7 @@ pub fn run(a: Args) -> i32 {
     }
     let opts = ingest::IngestOptions {
         shapes: a.shapes,
+        eager: a.eager,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let (mut g, diags) = match ingest::ingest(std::slice::from_ref(&trace), &opts) {

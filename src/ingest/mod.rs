@@ -14,6 +14,7 @@ pub mod number;
 pub mod scan;
 pub mod shapes;
 pub mod summary;
+pub mod twin;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::envelope::{self, EnvelopeError, Kind};
@@ -70,6 +71,9 @@ pub enum IngestError {
 #[derive(Default, Clone)]
 pub struct IngestOptions {
     pub shapes: Option<PathBuf>,
+    /// An eager trace of the same model and step, to link the kernels a CUDA graph replay
+    /// launched (which have no op) to the ops of their eager twins.
+    pub eager: Option<PathBuf>,
     /// Show a progress bar on stderr (only drawn when stderr is a terminal).
     pub progress: bool,
 }
@@ -931,6 +935,36 @@ pub fn ingest(
             })?;
         if merged == 0 {
             diags.add("shapes_unused", sp, "no op received shapes from this file");
+        }
+        build::reassign_signatures(&mut graph);
+    }
+    if let Some(eager_path) = &opts.eager {
+        let eager_opts = IngestOptions {
+            shapes: None,
+            eager: None,
+            progress: opts.progress,
+        };
+        let (eager, _) = ingest(std::slice::from_ref(eager_path), &eager_opts)?;
+        if eager.graph.node_weights().all(|n| !n.link.is_linked()) {
+            return Err(IngestError::Input {
+                path: eager_path.display().to_string(),
+                message: "no GPU activity of this trace is linked to an op: it cannot lend ops \
+                          (an eager trace recorded with CPU activities is needed)"
+                    .into(),
+            });
+        }
+        let t = twin::link_from_eager(&mut graph, &eager, &file_name(eager_path), &mut diags);
+        // A trace of another model shares kernel names (layer norm, GEMM tiles) but not
+        // launch geometry: most aligned pairs must launch identically.
+        if t.unlinked_before > 0 && (t.aligned == 0 || t.same_geometry * 5 < t.aligned * 4) {
+            return Err(IngestError::Input {
+                path: eager_path.display().to_string(),
+                message: format!(
+                    "not an eager twin of this step: {} of {} kernels without an op align by name, \
+                     but only {} of those launch with the same grid and block",
+                    t.aligned, t.unlinked_before, t.same_geometry
+                ),
+            });
         }
         build::reassign_signatures(&mut graph);
     }

@@ -24,6 +24,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "runtime-memcpy-unknown", priority: 100, tier: Tier::Unreplayable, doc: "a memcpy whose direction is not recorded" },
     Rule { name: "runtime-memset", priority: 100, tier: Tier::Runtime, doc: "a memset replays as cudaMemsetAsync of the same size" },
     Rule { name: "nccl-collective", priority: 90, tier: Tier::Collective, doc: "NCCL/RCCL kernels replay through the collective executor" },
+    Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --eager EAGER` lends it the op of its eager twin" },
     Rule { name: "no-launching-op", priority: 80, tier: Tier::Unreplayable, doc: "a kernel not attributed to any CPU op has nothing to rebuild" },
     Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered" },
     Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op" },
@@ -114,11 +115,38 @@ fn decide(
         }
         NodeKind::Kernel { .. } => {}
     }
-    let Some(op_id) = op else {
+    // A graph replay's kernels are not launched by the op around the replay call (a serving
+    // loop's annotation at most), so that op cannot rebuild them.
+    let graph_launched = inst.nodes.iter().any(|&n| {
+        let node = &g.graph[n];
+        node.link != kc_ir::LinkStatus::EagerTwin
+            && node
+                .launch
+                .as_ref()
+                .is_some_and(|l| g.strings.get(l.api).contains("GraphLaunch"))
+    });
+    let not_aten = |op: kc_ir::OpId| {
+        let o = g.op(op);
+        o.kind != OpKind::Op || !g.str(o.name).starts_with("aten::")
+    };
+    if graph_launched && op.is_none_or(not_aten) {
         return (
-            r("no-launching-op"),
-            UnitParams::None(Unreplayable::NoLaunchingOp),
+            r("graph-launched"),
+            UnitParams::None(Unreplayable::GraphLaunched),
         );
+    }
+    let Some(op_id) = op else {
+        return if graph_launched {
+            (
+                r("graph-launched"),
+                UnitParams::None(Unreplayable::GraphLaunched),
+            )
+        } else {
+            (
+                r("no-launching-op"),
+                UnitParams::None(Unreplayable::NoLaunchingOp),
+            )
+        };
     };
     if let Some((_, result)) = &ctx.gemm[i] {
         match result {

@@ -1,0 +1,247 @@
+//! Op linkage for CUDA-graph traces from an eager twin (`kc ingest GRAPH --eager EAGER`).
+//! Kernels a `cudaGraphLaunch` replays carry no op, so a trace of a graph-served model is
+//! all "no launching op". An eager trace of the same model and step launches (nearly) the
+//! same kernels in the same order with their ops and shapes: each graph iteration's kernel
+//! sequence is aligned with an eager iteration's (a global alignment on kernel name and
+//! launch geometry that tolerates the few kernels only one side has), and every matched
+//! graph kernel takes a copy of its eager kernel's op, with the op's arguments.
+//!
+//! Invariants: the graph trace's own timings are kept (the replay is judged against them);
+//! one copy of an eager op per graph iteration, so each graph invocation is its own unit
+//! instance; kernels left unmatched stay unlinked and are counted.
+
+use crate::diag::Diagnostics;
+use kc_ir::{CpuOp, KernelGraph, LinkStatus, NodeId, OpArg, OpId};
+use std::collections::HashMap;
+
+/// What the alignment achieved, for the ingest summary.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TwinSummary {
+    pub eager_trace: String,
+    /// Graph-trace GPU activities without an op before alignment, and how many got one.
+    pub unlinked_before: usize,
+    pub aligned: usize,
+    /// Aligned pairs whose launch geometry (grid and block) is identical too: nearly all
+    /// of them for a true twin, few for a trace of another model that shares kernel names.
+    pub same_geometry: usize,
+    pub aligned_pct_of_kernels: f64,
+    pub aligned_pct_of_time: f64,
+}
+
+/// Grid and block of a launch (none for copies and memsets).
+type LaunchShape = Option<([u32; 3], [u32; 3])>;
+
+/// A kernel as the alignment compares it: name and launch geometry.
+fn key(g: &KernelGraph, id: NodeId) -> (&str, LaunchShape) {
+    let n = &g.graph[id];
+    (
+        g.strings.get(n.kind.name()),
+        n.kind.geometry().map(|k| (k.grid, k.block)),
+    )
+}
+
+/// Node ids of one rank in start order, split by iteration (one group when the graph has
+/// no iterations).
+fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
+    let mut ids: Vec<NodeId> = g
+        .graph
+        .node_indices()
+        .filter(|&i| g.graph[i].rank == rank)
+        .collect();
+    ids.sort_by_key(|&i| (g.graph[i].start_ns, i.index()));
+    let steps: Vec<u32> = {
+        let mut s: Vec<u32> = ids.iter().filter_map(|&i| g.graph[i].iteration).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    if steps.is_empty() {
+        return vec![ids];
+    }
+    steps
+        .iter()
+        .map(|&st| {
+            ids.iter()
+                .copied()
+                .filter(|&i| g.graph[i].iteration == Some(st))
+                .collect()
+        })
+        .collect()
+}
+
+/// Global alignment of `a` (graph kernels) against `b` (eager kernels): pairs (i, j) of
+/// matched positions. A kernel matches one of the same name; the same geometry too scores
+/// higher, so the alignment prefers exact matches and skips what only one side has.
+fn align<K: PartialEq>(a: &[(&str, K)], b: &[(&str, K)]) -> Vec<(usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    if n == 0 || m == 0 || n.saturating_mul(m) > 50_000_000 {
+        return Vec::new();
+    }
+    let score = |i: usize, j: usize| -> u32 {
+        if a[i].0 != b[j].0 {
+            0
+        } else if a[i].1 == b[j].1 {
+            3
+        } else {
+            1
+        }
+    };
+    // best[i][j]: best score aligning a[i..] with b[j..].
+    let w = m + 1;
+    let mut best = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            let s = score(i, j);
+            let diag = if s > 0 {
+                s + best[(i + 1) * w + j + 1]
+            } else {
+                0
+            };
+            best[i * w + j] = diag.max(best[(i + 1) * w + j]).max(best[i * w + j + 1]);
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < n && j < m {
+        let s = score(i, j);
+        if s > 0 && best[i * w + j] == s + best[(i + 1) * w + j + 1] {
+            out.push((i, j));
+            i += 1;
+            j += 1;
+        } else if best[i * w + j] == best[(i + 1) * w + j] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Links the unlinked GPU activities of `graph` to copies of the ops of the kernels they
+/// align with in `eager`, rank by rank (ranks of the eager trace in file order).
+pub fn link_from_eager(
+    graph: &mut KernelGraph,
+    eager: &KernelGraph,
+    eager_name: &str,
+    diags: &mut Diagnostics,
+) -> TwinSummary {
+    let unlinked_before = graph
+        .graph
+        .node_weights()
+        .filter(|n| !n.link.is_linked())
+        .count();
+    let total_ns: i64 = graph.graph.node_weights().map(|n| n.dur_ns).sum();
+    let mut ranks: Vec<u32> = graph.graph.node_weights().map(|n| n.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut eager_ranks: Vec<u32> = eager.graph.node_weights().map(|n| n.rank).collect();
+    eager_ranks.sort_unstable();
+    eager_ranks.dedup();
+    // Eager arguments copied once each into the graph's argument lists.
+    let mut arg_list_of: HashMap<u32, u32> = HashMap::new();
+    let mut matches: Vec<(NodeId, OpId)> = Vec::new();
+    let mut same_geometry = 0usize;
+    for (k, &rank) in ranks.iter().enumerate() {
+        let Some(&erank) = eager_ranks.get(k).or(eager_ranks.first()) else {
+            break;
+        };
+        let g_its = iterations_of(graph, rank);
+        let e_its = iterations_of(eager, erank);
+        for (it, g_ids) in g_its.iter().enumerate() {
+            let e_ids = &e_its[it % e_its.len()];
+            let a: Vec<_> = g_ids.iter().map(|&i| key(graph, i)).collect();
+            let b: Vec<_> = e_ids.iter().map(|&i| key(eager, i)).collect();
+            let pairs: Vec<(usize, usize, bool)> = align(&a, &b)
+                .into_iter()
+                .map(|(i, j)| (i, j, a[i] == b[j]))
+                .collect();
+            drop((a, b));
+            // One copy of each eager op per graph iteration.
+            let mut copy_of: HashMap<OpId, OpId> = HashMap::new();
+            let mut planned: Vec<(NodeId, OpId)> = Vec::new();
+            for (i, j, exact) in pairs {
+                let (gid, eid) = (g_ids[i], e_ids[j]);
+                if graph.graph[gid].link.is_linked() {
+                    continue;
+                }
+                same_geometry += usize::from(exact);
+                let Some(eop) = eager.graph[eid].op else {
+                    continue;
+                };
+                let op = *copy_of.entry(eop).or_insert_with(|| {
+                    let src = &eager.ops[eop.0 as usize];
+                    let args = *arg_list_of.entry(src.args).or_insert_with(|| {
+                        let list: Vec<OpArg> = eager
+                            .arg_lists
+                            .get(src.args as usize)
+                            .cloned()
+                            .unwrap_or_default();
+                        if list.is_empty() {
+                            0
+                        } else {
+                            graph.arg_lists.push(list);
+                            (graph.arg_lists.len() - 1) as u32
+                        }
+                    });
+                    graph.ops.push(CpuOp {
+                        name: graph.strings.intern(eager.strings.get(src.name)),
+                        rank,
+                        parent: None,
+                        args,
+                        ..src.clone()
+                    });
+                    OpId((graph.ops.len() - 1) as u32)
+                });
+                planned.push((gid, op));
+            }
+            matches.extend(planned);
+        }
+    }
+    let mut aligned_ns = 0i64;
+    for &(gid, op) in &matches {
+        let n = &mut graph.graph[gid];
+        n.op = Some(op);
+        n.link = LinkStatus::EagerTwin;
+        aligned_ns += n.dur_ns;
+    }
+    let aligned = matches.len();
+    if aligned < unlinked_before {
+        diags.add(
+            "not_in_eager_twin",
+            eager_name.to_string(),
+            format!(
+                "{} of {unlinked_before} unlinked GPU activities found no kernel of the same name in the eager trace",
+                unlinked_before - aligned
+            ),
+        );
+    }
+    TwinSummary {
+        eager_trace: eager_name.to_string(),
+        unlinked_before,
+        aligned,
+        same_geometry,
+        aligned_pct_of_kernels: pct(aligned as f64, graph.graph.node_count() as f64),
+        aligned_pct_of_time: pct(aligned_ns as f64, total_ns as f64),
+    }
+}
+
+fn pct(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        100.0 * a / b
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::align;
+
+    #[test]
+    fn alignment_skips_what_one_side_has_and_prefers_same_geometry() {
+        let a = [("x", 1), ("fill", 0), ("y", 1), ("z", 2), ("z", 1)];
+        let b = [("x", 1), ("y", 1), ("extra", 5), ("z", 1)];
+        // x-x, y-y, then z(1)-z(1) preferred over z(2).
+        assert_eq!(align(&a, &b), vec![(0, 0), (2, 1), (4, 3)]);
+        assert!(align::<u8>(&[], &[("a", 0)]).is_empty());
+    }
+}

@@ -1,0 +1,78 @@
+//! CUDA-graph traces linked through an eager twin (`kc ingest GRAPH --eager EAGER`), on the
+//! H100 pair in ../shared/examples/h100t2: a GPT-2-shaped decode step profiled while
+//! replaying its CUDA graph (360 kernels, none with an op) and the same step run eagerly.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn pair() -> (PathBuf, PathBuf) {
+    let e = shared().join("examples/h100t2");
+    (
+        e.join("gpt2s4l_decode_b4_graphreplay.pt.trace.json.gz"),
+        e.join("gpt2s4l_decode_b4_eager.pt.trace.json.gz"),
+    )
+}
+
+fn with_eager(trace: &Path, eager: &Path) -> Result<kc_ir::KernelGraph, String> {
+    kc::ingest::ingest(
+        &[trace.to_path_buf()],
+        &kc::ingest::IngestOptions {
+            eager: Some(eager.to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .map(|(g, _)| g)
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn graph_replayed_kernels_take_the_ops_of_their_eager_twins() {
+    let (graph, eager) = pair();
+    let (alone, _) = ingest(std::slice::from_ref(&graph));
+    assert_eq!(
+        alone
+            .graph
+            .node_weights()
+            .filter(|n| n.link.is_linked())
+            .count(),
+        0
+    );
+    let mut g = with_eager(&graph, &eager).unwrap();
+    // The graph trace's own timings are kept.
+    let t0: i64 = alone.graph.node_weights().map(|n| n.dur_ns).sum();
+    let t1: i64 = g.graph.node_weights().map(|n| n.dur_ns).sum();
+    assert_eq!(t0, t1);
+    let linked = g
+        .graph
+        .node_weights()
+        .filter(|n| n.link == kc_ir::LinkStatus::EagerTwin)
+        .count();
+    assert_eq!(
+        linked, 243,
+        "81 kernels per iteration align, all with the same geometry"
+    );
+    kc_ir::verify(&g).unwrap();
+    // Lowered: from 0 % to the share the two steps have in common.
+    let (_, _) = kc::lower::lower(&mut g).unwrap();
+    let s = kc::lower::summary::summarize(&g, &[]);
+    assert!(s.pct_replayable_time > 78.0, "{}", s.pct_replayable_time);
+    assert_eq!(s.tiers["2"].unique_units, 5);
+    // Each graph iteration is its own invocation: no unit claims more invocations than
+    // 3 iterations of its op allow.
+    let gemm_inv: u64 = s.tiers["2"].invocations;
+    assert_eq!(gemm_inv % 3, 0);
+}
+
+#[test]
+fn a_trace_of_another_model_is_not_taken_for_a_twin() {
+    let (graph, _) = pair();
+    let e = with_eager(&graph, &h100("bloom560m_seq5")).unwrap_err();
+    assert!(
+        e.contains("not an eager twin") && e.contains("same grid and block"),
+        "{e}"
+    );
+    // A trace whose kernels have no ops cannot lend any.
+    let e = with_eager(&graph, &graph).unwrap_err();
+    assert!(e.contains("cannot lend ops"), "{e}");
+}
