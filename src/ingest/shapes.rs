@@ -271,16 +271,7 @@ pub fn merge(
             continue;
         }
         let name = g.strings.get(op.name);
-        let hit = by_ext
-            .get(&(Some(op.rank), op.external_id))
-            .or_else(|| by_ext.get(&(None, op.external_id)))
-            .or_else(|| {
-                trace_has_rf
-                    .then(|| op.record_function_id.and_then(|r| by_rf.get(&r)))
-                    .flatten()
-            })
-            .copied()
-            .filter(|&k| records[k].name == name);
+        let hit = find(op).filter(|&k| records[k].name == name);
         match hit {
             Some(k) => {
                 assign(g, i, k);
