@@ -129,6 +129,15 @@ const ALLOCATING: &[&str] = &[
     "_cudnn_attention_backward",
 ];
 
+/// Whether kc's tier-3 executor can call `op` ("aten::mm") at all: lowering asks this, so
+/// the tier table never promises an op exec would then report as not executed.
+pub fn op_supported(op: &str) -> Result<(), String> {
+    let name = op
+        .strip_prefix("aten::")
+        .ok_or_else(|| format!("{op} is not an aten op"))?;
+    outputs_of(name).map(|_| ())
+}
+
 fn outputs_of(op: &str) -> Result<Outputs, String> {
     if let Some((_, out)) = OUT_VARIANTS.iter().find(|(o, _)| *o == op) {
         return Ok(Outputs::OutVariant(out));

@@ -29,6 +29,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered" },
     Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op" },
     Rule { name: "aten-op", priority: 50, tier: Tier::Op, doc: "kernels replay through the aten op that launched them, rebuilt from its recorded args" },
+    Rule { name: "aten-op-unbound", priority: 45, tier: Tier::Unreplayable, doc: "the aten op is not one kc's tier-3 executor can call yet (decided here, so exec never finds it out)" },
     Rule { name: "no-shapes", priority: 40, tier: Tier::Unreplayable, doc: "the launching aten op's argument shapes were not recorded (profile with record_shapes=True or pass --shapes)" },
     Rule { name: "not-an-aten-op", priority: 30, tier: Tier::Unreplayable, doc: "the launching op is not an aten op (user annotation, autograd node, Python launch)" },
 ];
@@ -153,7 +154,9 @@ fn decide(
             Ok(call) => return (r("cublas-gemm"), UnitParams::Gemm(call.clone())),
             Err(_) => {
                 let o = g.op(op_id);
-                if o.args_source != ArgsSource::None {
+                if o.args_source != ArgsSource::None
+                    && crate::exec::aten::op_supported(g.str(o.name)).is_ok()
+                {
                     return (
                         r("aten-op-gemm-unrecovered"),
                         UnitParams::Op {
@@ -172,6 +175,15 @@ fn decide(
             r("not-an-aten-op"),
             UnitParams::None(Unreplayable::NoAtenOp {
                 op: name.to_string(),
+            }),
+        );
+    }
+    if let Err(why) = crate::exec::aten::op_supported(name) {
+        return (
+            r("aten-op-unbound"),
+            UnitParams::None(Unreplayable::BadArgs {
+                op: name.to_string(),
+                why,
             }),
         );
     }

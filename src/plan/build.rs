@@ -205,7 +205,19 @@ pub fn build(g: &KernelGraph) -> Plan {
     let mut units = Vec::with_capacity(g.units.len());
     for u in &g.units {
         let mut used = Vec::new();
-        let call = unit_call(g, &u.params, &mut slots, &mut used);
+        let mut call = unit_call(g, &u.params, &mut slots, &mut used);
+        let mut unit_tier = tier(u.tier);
+        // The tier-3 call must be buildable from what the trace recorded (index lists,
+        // scalars the binding can pass): decided here, so exec never finds it out.
+        if let UnitCall::AtenOp { op, args } = &call {
+            let kernels: Vec<String> = u.kernels.iter().map(|k| g.str(*k).to_string()).collect();
+            if let Err(reason) = crate::exec::aten::build(op, args, &kernels) {
+                call = UnitCall::NotReplayable {
+                    reason: format!("{op}: {reason}"),
+                };
+                unit_tier = PlanTier::NotReplayable;
+            }
+        }
         let device_bytes: u64 = used
             .iter()
             .map(|&s| &slots.buffers[s as usize])
@@ -214,7 +226,7 @@ pub fn build(g: &KernelGraph) -> Plan {
             .sum();
         units.push(PlanUnit {
             id: u.id.0,
-            tier: tier(u.tier),
+            tier: unit_tier,
             family: u.family.as_str().to_string(),
             label: g.str(u.label).to_string(),
             call,
