@@ -56,6 +56,34 @@ impl Categories {
     }
 }
 
+/// Maps argument lists to category codes of their text, formatting each list once (a
+/// model repeats a few hundred lists across a million rows); -1 for no recorded arguments.
+struct ShapeCategories {
+    code_of: Vec<i32>,
+    names: Vec<String>,
+}
+
+impl ShapeCategories {
+    fn new(g: &KernelGraph) -> Self {
+        Self {
+            code_of: vec![-1; g.arg_lists.len()],
+            names: Vec::new(),
+        }
+    }
+
+    fn code(&mut self, g: &KernelGraph, args: u32) -> i32 {
+        let a = args as usize;
+        if a == 0 || a >= self.code_of.len() {
+            return -1;
+        }
+        if self.code_of[a] < 0 {
+            self.code_of[a] = self.names.len() as i32;
+            self.names.push(kc_ir::text::args_str(&g.arg_lists[a]));
+        }
+        self.code_of[a]
+    }
+}
+
 /// `[(name, dtype, bytes, categories or None), ...]` for `kc._frame`.
 fn columns<'py>(py: Python<'py>, cols: Vec<(&str, Col)>) -> PyResult<Bound<'py, PyList>> {
     fn bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
@@ -116,9 +144,7 @@ impl Graph {
         let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut names, mut op_names) = (Categories::default(), Categories::default());
         let kinds = ["kernel", "memcpy", "memset", "collective"];
-        // Shapes are formatted once per distinct argument list, not once per row.
-        let mut shape_code: Vec<i32> = vec![-1; g.arg_lists.len()];
-        let mut shape_names: Vec<String> = Vec::new();
+        let mut shape_cats = ShapeCategories::new(g);
         for node in g.graph.node_weights() {
             name.push(names.code(g, node.kind.name()));
             kind.push(
@@ -142,12 +168,7 @@ impl Graph {
             match node.op.and_then(|o| g.ops.get(o.0 as usize)) {
                 Some(op) => {
                     op_name.push(op_names.code(g, op.name));
-                    let a = op.args as usize;
-                    if a > 0 && a < shape_code.len() && shape_code[a] < 0 {
-                        shape_code[a] = shape_names.len() as i32;
-                        shape_names.push(kc_ir::text::args_str(&g.arg_lists[a]));
-                    }
-                    op_shapes.push(shape_code.get(a).copied().unwrap_or(-1));
+                    op_shapes.push(shape_cats.code(g, op.args));
                 }
                 None => {
                     op_name.push(-1);
@@ -176,7 +197,7 @@ impl Graph {
                 ("block_y", Col::U32(by)),
                 ("block_z", Col::U32(bz)),
                 ("op_name", Col::Cat(op_name, op_names.names)),
-                ("op_shapes", Col::Cat(op_shapes, shape_names)),
+                ("op_shapes", Col::Cat(op_shapes, shape_cats.names)),
             ],
         )
     }
@@ -193,8 +214,7 @@ impl Graph {
         let mut dur = Vec::with_capacity(n);
         let mut external = Vec::with_capacity(n);
         let mut parent = Vec::with_capacity(n);
-        let mut shape_code: Vec<i32> = vec![-1; g.arg_lists.len()];
-        let mut shape_names: Vec<String> = Vec::new();
+        let mut shape_cats = ShapeCategories::new(g);
         let mut shapes = Vec::with_capacity(g.ops.len());
         for op in &g.ops {
             name.push(names.code(g, op.name));
@@ -204,12 +224,7 @@ impl Graph {
             dur.push(op.dur_ns);
             external.push(op.external_id);
             parent.push(op.parent.map_or(-1, |p| i64::from(p.0)));
-            let a = op.args as usize;
-            if a > 0 && a < shape_code.len() && shape_code[a] < 0 {
-                shape_code[a] = shape_names.len() as i32;
-                shape_names.push(kc_ir::text::args_str(&g.arg_lists[a]));
-            }
-            shapes.push(shape_code.get(a).copied().unwrap_or(-1));
+            shapes.push(shape_cats.code(g, op.args));
         }
         columns(
             py,
@@ -221,7 +236,7 @@ impl Graph {
                 ("dur_ns", Col::I64(dur)),
                 ("external_id", Col::U64(external)),
                 ("parent", Col::I64(parent)),
-                ("shapes", Col::Cat(shapes, shape_names)),
+                ("shapes", Col::Cat(shapes, shape_cats.names)),
             ],
         )
     }
