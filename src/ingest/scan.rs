@@ -726,6 +726,42 @@ mod tests {
         assert_eq!(prefix_xor(0b1001), 0b0111);
     }
 
+    /// Values under keys kc does not read stream past without being kept, whatever their
+    /// size and the buffer's; kept keys and events stay whole.
+    #[test]
+    fn unread_header_values_are_skipped_and_kept_ones_kept() {
+        let big = "x".repeat(10_000);
+        let text = format!(
+            r#"{{"junk": "{big}", "deviceProperties": [{{"id": 0}}], "more": {{"a": [{big:?}]}}, "traceEvents": [{{"ph": "X"}}], "tail": 5}}"#
+        );
+        let mut s = EventScanner::new(text.as_bytes());
+        s.buf = Storage::Owned(vec![0; 8]);
+        let mut n = 0;
+        while s.next_event().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 1);
+        let keys: Vec<(&str, usize)> = s
+            .header
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.len()))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                ("junk", 0),
+                ("deviceProperties", 11),
+                ("more", 0),
+                ("tail", 0)
+            ]
+        );
+        // The buffer never had to hold the 10 kB values.
+        let Storage::Owned(buf) = &s.buf else {
+            unreachable!()
+        };
+        assert!(buf.len() < 1024, "buffer grew to {}", buf.len());
+    }
+
     #[test]
     fn bare_arrays_are_events() {
         let (evs, _) = split(r#"[{"ph":"X"},{"ph":"i"}]"#).unwrap();
