@@ -11,6 +11,7 @@
 
 pub mod aten;
 pub mod energy;
+pub mod rendezvous;
 pub mod results;
 pub mod schedule;
 pub mod stats;
