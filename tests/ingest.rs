@@ -477,3 +477,19 @@ fn profiler_steps_become_iterations() {
         g.node_count()
     );
 }
+
+/// Iterations without ProfilerStep markers: the shared traces hold 3 profiled iterations
+/// each, found from their repeating kernel sequence; the tensor-parallel stack of identical
+/// layers repeats with every layer too and shows no pause to tell iterations from layers,
+/// so none are claimed there (rather than 12 "iterations" that would be layers).
+#[test]
+fn iterations_are_found_where_the_work_repeats_and_not_guessed_elsewhere() {
+    for t in H100 {
+        let (g, _) = ingest(&[h100(t)]);
+        assert_eq!(g.iterations_per_rank(), 3, "{t}");
+        assert_eq!(g.iterations_found_by(), "repeating kernel sequence");
+    }
+    let (g, _) = ingest(&[shared().join("traces/h200x2")]);
+    assert_eq!(g.iterations_per_rank(), 0);
+    assert_eq!(g.iterations_found_by(), "none");
+}

@@ -385,3 +385,47 @@ fn multi_rank_plans_replay_one_rank() {
     assert_eq!(prog.launched, steps0);
     assert_eq!(prog.skipped, steps1);
 }
+
+/// Multi-rank plans prove their ranks issue the same collectives in the same order (NCCL
+/// would hang otherwise), or name the first divergence.
+#[test]
+fn collectives_are_matched_across_ranks() {
+    let plan_of_dir = |dir: &str| {
+        let (mut g, _) = ingest(&[shared().join(dir)]);
+        kc::lower::lower(&mut g).unwrap();
+        kc::plan::build::build(&g)
+    };
+    let tp = kc::plan::collectives::match_ranks(&plan_of_dir("traces/h200x2"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(tp.ranks, vec![0, 1]);
+    assert_eq!(
+        tp.per_rank, 24,
+        "all_reduce after attention and MLP, 4 layers, 3 forwards"
+    );
+    assert!(
+        tp.kinds.keys().all(|k| k.starts_with("allreduce")),
+        "{:?}",
+        tp.kinds
+    );
+    let dlrm = kc::plan::collectives::match_ranks(&plan_of_dir(
+        "traces/public/facebookresearch__param/dlrm_kineto",
+    ))
+    .unwrap()
+    .unwrap();
+    assert_eq!((dlrm.ranks.len(), dlrm.per_rank), (8, 8));
+    // TraceLens's MI300 folder holds single-GPU traces of different models: not one job.
+    let e =
+        kc::plan::collectives::match_ranks(&plan_of_dir("traces/public/AMD-AGI__TraceLens/mi300"))
+            .unwrap_err();
+    assert!(
+        e.contains("would wait forever") || e.contains("differs"),
+        "{e}"
+    );
+    // A single-rank plan has none to match.
+    assert!(
+        kc::plan::collectives::match_ranks(&plan_of("bloom560m_seq5"))
+            .unwrap()
+            .is_none()
+    );
+}

@@ -307,15 +307,25 @@ pub fn rendezvous(
         ))
     })?;
     c.set(&format!("arrived/{}", env.rank), b"1")?;
-    for r in 0..env.world_size {
-        if c.get(&format!("arrived/{r}"))?.is_none() {
-            return Err(RendezvousError::Timeout(format!(
-                "rank {}: rank {r} of {} did not arrive within {:.0} s (did it die or never start?)",
-                env.rank,
-                env.world_size,
-                timeout.as_secs_f64()
-            )));
+    let wait_all = |c: &mut Client, what: &str| -> Result<(), RendezvousError> {
+        for r in 0..env.world_size {
+            if c.get(&format!("{what}/{r}"))?.is_none() {
+                return Err(RendezvousError::Timeout(format!(
+                    "rank {}: rank {r} of {} did not arrive within {:.0} s (did it die or never start?)",
+                    env.rank,
+                    env.world_size,
+                    timeout.as_secs_f64()
+                )));
+            }
         }
+        Ok(())
+    };
+    wait_all(&mut c, "arrived")?;
+    // Rank 0's store must outlive every other rank's last request: each says it is done,
+    // and rank 0 returns only when all have.
+    c.set(&format!("done/{}", env.rank), b"1")?;
+    if env.rank == 0 {
+        wait_all(&mut c, "done")?;
     }
     Ok(blob)
 }

@@ -518,9 +518,13 @@ fn node_kind(
 
 /// Iterations of a trace without `ProfilerStep#N` markers, where the GPU work repeats: per
 /// rank, the sequence of kernel, copy and memset names in launch order is `k >= 2` exact
-/// repetitions of its shortest period. Each repetition becomes an iteration spanning its
-/// launches. A sequence with no exact period (warm-up steps, data-dependent work) yields
-/// none, and `kc ingest` says it found no iterations.
+/// repetitions of a period; each repetition becomes an iteration spanning its launches.
+/// When several periods fit (a stack of identical layers repeats with every layer too), the
+/// iteration is the shortest one the host paused between: every launch gap at its
+/// boundaries at least twice the median gap inside (a profiling loop steps the profiler
+/// between iterations, while one layer follows another at the launch rate). When none
+/// fits, or several fit and none shows the pause, no iterations are found and `kc ingest`
+/// says so rather than guess.
 pub fn repeating_iterations(g: &KernelGraph, launch: &[(i64, Option<u64>)]) -> Vec<Iteration> {
     let mut by_rank: BTreeMap<u32, Vec<(i64, usize)>> = BTreeMap::new();
     for id in g.graph.node_indices() {
@@ -537,11 +541,27 @@ pub fn repeating_iterations(g: &KernelGraph, launch: &[(i64, Option<u64>)]) -> V
             .map(|&(_, i)| g.graph[NodeId::new(i)].kind.name().0)
             .collect();
         let n = names.len();
-        let Some(p) = (1..=n / 2)
+        let gap = |i: usize| seq[i].0 - seq[i - 1].0;
+        let paused_between = |p: usize| {
+            let mut inside: Vec<i64> = (1..n).filter(|i| i % p != 0).map(gap).collect();
+            if inside.is_empty() {
+                return false;
+            }
+            inside.sort_unstable();
+            let median = inside[inside.len() / 2];
+            (p..n).step_by(p).map(gap).all(|g| g >= 2 * median.max(1))
+        };
+        let periods: Vec<usize> = (1..=n / 2)
             .filter(|p| n % p == 0)
-            .find(|&p| (p..n).all(|i| names[i] == names[i - p]))
-        else {
-            continue;
+            .filter(|&p| (p..n).all(|i| names[i] == names[i - p]))
+            .collect();
+        let p = match periods.as_slice() {
+            [] => continue,
+            [only] => *only,
+            several => match several.iter().copied().find(|&p| paused_between(p)) {
+                Some(p) => p,
+                None => continue,
+            },
         };
         for (k, block) in seq.chunks(p).enumerate() {
             out.push(Iteration {

@@ -179,7 +179,7 @@ pub fn render_text(s: &IngestSummary) -> String {
     let _ = match s.iterations_found_by.as_str() {
         "none" => writeln!(
             o,
-            "  iterations         {:>10}  (no ProfilerStep markers, and the GPU work does not repeat exactly: a replay covers the whole trace)",
+            "  iterations         {:>10}  (no ProfilerStep markers, and no exactly repeating kernel sequence with the host pausing between repetitions: a replay covers the whole trace)",
             0
         ),
         by => writeln!(o, "  iterations         {:>10}  (from {by})", s.iterations),

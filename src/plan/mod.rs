@@ -7,6 +7,7 @@
 //! every index in it is in range.
 
 pub mod build;
+pub mod collectives;
 pub mod memory;
 pub mod show;
 pub mod types;

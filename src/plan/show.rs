@@ -49,6 +49,12 @@ pub struct PlanSummary {
     /// Profiled iterations the steps cover, and how they were found.
     pub iterations: u32,
     pub iterations_found_by: String,
+    /// The ranks' collectives, matched (`None` without collectives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<super::collectives::CollectiveSchedule>,
+    /// Why the ranks' collectives do not match, if they do not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectives_mismatch: Option<String>,
 }
 
 /// One unit as `kc plan show --json` lists it.
@@ -179,6 +185,8 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
             .collect(),
         iterations: plan.iterations.count,
         iterations_found_by: plan.iterations.found_by.clone(),
+        collectives: super::collectives::match_ranks(plan).ok().flatten(),
+        collectives_mismatch: super::collectives::match_ranks(plan).err(),
     }
 }
 
@@ -211,6 +219,17 @@ pub fn render_text(s: &PlanSummary) -> String {
         "\n  steps {}  streams {}  cross-stream waits {}",
         s.steps, s.streams, s.cross_stream_waits
     );
+    if let Some(c) = &s.collectives {
+        let _ = writeln!(
+            o,
+            "  collectives: {} per rank on {}, the same sequence on every rank",
+            c.per_rank,
+            crate::words::count(c.ranks.len() as u64, "rank")
+        );
+    }
+    if let Some(why) = &s.collectives_mismatch {
+        let _ = writeln!(o, "  collectives DO NOT MATCH across ranks: {why}");
+    }
     let _ = if s.iterations > 0 {
         writeln!(
             o,
