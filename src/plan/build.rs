@@ -324,10 +324,15 @@ pub fn build(g: &KernelGraph) -> Plan {
         .max()
         .unwrap_or(0);
     let traced_gpu_ns = g.gpu_time_ns();
-    let replayable_traced_ns = g
-        .units
+    // After the plan's own refusals (tier-3 calls it cannot build), not the IR's tiers.
+    let replayable_traced_ns = units
         .iter()
-        .filter(|u| u.tier.is_replayable())
+        .filter(|u| {
+            matches!(
+                u.tier,
+                PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp
+            )
+        })
         .map(|u| u.traced_ns_total)
         .sum();
     Plan {
