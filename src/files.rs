@@ -300,6 +300,17 @@ mod tests {
         assert!(other.exists(), "another file's temporaries are left alone");
     }
 
+    /// What the SIGINT/SIGTERM handler runs: every temporary being written is removed.
+    #[test]
+    fn the_interrupt_clean_up_removes_live_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = temp_beside(&dir.path().join("g.kcir"));
+        std::fs::write(t.path(), b"half").unwrap();
+        assert!(t.path().exists());
+        remove_live_temps();
+        assert!(!t.path().exists());
+    }
+
     #[test]
     fn writes_are_whole_and_leave_no_temporaries() {
         let dir = tempfile::tempdir().unwrap();

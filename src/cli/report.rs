@@ -94,13 +94,8 @@ pub fn run(a: Args) -> i32 {
             ));
         }
     }
-    if let Some(pp) = &a.plan {
-        if let Err(e) = report::check_plan_file(pp, &first_r, first) {
-            return super::fail(e);
-        }
-    }
     let plan = match &a.plan {
-        Some(p) => match crate::plan::read(p) {
+        Some(p) => match report::read_measured_plan(p, &first_r, first) {
             Ok(p) => Some(p),
             Err(e) => return super::fail(e),
         },

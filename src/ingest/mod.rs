@@ -156,12 +156,18 @@ impl<R: Read> Read for HeadCrc<R> {
 }
 
 /// An input opened once: its bytes, size (0 when unknown, as for a pipe), the count of raw
-/// bytes read (for progress) and, when it is read as a stream, the hasher of its head.
+/// bytes read (for progress) and the hasher of its head (fed as a stream is read, at once
+/// for a mapped file).
 struct Opened {
     source: Source,
     size: u64,
     counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    head_crc: Result<u32, std::sync::Arc<std::sync::Mutex<crc32fast::Hasher>>>,
+    head_crc: std::sync::Arc<std::sync::Mutex<crc32fast::Hasher>>,
+}
+
+/// The CRC32 of the head a hasher was fed (the first MiB, once the input has been read).
+fn crc32_of(h: &std::sync::Mutex<crc32fast::Hasher>) -> u32 {
+    h.lock().map(|h| h.clone().finalize()).unwrap_or(0)
 }
 
 /// Whether a path names standard input (`-`).
@@ -180,6 +186,7 @@ fn open_input(path: &Path) -> Result<Opened, IngestError> {
         source,
     };
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let crc = std::sync::Arc::new(std::sync::Mutex::new(crc32fast::Hasher::new()));
     let (mut raw, size): (Box<dyn Read + Send>, u64) = if is_stdin(path) {
         (Box::new(std::io::stdin()), 0)
     } else {
@@ -196,12 +203,14 @@ fn open_input(path: &Path) -> Result<Opened, IngestError> {
             // is being ingested (a truncated file under a map would fault).
             if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
                 if !m.starts_with(&[0x1f, 0x8b]) {
-                    let crc = crc32fast::hash(&m[..m.len().min(HEAD_CRC_BYTES)]);
+                    if let Ok(mut h) = crc.lock() {
+                        h.update(&m[..m.len().min(HEAD_CRC_BYTES)]);
+                    }
                     return Ok(Opened {
                         source: Source::Mapped(std::sync::Arc::new(m)),
                         size: meta.len(),
                         counter,
-                        head_crc: Ok(crc),
+                        head_crc: crc,
                     });
                 }
             }
@@ -211,7 +220,6 @@ fn open_input(path: &Path) -> Result<Opened, IngestError> {
     let mut magic = Vec::with_capacity(2);
     (&mut raw).take(2).read_to_end(&mut magic).map_err(io)?;
     let gz = magic == [0x1f, 0x8b];
-    let crc = std::sync::Arc::new(std::sync::Mutex::new(crc32fast::Hasher::new()));
     let stream = HeadCrc {
         inner: Counting {
             inner: std::io::Cursor::new(magic).chain(raw),
@@ -232,7 +240,7 @@ fn open_input(path: &Path) -> Result<Opened, IngestError> {
         source: Source::Reader(reader),
         size,
         counter,
-        head_crc: Err(crc),
+        head_crc: crc,
     })
 }
 
@@ -378,20 +386,19 @@ fn parse_batches(
     Ok((kineto::WorkerPart { recs, strings }, diags))
 }
 
-/// Splits the input into batches until the end, an error, or the receiver hanging up.
-/// Returns the top-level keys other than `traceEvents` and whether events were found.
 /// The bytes of a trace: a (decompressing) reader, or the file mapped into memory.
 pub enum Source {
     Reader(Box<dyn Read + Send>),
     Mapped(std::sync::Arc<memmap2::Mmap>),
 }
 
+/// Splits the input into batches until the end, an error, or the receiver hanging up.
 fn split_batches(
     source: Source,
     txs: Vec<std::sync::mpsc::SyncSender<Result<Batch, ScanError>>>,
     recycled: std::sync::mpsc::Receiver<Batch>,
     progress: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) -> (Vec<(String, Vec<u8>)>, bool) {
+) -> SplitEnd {
     let mut turn = 0usize;
     let mut send = |b: Result<Batch, ScanError>| -> bool {
         let ok = txs[turn % txs.len()].send(b).is_ok();
@@ -479,17 +486,22 @@ fn split_batches(
             }
         }
     }
-    let saw = scanner.saw_events();
-    let mut header = std::mem::take(&mut scanner.header);
-    if scanner.repeated_events_key {
-        // Reported with the other top-level keys, as a key kc does not otherwise read.
-        header.push((REPEATED_EVENTS_KEY.into(), Vec::new()));
+    SplitEnd {
+        header: std::mem::take(&mut scanner.header),
+        saw_events: scanner.saw_events(),
+        repeated_events_key: scanner.repeated_events_key,
     }
-    (header, saw)
 }
 
-/// A pseudo header key the splitter adds when `traceEvents` appeared twice.
-const REPEATED_EVENTS_KEY: &str = "\u{0}traceEvents repeated";
+/// What the splitter learnt of the top level once the events are dealt.
+struct SplitEnd {
+    /// Top-level keys other than `traceEvents`, with the values kc reads.
+    header: Vec<(String, Vec<u8>)>,
+    /// Whether a `traceEvents` array (or a bare top-level array) was found.
+    saw_events: bool,
+    /// `traceEvents` appeared more than once (every copy was read).
+    repeated_events_key: bool,
+}
 
 fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
     let p = p.to_string();
@@ -558,11 +570,16 @@ fn read_file(
     diags: &mut Diagnostics,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(RankInfo, FileRecords, Option<u32>), IngestError> {
-    let opened = open_input(path)?;
+    let Opened {
+        source,
+        size,
+        counter,
+        head_crc,
+    } = open_input(path)?;
     let mut r = read_stream(
-        opened.source,
-        opened.size,
-        opened.counter,
+        source,
+        size,
+        counter,
         &path.display().to_string(),
         &file_name(path),
         position,
@@ -570,10 +587,7 @@ fn read_file(
         diags,
         bar,
     )?;
-    r.0.source_crc32 = match opened.head_crc {
-        Ok(crc) => crc,
-        Err(h) => h.lock().map(|h| h.clone().finalize()).unwrap_or(0),
-    };
+    r.0.source_crc32 = crc32_of(&head_crc);
     Ok(r)
 }
 
@@ -693,7 +707,11 @@ fn read_stream(
         return Err(f);
     }
     let recs = FileRecords::merge(parts, strings, diags);
-    let (header, saw_events) = scanner_state.map_err(|_| IngestError::Input {
+    let SplitEnd {
+        header,
+        saw_events,
+        repeated_events_key,
+    } = scanner_state.map_err(|_| IngestError::Input {
         path: p.clone(),
         message: "the event splitter thread panicked".into(),
     })?;
@@ -748,15 +766,16 @@ fn read_stream(
         ..Default::default()
     };
     let mut explicit_rank = None;
+    if repeated_events_key {
+        diags.add(
+            "duplicate_key",
+            p.clone(),
+            "`traceEvents` appears more than once at the top level: the events of every copy are read",
+        );
+    }
     let mut seen_keys: Vec<&str> = Vec::new();
     for (key, _) in &header {
-        if key == REPEATED_EVENTS_KEY {
-            diags.add(
-                "duplicate_key",
-                p.clone(),
-                "`traceEvents` appears more than once at the top level: the events of every copy are read",
-            );
-        } else if seen_keys.contains(&key.as_str()) {
+        if seen_keys.contains(&key.as_str()) {
             diags.add(
                 "duplicate_key",
                 p.clone(),
@@ -953,19 +972,12 @@ pub fn ingest(
                     .into(),
             });
         }
-        let t = twin::link_from_eager(&mut graph, &eager, &file_name(eager_path), &mut diags);
-        // A trace of another model shares kernel names (layer norm, GEMM tiles) but not
-        // launch geometry: most aligned pairs must launch identically.
-        if t.unlinked_before > 0 && (t.aligned == 0 || t.same_geometry * 5 < t.aligned * 4) {
-            return Err(IngestError::Input {
+        twin::link_from_eager(&mut graph, &eager, &file_name(eager_path), &mut diags)
+            .check()
+            .map_err(|message| IngestError::Input {
                 path: eager_path.display().to_string(),
-                message: format!(
-                    "not an eager twin of this step: {} of {} kernels without an op align by name, \
-                     but only {} of those launch with the same grid and block",
-                    t.aligned, t.unlinked_before, t.same_geometry
-                ),
-            });
-        }
+                message,
+            })?;
         build::reassign_signatures(&mut graph);
     }
     for n in graph.graph.node_weights() {
@@ -987,25 +999,29 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
         path: p.clone(),
         source,
     };
-    let bytes = match open_input(path)?.source {
-        Source::Mapped(m) => m.to_vec(),
-        Source::Reader(mut r) => {
-            let mut v = Vec::new();
-            r.read_to_end(&mut v).map_err(io)?;
-            v
+    // A mapped file is read where it lies; a stream is read into memory once.
+    let mut source = open_input(path)?.source;
+    let mut read = Vec::new();
+    let bytes: &[u8] = match &mut source {
+        Source::Mapped(m) => m,
+        Source::Reader(r) => {
+            r.read_to_end(&mut read).map_err(io)?;
+            &read
         }
     };
-    let text = String::from_utf8(bytes).map_err(|e| IngestError::Input {
+    let text = std::str::from_utf8(bytes).map_err(|e| IngestError::Input {
         path: p.clone(),
         message: format!(
             "not text (invalid UTF-8 at byte {}); --shapes takes a PyTorch Execution Trace or a kc JSONL shape log",
-            e.utf8_error().valid_up_to()
+            e.valid_up_to()
         ),
     })?;
     let trimmed = text.trim_start();
     // A Kineto trace given here by mistake: its header names it.
-    let head = &trimmed[..trimmed.len().min(1 << 16)];
-    if head.contains("\"traceEvents\"") && !head.contains("\"nodes\"") {
+    // Bytes, not a str slice: 64 KiB may end inside a multi-byte character.
+    let head = &trimmed.as_bytes()[..trimmed.len().min(1 << 16)];
+    let has = |needle: &[u8]| memchr::memmem::find(head, needle).is_some();
+    if has(b"\"traceEvents\"") && !has(b"\"nodes\"") {
         return Err(IngestError::Input {
             path: p,
             message: "this is a Kineto (profiler) trace, not shapes: give it as a TRACE; \
@@ -1015,7 +1031,7 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
     }
     // An Execution Trace is one JSON object with `nodes`; a shape log is JSON lines.
     if trimmed.starts_with('{') {
-        if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+        if let Ok(doc) = serde_json::from_str::<Value>(text) {
             if doc.get("nodes").is_some() {
                 return Ok((
                     shapes::from_execution_trace(&doc, &p)?,
@@ -1024,7 +1040,7 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
             }
         }
     }
-    Ok((shapes::from_jsonl(&text, &p)?, ArgsSource::ShapeLog))
+    Ok((shapes::from_jsonl(text, &p)?, ArgsSource::ShapeLog))
 }
 
 /// The graph file `kc ingest` writes without `-o`: `NAME.kcir` in the working directory

@@ -14,18 +14,32 @@ use crate::diag::Diagnostics;
 use kc_ir::{CpuOp, KernelGraph, LinkStatus, NodeId, OpArg, OpId};
 use std::collections::HashMap;
 
-/// What the alignment achieved, for the ingest summary.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+/// What the alignment achieved.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TwinSummary {
-    pub eager_trace: String,
     /// Graph-trace GPU activities without an op before alignment, and how many got one.
     pub unlinked_before: usize,
     pub aligned: usize,
     /// Aligned pairs whose launch geometry (grid and block) is identical too: nearly all
     /// of them for a true twin, few for a trace of another model that shares kernel names.
     pub same_geometry: usize,
-    pub aligned_pct_of_kernels: f64,
-    pub aligned_pct_of_time: f64,
+}
+
+impl TwinSummary {
+    /// Refuses a trace that is not a twin: another model shares kernel names (layer norm,
+    /// GEMM tiles) but not launch geometry, so most aligned pairs must launch identically.
+    pub fn check(&self) -> Result<(), String> {
+        if self.unlinked_before > 0
+            && (self.aligned == 0 || self.same_geometry * 5 < self.aligned * 4)
+        {
+            return Err(format!(
+                "not an eager twin of this step: {} of {} kernels without an op align by name, \
+                 but only {} of those launch with the same grid and block",
+                self.aligned, self.unlinked_before, self.same_geometry
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Grid and block of a launch (none for copies and memsets).
@@ -129,7 +143,6 @@ pub fn link_from_eager(
         .node_weights()
         .filter(|n| !n.link.is_linked())
         .count();
-    let total_ns: i64 = graph.graph.node_weights().map(|n| n.dur_ns).sum();
     let mut ranks: Vec<u32> = graph.graph.node_weights().map(|n| n.rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -196,12 +209,10 @@ pub fn link_from_eager(
             matches.extend(planned);
         }
     }
-    let mut aligned_ns = 0i64;
     for &(gid, op) in &matches {
         let n = &mut graph.graph[gid];
         n.op = Some(op);
         n.link = LinkStatus::EagerTwin;
-        aligned_ns += n.dur_ns;
     }
     let aligned = matches.len();
     if aligned < unlinked_before {
@@ -215,20 +226,9 @@ pub fn link_from_eager(
         );
     }
     TwinSummary {
-        eager_trace: eager_name.to_string(),
         unlinked_before,
         aligned,
         same_geometry,
-        aligned_pct_of_kernels: pct(aligned as f64, graph.graph.node_count() as f64),
-        aligned_pct_of_time: pct(aligned_ns as f64, total_ns as f64),
-    }
-}
-
-fn pct(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        100.0 * a / b
-    } else {
-        0.0
     }
 }
 

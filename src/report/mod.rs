@@ -183,13 +183,14 @@ pub fn check_pair(
     Ok(())
 }
 
-/// Refuses a plan file (`--plan`) other than the one the results were measured with: its
-/// steps and unit numbers would be drawn against another plan's measurements.
-pub fn check_plan_file(
+/// Reads the plan given as `--plan`, once, refusing any other than the one the results were
+/// measured with (by the CRC of its bytes): its steps and unit numbers would be drawn
+/// against another plan's measurements.
+pub fn read_measured_plan(
     plan_path: &Path,
     results: &Results,
     results_path: &Path,
-) -> Result<(), ReportError> {
+) -> Result<crate::plan::Plan, ReportError> {
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| ReportError::Refused(e.to_string()))?;
     let crc = crc32fast::hash(&bytes);
@@ -204,7 +205,8 @@ pub fn check_plan_file(
             ),
         });
     }
-    Ok(())
+    crate::plan::decode(&bytes, &plan_path.display().to_string())
+        .map_err(|e| ReportError::Refused(e.to_string()))
 }
 
 /// Adds the model's own measurement from a `reference.json` of `traces/capture.py` to a

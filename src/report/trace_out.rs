@@ -27,7 +27,7 @@ fn replay_steps(ev: &mut Vec<Value>, plan: &Plan, measured: &HashMap<u32, f64>) 
         ev.push(json!({
             "ph": "X", "cat": format!("tier {}", u.tier.as_str()), "name": u.label, "pid": PID, "tid": s.stream + 1,
             "ts": start[i], "dur": end[i] - start[i],
-            "args": {"step": i, "unit": u.id, "call": super::super::plan::show::call_str(&u.call), "traced_us": s.traced_ns as f64 / 1000.0, "isolated_us": isolated, "duration_from": if isolated.is_some() { "isolated mean" } else { "traced (not measured)" }}
+            "args": {"step": i, "unit": u.id, "call": crate::plan::show::call_str(&u.call), "traced_us": s.traced_ns as f64 / 1000.0, "isolated_us": isolated, "duration_from": if isolated.is_some() { "isolated mean" } else { "traced (not measured)" }}
         }));
     }
 }
