@@ -106,6 +106,64 @@ pub fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     path: &str,
 ) -> Result<T, EnvelopeError> {
+    let (_, body) = checked_body(kind, bytes, path, None)?;
+    decode_whole(kind, body, path)
+}
+
+/// Like [`decode`], and also reads files of format version `older`, whose body lacks only
+/// fields the current version appended at the end of its top-level value: `defaults` (the
+/// encoding of those fields' default values) is appended to such a body before decoding.
+pub fn decode_appended<T: DeserializeOwned>(
+    kind: &Kind,
+    bytes: &[u8],
+    path: &str,
+    older: u32,
+    defaults: &[u8],
+) -> Result<T, EnvelopeError> {
+    let (version, body) = checked_body(kind, bytes, path, Some(older))?;
+    if version == kind.version {
+        return decode_whole(kind, body, path);
+    }
+    let mut upgraded = Vec::with_capacity(body.len() + defaults.len());
+    upgraded.extend_from_slice(body);
+    upgraded.extend_from_slice(defaults);
+    decode_whole(kind, &upgraded, path)
+}
+
+/// Encodes `value` as a body fragment (for [`decode_appended`]'s defaults).
+pub fn encode_fragment<T: Serialize>(value: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap_or_default()
+}
+
+fn decode_whole<T: DeserializeOwned>(
+    kind: &Kind,
+    body: &[u8],
+    path: &str,
+) -> Result<T, EnvelopeError> {
+    let corrupt = |why: String| EnvelopeError::Corrupt {
+        path: path.to_string(),
+        what: kind.what,
+        why,
+    };
+    let (value, used) =
+        decode_body(body).map_err(|e| corrupt(format!("body does not decode: {e}")))?;
+    if used != body.len() {
+        return Err(corrupt(format!(
+            "{} trailing bytes after the body",
+            body.len() - used
+        )));
+    }
+    Ok(value)
+}
+
+/// The body of a kc file whose magic, version (the kind's, or `also`), length and CRC
+/// match, with the version found.
+fn checked_body<'a>(
+    kind: &Kind,
+    bytes: &'a [u8],
+    path: &str,
+    also: Option<u32>,
+) -> Result<(u32, &'a [u8]), EnvelopeError> {
     let corrupt = |why: String| EnvelopeError::Corrupt {
         path: path.to_string(),
         what: kind.what,
@@ -127,7 +185,7 @@ pub fn decode<T: DeserializeOwned>(
         return Err(corrupt(format!("header truncated at byte {}", bytes.len())));
     }
     let writer = String::from_utf8_lossy(&bytes[HEADER_FIXED..writer_end]).into_owned();
-    if version != kind.version {
+    if version != kind.version && Some(version) != also {
         return Err(EnvelopeError::Version {
             path: path.to_string(),
             what: kind.what,
@@ -152,15 +210,7 @@ pub fn decode<T: DeserializeOwned>(
             bytes.len()
         )));
     }
-    let (value, used) =
-        decode_body(body).map_err(|e| corrupt(format!("body does not decode: {e}")))?;
-    if used != body.len() {
-        return Err(corrupt(format!(
-            "{} trailing bytes after the body",
-            body.len() - used
-        )));
-    }
-    Ok(value)
+    Ok((version, body))
 }
 
 /// A writer that checksums and counts what passes through it.

@@ -350,6 +350,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                         count: 3,
                         found_by: "ProfilerStep markers".into(),
                     },
+                    dataflow: None,
                 }
             })
     })

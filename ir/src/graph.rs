@@ -118,6 +118,11 @@ pub struct KernelGraph {
     pub classes: Vec<Classification>,
     pub instances: Vec<UnitInstance>,
     pub units: Vec<ReplayUnit>,
+    /// Tensor identities of ops, from an Execution Trace (sorted by op; empty without one).
+    /// Appended after `units` so that a version-1 graph decodes with both fields empty.
+    pub tensor_refs: Vec<crate::OpTensors>,
+    /// Where every unit instance's operands live (lowering's last pass).
+    pub dataflow: crate::Dataflow,
 }
 
 impl KernelGraph {

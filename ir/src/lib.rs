@@ -22,7 +22,10 @@
 //!   hold [`StrId`]s.
 //! - Times are `i64` nanoseconds, never floats.
 //! - [`verify`] holds after ingest and after every lowering pass.
+//! - Tensor identities ([`OpTensors`]) and the replay's memory image ([`Dataflow`]) are
+//!   data like any other: ingest records the first, lowering derives the second.
 
+pub mod dataflow;
 pub mod dtype;
 pub mod graph;
 pub mod interner;
@@ -32,6 +35,10 @@ pub mod op;
 pub mod text;
 pub mod verify;
 
+pub use dataflow::{
+    ArgRefs, Dataflow, DataflowSource, InstancePlaces, OpTensors, Operand, OperandMemory, Place,
+    Storage, StorageKind, TensorRef,
+};
 pub use dtype::DType;
 pub use graph::{Edge, EdgeKind, KernelGraph, RankInfo, Signature, TraceMeta};
 pub use interner::{Interner, StrId};

@@ -207,6 +207,67 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
             g.units.len()
         ));
     }
+    for (k, t) in g.tensor_refs.iter().enumerate() {
+        if t.op.0 as usize >= g.ops.len() {
+            bad(format!("tensor refs {k}: op {} out of range", t.op.0));
+        }
+        if k > 0 && g.tensor_refs[k - 1].op >= t.op {
+            bad(format!("tensor refs {k}: ops not strictly increasing"));
+        }
+    }
+    let df = &g.dataflow;
+    if df.source != crate::DataflowSource::None {
+        if df.instances.len() != g.instances.len() {
+            bad(format!(
+                "dataflow: {} instance entries for {} instances",
+                df.instances.len(),
+                g.instances.len()
+            ));
+        }
+        for (k, (places, inst)) in df.instances.iter().zip(&g.instances).enumerate() {
+            let Some(unit) = g.units.get(inst.unit.0 as usize) else {
+                continue;
+            };
+            let label = if (unit.label.0 as usize) < g.strings.len() {
+                g.strings.get(unit.label)
+            } else {
+                ""
+            };
+            let operands = unit.params.operands(label);
+            if places.operands.len() != operands.len() {
+                bad(format!(
+                    "dataflow: instance {k} has {} operand places, its unit {} operands",
+                    places.operands.len(),
+                    operands.len()
+                ));
+                continue;
+            }
+            for (p, o) in places.operands.iter().zip(&operands) {
+                let Some(p) = p else { continue };
+                match df.storages.get(p.storage as usize) {
+                    None => bad(format!(
+                        "dataflow: instance {k}: storage {} out of range",
+                        p.storage
+                    )),
+                    Some(s) if p.offset_bytes.saturating_add(o.bytes) > s.bytes => bad(format!(
+                        "dataflow: instance {k}: an operand of {} bytes at {} exceeds storage {} ({} bytes)",
+                        o.bytes, p.offset_bytes, p.storage, s.bytes
+                    )),
+                    _ => {}
+                }
+            }
+            for p in places.outputs.iter().flatten() {
+                if p.storage as usize >= df.storages.len() {
+                    bad(format!(
+                        "dataflow: instance {k}: output storage {} out of range",
+                        p.storage
+                    ));
+                }
+            }
+        }
+    } else if !df.instances.is_empty() || !df.storages.is_empty() {
+        bad("dataflow: places without a source".to_string());
+    }
     if problems.is_empty() {
         Ok(())
     } else {

@@ -40,6 +40,10 @@ pub struct Args {
     /// The rank to replay when the plan holds several (default: the lowest).
     #[arg(long)]
     pub rank: Option<u32>,
+    /// Graph mode without the plan's memory image: every unit on its own buffers (the
+    /// replay before dataflow, for comparison).
+    #[arg(long)]
+    pub no_dataflow: bool,
     /// Print the results as JSON instead of the summary table.
     #[arg(long)]
     pub json: bool,
@@ -97,6 +101,7 @@ pub fn run(a: Args) -> i32 {
         rank: a.rank,
         plan_path: a.plan.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
+        dataflow: !a.no_dataflow,
         ..Default::default()
     };
     let r = match exec::execute(&p, &opts) {

@@ -116,6 +116,17 @@ struct LtPlan {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Event(cu::CUevent);
 
+/// Where an invocation's operands are: in the unit's own buffer slots (copy `k` of them,
+/// for cold-cache rotation), or where one step of the plan's memory image puts them.
+#[derive(Clone, Copy, Debug)]
+pub enum At<'a> {
+    Slots(u32),
+    Step {
+        step: u32,
+        places: &'a crate::plan::types::StepPlaces,
+    },
+}
+
 /// What the device is and has, read at start-up.
 pub struct DeviceFacts {
     pub name: String,
@@ -150,6 +161,8 @@ pub struct Gpu {
     copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
     lt_plans: HashMap<u32, LtPlan>,
     events: Vec<Event>,
+    /// The plan's memory image for graph mode (0 until [`Gpu::allocate_arena`]).
+    arena: cu::CUdeviceptr,
     #[cfg(feature = "torch")]
     torch: super::torch::Torch,
     pub facts: DeviceFacts,
@@ -213,6 +226,7 @@ impl Gpu {
                 buffers: Vec::new(),
                 copies: HashMap::new(),
                 lt_plans: HashMap::new(),
+                arena: 0,
                 events: Vec::new(),
                 #[cfg(feature = "torch")]
                 torch: Default::default(),
@@ -411,6 +425,80 @@ impl Gpu {
         self.buffers[slot as usize].ptr
     }
 
+    /// The address of operand `slot` of `unit` for an invocation `at`.
+    fn addr(&self, unit: &PlanUnit, slot: u32, at: At<'_>) -> cu::CUdeviceptr {
+        match at {
+            At::Slots(copy) => self.ptr(slot, copy),
+            At::Step { places, .. } => {
+                let placed = unit
+                    .slots
+                    .iter()
+                    .position(|&x| x == slot)
+                    .and_then(|k| places.operands.get(k).copied().flatten());
+                match placed {
+                    Some(off) if self.arena != 0 => self.arena + off,
+                    _ => self.ptr(slot, 0),
+                }
+            }
+        }
+    }
+
+    /// Allocates graph mode's memory image and fills it like the slots (values that read
+    /// as finite numbers in f16, bf16 and f32).
+    pub fn allocate_arena(&mut self, bytes: u64) -> Result<(), ExecError> {
+        if self.arena != 0 {
+            return Ok(());
+        }
+        let pattern = random_pattern(16 << 20);
+        let staging = self.alloc_raw(pattern.len() as u64)?;
+        // SAFETY: copies from a live host vector into a fresh allocation of its size.
+        unsafe {
+            cu_err(
+                cu::cuMemcpyHtoD_v2(staging, pattern.as_ptr() as *const c_void, pattern.len()),
+                "cuMemcpyHtoD",
+            )?;
+        }
+        let arena = self.alloc_raw(bytes)?;
+        self.fill(arena, bytes, staging, pattern.len() as u64)?;
+        // SAFETY: the fill is complete once the context synchronises.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            cu_err(cu::cuMemFree_v2(staging), "cuMemFree")?;
+        }
+        self.arena = arena;
+        Ok(())
+    }
+
+    /// The arena's device address (0 before [`Gpu::allocate_arena`]).
+    pub fn arena(&self) -> u64 {
+        self.arena
+    }
+
+    /// Prepares a tier-3 step whose tensors and results live in the memory image.
+    #[cfg(feature = "torch")]
+    pub fn prepare_step(
+        &mut self,
+        unit: &PlanUnit,
+        step: u32,
+        places: &crate::plan::types::StepPlaces,
+    ) -> Result<usize, ExecError> {
+        let stream = self.streams[0] as *mut c_void;
+        let arena = self.arena;
+        self.torch
+            .prepare_placed(unit, Some((step, places, arena)), stream)
+    }
+
+    /// Without libtorch no tier-3 step runs, placed or not.
+    #[cfg(not(feature = "torch"))]
+    pub fn prepare_step(
+        &mut self,
+        _unit: &PlanUnit,
+        _step: u32,
+        _places: &crate::plan::types::StepPlaces,
+    ) -> Result<usize, ExecError> {
+        Ok(0)
+    }
+
     /// Prepares what a unit needs before capture: cuBLASLt descriptors and algorithm, or a
     /// tier-3 op's tensors and outputs (which runs the op once, eagerly, on stream 0).
     pub fn prepare(&mut self, unit: &PlanUnit) -> Result<(), ExecError> {
@@ -555,8 +643,8 @@ impl Gpu {
         }
     }
 
-    /// Enqueues one invocation of `unit` on stream `s`, using buffer copy `copy`.
-    pub fn enqueue(&self, unit: &PlanUnit, s: usize, copy: u32) -> Result<(), ExecError> {
+    /// Enqueues one invocation of `unit` on stream `s`, its operands `at`.
+    pub fn enqueue(&self, unit: &PlanUnit, s: usize, at: At<'_>) -> Result<(), ExecError> {
         let stream = self.streams[s];
         // SAFETY: every pointer is a live buffer slot of at least the size the plan's
         // buffer planning computed for this operand; handles belong to this Gpu.
@@ -566,22 +654,29 @@ impl Gpu {
                     bytes, src, dst, ..
                 } => cu_err(
                     cu::cuMemcpyAsync(
-                        self.ptr(*dst, copy),
-                        self.ptr(*src, copy),
+                        self.addr(unit, *dst, at),
+                        self.addr(unit, *src, at),
                         *bytes as usize,
                         stream,
                     ),
                     "cuMemcpyAsync",
                 ),
                 UnitCall::Memset { bytes, value, dst } => cu_err(
-                    cu::cuMemsetD8Async(self.ptr(*dst, copy), *value, *bytes as usize, stream),
+                    cu::cuMemsetD8Async(self.addr(unit, *dst, at), *value, *bytes as usize, stream),
                     "cuMemsetD8Async",
                 ),
-                UnitCall::Gemm(g) if g.epilogue == Epilogue::None => self.gemm(g, s, copy),
-                UnitCall::Gemm(g) => self.lt_gemm(unit.id, g, s, copy),
-                // Tier 3 replays on its own tensors: cold-cache rotation does not apply.
+                UnitCall::Gemm(g) if g.epilogue == Epilogue::None => self.gemm(unit, g, s, at),
+                UnitCall::Gemm(g) => self.lt_gemm(unit, g, s, at),
+                // Tier 3 replays on its own tensors (cold-cache rotation does not apply), or
+                // on a step's places in the memory image.
                 #[cfg(feature = "torch")]
-                UnitCall::AtenOp { .. } => self.torch.enqueue(unit.id, stream as *mut c_void),
+                UnitCall::AtenOp { .. } => {
+                    let step = match at {
+                        At::Step { step, .. } => Some(step),
+                        At::Slots(_) => None,
+                    };
+                    self.torch.enqueue(unit.id, step, stream as *mut c_void)
+                }
                 _ => Err(ExecError::Unsupported(format!(
                     "unit {} ({}) is not executed by this back end",
                     unit.id,
@@ -591,12 +686,18 @@ impl Gpu {
         }
     }
 
-    unsafe fn gemm(&self, g: &GemmParams, s: usize, copy: u32) -> Result<(), ExecError> {
+    unsafe fn gemm(
+        &self,
+        unit: &PlanUnit,
+        g: &GemmParams,
+        s: usize,
+        at: At<'_>,
+    ) -> Result<(), ExecError> {
         let h = self.blas[s];
         let (a, b, c) = (
-            self.ptr(g.a, copy),
-            self.ptr(g.b, copy),
-            self.ptr(g.c, copy),
+            self.addr(unit, g.a, at),
+            self.addr(unit, g.b, at),
+            self.addr(unit, g.c, at),
         );
         let f64_compute = g.compute_type == ElemType::F64;
         let (alpha32, beta32) = (g.alpha as f32, g.beta as f32);
@@ -674,17 +775,18 @@ impl Gpu {
 
     unsafe fn lt_gemm(
         &self,
-        id: u32,
+        unit: &PlanUnit,
         g: &GemmParams,
         s: usize,
-        copy: u32,
+        at: At<'_>,
     ) -> Result<(), ExecError> {
+        let id = unit.id;
         let p = self.lt_plans.get(&id).ok_or_else(|| {
             ExecError::Unsupported(format!(
                 "unit {id}: cuBLASLt plan missing (prepare not called)"
             ))
         })?;
-        let bias = g.bias.map(|b| self.ptr(b, copy)).unwrap_or(0);
+        let bias = g.bias.map(|b| self.addr(unit, b, at)).unwrap_or(0);
         lt_err(
             lt::cublasLtMatmulDescSetAttribute(
                 p.desc,
@@ -695,15 +797,15 @@ impl Gpu {
             "cublasLtMatmulDescSetAttribute(BIAS_POINTER)",
         )?;
         let (alpha, beta) = (g.alpha as f32, g.beta as f32);
-        let c = self.ptr(g.c, copy);
+        let c = self.addr(unit, g.c, at);
         lt_err(
             lt::cublasLtMatmul(
                 self.lt,
                 p.desc,
                 &alpha as *const f32 as *const c_void,
-                self.ptr(g.a, copy) as *const c_void,
+                self.addr(unit, g.a, at) as *const c_void,
                 p.a,
-                self.ptr(g.b, copy) as *const c_void,
+                self.addr(unit, g.b, at) as *const c_void,
                 p.b,
                 &beta as *const f32 as *const c_void,
                 c as *const c_void,
@@ -861,6 +963,9 @@ impl Drop for Gpu {
                 for p in v {
                     cu::cuMemFree_v2(p);
                 }
+            }
+            if self.arena != 0 {
+                cu::cuMemFree_v2(self.arena);
             }
             for b in self.buffers.drain(..) {
                 if b.host.is_null() {

@@ -102,6 +102,9 @@ pub struct ExecOptions {
     /// Path the plan was read from, for the results' identity.
     pub plan_path: String,
     pub plan_crc32: u32,
+    /// Graph mode over the plan's memory image (when it has one); `false` gives every unit
+    /// its own buffers, as plans without dataflow do (for comparison).
+    pub dataflow: bool,
 }
 
 impl Default for ExecOptions {
@@ -118,6 +121,7 @@ impl Default for ExecOptions {
             min_unit_time_s: 0.05,
             progress: false,
             rank: None,
+            dataflow: true,
             plan_path: String::new(),
             plan_crc32: 0,
         }

@@ -84,6 +84,25 @@ pub struct GraphResult {
     #[serde(default)]
     pub timed_end_unix_ms: Option<i64>,
     pub energy: Option<EnergySummary>,
+    /// The memory image the graph replayed over (`None`: every unit on its own buffers).
+    #[serde(default)]
+    pub memory_image: Option<MemoryImage>,
+}
+
+/// What graph mode's memory image held and how much of the replay used it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryImage {
+    /// "execution trace" or "heuristic".
+    pub derivation: String,
+    pub arena_bytes: u64,
+    /// Operands of replayed steps in the arena, and on private buffers.
+    pub operands_placed: u64,
+    pub operands_private: u64,
+    /// Tier-3 results written into the arena (out variants), of those the plan placed.
+    pub results_placed: u64,
+    pub results_planned: u64,
+    /// Tier-3 steps that could not run in place and ran on their unit's own tensors.
+    pub tier3_steps_unplaced: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

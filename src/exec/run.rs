@@ -5,7 +5,7 @@
 //! results was measured in this run; derived figures say how they were derived.
 
 use super::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
-use super::gpu::{Feeder, Gpu, Graph};
+use super::gpu::{At, Feeder, Gpu, Graph};
 use super::results::*;
 use super::schedule::{self, ProgramOp};
 use super::stats::Stats;
@@ -149,7 +149,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         }
         let r = gpu
             .prepare(u)
-            .and_then(|_| gpu.enqueue(u, 0, 0))
+            .and_then(|_| gpu.enqueue(u, 0, At::Slots(0)))
             .and_then(|_| gpu.synchronize());
         match r {
             Err(e @ ExecError::Unreplayable { .. }) => {
@@ -163,7 +163,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             Ok(()) => {}
         }
         if u.tier == crate::plan::types::PlanTier::AtenOp {
-            let captured = gpu.capture(|gpu| gpu.enqueue(u, 0, 0));
+            let captured = gpu.capture(|gpu| gpu.enqueue(u, 0, At::Slots(0)));
             if let Err(e) = captured.and_then(|g| {
                 gpu.launch(&g)?;
                 gpu.synchronize()
@@ -316,7 +316,46 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let joins = (1..gpu.streams.len())
         .map(|_| gpu.event(false))
         .collect::<Result<Vec<_>, _>>()?;
-    let graph = gpu.capture(|gpu| {
+    // The model's memory image: tiers 1 and 2 address the arena directly, tier-3 steps
+    // are prepared once each with their tensors as views over it.
+    let image = plan.dataflow.as_ref().filter(|_| opts.dataflow);
+    let mut memory_image = None;
+    if let Some(df) = image {
+        gpu.allocate_arena(df.arena_bytes)?;
+        let summary = crate::plan::show::dataflow_summary(plan);
+        let mut mi = MemoryImage {
+            derivation: df.derivation.clone(),
+            arena_bytes: df.arena_bytes,
+            operands_placed: summary.as_ref().map_or(0, |d| d.operands_placed),
+            operands_private: summary.as_ref().map_or(0, |d| d.operands_private),
+            ..Default::default()
+        };
+        for (i, s) in plan.steps.iter().enumerate() {
+            let unit = &plan.units[s.unit as usize];
+            if !runs_step(s) || unit.tier != crate::plan::types::PlanTier::AtenOp {
+                continue;
+            }
+            mi.results_planned += df.steps[i].outputs.iter().flatten().count() as u64;
+            match gpu
+                .prepare_step(unit, i as u32, &df.steps[i])
+                .and_then(|n| gpu.synchronize().map(|_| n))
+            {
+                Ok(n) => mi.results_placed += n as u64,
+                Err(e) => {
+                    if mi.tier3_steps_unplaced < 3 {
+                        notes.push(format!(
+                            "step {i} ({}) runs on its unit's own tensors: {e}",
+                            unit.label
+                        ));
+                    }
+                    mi.tier3_steps_unplaced += 1;
+                }
+            }
+        }
+        memory_image = Some(mi);
+    }
+    let capture = |gpu: &mut Gpu, image: Option<&crate::plan::types::PlanDataflow>| {
+        gpu.capture(|gpu| {
         gpu.record(fork, 0)?;
         for s in 1..gpu.streams.len() {
             gpu.wait(s, fork)?;
@@ -324,8 +363,15 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         for op in &prog.ops {
             match *op {
                 ProgramOp::Wait { stream, step } => gpu.wait(stream as usize, step_event[&step])?,
-                ProgramOp::Launch { unit, stream, .. } => {
-                    gpu.enqueue(&plan.units[unit as usize], stream as usize, 0)?
+                ProgramOp::Launch { unit, stream, step } => {
+                    let at = match image {
+                        Some(df) => At::Step {
+                            step,
+                            places: &df.steps[step as usize],
+                        },
+                        None => At::Slots(0),
+                    };
+                    gpu.enqueue(&plan.units[unit as usize], stream as usize, at)?
                 }
                 ProgramOp::Record { step, stream } => {
                     gpu.record(step_event[&step], stream as usize)?
@@ -337,7 +383,22 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
             gpu.wait(0, joins[k])?;
         }
         Ok(())
-    })?;
+    })
+    };
+    let graph = match capture(gpu, image) {
+        Ok(g) => g,
+        Err(e) if image.is_some() => {
+            // A placed call that ran eagerly but not under capture: replay as before,
+            // said plainly, rather than not at all.
+            notes.push(format!(
+                "graph mode over the memory image failed to capture ({e}); replayed on per-unit buffers"
+            ));
+            memory_image = None;
+            gpu.synchronize()?;
+            capture(gpu, None)?
+        }
+        Err(e) => return Err(e),
+    };
     for _ in 0..opts.warmup {
         gpu.launch(&graph)?;
     }
@@ -379,6 +440,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         timed_start_unix_ms: Some(timed_start),
         timed_end_unix_ms: Some(timed_end),
         energy,
+        memory_image,
     });
     notes.push(format!(
         "graph mode: captured graph has {} nodes",
@@ -491,7 +553,7 @@ fn measure_unit(
         .max(rotation.min(opts.max_unroll));
     let graph = gpu.capture(|gpu| {
         for i in 0..unroll {
-            gpu.enqueue(u, 0, i % rotation)?;
+            gpu.enqueue(u, 0, At::Slots(i % rotation))?;
         }
         Ok(())
     })?;

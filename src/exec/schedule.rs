@@ -162,6 +162,7 @@ mod tests {
                 l2_bytes: 0,
             },
             iterations: Default::default(),
+            dataflow: None,
         }
     }
 

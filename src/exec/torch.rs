@@ -59,10 +59,41 @@ struct Prepared {
     outputs: Vec<Tensor>,
 }
 
-/// Tier-3 units prepared for replay.
+/// Tier-3 units prepared for replay: per unit on its own tensors (`None`), and per graph
+/// step on that step's places in the memory image.
 #[derive(Default)]
 pub struct Torch {
-    units: HashMap<u32, Prepared>,
+    units: HashMap<(u32, Option<u32>), Prepared>,
+}
+
+/// A tensor over plan memory at `addr`: a view with the call's sizes and strides that
+/// owns nothing (the arena outlives every prepared call).
+fn placed_tensor(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
+    let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
+    // SAFETY: `addr` is inside the arena, which the plan sized to hold this operand's
+    // furthest element; the arena lives until the Gpu drops, after every prepared call.
+    unsafe {
+        Tensor::f_from_blob(
+            addr as *const u8,
+            &t.dims,
+            &t.strides,
+            kind,
+            Device::Cuda(0),
+        )
+    }
+}
+
+/// Whether a tensor may live in plan memory: floating-point data the op reads as drawn
+/// (not indices or masks, which need valid values) on the GPU.
+fn placeable(t: &TensorInput) -> bool {
+    t.fill == Fill::Normal && !t.host_scalar && is_float_kind(t.dtype)
+}
+
+fn is_float_kind(d: ElemType) -> bool {
+    matches!(
+        d,
+        ElemType::F64 | ElemType::F32 | ElemType::F16 | ElemType::BF16
+    )
 }
 
 fn torch_err(op: &str, e: impl std::fmt::Display) -> ExecError {
@@ -780,11 +811,25 @@ impl Torch {
     /// Builds the unit's arguments and runs it once eagerly on `stream` (outside any
     /// capture), keeping its outputs for the out-variant invocations that follow.
     pub fn prepare(&mut self, unit: &PlanUnit, stream: *mut c_void) -> Result<(), ExecError> {
+        self.prepare_placed(unit, None, stream).map(drop)
+    }
+
+    /// As [`Torch::prepare`], for one graph step whose tensors and results live in the
+    /// arena at `places` (`(step, places, arena address)`): placed tensors are views over
+    /// the arena, and out-variant results are written into the arena where the step's
+    /// result place can hold them.
+    pub fn prepare_placed(
+        &mut self,
+        unit: &PlanUnit,
+        placed: Option<(u32, &crate::plan::types::StepPlaces, u64)>,
+        stream: *mut c_void,
+    ) -> Result<usize, ExecError> {
         let UnitCall::AtenOp { op, args } = &unit.call else {
-            return Ok(());
+            return Ok(0);
         };
-        if self.units.contains_key(&unit.id) {
-            return Ok(());
+        let key = (unit.id, placed.map(|p| p.0));
+        if self.units.contains_key(&key) {
+            return Ok(0);
         }
         let name = op.strip_prefix("aten::").unwrap_or(op);
         let call =
@@ -793,28 +838,83 @@ impl Torch {
                 reason,
             })?;
         set_stream(stream)?;
+        // The arena address of a tensor operand of this step, if it is placed.
+        let addr_of = |t: &TensorInput| -> Option<u64> {
+            let (_, places, arena) = placed?;
+            let k = unit.slots.iter().position(|&s| s == t.slot)?;
+            let off = places.operands.get(k).copied().flatten()?;
+            (placeable(t) && arena != 0).then_some(arena + off)
+        };
+        let make = |t: &TensorInput| match addr_of(t) {
+            Some(a) => placed_tensor(t, a),
+            None => make_tensor(t),
+        };
         let values = call
             .args
             .iter()
-            .map(value_of)
+            .map(|a| match a {
+                CallArg::Tensor(t) => make(t).map(Value::Tensor),
+                CallArg::TensorList(ts) => ts
+                    .iter()
+                    .map(make)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Value::List),
+                other => value_of(other),
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| torch_err(name, e))?;
-        let outputs = invoke(&call.op, &values, &[]).map_err(|e| torch_err(name, e))?;
+        let mut outputs = invoke(&call.op, &values, &[]).map_err(|e| torch_err(name, e))?;
         let keep = matches!(call.outputs, aten::Outputs::OutVariant(_));
+        let mut moved_results = 0;
+        if let (true, Some((_, places, arena))) = (keep, placed) {
+            // Results move into the arena where the step's result place holds them, so the
+            // op writes what its consumers read.
+            for (i, out) in outputs.iter_mut().enumerate() {
+                let Some(Some((off, avail))) = places.outputs.get(i) else {
+                    continue;
+                };
+                let bytes = out.numel() as u64 * out.kind().elt_size_in_bytes() as u64;
+                if arena == 0 || bytes > *avail || !out.is_contiguous() || out.device() != Device::Cuda(0) {
+                    continue;
+                }
+                // SAFETY: the result place holds `avail >= bytes` bytes of the arena.
+                let moved = unsafe {
+                    Tensor::f_from_blob(
+                        (arena + off) as *const u8,
+                        &out.size(),
+                        &out.stride(),
+                        out.kind(),
+                        Device::Cuda(0),
+                    )
+                }
+                .map_err(|e| torch_err(name, e))?;
+                *out = moved;
+                moved_results += 1;
+            }
+        }
         self.units.insert(
-            unit.id,
+            key,
             Prepared {
                 call,
                 values,
                 outputs: if keep { outputs } else { Vec::new() },
             },
         );
-        Ok(())
+        Ok(moved_results)
     }
 
-    /// Issues one invocation of a prepared unit on `stream`.
-    pub fn enqueue(&self, unit: u32, stream: *mut c_void) -> Result<(), ExecError> {
-        let p = self.units.get(&unit).ok_or_else(|| {
+    /// Issues one invocation of a prepared unit on `stream`: the step's placed call when
+    /// `step` was prepared in place, else the unit's own.
+    pub fn enqueue(
+        &self,
+        unit: u32,
+        step: Option<u32>,
+        stream: *mut c_void,
+    ) -> Result<(), ExecError> {
+        let p = step
+            .and_then(|s| self.units.get(&(unit, Some(s))))
+            .or_else(|| self.units.get(&(unit, None)))
+            .ok_or_else(|| {
             ExecError::Unsupported(format!("tier-3 unit {unit} was not prepared"))
         })?;
         set_stream(stream)?;

@@ -27,10 +27,11 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-/// The `.kcir` graph file.
+/// The `.kcir` graph file. Version 2 appended tensor identities and the dataflow to the
+/// graph; version-1 graphs are still read (both empty).
 pub const GRAPH_FILE: Kind = Kind {
     magic: *b"KCIRGRPH",
-    version: 1,
+    version: 2,
     what: "graph",
 };
 
@@ -952,7 +953,8 @@ pub fn ingest(
                     message,
                 }
             })?;
-        if merged == 0 {
+        let with_tensors = shapes::attach_tensors(&mut graph, &records);
+        if merged == 0 && with_tensors == 0 {
             diags.add("shapes_unused", sp, "no op received shapes from this file");
         }
         build::reassign_signatures(&mut graph);
@@ -1073,8 +1075,18 @@ pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
     Ok(envelope::write_streamed(&GRAPH_FILE, g, path)?)
 }
 
+/// Decodes a graph file's bytes, of this version or version 1.
+pub fn decode_graph(bytes: &[u8], path: &str) -> Result<KernelGraph, EnvelopeError> {
+    let appended = envelope::encode_fragment(&(
+        Vec::<kc_ir::OpTensors>::new(),
+        kc_ir::Dataflow::default(),
+    ));
+    envelope::decode_appended(&GRAPH_FILE, bytes, path, 1, &appended)
+}
+
 pub fn read_graph(path: &Path) -> Result<KernelGraph, EnvelopeError> {
-    let g: KernelGraph = envelope::read(&GRAPH_FILE, path)?;
+    let bytes = envelope::read_bytes(&GRAPH_FILE, path)?;
+    let g: KernelGraph = decode_graph(&bytes, &path.display().to_string())?;
     kc_ir::verify(&g).map_err(|e| EnvelopeError::Corrupt {
         path: path.display().to_string(),
         what: "graph",

@@ -10,7 +10,7 @@
 
 use super::args::typed_args;
 use crate::diag::Diagnostics;
-use kc_ir::{ArgsSource, KernelGraph, OpArg, OpKind};
+use kc_ir::{ArgRefs, ArgsSource, DType, KernelGraph, OpArg, OpKind, OpTensors, TensorRef};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -22,6 +22,8 @@ pub struct ShapeRecord {
     pub external_id: Option<u64>,
     pub rank: Option<u32>,
     pub args: Vec<OpArg>,
+    /// Tensor identities of inputs and outputs, by position (Execution Traces only).
+    pub tensors: Option<(Vec<ArgRefs>, Vec<ArgRefs>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +42,110 @@ fn attr(node: &Value, key: &str) -> Option<u64> {
         .find(|a| a.get("name").and_then(Value::as_str) == Some(key))?
         .get("value")?
         .as_u64()
+}
+
+/// One tensor of an Execution Trace: the id tuple `[tensor_id, storage_id, offset (elements),
+/// numel, itemsize, device]` with its shape, strides and type. `None` when the tuple is not
+/// one (schema 1.0 traces record no ids).
+fn tensor_ref(value: &Value, dims: &Value, strides: &Value, ty: &str) -> Option<TensorRef> {
+    let t = value.as_array()?;
+    if t.len() < 6 {
+        return None;
+    }
+    let storage = t[1].as_u64()?;
+    let offset = t[2].as_u64()?;
+    let itemsize = t[4].as_u64()?;
+    let device = t[5].as_str()?;
+    let ints = |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
+    let dims = ints(dims)?;
+    let strides = ints(strides)
+        .filter(|s| s.len() == dims.len())
+        .unwrap_or_else(|| kc_ir::TensorSpec::contiguous_strides(&dims));
+    let span = kc_ir::TensorSpec::storage_elems(&dims, &strides);
+    Some(TensorRef {
+        storage,
+        offset_bytes: offset.checked_mul(itemsize)?,
+        span_bytes: span.checked_mul(itemsize)?,
+        float: DType::from_torch_name(ty).is_some_and(DType::is_float),
+        on_device: device.starts_with("cuda") || device.starts_with("hip"),
+    })
+}
+
+/// The tensors of an Execution Trace node's `inputs` or `outputs` object, by position.
+fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
+    let Some(Value::Object(io)) = io else {
+        return Vec::new();
+    };
+    let empty = Vec::new();
+    let arr = |k: &str| io.get(k).and_then(Value::as_array).unwrap_or(&empty);
+    let (values, shapes, strides, types) = (arr("values"), arr("shapes"), arr("strides"), arr("types"));
+    let null = Value::Null;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let ty = types.get(i).and_then(Value::as_str).unwrap_or("");
+            let dims = shapes.get(i).unwrap_or(&null);
+            let st = strides.get(i).unwrap_or(&null);
+            if ty.starts_with("Tensor(") {
+                tensor_ref(v, dims, st, ty).map_or(ArgRefs::None, ArgRefs::One)
+            } else if let Some(inner) = ty.strip_prefix("GenericList[").filter(|t| t.starts_with("Tensor")) {
+                let tys: Vec<&str> = inner.trim_end_matches(']').split(',').collect();
+                let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+                let refs: Option<Vec<TensorRef>> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| {
+                        tensor_ref(
+                            t,
+                            dims.get(k).unwrap_or(&null),
+                            st.get(k).unwrap_or(&null),
+                            tys.get(k).copied().unwrap_or(""),
+                        )
+                    })
+                    .collect();
+                refs.map_or(ArgRefs::None, ArgRefs::List)
+            } else {
+                ArgRefs::None
+            }
+        })
+        .collect()
+}
+
+/// Records the tensor identities of `records` on the ops they describe, found by
+/// record-function id and name (every op, whatever the source of its shapes). Returns how
+/// many ops received them; 0 when the trace has no record-function ids to match on.
+pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
+    let by_rf: HashMap<u64, usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.tensors.is_some())
+        .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
+        .collect();
+    let mut refs = Vec::new();
+    for (i, op) in g.ops.iter().enumerate() {
+        if op.kind != OpKind::Op {
+            continue;
+        }
+        let Some(&k) = op.record_function_id.and_then(|r| by_rf.get(&r)) else {
+            continue;
+        };
+        if records[k].name != g.strings.get(op.name) {
+            continue;
+        }
+        let (inputs, outputs) = records[k].tensors.clone().unwrap_or_default();
+        if inputs.iter().chain(&outputs).all(|a| a.tensors().is_empty()) {
+            continue;
+        }
+        refs.push(OpTensors {
+            op: kc_ir::OpId(i as u32),
+            inputs,
+            outputs,
+        });
+    }
+    let n = refs.len();
+    g.tensor_refs = refs;
+    n
 }
 
 /// Parses an Execution Trace document.
@@ -120,6 +226,10 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                 external_id: None,
                 rank: None,
                 args: typed_args(shapes, strides, &types, &Value::Array(concrete)),
+                tensors: Some((
+                    tensor_refs(n.get("inputs")),
+                    tensor_refs(n.get("outputs")),
+                )),
             },
         ));
     }
@@ -165,6 +275,7 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
                 v.get("types").unwrap_or(&null),
                 v.get("concrete").unwrap_or(&null),
             ),
+            tensors: None,
         });
     }
     Ok(out)

@@ -293,6 +293,38 @@ pub fn is_gemm_op(op: &str) -> bool {
     )
 }
 
+/// Which recorded arguments of `op` are cuBLAS's A and B operands and the epilogue's bias,
+/// following [`recover`]: a row-major result makes cuBLAS compute `C^T = B^T A^T`, so A is
+/// the op's second matrix and B its first, except for a batched GEMM with a column result.
+pub fn operand_args(op: &str, args: &[OpArg]) -> Option<(usize, usize, Option<usize>)> {
+    let last_dim = |i: usize| -> Option<i64> {
+        args.get(i)?.tensor().and_then(|t| t.dims.last().copied())
+    };
+    let batched = |first: usize| -> Option<(usize, usize, Option<usize>)> {
+        Some(if last_dim(first + 1)? != 1 {
+            (first + 1, first, None)
+        } else {
+            (first, first + 1, None)
+        })
+    };
+    match op {
+        "aten::mm" => Some((1, 0, None)),
+        "aten::addmm" | "aten::addmm_" | "aten::_addmm_activation" => Some((2, 1, Some(0))),
+        "aten::linear" => Some((1, 0, Some(2))),
+        "aten::bmm" => batched(0),
+        "aten::baddbmm" | "aten::baddbmm_" => batched(1),
+        "aten::matmul" => {
+            let rank = |i: usize| args.get(i).and_then(OpArg::tensor).map(|t| t.dims.len());
+            match (rank(0)?, rank(1)?) {
+                (3, 3) => batched(0),
+                (_, 2) => Some((1, 0, None)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Recovers the cuBLAS call of `op` with `args`, given the names of the kernels it launched.
 pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, String> {
     let call = match op {

@@ -1,12 +1,14 @@
 //! `kc lower --tiers`: the compiler's middle. Parses kernel names, classifies every node
 //! into a family, groups nodes into replay units per launching op, recovers cuBLAS calls,
-//! assigns replay tiers by ordered rules and deduplicates units. The passes are listed in
+//! assigns replay tiers by ordered rules, deduplicates units and places every operand in
+//! the model's memory image (dataflow). The passes are listed in
 //! [`pipeline`]; each is one file.
 //!
 //! Invariant: lowering is a pure function of the graph: the same graph always lowers to
 //! the same classifications and unit numbering, and the result passes `kc_ir::verify`.
 
 pub mod assign_tiers;
+pub mod dataflow;
 pub mod dedupe_units;
 pub mod family;
 pub mod gemm;
@@ -67,6 +69,7 @@ pub fn lower(g: &mut KernelGraph) -> Result<(LowerCtx, Vec<Diagnostic>), LowerEr
     g.classes.clear();
     g.instances.clear();
     g.units.clear();
+    g.dataflow = kc_ir::Dataflow::default();
     pipeline::run(g, &mut ctx, &mut diags)?;
     Ok((ctx, diags.into_vec()))
 }

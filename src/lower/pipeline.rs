@@ -15,6 +15,7 @@ pub const PASSES: &[(&str, Pass)] = &[
     ("recover_gemm", super::recover_gemm::run),
     ("assign_tiers", super::assign_tiers::run),
     ("dedupe_units", super::dedupe_units::run),
+    ("dataflow", super::dataflow::run),
 ];
 
 pub fn run(

@@ -6,7 +6,8 @@
 use super::memory::{self, Slots};
 use super::types::*;
 use kc_ir::{
-    DType, GemmEpilogue, KernelGraph, MemcpyKind, OpArg, TensorSpec, Tier, Transpose, UnitParams,
+    DataflowSource, DType, GemmEpilogue, StorageKind, KernelGraph, MemcpyKind, OpArg, OperandMemory, TensorSpec, Tier,
+    Transpose, UnitParams,
 };
 use petgraph::visit::EdgeRef;
 use std::collections::{BTreeSet, HashMap};
@@ -48,137 +49,86 @@ fn op(t: Transpose) -> Op {
     }
 }
 
-fn tensor_arg(t: &TensorSpec, slots: &mut Slots, used: &mut Vec<u32>) -> TensorArg {
-    let slot = slots.add(t.storage_bytes(), Location::Device);
-    used.push(slot);
-    TensorArg {
-        dims: t.dims.clone(),
-        strides: t.effective_strides(),
-        dtype: elem(t.dtype),
-        slot,
-    }
-}
-
-/// The call a unit makes, with its operands given slots.
-fn unit_call(
-    g: &KernelGraph,
-    params: &UnitParams,
-    slots: &mut Slots,
-    used: &mut Vec<u32>,
-) -> UnitCall {
+/// The call a unit makes, its operands given the slots `slots` (one per
+/// [`UnitParams::operands`] entry, in that order).
+fn unit_call(g: &KernelGraph, params: &UnitParams, slots: &[u32]) -> UnitCall {
     match params {
-        UnitParams::Memcpy { kind, bytes } => {
-            let (src_loc, dst_loc, kind) = match kind {
-                MemcpyKind::HtoD => (Location::PinnedHost, Location::Device, CopyKind::HtoD),
-                MemcpyKind::DtoH => (Location::Device, Location::PinnedHost, CopyKind::DtoH),
-                MemcpyKind::DtoD | MemcpyKind::Unknown => {
-                    (Location::Device, Location::Device, CopyKind::DtoD)
-                }
-                MemcpyKind::HtoH => (Location::PinnedHost, Location::PinnedHost, CopyKind::HtoH),
-                MemcpyKind::PtoP => (Location::Device, Location::Device, CopyKind::PtoP),
-            };
-            let src = slots.add(*bytes, src_loc);
-            let dst = slots.add(*bytes, dst_loc);
-            used.extend([src, dst]);
-            UnitCall::Memcpy {
-                kind,
-                bytes: *bytes,
-                src,
-                dst,
-            }
-        }
-        UnitParams::Memset { bytes, value } => {
-            let dst = slots.add(*bytes, Location::Device);
-            used.push(dst);
-            UnitCall::Memset {
-                bytes: *bytes,
-                value: *value,
-                dst,
-            }
-        }
-        UnitParams::Gemm(c) => {
-            let (arows, acols) = if c.transa == Transpose::N {
-                (c.m, c.k)
-            } else {
-                (c.k, c.m)
-            };
-            let (brows, bcols) = if c.transb == Transpose::N {
-                (c.k, c.n)
-            } else {
-                (c.n, c.k)
-            };
-            let sz = |d: DType| u64::from(d.size_bytes().max(1));
-            let a = slots.add(
-                memory::matrix_elems(arows, acols, c.lda, c.batch, c.stride_a) * sz(c.a_type),
-                Location::Device,
-            );
-            let b = slots.add(
-                memory::matrix_elems(brows, bcols, c.ldb, c.batch, c.stride_b) * sz(c.b_type),
-                Location::Device,
-            );
-            let cc = slots.add(
-                memory::matrix_elems(c.m, c.n, c.ldc, c.batch, c.stride_c) * sz(c.c_type),
-                Location::Device,
-            );
-            used.extend([a, b, cc]);
-            let bias = (c.epilogue != GemmEpilogue::None).then(|| {
-                let s = slots.add(c.m as u64 * sz(c.c_type), Location::Device);
-                used.push(s);
-                s
-            });
-            UnitCall::Gemm(GemmParams {
-                transa: op(c.transa),
-                transb: op(c.transb),
-                m: c.m,
-                n: c.n,
-                k: c.k,
-                lda: c.lda,
-                ldb: c.ldb,
-                ldc: c.ldc,
-                batch: c.batch,
-                stride_a: c.stride_a,
-                stride_b: c.stride_b,
-                stride_c: c.stride_c,
-                a_type: elem(c.a_type),
-                b_type: elem(c.b_type),
-                c_type: elem(c.c_type),
-                compute_type: elem(c.compute_type),
-                alpha: c.alpha,
-                beta: c.beta,
-                epilogue: match c.epilogue {
-                    GemmEpilogue::None => Epilogue::None,
-                    GemmEpilogue::Bias => Epilogue::Bias,
-                    GemmEpilogue::BiasGelu => Epilogue::BiasGelu,
-                    GemmEpilogue::BiasRelu => Epilogue::BiasRelu,
-                },
-                a,
-                b,
-                c: cc,
-                bias,
-            })
-        }
-        UnitParams::Op { name, args } => UnitCall::AtenOp {
-            op: g.str(*name).to_string(),
-            args: args
-                .iter()
-                .map(|a| match a {
-                    OpArg::Tensor(t) => AtenArg::Tensor(tensor_arg(t, slots, used)),
-                    OpArg::TensorList(ts) => {
-                        AtenArg::TensorList(ts.iter().map(|t| tensor_arg(t, slots, used)).collect())
-                    }
-                    OpArg::Scalar { ty, value } => AtenArg::Scalar {
-                        ty: ty.clone(),
-                        value: value.clone(),
-                    },
-                    OpArg::ScalarList { ty, value } => AtenArg::ScalarList {
-                        ty: ty.clone(),
-                        value: value.clone(),
-                    },
-                    OpArg::None => AtenArg::None,
-                    OpArg::Other { ty } => AtenArg::Other { ty: ty.clone() },
-                })
-                .collect(),
+        UnitParams::Memcpy { kind, bytes } => UnitCall::Memcpy {
+            kind: match kind {
+                MemcpyKind::HtoD => CopyKind::HtoD,
+                MemcpyKind::DtoH => CopyKind::DtoH,
+                MemcpyKind::DtoD | MemcpyKind::Unknown => CopyKind::DtoD,
+                MemcpyKind::HtoH => CopyKind::HtoH,
+                MemcpyKind::PtoP => CopyKind::PtoP,
+            },
+            bytes: *bytes,
+            src: slots[0],
+            dst: slots[1],
         },
+        UnitParams::Memset { bytes, value } => UnitCall::Memset {
+            bytes: *bytes,
+            value: *value,
+            dst: slots[0],
+        },
+        UnitParams::Gemm(c) => UnitCall::Gemm(GemmParams {
+            transa: op(c.transa),
+            transb: op(c.transb),
+            m: c.m,
+            n: c.n,
+            k: c.k,
+            lda: c.lda,
+            ldb: c.ldb,
+            ldc: c.ldc,
+            batch: c.batch,
+            stride_a: c.stride_a,
+            stride_b: c.stride_b,
+            stride_c: c.stride_c,
+            a_type: elem(c.a_type),
+            b_type: elem(c.b_type),
+            c_type: elem(c.c_type),
+            compute_type: elem(c.compute_type),
+            alpha: c.alpha,
+            beta: c.beta,
+            epilogue: match c.epilogue {
+                GemmEpilogue::None => Epilogue::None,
+                GemmEpilogue::Bias => Epilogue::Bias,
+                GemmEpilogue::BiasGelu => Epilogue::BiasGelu,
+                GemmEpilogue::BiasRelu => Epilogue::BiasRelu,
+            },
+            a: slots[0],
+            b: slots[1],
+            c: slots[2],
+            bias: slots.get(3).copied(),
+        }),
+        UnitParams::Op { name, args } => {
+            let mut next = slots.iter().copied();
+            let mut tensor = |t: &TensorSpec| TensorArg {
+                dims: t.dims.clone(),
+                strides: t.effective_strides(),
+                dtype: elem(t.dtype),
+                slot: next.next().expect("one slot per tensor operand"),
+            };
+            UnitCall::AtenOp {
+                op: g.str(*name).to_string(),
+                args: args
+                    .iter()
+                    .map(|a| match a {
+                        OpArg::Tensor(t) => AtenArg::Tensor(tensor(t)),
+                        OpArg::TensorList(ts) => AtenArg::TensorList(ts.iter().map(&mut tensor).collect()),
+                        OpArg::Scalar { ty, value } => AtenArg::Scalar {
+                            ty: ty.clone(),
+                            value: value.clone(),
+                        },
+                        OpArg::ScalarList { ty, value } => AtenArg::ScalarList {
+                            ty: ty.clone(),
+                            value: value.clone(),
+                        },
+                        OpArg::None => AtenArg::None,
+                        OpArg::Other { ty } => AtenArg::Other { ty: ty.clone() },
+                    })
+                    .collect(),
+            }
+        }
         UnitParams::Collective(i) => UnitCall::Collective {
             collective: i.collective.clone(),
             dtype: i.dtype.clone(),
@@ -204,8 +154,19 @@ pub fn build(g: &KernelGraph) -> Plan {
     let mut slots = Slots::default();
     let mut units = Vec::with_capacity(g.units.len());
     for u in &g.units {
-        let mut used = Vec::new();
-        let mut call = unit_call(g, &u.params, &mut slots, &mut used);
+        let used: Vec<u32> = u
+            .params
+            .operands(g.str(u.label))
+            .iter()
+            .map(|o| {
+                let location = match o.memory {
+                    OperandMemory::Device => Location::Device,
+                    OperandMemory::PinnedHost => Location::PinnedHost,
+                };
+                slots.add(o.bytes, location)
+            })
+            .collect();
+        let mut call = unit_call(g, &u.params, &used);
         let mut unit_tier = tier(u.tier);
         // The tier-3 call must be buildable from what the trace recorded (index lists,
         // scalars the binding can pass): decided here, so exec never finds it out.
@@ -335,6 +296,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         })
         .map(|u| u.traced_ns_total)
         .sum();
+    let dataflow = place(g, &instance_order, &units, &slots.buffers);
     Plan {
         header: PlanHeader {
             kc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -381,5 +343,116 @@ pub fn build(g: &KernelGraph) -> Plan {
             count: g.iterations_per_rank(),
             found_by: g.iterations_found_by().to_string(),
         },
+        dataflow,
     }
+}
+
+/// The arena of graph mode: parameters side by side, then activations packed by liveness
+/// over the steps ([`kc_ir::dataflow::pack_by_liveness`]), and each step's operands and
+/// results as arena offsets. `None` when the graph has no dataflow.
+fn place(
+    g: &KernelGraph,
+    instance_order: &[usize],
+    units: &[PlanUnit],
+    buffers: &[Buffer],
+) -> Option<PlanDataflow> {
+    let df = &g.dataflow;
+    if df.source == DataflowSource::None {
+        return None;
+    }
+    // Lifetimes in step order; a unit the plan refused (NotReplayable) touches nothing.
+    let n = df.storages.len();
+    let mut first = vec![u32::MAX; n];
+    let mut last = vec![0u32; n];
+    for (step, &i) in instance_order.iter().enumerate() {
+        let unit = &units[g.instances[i].unit.0 as usize];
+        if !unit.tier.is_replayable() {
+            continue;
+        }
+        let p = &df.instances[i];
+        for pl in p.operands.iter().chain(&p.outputs).flatten() {
+            let s = pl.storage as usize;
+            first[s] = first[s].min(step as u32);
+            last[s] = last[s].max(step as u32);
+        }
+    }
+    let used = |s: usize| first[s] != u32::MAX;
+    let round = |b: u64| b.max(1).div_ceil(512) * 512;
+    let mut offset = vec![0u64; n];
+    let mut parameter_bytes = 0u64;
+    for s in (0..n).filter(|&s| used(s) && df.storages[s].kind == StorageKind::Parameter) {
+        offset[s] = parameter_bytes;
+        parameter_bytes += round(df.storages[s].bytes);
+    }
+    let activations: Vec<usize> = (0..n)
+        .filter(|&s| used(s) && df.storages[s].kind == StorageKind::Activation)
+        .collect();
+    let items: Vec<(u64, u32, u32)> = activations
+        .iter()
+        .map(|&s| (df.storages[s].bytes, first[s], last[s]))
+        .collect();
+    let (packed, packed_bytes, peak) = kc_ir::dataflow::pack_by_liveness(&items);
+    for (k, &s) in activations.iter().enumerate() {
+        offset[s] = parameter_bytes + packed[k];
+    }
+    let regions = (0..n)
+        .filter(|&s| used(s))
+        .map(|s| Region {
+            offset: offset[s],
+            bytes: df.storages[s].bytes,
+            kind: match df.storages[s].kind {
+                StorageKind::Parameter => RegionKind::Parameter,
+                StorageKind::Activation => RegionKind::Activation,
+            },
+            first_step: first[s],
+            last_step: last[s],
+        })
+        .collect();
+    let steps = instance_order
+        .iter()
+        .map(|&i| {
+            let unit = &units[g.instances[i].unit.0 as usize];
+            let p = &df.instances[i];
+            if !unit.tier.is_replayable() || p.operands.len() != unit.slots.len() {
+                return StepPlaces::default();
+            }
+            StepPlaces {
+                operands: p
+                    .operands
+                    .iter()
+                    .zip(&unit.slots)
+                    .map(|(pl, &slot)| {
+                        // An operand larger than its storage (a GEMM's padded leading
+                        // dimension the trace did not show) keeps its own slot.
+                        pl.filter(|pl| {
+                            pl.offset_bytes + buffers[slot as usize].bytes
+                                <= df.storages[pl.storage as usize].bytes
+                        })
+                        .map(|pl| offset[pl.storage as usize] + pl.offset_bytes)
+                    })
+                    .collect(),
+                outputs: p
+                    .outputs
+                    .iter()
+                    .map(|pl| {
+                        pl.map(|pl| {
+                            let s = pl.storage as usize;
+                            (
+                                offset[s] + pl.offset_bytes,
+                                df.storages[s].bytes.saturating_sub(pl.offset_bytes),
+                            )
+                        })
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Some(PlanDataflow {
+        derivation: df.source.as_str().to_string(),
+        regions,
+        arena_bytes: parameter_bytes + packed_bytes,
+        parameter_bytes,
+        peak_activation_bytes: peak,
+        steps,
+    })
 }

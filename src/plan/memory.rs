@@ -30,16 +30,6 @@ impl Slots {
     }
 }
 
-/// Elements a column-major `rows x cols` operand with leading dimension `ld` spans,
-/// over `batch` matrices `stride` apart.
-pub fn matrix_elems(rows: i64, cols: i64, ld: i64, batch: i64, stride: i64) -> u64 {
-    if rows <= 0 || cols <= 0 {
-        return 0;
-    }
-    let one = ld.max(rows) * (cols - 1) + rows;
-    (one + stride.max(0) * (batch - 1).max(0)) as u64
-}
-
 /// Copies needed so that `unit_bytes` of data rotated that many times spans
 /// `COLD_FOOTPRINT_FACTOR * l2` bytes.
 pub fn cold_rotation(unit_device_bytes: u64, l2: u64) -> u32 {
@@ -53,17 +43,6 @@ pub fn cold_rotation(unit_device_bytes: u64, l2: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn matrix_spans() {
-        // A 4x3 column-major matrix with ld 4: 12 elements.
-        assert_eq!(matrix_elems(4, 3, 4, 1, 0), 12);
-        // Padded ld: the last column needs only `rows` elements.
-        assert_eq!(matrix_elems(4, 3, 10, 1, 0), 24);
-        // Two batches 100 apart.
-        assert_eq!(matrix_elems(4, 3, 4, 2, 100), 112);
-        assert_eq!(matrix_elems(0, 3, 4, 1, 0), 0);
-    }
 
     #[test]
     fn rotation_spreads_beyond_l2() {

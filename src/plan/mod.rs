@@ -49,7 +49,9 @@ const PLAN_FILE_V1: Kind = Kind {
 };
 
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
-    let plan: Plan = match envelope::decode(&PLAN_FILE, bytes, path) {
+    // Version 3 only appended `dataflow`: a version-2 plan is one without it.
+    let no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
+    let plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, 2, &no_dataflow) {
         Err(EnvelopeError::Version { found: 1, .. }) => {
             envelope::decode::<types::PlanV1>(&PLAN_FILE_V1, bytes, path)?.into()
         }

@@ -55,6 +55,65 @@ pub struct PlanSummary {
     /// Why the ranks' collectives do not match, if they do not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives_mismatch: Option<String>,
+    /// The memory image graph mode replays over (`None`: a plan without dataflow).
+    pub dataflow: Option<DataflowSummary>,
+}
+
+/// How a plan's operands are placed in the model's memory image.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct DataflowSummary {
+    /// "execution trace" (exact) or "heuristic".
+    pub derivation: String,
+    pub parameters: usize,
+    pub parameter_bytes: u64,
+    pub activations: usize,
+    /// Bytes of every activation storage, as if none shared memory.
+    pub activation_bytes_unpacked: u64,
+    /// The most activation bytes alive at one step.
+    pub peak_activation_bytes: u64,
+    /// Parameters plus packed activations: the device memory graph mode replays over.
+    pub arena_bytes: u64,
+    /// Operands of replayed steps placed in the arena, and those on private buffers.
+    pub operands_placed: u64,
+    pub operands_private: u64,
+    /// Results of tier-3 ops placed in the arena.
+    pub results_placed: u64,
+}
+
+pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
+    use super::types::RegionKind;
+    let df = plan.dataflow.as_ref()?;
+    let of = |k: RegionKind| df.regions.iter().filter(move |r| r.kind == k);
+    let (mut placed, mut private, mut results) = (0u64, 0u64, 0u64);
+    for (p, s) in df.steps.iter().zip(&plan.steps) {
+        let u = &plan.units[s.unit as usize];
+        if !u.tier.is_replayable() {
+            continue;
+        }
+        if p.operands.is_empty() {
+            private += u.slots.len() as u64;
+        }
+        for o in &p.operands {
+            if o.is_some() {
+                placed += 1;
+            } else {
+                private += 1;
+            }
+        }
+        results += p.outputs.iter().flatten().count() as u64;
+    }
+    Some(DataflowSummary {
+        derivation: df.derivation.clone(),
+        parameters: of(RegionKind::Parameter).count(),
+        parameter_bytes: df.parameter_bytes,
+        activations: of(RegionKind::Activation).count(),
+        activation_bytes_unpacked: of(RegionKind::Activation).map(|r| r.bytes).sum(),
+        peak_activation_bytes: df.peak_activation_bytes,
+        arena_bytes: df.arena_bytes,
+        operands_placed: placed,
+        operands_private: private,
+        results_placed: results,
+    })
 }
 
 /// One unit as `kc plan show --json` lists it.
@@ -187,6 +246,7 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         iterations_found_by: plan.iterations.found_by.clone(),
         collectives: super::collectives::match_ranks(plan).ok().flatten(),
         collectives_mismatch: super::collectives::match_ranks(plan).err(),
+        dataflow: dataflow_summary(plan),
     }
 }
 
@@ -251,6 +311,32 @@ pub fn render_text(s: &PlanSummary) -> String {
         mib(s.cold_extra_peak_bytes),
         s.buffers
     );
+    match &s.dataflow {
+        Some(d) => {
+            let _ = writeln!(
+                o,
+                "  dataflow ({}): {} parameters {}, {} activations {} packed into {} \
+                 (peak live {}); arena {}; operands placed {} of {}, tier-3 results placed {}",
+                d.derivation,
+                d.parameters,
+                mib(d.parameter_bytes),
+                d.activations,
+                mib(d.activation_bytes_unpacked),
+                mib(d.arena_bytes - d.parameter_bytes),
+                mib(d.peak_activation_bytes),
+                mib(d.arena_bytes),
+                d.operands_placed,
+                d.operands_placed + d.operands_private,
+                d.results_placed
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "  dataflow: none (every unit replays on its own buffers); re-plan with this kc"
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "  traced GPU time {:.1} us, of which replayable {:.1} us; traced critical path {:.1} us",

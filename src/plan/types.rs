@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the encoding of any type in this file changes. Version 2 added
-/// [`Plan::iterations`]; version 1 plans are still read ([`PlanV1`]).
-pub const PLAN_FORMAT_VERSION: u32 = 2;
+/// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]. Version 1 plans are still
+/// read ([`PlanV1`]), version 2 plans as plans without dataflow.
+pub const PLAN_FORMAT_VERSION: u32 = 3;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -44,6 +45,7 @@ impl From<PlanV1> for Plan {
                 count: 0,
                 found_by: "not recorded (a version 1 plan)".into(),
             },
+            dataflow: None,
         }
     }
 }
@@ -59,6 +61,52 @@ pub struct Plan {
     pub steps: Vec<Step>,
     pub memory: MemoryPlan,
     pub iterations: PlanIterations,
+    /// The model's memory image for graph mode: one arena holding every placed operand.
+    /// `None` in plans without dataflow; graph mode then gives each unit its own slots.
+    pub dataflow: Option<PlanDataflow>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RegionKind {
+    /// Read but never written by the replay: its own bytes for the whole replay.
+    Parameter,
+    /// Written by the replay: shares bytes with regions whose lifetimes do not overlap.
+    Activation,
+}
+
+/// One storage of the model, at its place in the arena.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    pub offset: u64,
+    pub bytes: u64,
+    pub kind: RegionKind,
+    /// First and last step (inclusive) that touch it.
+    pub first_step: u32,
+    pub last_step: u32,
+}
+
+/// Where one step's operands live: arena byte offsets by operand position (the unit's
+/// `slots` order); `None` keeps the unit's own slot (host memory, integer data, operands
+/// without an identity).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StepPlaces {
+    pub operands: Vec<Option<u64>>,
+    /// A tier-3 op's results, as (arena offset, bytes available), by result position.
+    pub outputs: Vec<Option<(u64, u64)>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanDataflow {
+    /// "execution trace" or "heuristic" (see `lower::dataflow`).
+    pub derivation: String,
+    pub regions: Vec<Region>,
+    /// Parameters (laid out first, side by side) plus the packed activations.
+    pub arena_bytes: u64,
+    pub parameter_bytes: u64,
+    /// The most activation bytes alive at one step (the packing's lower bound).
+    pub peak_activation_bytes: u64,
+    /// One entry per step, in step order.
+    pub steps: Vec<StepPlaces>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -358,6 +406,49 @@ impl Plan {
                     }
                 }
                 _ => {}
+            }
+        }
+        if let Some(df) = &self.dataflow {
+            if df.steps.len() != self.steps.len() {
+                return Err(format!(
+                    "dataflow places {} steps of {}",
+                    df.steps.len(),
+                    self.steps.len()
+                ));
+            }
+            for (i, r) in df.regions.iter().enumerate() {
+                if r.offset.checked_add(r.bytes).is_none_or(|e| e > df.arena_bytes) {
+                    return Err(format!("dataflow region {i} lies outside the arena"));
+                }
+            }
+            for (i, (p, s)) in df.steps.iter().zip(&self.steps).enumerate() {
+                let Some(u) = self.units.get(s.unit as usize) else {
+                    continue;
+                };
+                if p.operands.len() != u.slots.len() && !p.operands.is_empty() {
+                    return Err(format!(
+                        "step {i}: {} operand places for {} operands",
+                        p.operands.len(),
+                        u.slots.len()
+                    ));
+                }
+                for (k, off) in p.operands.iter().enumerate() {
+                    let Some(off) = off else { continue };
+                    let bytes = self
+                        .buffers
+                        .get(u.slots[k] as usize)
+                        .map_or(0, |b| b.bytes);
+                    if off.checked_add(bytes).is_none_or(|e| e > df.arena_bytes) {
+                        return Err(format!(
+                            "step {i}: operand {k} ({bytes} bytes at {off}) lies outside the arena"
+                        ));
+                    }
+                }
+                for (off, bytes) in p.outputs.iter().flatten() {
+                    if off.checked_add(*bytes).is_none_or(|e| e > df.arena_bytes) {
+                        return Err(format!("step {i}: a result lies outside the arena"));
+                    }
+                }
             }
         }
         for (i, s) in self.steps.iter().enumerate() {
