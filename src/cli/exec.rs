@@ -171,6 +171,21 @@ pub fn render(r: &Results) -> String {
                 e.avg_power_w.mean
             );
         }
+        let _ = match &g.memory_image {
+            Some(m) => writeln!(
+                o,
+                "  memory image ({}): {:.1} MiB; operands placed {} of {}; tier-3 results written in place {} of {}; non-finite values {}",
+                m.derivation,
+                m.arena_bytes as f64 / (1u64 << 20) as f64,
+                m.operands_placed,
+                m.operands_placed + m.operands_private,
+                m.results_placed,
+                m.results_planned,
+                m.nonfinite_share
+                    .map_or("not sampled".to_string(), |x| format!("{:.2} %", x * 100.0))
+            ),
+            None => writeln!(o, "  memory image: none (every unit on its own buffers)"),
+        };
     }
     if let Some(s) = &r.isolated {
         let _ = writeln!(

@@ -12,7 +12,9 @@
 //! the call (and the unit, where there is one); no handle outlives the [`Gpu`] that made it.
 
 use super::ExecError;
-use crate::plan::types::{ElemType, Epilogue, GemmParams, Location, Op, Plan, PlanUnit, UnitCall};
+use crate::plan::types::{
+    ElemType, Epilogue, GemmParams, Location, Op, Plan, PlanUnit, RegionInit, UnitCall,
+};
 use cudarc::cublas::sys as cb;
 use cudarc::cublaslt::sys as lt;
 use cudarc::driver::sys as cu;
@@ -443,30 +445,108 @@ impl Gpu {
         }
     }
 
-    /// Allocates graph mode's memory image and fills it like the slots (values that read
-    /// as finite numbers in f16, bf16 and f32).
-    pub fn allocate_arena(&mut self, bytes: u64) -> Result<(), ExecError> {
+    /// Allocates graph mode's memory image and fills every region with its starting
+    /// values in its element type ([`RegionInit`]): data flows through the replay, so the
+    /// numbers must stay the kind of numbers the model computes with.
+    pub fn allocate_arena(
+        &mut self,
+        df: &crate::plan::types::PlanDataflow,
+    ) -> Result<(), ExecError> {
         if self.arena != 0 {
             return Ok(());
         }
-        let pattern = random_pattern(16 << 20);
-        let staging = self.alloc_raw(pattern.len() as u64)?;
-        // SAFETY: copies from a live host vector into a fresh allocation of its size.
-        unsafe {
-            cu_err(
-                cu::cuMemcpyHtoD_v2(staging, pattern.as_ptr() as *const c_void, pattern.len()),
-                "cuMemcpyHtoD",
-            )?;
-        }
-        let arena = self.alloc_raw(bytes)?;
-        self.fill(arena, bytes, staging, pattern.len() as u64)?;
-        // SAFETY: the fill is complete once the context synchronises.
+        const PATTERN: usize = 16 << 20;
+        let arena = self.alloc_raw(df.arena_bytes)?;
+        self.arena = arena;
+        let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
+        let result = (|| {
+            for r in &df.regions {
+                let key = (r.dtype, r.init);
+                let src = match staged.get(&key) {
+                    Some(&p) => p,
+                    None => {
+                        let pattern = typed_pattern(PATTERN, r.dtype, r.init);
+                        let p = self.alloc_raw(pattern.len() as u64)?;
+                        // SAFETY: copies a live host vector into a fresh allocation of its size.
+                        unsafe {
+                            cu_err(
+                                cu::cuMemcpyHtoD_v2(
+                                    p,
+                                    pattern.as_ptr() as *const c_void,
+                                    pattern.len(),
+                                ),
+                                "cuMemcpyHtoD",
+                            )?;
+                        }
+                        staged.insert(key, p);
+                        p
+                    }
+                };
+                self.fill(arena + r.offset, r.bytes, src, PATTERN as u64)?;
+            }
+            Ok(())
+        })();
+        // SAFETY: the fills are complete once the context synchronises; then the staging
+        // buffers are unreferenced.
         unsafe {
             cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
-            cu_err(cu::cuMemFree_v2(staging), "cuMemFree")?;
+            for (_, p) in staged {
+                cu_err(cu::cuMemFree_v2(p), "cuMemFree")?;
+            }
         }
-        self.arena = arena;
-        Ok(())
+        result
+    }
+
+    /// The share of non-finite values (NaN, infinity) in the floating-point regions of the
+    /// memory image, read back from up to the first 64 KiB of every region: data that
+    /// went non-finite would make the replay's power a property of NaNs, not of the model.
+    pub fn arena_nonfinite_share(
+        &self,
+        df: &crate::plan::types::PlanDataflow,
+    ) -> Result<Option<f64>, ExecError> {
+        if self.arena == 0 {
+            return Ok(None);
+        }
+        self.synchronize()?;
+        let (mut bad, mut all) = (0u64, 0u64);
+        let mut buf = vec![0u8; 64 << 10];
+        for r in &df.regions {
+            let n = (r.bytes as usize).min(buf.len());
+            // SAFETY: reads n <= region bytes from inside the live arena into `buf`.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoH_v2(buf.as_mut_ptr() as *mut c_void, self.arena + r.offset, n),
+                    "cuMemcpyDtoH",
+                )?;
+            }
+            let b = &buf[..n];
+            let mut count = |finite: &mut dyn Iterator<Item = bool>| {
+                for f in finite {
+                    all += 1;
+                    bad += u64::from(!f);
+                }
+            };
+            match r.dtype {
+                ElemType::F32 => count(
+                    &mut b
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+                ),
+                // Exponent all ones: 5 bits in f16, 8 in bf16.
+                ElemType::F16 => count(
+                    &mut b
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
+                ),
+                ElemType::BF16 => count(
+                    &mut b
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
+                ),
+                _ => {}
+            }
+        }
+        Ok((all > 0).then(|| bad as f64 / all as f64))
     }
 
     /// The arena's device address (0 before [`Gpu::allocate_arena`]).
@@ -1066,6 +1146,38 @@ fn random_pattern(bytes: usize) -> Vec<u8> {
         x ^= x << 17;
         let v = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
         out.extend_from_slice(&f16_bits(v as f32).to_le_bytes());
+    }
+    out.truncate(bytes);
+    out
+}
+
+/// `bytes` of values for a region of element type `dtype` starting as `init` (a pattern
+/// repeated over the region). Unknown types get half-precision values in [-1, 1).
+fn typed_pattern(bytes: usize, dtype: ElemType, init: RegionInit) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes + 8);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ (bytes as u64);
+    let bound = match init {
+        RegionInit::Weight { fan_in } => 1.0 / (fan_in.max(1) as f64).sqrt(),
+        _ => 1.0,
+    };
+    while out.len() < bytes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        let v = match init {
+            RegionInit::Uniform | RegionInit::Weight { .. } => u * bound,
+            RegionInit::Ones => 1.0,
+            RegionInit::Zeros => 0.0,
+        };
+        match dtype {
+            ElemType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+            ElemType::F64 => out.extend_from_slice(&v.to_le_bytes()),
+            ElemType::BF16 => {
+                out.extend_from_slice(&(((v as f32).to_bits() >> 16) as u16).to_le_bytes())
+            }
+            _ => out.extend_from_slice(&f16_bits(v as f32).to_le_bytes()),
+        }
     }
     out.truncate(bytes);
     out

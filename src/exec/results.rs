@@ -103,6 +103,10 @@ pub struct MemoryImage {
     pub results_planned: u64,
     /// Tier-3 steps that could not run in place and ran on their unit's own tensors.
     pub tier3_steps_unplaced: u64,
+    /// Share of NaN and infinite values in the image's float regions after the timed
+    /// replays (sampled: the first 64 KiB of each region).
+    #[serde(default)]
+    pub nonfinite_share: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -321,7 +321,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let image = plan.dataflow.as_ref().filter(|_| opts.dataflow);
     let mut memory_image = None;
     if let Some(df) = image {
-        gpu.allocate_arena(df.arena_bytes)?;
+        gpu.allocate_arena(df)?;
         let summary = crate::plan::show::dataflow_summary(plan);
         let mut mi = MemoryImage {
             derivation: df.derivation.clone(),
@@ -356,34 +356,36 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     }
     let capture = |gpu: &mut Gpu, image: Option<&crate::plan::types::PlanDataflow>| {
         gpu.capture(|gpu| {
-        gpu.record(fork, 0)?;
-        for s in 1..gpu.streams.len() {
-            gpu.wait(s, fork)?;
-        }
-        for op in &prog.ops {
-            match *op {
-                ProgramOp::Wait { stream, step } => gpu.wait(stream as usize, step_event[&step])?,
-                ProgramOp::Launch { unit, stream, step } => {
-                    let at = match image {
-                        Some(df) => At::Step {
-                            step,
-                            places: &df.steps[step as usize],
-                        },
-                        None => At::Slots(0),
-                    };
-                    gpu.enqueue(&plan.units[unit as usize], stream as usize, at)?
-                }
-                ProgramOp::Record { step, stream } => {
-                    gpu.record(step_event[&step], stream as usize)?
+            gpu.record(fork, 0)?;
+            for s in 1..gpu.streams.len() {
+                gpu.wait(s, fork)?;
+            }
+            for op in &prog.ops {
+                match *op {
+                    ProgramOp::Wait { stream, step } => {
+                        gpu.wait(stream as usize, step_event[&step])?
+                    }
+                    ProgramOp::Launch { unit, stream, step } => {
+                        let at = match image {
+                            Some(df) => At::Step {
+                                step,
+                                places: &df.steps[step as usize],
+                            },
+                            None => At::Slots(0),
+                        };
+                        gpu.enqueue(&plan.units[unit as usize], stream as usize, at)?
+                    }
+                    ProgramOp::Record { step, stream } => {
+                        gpu.record(step_event[&step], stream as usize)?
+                    }
                 }
             }
-        }
-        for (k, s) in (1..gpu.streams.len()).enumerate() {
-            gpu.record(joins[k], s)?;
-            gpu.wait(0, joins[k])?;
-        }
-        Ok(())
-    })
+            for (k, s) in (1..gpu.streams.len()).enumerate() {
+                gpu.record(joins[k], s)?;
+                gpu.wait(0, joins[k])?;
+            }
+            Ok(())
+        })
     };
     let graph = match capture(gpu, image) {
         Ok(g) => g,
@@ -408,6 +410,15 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    if let (Some(mi), Some(df)) = (memory_image.as_mut(), image) {
+        mi.nonfinite_share = gpu.arena_nonfinite_share(df)?;
+        if let Some(share) = mi.nonfinite_share.filter(|&x| x > 0.01) {
+            notes.push(format!(
+                "{:.1} % of the memory image's float values are NaN or infinite after the replay: its power is not the model's",
+                share * 100.0
+            ));
+        }
+    }
     let executed_traced: i64 = plan
         .steps
         .iter()

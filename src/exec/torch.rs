@@ -874,7 +874,11 @@ impl Torch {
                     continue;
                 };
                 let bytes = out.numel() as u64 * out.kind().elt_size_in_bytes() as u64;
-                if arena == 0 || bytes > *avail || !out.is_contiguous() || out.device() != Device::Cuda(0) {
+                if arena == 0
+                    || bytes > *avail
+                    || !out.is_contiguous()
+                    || out.device() != Device::Cuda(0)
+                {
                     continue;
                 }
                 // SAFETY: the result place holds `avail >= bytes` bytes of the arena.
@@ -915,8 +919,8 @@ impl Torch {
             .and_then(|s| self.units.get(&(unit, Some(s))))
             .or_else(|| self.units.get(&(unit, None)))
             .ok_or_else(|| {
-            ExecError::Unsupported(format!("tier-3 unit {unit} was not prepared"))
-        })?;
+                ExecError::Unsupported(format!("tier-3 unit {unit} was not prepared"))
+            })?;
         set_stream(stream)?;
         // Allocated results (ops without an out variant) are dropped at once: their blocks
         // go back to libtorch's cache, and the captured kernels keep their addresses.

@@ -1077,10 +1077,8 @@ pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
 
 /// Decodes a graph file's bytes, of this version or version 1.
 pub fn decode_graph(bytes: &[u8], path: &str) -> Result<KernelGraph, EnvelopeError> {
-    let appended = envelope::encode_fragment(&(
-        Vec::<kc_ir::OpTensors>::new(),
-        kc_ir::Dataflow::default(),
-    ));
+    let appended =
+        envelope::encode_fragment(&(Vec::<kc_ir::OpTensors>::new(), kc_ir::Dataflow::default()));
     envelope::decode_appended(&GRAPH_FILE, bytes, path, 1, &appended)
 }
 

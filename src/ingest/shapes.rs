@@ -56,7 +56,8 @@ fn tensor_ref(value: &Value, dims: &Value, strides: &Value, ty: &str) -> Option<
     let offset = t[2].as_u64()?;
     let itemsize = t[4].as_u64()?;
     let device = t[5].as_str()?;
-    let ints = |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
+    let ints =
+        |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
     let dims = ints(dims)?;
     let strides = ints(strides)
         .filter(|s| s.len() == dims.len())
@@ -78,7 +79,8 @@ fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
     };
     let empty = Vec::new();
     let arr = |k: &str| io.get(k).and_then(Value::as_array).unwrap_or(&empty);
-    let (values, shapes, strides, types) = (arr("values"), arr("shapes"), arr("strides"), arr("types"));
+    let (values, shapes, strides, types) =
+        (arr("values"), arr("shapes"), arr("strides"), arr("types"));
     let null = Value::Null;
     values
         .iter()
@@ -89,7 +91,10 @@ fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
             let st = strides.get(i).unwrap_or(&null);
             if ty.starts_with("Tensor(") {
                 tensor_ref(v, dims, st, ty).map_or(ArgRefs::None, ArgRefs::One)
-            } else if let Some(inner) = ty.strip_prefix("GenericList[").filter(|t| t.starts_with("Tensor")) {
+            } else if let Some(inner) = ty
+                .strip_prefix("GenericList[")
+                .filter(|t| t.starts_with("Tensor"))
+            {
                 let tys: Vec<&str> = inner.trim_end_matches(']').split(',').collect();
                 let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
                 let refs: Option<Vec<TensorRef>> = items
@@ -134,7 +139,11 @@ pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
             continue;
         }
         let (inputs, outputs) = records[k].tensors.clone().unwrap_or_default();
-        if inputs.iter().chain(&outputs).all(|a| a.tensors().is_empty()) {
+        if inputs
+            .iter()
+            .chain(&outputs)
+            .all(|a| a.tensors().is_empty())
+        {
             continue;
         }
         refs.push(OpTensors {
@@ -226,10 +235,7 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                 external_id: None,
                 rank: None,
                 args: typed_args(shapes, strides, &types, &Value::Array(concrete)),
-                tensors: Some((
-                    tensor_refs(n.get("inputs")),
-                    tensor_refs(n.get("outputs")),
-                )),
+                tensors: Some((tensor_refs(n.get("inputs")), tensor_refs(n.get("outputs")))),
             },
         ));
     }

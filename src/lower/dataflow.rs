@@ -161,7 +161,9 @@ fn recorded_operands(
                 }
             }
         }
-        UnitParams::Op { args: unit_args, .. } => {
+        UnitParams::Op {
+            args: unit_args, ..
+        } => {
             // The unit's tensors in argument order, matched position by position; a
             // position whose recorded kind differs (tensor vs list) stays private.
             let mut k = 0;
@@ -336,10 +338,7 @@ fn heuristic(
         // A tier-3 op that is not in place: one result the size of its largest tensor.
         if let UnitParams::Op { .. } = unit.params {
             let in_place = ops.first().is_some_and(|o| o.writes);
-            let largest = ops
-                .iter()
-                .filter(|o| placeable(o))
-                .max_by_key(|o| o.bytes);
+            let largest = ops.iter().filter(|o| placeable(o)).max_by_key(|o| o.bytes);
             if let (false, Some(o)) = (in_place, largest) {
                 let s = storages.add();
                 let out = Operand { writes: true, ..*o };

@@ -297,9 +297,8 @@ pub fn is_gemm_op(op: &str) -> bool {
 /// following [`recover`]: a row-major result makes cuBLAS compute `C^T = B^T A^T`, so A is
 /// the op's second matrix and B its first, except for a batched GEMM with a column result.
 pub fn operand_args(op: &str, args: &[OpArg]) -> Option<(usize, usize, Option<usize>)> {
-    let last_dim = |i: usize| -> Option<i64> {
-        args.get(i)?.tensor().and_then(|t| t.dims.last().copied())
-    };
+    let last_dim =
+        |i: usize| -> Option<i64> { args.get(i)?.tensor().and_then(|t| t.dims.last().copied()) };
     let batched = |first: usize| -> Option<(usize, usize, Option<usize>)> {
         Some(if last_dim(first + 1)? != 1 {
             (first + 1, first, None)

@@ -6,8 +6,8 @@
 use super::memory::{self, Slots};
 use super::types::*;
 use kc_ir::{
-    DataflowSource, DType, GemmEpilogue, StorageKind, KernelGraph, MemcpyKind, OpArg, OperandMemory, TensorSpec, Tier,
-    Transpose, UnitParams,
+    DType, DataflowSource, GemmEpilogue, KernelGraph, MemcpyKind, OpArg, OperandMemory,
+    StorageKind, TensorSpec, Tier, Transpose, UnitParams,
 };
 use petgraph::visit::EdgeRef;
 use std::collections::{BTreeSet, HashMap};
@@ -114,7 +114,9 @@ fn unit_call(g: &KernelGraph, params: &UnitParams, slots: &[u32]) -> UnitCall {
                     .iter()
                     .map(|a| match a {
                         OpArg::Tensor(t) => AtenArg::Tensor(tensor(t)),
-                        OpArg::TensorList(ts) => AtenArg::TensorList(ts.iter().map(&mut tensor).collect()),
+                        OpArg::TensorList(ts) => {
+                            AtenArg::TensorList(ts.iter().map(&mut tensor).collect())
+                        }
                         OpArg::Scalar { ty, value } => AtenArg::Scalar {
                             ty: ty.clone(),
                             value: value.clone(),
@@ -347,6 +349,105 @@ pub fn build(g: &KernelGraph) -> Plan {
     }
 }
 
+/// Each operand's element type and, should it be a parameter, the values PyTorch would
+/// initialise it with, by the operand's role in the call (operand order as in `slots`).
+fn operand_roles(call: &UnitCall) -> Vec<(ElemType, RegionInit)> {
+    use RegionInit::*;
+    match call {
+        UnitCall::Memcpy { .. } => vec![(ElemType::Unknown, Uniform); 2],
+        UnitCall::Memset { .. } => vec![(ElemType::Unknown, Uniform)],
+        UnitCall::Gemm(c) => {
+            // A is the weight of a linear layer (see `lower::gemm::operand_args`).
+            let w = Weight {
+                fan_in: c.k.max(1) as u64,
+            };
+            vec![
+                (c.a_type, w),
+                (c.b_type, Uniform),
+                (c.c_type, Uniform),
+                (c.c_type, w),
+            ]
+        }
+        UnitCall::AtenOp { op, args } => {
+            let mut v = Vec::new();
+            for (pos, a) in args.iter().enumerate() {
+                let ts: &[TensorArg] = match a {
+                    AtenArg::Tensor(t) => std::slice::from_ref(t),
+                    AtenArg::TensorList(ts) => ts,
+                    _ => &[],
+                };
+                for t in ts {
+                    v.push((t.dtype, tensor_role(op, pos, t)));
+                }
+            }
+            v
+        }
+        UnitCall::Collective { .. } | UnitCall::NotReplayable { .. } => Vec::new(),
+    }
+}
+
+/// Whether operand `k` of `call` is written (a copy's destination, a GEMM's C, an
+/// in-place op's first tensor).
+fn unit_writes(call: &UnitCall, k: usize) -> bool {
+    match call {
+        UnitCall::Memcpy { .. } => k == 1,
+        UnitCall::Memset { .. } => k == 0,
+        UnitCall::Gemm(_) => k == 2,
+        UnitCall::AtenOp { op, .. } => k == 0 && op.ends_with('_'),
+        _ => false,
+    }
+}
+
+/// The role of an op's tensor argument at `pos`, for the ops whose parameters must hold
+/// particular values (a normalisation's variance must be positive) or scale.
+fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
+    use RegionInit::*;
+    let fan_in = || Weight {
+        fan_in: t.dims.iter().skip(1).product::<i64>().max(1) as u64,
+    };
+    match (op, pos) {
+        ("aten::layer_norm" | "aten::native_layer_norm", 2) => Ones,
+        ("aten::layer_norm" | "aten::native_layer_norm", 3) => Zeros,
+        ("aten::rms_norm" | "aten::_fused_rms_norm", 2) => Ones,
+        ("aten::group_norm", 2) | ("aten::native_group_norm", 1) => Ones,
+        ("aten::group_norm", 3) | ("aten::native_group_norm", 2) => Zeros,
+        (
+            "aten::batch_norm"
+            | "aten::native_batch_norm"
+            | "aten::_native_batch_norm_legit"
+            | "aten::_native_batch_norm_legit_no_training"
+            | "aten::cudnn_batch_norm"
+            | "aten::miopen_batch_norm",
+            p,
+        ) => match p {
+            1 | 4 => Ones,
+            2 | 3 => Zeros,
+            _ => Uniform,
+        },
+        (
+            "aten::convolution"
+            | "aten::_convolution"
+            | "aten::conv1d"
+            | "aten::conv2d"
+            | "aten::conv3d"
+            | "aten::cudnn_convolution"
+            | "aten::cudnn_convolution_relu"
+            | "aten::cudnn_convolution_add_relu",
+            1,
+        ) => fan_in(),
+        // Square roots and logarithms of state (Adam's second moment): positive values.
+        (op, _)
+            if op.starts_with("aten::_foreach_sqrt")
+                || op == "aten::sqrt"
+                || op == "aten::rsqrt"
+                || op == "aten::log" =>
+        {
+            Ones
+        }
+        _ => Uniform,
+    }
+}
+
 /// The arena of graph mode: parameters side by side, then activations packed by liveness
 /// over the steps ([`kc_ir::dataflow::pack_by_liveness`]), and each step's operands and
 /// results as arena offsets. `None` when the graph has no dataflow.
@@ -395,9 +496,41 @@ fn place(
     for (k, &s) in activations.iter().enumerate() {
         offset[s] = parameter_bytes + packed[k];
     }
+    // Each storage's element type and starting values, from the calls that touch it.
+    let mut dtype = vec![ElemType::Unknown; n];
+    let mut init = vec![RegionInit::Uniform; n];
+    // A storage whose first touch is a read holds state the replay did not compute
+    // (weights, an optimiser's moments, a KV cache): it starts with values by role.
+    let mut state = vec![None::<bool>; n];
+    for &i in instance_order {
+        let unit = &units[g.instances[i].unit.0 as usize];
+        let p = &df.instances[i];
+        if !unit.tier.is_replayable() || p.operands.len() != unit.slots.len() {
+            continue;
+        }
+        let roles = operand_roles(&unit.call);
+        for (k, pl) in p.operands.iter().enumerate() {
+            let Some(pl) = pl else { continue };
+            let s = pl.storage as usize;
+            let (t, role) = roles
+                .get(k)
+                .copied()
+                .unwrap_or((ElemType::Unknown, RegionInit::Uniform));
+            if dtype[s] == ElemType::Unknown {
+                dtype[s] = t;
+            }
+            let written = unit_writes(&unit.call, k);
+            let is_state = *state[s].get_or_insert(!written);
+            if init[s] == RegionInit::Uniform && is_state && !written {
+                init[s] = role;
+            }
+        }
+    }
     let regions = (0..n)
         .filter(|&s| used(s))
         .map(|s| Region {
+            dtype: dtype[s],
+            init: init[s],
             offset: offset[s],
             bytes: df.storages[s].bytes,
             kind: match df.storages[s].kind {

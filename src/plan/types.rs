@@ -74,12 +74,33 @@ pub enum RegionKind {
     Activation,
 }
 
+/// The values a region starts with. Data flows through the replay, so values matter: a
+/// normalisation dividing by a negative variance, or weights that grow activations layer
+/// after layer, turn the model's numbers into NaN and infinities, and the GPU draws less
+/// power on them than on the model's data. Parameters therefore start as PyTorch
+/// initialises them, by the role their first reader gives them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RegionInit {
+    /// Uniform in [-1, 1): inputs, and activations before their producer writes them.
+    Uniform,
+    /// A weight with this fan-in: uniform in +-1/sqrt(fan_in) (PyTorch's default for
+    /// linear and convolution weights and biases).
+    Weight { fan_in: u64 },
+    /// A normalisation's scale or running variance.
+    Ones,
+    /// A normalisation's shift or running mean.
+    Zeros,
+}
+
 /// One storage of the model, at its place in the arena.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Region {
     pub offset: u64,
     pub bytes: u64,
     pub kind: RegionKind,
+    /// The element type its first reader or writer uses (`Unknown` for copies only).
+    pub dtype: ElemType,
+    pub init: RegionInit,
     /// First and last step (inclusive) that touch it.
     pub first_step: u32,
     pub last_step: u32,
@@ -196,7 +217,7 @@ pub enum CopyKind {
     PtoP,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElemType {
     F64,
     F32,
@@ -417,7 +438,10 @@ impl Plan {
                 ));
             }
             for (i, r) in df.regions.iter().enumerate() {
-                if r.offset.checked_add(r.bytes).is_none_or(|e| e > df.arena_bytes) {
+                if r.offset
+                    .checked_add(r.bytes)
+                    .is_none_or(|e| e > df.arena_bytes)
+                {
                     return Err(format!("dataflow region {i} lies outside the arena"));
                 }
             }
@@ -434,10 +458,7 @@ impl Plan {
                 }
                 for (k, off) in p.operands.iter().enumerate() {
                     let Some(off) = off else { continue };
-                    let bytes = self
-                        .buffers
-                        .get(u.slots[k] as usize)
-                        .map_or(0, |b| b.bytes);
+                    let bytes = self.buffers.get(u.slots[k] as usize).map_or(0, |b| b.bytes);
                     if off.checked_add(bytes).is_none_or(|e| e > df.arena_bytes) {
                         return Err(format!(
                             "step {i}: operand {k} ({bytes} bytes at {off}) lies outside the arena"
