@@ -119,9 +119,9 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| Value::from(n)),
-        any::<u64>().prop_map(|n| Value::from(n)),
-        (-1e300f64..1e300).prop_map(|f| Value::from(f)),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-1e300f64..1e300).prop_map(Value::from),
         prop_oneof![
             Just("Tensor(c10::Half)".to_string()),
             Just("GenericList[Tensor(float),Tensor(long int)]".to_string()),
