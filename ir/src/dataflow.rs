@@ -124,24 +124,6 @@ pub struct Dataflow {
     pub instances: Vec<InstancePlaces>,
 }
 
-impl Dataflow {
-    /// Operand places found, and operands that keep a private buffer.
-    pub fn placed_counts(&self) -> (usize, usize) {
-        let mut placed = 0;
-        let mut private = 0;
-        for i in &self.instances {
-            for o in &i.operands {
-                if o.is_some() {
-                    placed += 1;
-                } else {
-                    private += 1;
-                }
-            }
-        }
-        (placed, private)
-    }
-}
-
 /// Where an operand lives when it is not placed in a storage.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum OperandMemory {

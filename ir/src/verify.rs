@@ -224,16 +224,23 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                 g.instances.len()
             ));
         }
+        // Operands per unit, computed once (a unit has thousands of instances).
+        let unit_operands: Vec<Vec<crate::Operand>> = g
+            .units
+            .iter()
+            .map(|u| {
+                let label = if (u.label.0 as usize) < g.strings.len() {
+                    g.strings.get(u.label)
+                } else {
+                    ""
+                };
+                u.params.operands(label)
+            })
+            .collect();
         for (k, (places, inst)) in df.instances.iter().zip(&g.instances).enumerate() {
-            let Some(unit) = g.units.get(inst.unit.0 as usize) else {
+            let Some(operands) = unit_operands.get(inst.unit.0 as usize) else {
                 continue;
             };
-            let label = if (unit.label.0 as usize) < g.strings.len() {
-                g.strings.get(unit.label)
-            } else {
-                ""
-            };
-            let operands = unit.params.operands(label);
             if places.operands.len() != operands.len() {
                 bad(format!(
                     "dataflow: instance {k} has {} operand places, its unit {} operands",
@@ -242,7 +249,7 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                 ));
                 continue;
             }
-            for (p, o) in places.operands.iter().zip(&operands) {
+            for (p, o) in places.operands.iter().zip(operands) {
                 let Some(p) = p else { continue };
                 match df.storages.get(p.storage as usize) {
                     None => bad(format!(

@@ -203,7 +203,7 @@ fn parse_list(value: &str) -> Result<CallArg, String> {
         .map(CallArg::IntList)
 }
 
-fn is_float(d: ElemType) -> bool {
+pub(crate) fn is_float(d: ElemType) -> bool {
     matches!(
         d,
         ElemType::F64

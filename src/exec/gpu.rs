@@ -297,7 +297,7 @@ impl Gpu {
                 free: self.facts.free_memory,
             });
         }
-        let pattern = random_pattern(16 << 20);
+        let pattern = typed_pattern(16 << 20, ElemType::F16, RegionInit::Uniform);
         let staging = self.alloc_raw(pattern.len() as u64)?;
         // SAFETY: copies from a live host vector into a fresh allocation of its size.
         unsafe {
@@ -547,11 +547,6 @@ impl Gpu {
             }
         }
         Ok((all > 0).then(|| bad as f64 / all as f64))
-    }
-
-    /// The arena's device address (0 before [`Gpu::allocate_arena`]).
-    pub fn arena(&self) -> u64 {
-        self.arena
     }
 
     /// Prepares a tier-3 step whose tensors and results live in the memory image.
@@ -1136,26 +1131,12 @@ impl<'g> Feeder<'g> {
     }
 }
 
-/// Pseudo-random f16 values in [-1, 1) (xorshift; deterministic).
-fn random_pattern(bytes: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes);
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    while out.len() < bytes {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let v = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-        out.extend_from_slice(&f16_bits(v as f32).to_le_bytes());
-    }
-    out.truncate(bytes);
-    out
-}
-
 /// `bytes` of values for a region of element type `dtype` starting as `init` (a pattern
-/// repeated over the region). Unknown types get half-precision values in [-1, 1).
+/// repeated over the region; xorshift, deterministic). Unknown types get half-precision
+/// values.
 fn typed_pattern(bytes: usize, dtype: ElemType, init: RegionInit) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes + 8);
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ (bytes as u64);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let bound = match init {
         RegionInit::Weight { fan_in } => 1.0 / (fan_in.max(1) as f64).sqrt(),
         _ => 1.0,

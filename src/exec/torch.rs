@@ -85,15 +85,13 @@ fn placed_tensor(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
 
 /// Whether a tensor may live in plan memory: floating-point data the op reads as drawn
 /// (not indices or masks, which need valid values) on the GPU.
+/// fp8 tensors are drawn in half precision and converted ([`make_tensor`]); they keep
+/// their own.
 fn placeable(t: &TensorInput) -> bool {
-    t.fill == Fill::Normal && !t.host_scalar && is_float_kind(t.dtype)
-}
-
-fn is_float_kind(d: ElemType) -> bool {
-    matches!(
-        d,
-        ElemType::F64 | ElemType::F32 | ElemType::F16 | ElemType::BF16
-    )
+    t.fill == Fill::Normal
+        && !t.host_scalar
+        && aten::is_float(t.dtype)
+        && !matches!(t.dtype, ElemType::F8E4M3 | ElemType::F8E5M2)
 }
 
 fn torch_err(op: &str, e: impl std::fmt::Display) -> ExecError {

@@ -276,14 +276,14 @@ fn heuristic(
 ) -> (Storages, Vec<InstancePlaces>) {
     /// How many recent results per stream a read may match.
     const RECENT: usize = 64;
-    struct Result_ {
+    struct Produced {
         bytes: u64,
         float: Option<bool>,
         storage: u32,
         iteration: Option<u32>,
     }
     let mut storages = Storages::default();
-    let mut recent: HashMap<(u32, u32, u64), Vec<Result_>> = HashMap::new();
+    let mut recent: HashMap<(u32, u32, u64), Vec<Produced>> = HashMap::new();
     let mut parameters: HashMap<(u32, u32, u32, usize), u32> = HashMap::new();
     let mut occurrences: HashMap<(u32, Option<u32>, u32), u32> = HashMap::new();
     let mut places = vec![InstancePlaces::default(); g.instances.len()];
@@ -312,7 +312,7 @@ fn heuristic(
             if o.writes {
                 let s = storages.add();
                 p.operands[k] = Some(storages.place(s, 0, o, true));
-                produced.push(Result_ {
+                produced.push(Produced {
                     bytes: o.bytes,
                     float: o.float,
                     storage: s,
@@ -343,7 +343,7 @@ fn heuristic(
                 let s = storages.add();
                 let out = Operand { writes: true, ..*o };
                 p.outputs = vec![Some(storages.place(s, 0, &out, true))];
-                produced.push(Result_ {
+                produced.push(Produced {
                     bytes: o.bytes,
                     float: o.float,
                     storage: s,

@@ -298,7 +298,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         })
         .map(|u| u.traced_ns_total)
         .sum();
-    let dataflow = place(g, &instance_order, &units, &slots.buffers);
+    let dataflow = place(g, &instance_order, &units);
     Plan {
         header: PlanHeader {
             kc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -386,18 +386,6 @@ fn operand_roles(call: &UnitCall) -> Vec<(ElemType, RegionInit)> {
     }
 }
 
-/// Whether operand `k` of `call` is written (a copy's destination, a GEMM's C, an
-/// in-place op's first tensor).
-fn unit_writes(call: &UnitCall, k: usize) -> bool {
-    match call {
-        UnitCall::Memcpy { .. } => k == 1,
-        UnitCall::Memset { .. } => k == 0,
-        UnitCall::Gemm(_) => k == 2,
-        UnitCall::AtenOp { op, .. } => k == 0 && op.ends_with('_'),
-        _ => false,
-    }
-}
-
 /// The role of an op's tensor argument at `pos`, for the ops whose parameters must hold
 /// particular values (a normalisation's variance must be positive) or scale.
 fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
@@ -451,12 +439,7 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
 /// The arena of graph mode: parameters side by side, then activations packed by liveness
 /// over the steps ([`kc_ir::dataflow::pack_by_liveness`]), and each step's operands and
 /// results as arena offsets. `None` when the graph has no dataflow.
-fn place(
-    g: &KernelGraph,
-    instance_order: &[usize],
-    units: &[PlanUnit],
-    buffers: &[Buffer],
-) -> Option<PlanDataflow> {
+fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Option<PlanDataflow> {
     let df = &g.dataflow;
     if df.source == DataflowSource::None {
         return None;
@@ -502,6 +485,17 @@ fn place(
     // A storage whose first touch is a read holds state the replay did not compute
     // (weights, an optimiser's moments, a KV cache): it starts with values by role.
     let mut state = vec![None::<bool>; n];
+    let writes: Vec<Vec<bool>> = g
+        .units
+        .iter()
+        .map(|u| {
+            u.params
+                .operands(g.str(u.label))
+                .iter()
+                .map(|o| o.writes)
+                .collect()
+        })
+        .collect();
     for &i in instance_order {
         let unit = &units[g.instances[i].unit.0 as usize];
         let p = &df.instances[i];
@@ -519,7 +513,7 @@ fn place(
             if dtype[s] == ElemType::Unknown {
                 dtype[s] = t;
             }
-            let written = unit_writes(&unit.call, k);
+            let written = writes[unit.id as usize].get(k).copied().unwrap_or(false);
             let is_state = *state[s].get_or_insert(!written);
             if init[s] == RegionInit::Uniform && is_state && !written {
                 init[s] = role;
@@ -553,16 +547,9 @@ fn place(
                 operands: p
                     .operands
                     .iter()
-                    .zip(&unit.slots)
-                    .map(|(pl, &slot)| {
-                        // An operand larger than its storage (a GEMM's padded leading
-                        // dimension the trace did not show) keeps its own slot.
-                        pl.filter(|pl| {
-                            pl.offset_bytes + buffers[slot as usize].bytes
-                                <= df.storages[pl.storage as usize].bytes
-                        })
-                        .map(|pl| offset[pl.storage as usize] + pl.offset_bytes)
-                    })
+                    // Lowering grew every storage to hold its operands (the verifier
+                    // checked it), so each place holds its slot's bytes.
+                    .map(|pl| pl.map(|pl| offset[pl.storage as usize] + pl.offset_bytes))
                     .collect(),
                 outputs: p
                     .outputs
