@@ -8,6 +8,7 @@
 //! the same classifications and unit numbering, and the result passes `kc_ir::verify`.
 
 pub mod assign_tiers;
+pub mod aten_schema;
 pub mod dataflow;
 pub mod dedupe_units;
 pub mod family;
