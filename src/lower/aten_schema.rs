@@ -424,7 +424,7 @@ impl<'a> Recorded<'a> {
         match self {
             Recorded::Tensor => "Tensor".into(),
             Recorded::TensorList => "TensorList".into(),
-            Recorded::Scalar(v) if v.is_empty() => "Scalar".into(),
+            Recorded::Scalar("") => "Scalar".into(),
             Recorded::Scalar(v) => format!("Scalar {v}"),
             Recorded::ScalarList(v) => format!("ScalarList {v}"),
             Recorded::None => "None".into(),
@@ -506,11 +506,13 @@ fn fit(r: Recorded<'_>, t: &SchemaType) -> Option<u32> {
             // The size of `int[N]` is a Python-side convenience (one int repeated); any
             // length reaches the kernel.
             let _ = n;
-            let ok = items.iter().all(|x| match (lit(x), e.inner()) {
-                (Lit::Int, T::Int | T::SymInt | T::Float | T::Scalar) => true,
-                (Lit::Float, T::Float | T::Scalar) => true,
-                (Lit::Bool, T::Bool | T::Scalar) => true,
-                _ => false,
+            let ok = items.iter().all(|x| {
+                matches!(
+                    (lit(x), e.inner()),
+                    (Lit::Int, T::Int | T::SymInt | T::Float | T::Scalar)
+                        | (Lit::Float, T::Float | T::Scalar)
+                        | (Lit::Bool, T::Bool | T::Scalar)
+                )
             });
             ok.then_some(if items.is_empty() { 1 } else { 3 })
         }
