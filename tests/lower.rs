@@ -17,11 +17,34 @@ fn h100_traces_replay_at_least_99_percent_of_gpu_time() {
     ] {
         let (g, _, d) = lowered(name);
         let s = summarize(&g, &d);
+        // GPT-2's optimizer step: Kineto recorded the `_foreach_*` tensor lists without
+        // shapes, so lowering names them (17.97 % of its GPU time) and says an Execution
+        // Trace would give them; BLOOM's boolean-mask index (0.2 %) lacks its index list.
+        let floor = if name == "gpt2_train_bf16" {
+            82.0
+        } else {
+            99.0
+        };
         assert!(
-            s.pct_replayable_time >= 99.0,
+            s.pct_replayable_time >= floor,
             "{name}: {:.2} %",
             s.pct_replayable_time
         );
+        for u in kc::lower::summary::unit_rows(&g) {
+            if u.tier == "unreplayable" && u.rule == "aten-op-unbound" {
+                let why = u.reason.as_deref().unwrap_or("");
+                if u.label == "aten::index" {
+                    assert!(why.contains("indices) was not recorded"), "{why}");
+                } else {
+                    assert!(
+                        u.label.starts_with("aten::_foreach_"),
+                        "{name}: {}",
+                        u.label
+                    );
+                    assert!(why.contains("--shapes ET"), "{why}");
+                }
+            }
+        }
         let total: f64 = s.tiers.values().map(|t| t.pct_gpu_time).sum();
         assert!((total - 100.0).abs() < 1e-6, "{name}: tiers sum to {total}");
     }

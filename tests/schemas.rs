@@ -192,3 +192,66 @@ fn resolution_from_the_kineto_record_agrees_with_the_execution_traces_op_schema(
         "{agreed} of {compared} agree; differ: {disagreements:#?}"
     );
 }
+
+proptest::proptest! {
+    /// The schema reader takes any text without panicking, and every schema it prints
+    /// (registry order, any of them) reads back to the same overload and argument types.
+    #[test]
+    fn the_schema_reader_never_panics_and_reads_what_it_prints(
+        text in "\\PC{0,200}",
+        pick in 0usize..3194,
+    ) {
+        let _ = aten_schema::parse(&text);
+        let _ = aten_schema::parse(&format!("aten::x({text}) -> Tensor"));
+        let reg = aten_schema::registry();
+        let mut all: Vec<&aten_schema::Schema> = Vec::new();
+        for name in ["aten::add", "aten::native_batch_norm", "aten::index", "aten::_foreach_div_", "aten::mean", "aten::_flash_attention_forward", "aten::split_with_sizes"] {
+            all.extend(reg.overloads(name));
+        }
+        let s = all[pick % all.len()];
+        let back = aten_schema::parse(&s.to_string()).expect("printed schema reads back");
+        proptest::prop_assert_eq!(back.full_name(), s.full_name());
+        let types = |x: &aten_schema::Schema| x.args.iter().map(|a| (a.ty.clone(), a.kwarg_only, a.mutable)).collect::<Vec<_>>();
+        proptest::prop_assert_eq!(types(&back), types(s));
+        proptest::prop_assert_eq!(&back.returns, &s.returns);
+    }
+}
+
+/// With the Execution Trace recorded in the same run, the optimizer's `_foreach_*` ops get
+/// their tensor lists (Kineto records them without shapes) and their scalar lists, so a
+/// whole training step lowers and plans (GPT-2 4 layers, AdamW).
+#[test]
+fn an_execution_trace_completes_the_optimizers_tensor_lists() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/results/h100-2026-11-23-dataflow/captures");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(dir.join("gpt2_4l_train_b4s128.et.json.gz")),
+        ..Default::default()
+    };
+    let (mut g, _) =
+        kc::ingest::ingest(&[dir.join("gpt2_4l_train_b4s128.pt.trace.json.gz")], &opts).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let s = kc::lower::summary::summarize(&g, &[]);
+    assert!(s.pct_replayable_time > 99.99, "{}", s.pct_replayable_time);
+    let p = kc::plan::build::build(&g);
+    let mut foreach = 0;
+    for u in &p.units {
+        assert!(
+            !matches!(u.call, kc::plan::types::UnitCall::NotReplayable { .. }),
+            "{}: {:?}",
+            u.label,
+            u.call
+        );
+        if let kc::plan::types::UnitCall::AtenOp { op, args } = &u.call {
+            if op.starts_with("aten::_foreach_") {
+                foreach += 1;
+                let c = kc::exec::aten::build(op, args, &u.kernels).unwrap();
+                assert!(c.args.iter().any(
+                    |a| matches!(a, kc::exec::aten::CallArg::TensorList(ts) if !ts.is_empty())
+                ));
+            }
+        }
+    }
+    // Seven optimizer ops, some split into several units by their launch geometry.
+    assert_eq!(foreach, 12);
+}

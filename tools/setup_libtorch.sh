@@ -10,6 +10,11 @@
 # Usage: tools/setup_libtorch.sh [DIR]        (default DIR: .libtorch beside Cargo.toml)
 # Then:  export LIBTORCH=DIR/torch LIBTORCH_CXX11_ABI=1
 #        cargo build --release --features torch
+# Tier 3's C++ shim (src/exec/torch_shim.cpp) also needs the CUDA 13 runtime headers
+# (cuda_runtime_api.h and what it includes): build.rs looks in KC_CUDA_INCLUDE,
+# $CUDA_HOME/include, DIR/cuda-include, /usr/local/cuda/include. A machine without the
+# CUDA toolkit can copy a GPU machine's /usr/local/cuda-13.0/targets/x86_64-linux/include
+# into DIR/cuda-include.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-.libtorch}

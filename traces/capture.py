@@ -2,7 +2,7 @@
 """Profile a model with torch.profiler and record what kc needs to judge a replay.
 
     capture.py --model qwen2 [--layers 8] [--batch 1] [--seq 128] [--dtype fp16]
-               [--iters 3] [--mode inference|train] --out DIR
+               [--iters 3] [--mode inference|train|decode] [--channels-last] --out DIR
 
 Writes into DIR:
   NAME.pt.trace.json.gz   Kineto trace (CPU + CUDA activities, record_shapes=True),
@@ -81,6 +81,9 @@ def build(a):
         def loss_of(out):
             return out.loss
         call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
+        if a.mode == "decode":
+            call = decode_step(model, cfg, a, dtype, vocab)
+            desc["decode_context"] = a.seq
     else:
         import torchvision
         model = torchvision.models.get_model(a.model, weights=None)
@@ -92,6 +95,10 @@ def build(a):
             return torch.nn.functional.cross_entropy(out.float(), labels)
         call = lambda: model(inputs)
     model = model.to(device="cuda", dtype=dtype)
+    if a.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+        inputs = inputs.contiguous(memory_format=torch.channels_last)
+        desc["channels_last"] = True
     if a.mode == "train":
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -104,10 +111,29 @@ def build(a):
     else:
         model.eval()
 
-        def step():
+        def step():  # inference and decode
             with torch.no_grad():
                 call()
     return step, desc
+
+
+def decode_step(model, cfg, a, dtype, vocab):
+    """One decode step of `a.batch` sequences after a prefilled context of `a.seq` tokens:
+    the step appends one token to the KV cache, and the cache is cropped back to the context
+    after it (views, no GPU work), so every step is the same and a CUDA graph can replay it."""
+    import transformers
+    model.to(device="cuda", dtype=dtype)
+    cache = transformers.DynamicCache()
+    context = torch.randint(0, vocab, (a.batch, a.seq), device="cuda")
+    with torch.no_grad():
+        model(context, past_key_values=cache, use_cache=True)
+    token = torch.randint(0, vocab, (a.batch, 1), device="cuda")
+
+    def call():
+        out = model(token, past_key_values=cache, use_cache=True)
+        cache.crop(a.seq)
+        return out
+    return call
 
 
 def time_runs(fn, warmup=10, runs=50):
@@ -201,8 +227,11 @@ def main():
     p.add_argument("--image", type=int, default=224, help="image side of torchvision inputs (default 224)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="fp16", help="parameter and input dtype")
     p.add_argument("--iters", type=int, default=3, help="profiled iterations (default 3)")
-    p.add_argument("--mode", choices=["inference", "train"], default="inference",
-                   help="a forward pass, or a training step with AdamW")
+    p.add_argument("--mode", choices=["inference", "train", "decode"], default="inference",
+                   help="a forward pass, a training step with AdamW, or (Hugging Face models) one "
+                        "decode step after a prefilled context of --seq tokens, static KV cache")
+    p.add_argument("--channels-last", action="store_true",
+                   help="torchvision models: weights and input in channels-last memory format")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
     global torch

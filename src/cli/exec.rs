@@ -1,4 +1,4 @@
-//! `kc exec PLAN [--isolated] [--runs N] [--cache warm|cold] [--energy-window S] [-o R.json]`.
+//! `kc exec PLAN [--isolated] [--runs N] [--cache context|warm|cold] [--energy-window S] [-o R.json]`.
 
 use crate::exec::{self, results::Results, CachePolicy, ExecOptions};
 use crate::plan;
@@ -18,9 +18,11 @@ pub struct Args {
     /// Untimed replays (graph mode) or launches (isolated) before timing starts.
     #[arg(long, default_value_t = 10)]
     pub warmup: usize,
-    /// warm: reuse buffers; cold: rotate buffer copies spanning twice L2.
-    #[arg(long, default_value = "warm")]
-    pub cache: String,
+    /// Isolated cache state. context: each invocation at its place in the model's memory
+    /// image (the default when the plan has one); warm: reuse one set of buffers; cold:
+    /// rotate buffer copies spanning twice L2.
+    #[arg(long, value_parser = ["context", "warm", "cold"])]
+    pub cache: Option<String>,
     /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
     #[arg(long, default_value_t = 1.0)]
     pub energy_window: f64,
@@ -66,22 +68,17 @@ fn default_out(p: &Path, isolated: bool, cache: &str) -> PathBuf {
 }
 
 pub fn run(a: Args) -> i32 {
-    let cache = match a.cache.as_str() {
-        "warm" => CachePolicy::Warm,
-        "cold" => CachePolicy::Cold,
-        other => return super::fail(format!("--cache must be warm or cold, not {other:?}")),
-    };
-    let out = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_out(&a.plan, a.isolated, &a.cache));
-    let mut outs = vec![out.as_path()];
-    outs.extend(a.trace_out.as_deref());
-    for o in outs {
-        if let Err(e) = super::check_output(o, &[&a.plan]) {
-            return super::fail(e);
+    let asked = match a.cache.as_deref() {
+        None => None,
+        Some("warm") => Some(CachePolicy::Warm),
+        Some("cold") => Some(CachePolicy::Cold),
+        Some("context") => Some(CachePolicy::Context),
+        Some(other) => {
+            return super::fail(format!(
+                "--cache must be context, warm or cold, not {other:?}"
+            ))
         }
-    }
+    };
     let bytes = match crate::envelope::read_bytes(&plan::PLAN_FILE, &a.plan) {
         Ok(b) => b,
         Err(e) => return super::fail(e),
@@ -90,6 +87,23 @@ pub fn run(a: Args) -> i32 {
         Ok(p) => p,
         Err(e) => return super::fail(e),
     };
+    // Context is the default where the plan knows the model's memory image.
+    let cache = asked.unwrap_or(if p.dataflow.is_some() && !a.no_dataflow {
+        CachePolicy::Context
+    } else {
+        CachePolicy::Warm
+    });
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_out(&a.plan, a.isolated, cache.as_str()));
+    let mut outs = vec![out.as_path()];
+    outs.extend(a.trace_out.as_deref());
+    for o in outs {
+        if let Err(e) = super::check_output(o, &[&a.plan]) {
+            return super::fail(e);
+        }
+    }
     let opts = ExecOptions {
         isolated: a.isolated,
         runs: a.runs,

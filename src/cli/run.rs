@@ -26,9 +26,10 @@ pub struct Args {
     /// Output directory (default: kc-out/<trace name>).
     #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
-    /// Cache policy of the isolated replay (GPU builds): warm or cold.
-    #[arg(long, default_value = "warm")]
-    pub cache: String,
+    /// Cache state of the isolated replay (GPU builds): context (each invocation at its place
+    /// in the model's memory image; the default when the plan has one), warm or cold.
+    #[arg(long, value_parser = ["context", "warm", "cold"])]
+    pub cache: Option<String>,
     /// Energy windows per measured item on the GPU; 0 measures time only.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
@@ -125,7 +126,7 @@ pub fn run(a: Args) -> i32 {
             &p,
             &plan_path,
             &out_dir,
-            &a.cache,
+            a.cache.as_deref(),
             a.energy_repeats,
             !a.json,
             a.reference.as_deref(),
@@ -196,16 +197,23 @@ fn replay(
     p: &plan::Plan,
     plan_path: &Path,
     out_dir: &Path,
-    cache: &str,
+    cache: Option<&str>,
     energy_repeats: usize,
     progress: bool,
     reference: Option<&Path>,
 ) -> Result<crate::report::model::Report, String> {
     use crate::exec::{self, CachePolicy, ExecOptions};
     let cache = match cache {
-        "warm" => CachePolicy::Warm,
-        "cold" => CachePolicy::Cold,
-        other => return Err(format!("--cache must be warm or cold, not {other:?}")),
+        Some("warm") => CachePolicy::Warm,
+        Some("cold") => CachePolicy::Cold,
+        Some("context") => CachePolicy::Context,
+        None if p.dataflow.is_some() => CachePolicy::Context,
+        None => CachePolicy::Warm,
+        Some(other) => {
+            return Err(format!(
+                "--cache must be context, warm or cold, not {other:?}"
+            ))
+        }
     };
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;

@@ -1,14 +1,20 @@
-//! Tier 3, the part that needs no libtorch: from an aten op recorded in a plan to a call a
-//! libtorch back end can make. Every argument gets a type (tensor, tensor list, int,
-//! float, bool, int list, none), every tensor a fill that keeps the op's reads valid
-//! (index tensors within the dimension they index, masks and conditions boolean), tensors
-//! whose dtype the trace did not record take it from the op's other tensors or from the
-//! kernels the op launched, and the call says how its outputs are provided (an `*_out`
-//! variant with preallocated outputs, in place, or allocated by the op).
+//! Tier 3, the part that needs no libtorch: from an aten op recorded in a plan to a call of
+//! one overload of libtorch's operator registry ([`crate::lower::aten_schema`]). The
+//! recorded arguments are typed by that overload's schema (tensor, optional tensor, tensor
+//! list, int, float, bool, Scalar, ScalarType, lists, strings, devices), every tensor gets a
+//! fill that keeps the op's reads valid (index tensors within the dimension they index,
+//! masks boolean), tensors whose dtype the trace did not record take it from the op's other
+//! tensors or from the kernels the op launched, and the call says how its outputs are
+//! provided: libtorch's own `.out` overload with preallocated outputs where it has a kernel
+//! of its own, in place, or allocated by the op. One mechanism serves every op: the back
+//! end calls the overload through libtorch's boxed dispatcher.
 //!
 //! Invariant: `build` either returns a call whose every argument is determined by the
-//! recording, or an error saying what is missing; it never guesses a value.
+//! recording (or is the schema's default for a string the profiler does not record, which
+//! the call lists in `assumed`), or an error saying what is missing; it never guesses a
+//! number.
 
+use crate::lower::aten_schema::{self, Recorded, Schema, SchemaType};
 use crate::plan::types::{AtenArg, ElemType, TensorArg};
 
 /// How a tensor is filled before the op runs.
@@ -37,28 +43,39 @@ pub struct TensorInput {
     pub host_scalar: bool,
 }
 
+/// One argument, typed by the schema.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallArg {
     Tensor(TensorInput),
+    /// An undefined tensor where the schema takes a plain `Tensor` (autograd formulas pass
+    /// these for gradients nobody needs).
+    UndefinedTensor,
     TensorList(Vec<TensorInput>),
+    /// `Tensor?[]` (index): every entry recorded, so every entry present.
+    OptionalTensorList(Vec<TensorInput>),
     Int(i64),
     Float(f64),
     Bool(bool),
     IntList(Vec<i64>),
+    FloatList(Vec<f64>),
     BoolList(Vec<bool>),
+    /// `Scalar[]` (the optimizers' per-tensor step sizes): passed as floats.
+    ScalarList(Vec<f64>),
+    Str(String),
+    Device(String),
     None,
 }
 
 /// How the op's outputs come to exist.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outputs {
-    /// Call the named `*_out` variant with outputs preallocated (shapes from one eager run
-    /// before capture), so nothing allocates while the graph is captured.
-    OutVariant(&'static str),
-    /// The op writes into its first argument.
+    /// Call this `.out` overload ("out") with outputs preallocated (shapes from one eager
+    /// run before capture), so nothing allocates while the graph is captured.
+    OutVariant(String),
+    /// The op writes into its arguments (`add_`, or the model's own `out=` call).
     InPlace,
-    /// The op has no out variant and allocates its outputs; the back end must capture it
-    /// with the allocator pointed at a graph-private pool.
+    /// The op allocates its outputs (no `.out` overload with a kernel of its own): inside
+    /// a capture libtorch serves them from the graph's private pool.
     Allocates,
 }
 
@@ -66,91 +83,125 @@ pub enum Outputs {
 pub struct AtenCall {
     /// The op without its namespace ("mm", "native_layer_norm").
     pub op: String,
+    /// The overload the recorded call resolved to ("" for the default, "Tensor", ...).
+    pub overload: String,
     pub args: Vec<CallArg>,
     pub outputs: Outputs,
+    /// Schema defaults taken for arguments the profiler does not record (strings).
+    pub assumed: Vec<String>,
 }
 
-/// Ops with an out variant, and its name.
-const OUT_VARIANTS: &[(&str, &str)] = &[
-    ("mm", "mm_out"),
-    ("addmm", "addmm_out"),
-    ("bmm", "bmm_out"),
-    ("baddbmm", "baddbmm_out"),
-    ("add", "add_out"),
-    ("sub", "sub_out"),
-    ("mul", "mul_out"),
-    ("div", "div_out"),
-    ("pow", "pow_out"),
-    ("rsqrt", "rsqrt_out"),
-    ("neg", "neg_out"),
-    ("silu", "silu_out"),
-    ("gelu", "gelu_out"),
-    ("tanh", "tanh_out"),
-    ("tanh_backward", "tanh_backward_out"),
-    ("sin", "sin_out"),
-    ("cos", "cos_out"),
-    ("le", "le_out"),
-    ("bitwise_and", "bitwise_and_out"),
-    ("where", "where_out"),
-    ("cat", "cat_out"),
-    ("sum", "sum_out"),
-    ("mean", "mean_out"),
-    ("cumsum", "cumsum_out"),
-    ("index_select", "index_select_out"),
-    ("gather", "gather_out"),
-    ("index", "index_out"),
-    ("_softmax", "_softmax_out"),
-    ("_log_softmax", "_log_softmax_out"),
-    ("_softmax_backward_data", "_softmax_backward_data_out"),
-    (
-        "_log_softmax_backward_data",
-        "_log_softmax_backward_data_out",
-    ),
-    ("max_pool2d_with_indices", "max_pool2d_with_indices_out"),
-    ("nll_loss_backward", "nll_loss_backward_out"),
-    ("cudnn_convolution", "cudnn_convolution_out"),
-    ("_foreach_sqrt", "_foreach_sqrt_out"),
-];
-
-/// Ops that allocate their outputs: no out variant in libtorch, or none that kc's libtorch
-/// bindings (tch's C API, or the dispatcher's boxed call, which takes no `Scalar`) reach.
-const ALLOCATING: &[&str] = &[
-    // Out variants that libtorch generates as "run the op, then copy into `out`" (no CUDA
-    // out kernel): replaying them would add copy kernels the model never ran.
-    "embedding_dense_backward",
-    "native_layer_norm",
-    "native_dropout_backward",
-    "arange",
-    "nll_loss_forward",
-    "native_layer_norm_backward",
-    "cudnn_batch_norm",
-    "native_dropout",
-    "_cudnn_attention_forward",
-    "_cudnn_attention_backward",
-];
-
-/// Whether kc's tier-3 executor can call `op` ("aten::mm") at all: lowering asks this, so
-/// the tier table never promises an op exec would then report as not executed.
-pub fn op_supported(op: &str) -> Result<(), String> {
-    let name = op
-        .strip_prefix("aten::")
-        .ok_or_else(|| format!("{op} is not an aten op"))?;
-    outputs_of(name).map(|_| ())
+impl AtenCall {
+    /// "aten::add.Tensor".
+    pub fn schema_name(&self) -> String {
+        if self.overload.is_empty() {
+            format!("aten::{}", self.op)
+        } else {
+            format!("aten::{}.{}", self.op, self.overload)
+        }
+    }
 }
 
-fn outputs_of(op: &str) -> Result<Outputs, String> {
-    if let Some((_, out)) = OUT_VARIANTS.iter().find(|(o, _)| *o == op) {
-        return Ok(Outputs::OutVariant(out));
+fn recorded(a: &AtenArg) -> Recorded<'_> {
+    match a {
+        AtenArg::Tensor(_) => Recorded::Tensor,
+        AtenArg::TensorList(_) => Recorded::TensorList,
+        AtenArg::Scalar { value, .. } => Recorded::Scalar(value),
+        AtenArg::ScalarList { value, .. } => Recorded::ScalarList(value),
+        AtenArg::None => Recorded::None,
+        AtenArg::Other { ty } => Recorded::Other(ty),
     }
-    if op.ends_with('_') {
-        return Ok(Outputs::InPlace);
-    }
-    if ALLOCATING.contains(&op) {
-        return Ok(Outputs::Allocates);
-    }
-    Err(format!("aten::{op} is not in kc's tier-3 op table yet"))
 }
 
+/// Whether kc's tier-3 executor can call `op` ("aten::mm") as recorded: lowering asks this,
+/// so the tier table never promises an op exec would then report as not executed. It
+/// resolves the overload and checks that every argument the schema needs was recorded;
+/// what needs the plan (dtype inference, index ranges) [`build`] decides.
+pub fn op_supported(op: &str, args: &[kc_ir::OpArg]) -> Result<(), String> {
+    if !op.starts_with("aten::") {
+        return Err(format!("{op} is not an aten op"));
+    }
+    let rec: Vec<Recorded> = args.iter().map(Recorded::of).collect();
+    let schema = aten_schema::resolve(op, &rec, None)?.schema;
+    for (i, (a, r)) in schema.args.iter().zip(&rec).enumerate() {
+        if let Recorded::None = r {
+            absent(i, a)?;
+        }
+        if let (Recorded::TensorList, kc_ir::OpArg::TensorList(ts)) = (r, &args[i]) {
+            if ts.is_empty() {
+                return Err(no_list_shapes(i));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn no_list_shapes(i: usize) -> String {
+    format!(
+        "argument {i}: a tensor list recorded without its tensors' shapes (an Execution \
+         Trace records them: --shapes ET)"
+    )
+}
+
+/// What an argument the profiler recorded as absent becomes, or why it cannot be known.
+fn absent(i: usize, a: &aten_schema::SchemaArg) -> Result<Option<CallArg>, String> {
+    Ok(Some(match &a.ty {
+        SchemaType::Optional(_) | SchemaType::Generator => CallArg::None,
+        SchemaType::Tensor => CallArg::UndefinedTensor,
+        // The op's tensors are on the GPU it ran on.
+        SchemaType::Device => CallArg::Device("cuda".into()),
+        SchemaType::Str => match &a.default {
+            Some(d) => return Ok(Some(CallArg::Str(unquote(d)))),
+            None => {
+                return Err(format!(
+                    "argument {i} (str {}) was not recorded (Kineto records no strings; an \
+                     Execution Trace does: --shapes ET)",
+                    a.name
+                ))
+            }
+        },
+        t => return Err(format!("argument {i} ({t} {}) was not recorded", a.name)),
+    }))
+}
+
+fn unquote(s: &str) -> String {
+    s.trim().trim_matches('"').trim_matches('\'').to_string()
+}
+
+fn parse_int(v: &str) -> Result<i64, String> {
+    let v = v.trim();
+    match v {
+        "True" | "true" => Ok(1),
+        "False" | "false" => Ok(0),
+        _ => v
+            .parse::<i64>()
+            .map_err(|_| format!("{v:?} is not an integer")),
+    }
+}
+
+fn parse_float(v: &str) -> Result<f64, String> {
+    let v = v.trim();
+    match v {
+        "inf" => Ok(f64::INFINITY),
+        "-inf" => Ok(f64::NEG_INFINITY),
+        "nan" => Ok(f64::NAN),
+        _ => v
+            .trim_end_matches('.')
+            .parse::<f64>()
+            .or_else(|_| v.parse::<f64>())
+            .map_err(|_| format!("{v:?} is not a number")),
+    }
+}
+
+fn parse_bool(v: &str) -> Result<bool, String> {
+    match v.trim() {
+        "True" | "true" | "1" => Ok(true),
+        "False" | "false" | "0" => Ok(false),
+        other => Err(format!("{other:?} is not a bool")),
+    }
+}
+
+/// A `Scalar`: an integer, a float or a bool, as its text says.
 fn parse_scalar(ty: &str, value: &str) -> Result<CallArg, String> {
     let v = value.trim();
     if v.is_empty() {
@@ -163,44 +214,82 @@ fn parse_scalar(ty: &str, value: &str) -> Result<CallArg, String> {
         _ => {
             if let Ok(i) = v.parse::<i64>() {
                 CallArg::Int(i)
-            } else if let Ok(f) = v
-                .trim_end_matches('.')
-                .parse::<f64>()
-                .or_else(|_| v.parse::<f64>())
-            {
-                CallArg::Float(f)
             } else {
-                return Err(format!("a {ty} argument has the unreadable value {v:?}"));
+                CallArg::Float(
+                    parse_float(v)
+                        .map_err(|_| format!("a {ty} argument has the unreadable value {v:?}"))?,
+                )
             }
         }
     })
 }
 
-fn parse_list(value: &str) -> Result<CallArg, String> {
-    let inner = value.trim().trim_start_matches('[').trim_end_matches(']');
-    if inner.trim().is_empty() {
-        return Ok(CallArg::IntList(Vec::new()));
+fn list_items(value: &str) -> Vec<&str> {
+    value
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A scalar typed by its schema type.
+fn typed_scalar(t: &SchemaType, value: &str) -> Result<CallArg, String> {
+    if value.trim().is_empty() {
+        return Err("recorded without its value".into());
     }
-    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
-    if parts
-        .iter()
-        .all(|p| matches!(*p, "True" | "False" | "true" | "false"))
-    {
-        return Ok(CallArg::BoolList(
-            parts
+    Ok(match t {
+        SchemaType::Int
+        | SchemaType::SymInt
+        | SchemaType::ScalarType
+        | SchemaType::Layout
+        | SchemaType::MemoryFormat => CallArg::Int(parse_int(value)?),
+        SchemaType::Float => CallArg::Float(parse_float(value)?),
+        SchemaType::Bool => CallArg::Bool(parse_bool(value)?),
+        SchemaType::Scalar => parse_scalar("Scalar", value)?,
+        SchemaType::Str => CallArg::Str(unquote(value)),
+        SchemaType::Device => CallArg::Device(unquote(value)),
+        SchemaType::List(e, _) if matches!(**e, SchemaType::Int | SchemaType::SymInt) => {
+            CallArg::IntList(vec![parse_int(value)?])
+        }
+        other => return Err(format!("a scalar where the schema takes {other}")),
+    })
+}
+
+fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
+    let items = list_items(value);
+    let SchemaType::List(e, _) = t else {
+        return Err(format!("a list where the schema takes {t}"));
+    };
+    Ok(match e.inner() {
+        SchemaType::Int | SchemaType::SymInt => CallArg::IntList(
+            items
                 .iter()
-                .map(|p| p.eq_ignore_ascii_case("true"))
-                .collect(),
-        ));
-    }
-    parts
-        .iter()
-        .map(|p| {
-            p.parse::<i64>()
-                .map_err(|_| format!("list element {p:?} is not an integer"))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(CallArg::IntList)
+                .map(|x| parse_int(x))
+                .collect::<Result<_, _>>()?,
+        ),
+        SchemaType::Float => CallArg::FloatList(
+            items
+                .iter()
+                .map(|x| parse_float(x))
+                .collect::<Result<_, _>>()?,
+        ),
+        SchemaType::Bool => CallArg::BoolList(
+            items
+                .iter()
+                .map(|x| parse_bool(x))
+                .collect::<Result<_, _>>()?,
+        ),
+        SchemaType::Scalar => CallArg::ScalarList(
+            items
+                .iter()
+                .map(|x| parse_float(x))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => return Err(format!("a list of {other} is not replayed yet")),
+    })
 }
 
 pub(crate) fn is_float(d: ElemType) -> bool {
@@ -287,6 +376,17 @@ const HOST_SCALAR_KERNELS: &[&str] = &[
     "CUDAFunctorOnOther_",
 ];
 
+/// How the outputs of a call of `schema` come to exist.
+fn outputs_of(schema: &Schema) -> Outputs {
+    if schema.name.ends_with('_') || schema.args.iter().any(|a| a.mutable) {
+        return Outputs::InPlace;
+    }
+    match aten_schema::registry().real_out_variant(schema) {
+        Some(o) => Outputs::OutVariant(o.overload.clone()),
+        None => Outputs::Allocates,
+    }
+}
+
 /// Builds the call of `op` ("aten::mm") with its recorded `args`. `kernels` are the names of
 /// the kernels the op launched: their element types are the last resort for tensors the trace
 /// recorded without a dtype, and they tell whether a 0-dim operand was a CPU scalar (Kineto
@@ -295,7 +395,8 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
     let name = op
         .strip_prefix("aten::")
         .ok_or_else(|| format!("{op} is not an aten op"))?;
-    let outputs = outputs_of(name)?;
+    let rec: Vec<Recorded> = args.iter().map(recorded).collect();
+    let schema = aten_schema::resolve(op, &rec, None)?.schema;
     let kernel_dtypes = kernel_dtypes(kernels);
     let host_scalar_kernel = kernels
         .iter()
@@ -325,31 +426,37 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
         }
     };
     let mut out = Vec::with_capacity(args.len());
-    for (i, a) in args.iter().enumerate() {
+    let mut assumed = Vec::new();
+    for (i, (a, s)) in args.iter().zip(&schema.args).enumerate() {
+        let at = |e: String| format!("argument {i} ({} {}): {e}", s.ty, s.name);
         out.push(match a {
             AtenArg::Tensor(t) => CallArg::Tensor(input(t, resolve(t.dtype)?)),
             AtenArg::TensorList(ts) => {
                 if ts.is_empty() {
-                    return Err(format!(
-                        "argument {i}: a tensor list recorded without its tensors' shapes"
-                    ));
+                    return Err(no_list_shapes(i));
                 }
-                CallArg::TensorList(
-                    ts.iter()
-                        .map(|t| Ok(input(t, resolve(t.dtype)?)))
-                        .collect::<Result<_, String>>()?,
-                )
+                let ts = ts
+                    .iter()
+                    .map(|t| Ok(input(t, resolve(t.dtype)?)))
+                    .collect::<Result<Vec<_>, String>>()?;
+                match &s.ty {
+                    SchemaType::List(e, _) if e.is_optional() => CallArg::OptionalTensorList(ts),
+                    _ => CallArg::TensorList(ts),
+                }
             }
-            AtenArg::Scalar { ty, value } => {
-                parse_scalar(ty, value).map_err(|e| format!("argument {i}: {e}"))?
+            AtenArg::Scalar { value, .. } => typed_scalar(s.ty.inner(), value).map_err(at)?,
+            AtenArg::ScalarList { value, .. } => typed_list(s.ty.inner(), value).map_err(at)?,
+            AtenArg::None => {
+                let v = absent(i, s)?.unwrap_or(CallArg::None);
+                if let (SchemaType::Str, CallArg::Str(d)) = (&s.ty, &v) {
+                    assumed.push(format!("{}={d:?}", s.name));
+                }
+                v
             }
-            AtenArg::ScalarList { value, .. } => {
-                parse_list(value).map_err(|e| format!("argument {i}: {e}"))?
-            }
-            AtenArg::None => CallArg::None,
-            AtenArg::Other { ty } => {
-                return Err(format!("argument {i} has the unsupported type {ty:?}"))
-            }
+            AtenArg::Other { ty } => match (&s.ty.inner(), ty.as_str()) {
+                (SchemaType::Device, _) => CallArg::Device("cuda".into()),
+                _ => return Err(at(format!("recorded as {ty:?}, which kc does not read"))),
+            },
         });
     }
     // A 0-dim operand after the first one, beside tensors with dimensions, was a CPU
@@ -366,39 +473,14 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
             }
         }
     }
-    refuse_unbindable(name, &out)?;
     constrain(name, &mut out)?;
     Ok(AtenCall {
         op: name.to_string(),
+        overload: schema.overload.clone(),
         args: out,
-        outputs,
+        outputs: outputs_of(schema),
+        assumed,
     })
-}
-
-/// Recorded calls that kc's libtorch bindings cannot make as recorded: they are refused with
-/// the reason rather than replayed with a different argument.
-fn refuse_unbindable(op: &str, a: &[CallArg]) -> Result<(), String> {
-    let not_one = |i: usize| match a.get(i) {
-        Some(CallArg::Int(1)) | None => false,
-        Some(CallArg::Float(f)) => *f != 1.0,
-        Some(_) => true,
-    };
-    match op {
-        // tch binds add.out/sub.out without `alpha`.
-        "add" | "sub" | "add_" | "sub_" if not_one(2) => Err(format!(
-            "aten::{op} with alpha other than 1 is not bound by tch's C API"
-        )),
-        // addmm/baddbmm.out are bound without beta and alpha.
-        "addmm" | "baddbmm" if not_one(3) || not_one(4) => Err(format!(
-            "aten::{op} with beta or alpha other than 1 is not bound by tch's C API"
-        )),
-        // index(self, indices): a list of optional tensors that Kineto records as one
-        // value without the tensors.
-        "index" if !matches!(a.get(1), Some(CallArg::TensorList(_))) => {
-            Err("the trace did not record its index tensors".into())
-        }
-        _ => Ok(()),
-    }
 }
 
 fn int_at(args: &[CallArg], i: usize) -> Option<i64> {
@@ -436,7 +518,8 @@ fn set_fill(args: &mut [CallArg], i: usize, fill: Fill) -> Result<(), String> {
     }
 }
 
-/// Values that an op reads as indices or masks, per the op's schema.
+/// Values that an op reads as indices or masks: knowledge of what the op does with them,
+/// which no schema states.
 fn constrain(op: &str, a: &mut [CallArg]) -> Result<(), String> {
     match op {
         // embedding(weight, indices, ...): rows of the weight.
@@ -444,8 +527,16 @@ fn constrain(op: &str, a: &mut [CallArg]) -> Result<(), String> {
             let high = dim_of(a, 0, 0)?;
             set_fill(a, 1, Fill::Indices { high })
         }
-        // index_select(self, dim, index), gather(self, dim, index, ...): along `dim`.
-        "index_select" | "gather" => {
+        // index_select(self, dim, index), gather(self, dim, index, ...), scatter and
+        // scatter_add (self, dim, index, src): along `dim`.
+        "index_select" | "gather" | "scatter" | "scatter_" | "scatter_add" | "scatter_add_" => {
+            let dim = int_at(a, 1).ok_or("argument 1 (dim) is not an integer")?;
+            let high = dim_of(a, 0, dim)?;
+            set_fill(a, 2, Fill::Indices { high })
+        }
+        // index_add(self, dim, index, source, ...), index_copy, index_fill.
+        "index_add" | "index_add_" | "index_copy" | "index_copy_" | "index_fill"
+        | "index_fill_" => {
             let dim = int_at(a, 1).ok_or("argument 1 (dim) is not an integer")?;
             let high = dim_of(a, 0, dim)?;
             set_fill(a, 2, Fill::Indices { high })
@@ -455,34 +546,39 @@ fn constrain(op: &str, a: &mut [CallArg]) -> Result<(), String> {
             let high = int_at(a, 2).ok_or("argument 2 (num_weights) is not an integer")?;
             set_fill(a, 1, Fill::Indices { high })
         }
-        // nll_loss_forward(self, target, ...): class ids of self's last dimension.
-        "nll_loss_forward" => {
-            let high = dim_of(a, 0, -1)?;
+        // nll_loss_forward(self, target, ...), nll_loss2d_forward: class ids of self's
+        // class dimension.
+        "nll_loss_forward" | "nll_loss2d_forward" => {
+            let high = dim_of(a, 0, if op == "nll_loss_forward" { -1 } else { 1 })?;
             set_fill(a, 1, Fill::Indices { high })
         }
         // nll_loss_backward(grad, self, target, ...).
-        "nll_loss_backward" => {
-            let high = dim_of(a, 1, -1)?;
+        "nll_loss_backward" | "nll_loss2d_backward" => {
+            let high = dim_of(a, 1, if op == "nll_loss_backward" { -1 } else { 1 })?;
             set_fill(a, 2, Fill::Indices { high })
         }
-        // index(self, indices): a boolean mask or per-dimension index tensors.
-        "index" => {
+        // index(self, indices) and index_put(self, indices, values, ...): a boolean mask or
+        // per-dimension index tensors.
+        "index" | "index_put" | "index_put_" | "_index_put_impl_" => {
             let dims: Vec<i64> = match a.first() {
                 Some(CallArg::Tensor(t)) => t.dims.clone(),
                 _ => return Err("argument 0 is not a tensor".into()),
             };
-            if let Some(CallArg::TensorList(ts)) = a.get_mut(1) {
-                for (k, t) in ts.iter_mut().enumerate() {
-                    t.fill = if t.dtype == ElemType::Bool {
-                        Fill::Bool
-                    } else {
-                        Fill::Indices {
-                            high: *dims.get(k).ok_or("more index tensors than dimensions")?,
-                        }
-                    };
+            match a.get_mut(1) {
+                Some(CallArg::OptionalTensorList(ts) | CallArg::TensorList(ts)) => {
+                    for (k, t) in ts.iter_mut().enumerate() {
+                        t.fill = if t.dtype == ElemType::Bool {
+                            Fill::Bool
+                        } else {
+                            Fill::Indices {
+                                high: *dims.get(k).ok_or("more index tensors than dimensions")?,
+                            }
+                        };
+                    }
+                    Ok(())
                 }
+                _ => Err("the trace did not record its index tensors".into()),
             }
-            Ok(())
         }
         // max_pool2d_with_indices_backward(grad, self, ..., indices): positions in the
         // input's spatial plane.
@@ -531,7 +627,7 @@ mod tests {
         assert!(
             matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Indices { high: 250880 })
         );
-        assert_eq!(c.outputs, Outputs::OutVariant("index_select_out"));
+        assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
         let c = build(
             "aten::nll_loss_forward",
             &[
@@ -548,12 +644,14 @@ mod tests {
             matches!(&c.args[1], CallArg::Tensor(x) if x.fill == Fill::Indices { high: 50257 })
         );
         assert_eq!(c.args[4], CallArg::Int(-100));
+        assert_eq!(c.args[2], CallArg::None);
         let c = build(
             "aten::gather",
             &[
                 t(&[50257, 768], ElemType::F32),
                 s("-1"),
                 t(&[2048, 768], ElemType::I64),
+                s("False"),
             ],
             &[],
         )
@@ -562,7 +660,13 @@ mod tests {
         // An index that is recorded as floating point is refused, not guessed.
         assert!(build(
             "aten::embedding",
-            &[t(&[10, 4], ElemType::F16), t(&[3], ElemType::F16)],
+            &[
+                t(&[10, 4], ElemType::F16),
+                t(&[3], ElemType::F16),
+                s("-1"),
+                s("False"),
+                s("False")
+            ],
             &[]
         )
         .is_err());
@@ -605,7 +709,7 @@ mod tests {
     }
 
     #[test]
-    fn scalars_and_lists() {
+    fn scalars_are_typed_by_the_schema() {
         assert_eq!(parse_scalar("Scalar", "1.").unwrap(), CallArg::Float(1.0));
         assert_eq!(
             parse_scalar("Scalar", "0.10000000000000001").unwrap(),
@@ -616,31 +720,75 @@ mod tests {
             CallArg::Bool(false)
         );
         assert!(parse_scalar("Scalar", "").is_err());
-        assert_eq!(parse_list("[3, 3]").unwrap(), CallArg::IntList(vec![3, 3]));
         assert_eq!(
-            parse_list("[True, True, False]").unwrap(),
+            typed_list(&SchemaType::List(Box::new(SchemaType::Int), None), "[3, 3]").unwrap(),
+            CallArg::IntList(vec![3, 3])
+        );
+        assert_eq!(
+            typed_list(
+                &SchemaType::List(Box::new(SchemaType::Bool), Some(3)),
+                "[True, True, False]"
+            )
+            .unwrap(),
             CallArg::BoolList(vec![true, true, false])
         );
-        assert_eq!(outputs_of("add_").unwrap(), Outputs::InPlace);
-        assert_eq!(outputs_of("cudnn_batch_norm").unwrap(), Outputs::Allocates);
-        assert!(outputs_of("frobnicate").is_err());
+        // A float where the schema says float, even when written as an integer.
+        let c = build(
+            "aten::native_batch_norm",
+            &[
+                t(&[8, 64, 56, 56], ElemType::F16),
+                t(&[64], ElemType::F32),
+                t(&[64], ElemType::F32),
+                t(&[64], ElemType::F32),
+                t(&[64], ElemType::F32),
+                s("False"),
+                s("0"),
+                s("1e-05"),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.args[6], CallArg::Float(0.0));
+        assert_eq!(c.args[5], CallArg::Bool(false));
+        assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+        assert_eq!(c.schema_name(), "aten::native_batch_norm");
     }
 
     #[test]
-    fn calls_tch_cannot_make_are_refused_with_the_reason() {
+    fn every_argument_is_known_or_the_call_is_refused() {
         let x = || t(&[4, 8], ElemType::F16);
-        let e = build("aten::add", &[x(), x(), s("2")], &[]).unwrap_err();
-        assert!(e.contains("alpha"), "{e}");
-        assert!(build("aten::add", &[x(), x(), s("1")], &[]).is_ok());
+        // add(x, y, alpha=2): the dispatcher takes any alpha.
+        let c = build("aten::add", &[x(), x(), s("2")], &[]).unwrap();
+        assert_eq!(c.overload, "Tensor");
+        assert_eq!(c.args[2], CallArg::Int(2));
+        assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+        assert_eq!(
+            build("aten::add_", &[x(), x(), s("1")], &[])
+                .unwrap()
+                .outputs,
+            Outputs::InPlace
+        );
         let e = build("aten::index", &[x(), AtenArg::None], &[]).unwrap_err();
-        assert!(e.contains("index tensors"), "{e}");
+        assert!(e.contains("not recorded"), "{e}");
+        // gelu's approximation is a string Kineto does not record: the schema default.
+        let c = build("aten::gelu", &[x(), AtenArg::None], &[]).unwrap();
+        assert_eq!(c.args[1], CallArg::Str("none".into()));
+        assert_eq!(c.assumed, vec!["approximate=\"none\"".to_string()]);
+        // einsum's equation has no default: refused, never guessed.
+        let e = build(
+            "aten::einsum",
+            &[AtenArg::None, AtenArg::TensorList(vec![]), AtenArg::None],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("str equation") || e.contains("shapes"), "{e}");
         // A 0-dim operand is a CPU scalar only where the kernel shows a scalar functor.
         let k = ["void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> > >".to_string()];
         let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &k).unwrap();
         assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar));
         let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &[]).unwrap();
         assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
-        // Out variants that libtorch generates as copy wrappers are not used.
+        // Out forms that libtorch generates as "run, then copy" are not used.
         let ln = build(
             "aten::native_layer_norm",
             &[
@@ -657,5 +805,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ln.outputs, Outputs::Allocates);
+        let e = build("aten::frobnicate", &[x()], &[]).unwrap_err();
+        assert!(e.contains("registry"), "{e}");
     }
 }

@@ -929,7 +929,16 @@ impl Gpu {
         unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize") }
     }
 
-    fn begin_capture(&self) -> Result<(), ExecError> {
+    /// Begins capturing on stream 0; other streams join through event waits. With tier-3
+    /// units prepared the capture goes through libtorch's CUDAGraph (its RNG and its
+    /// allocator must know a capture is under way); the handle it returns travels to
+    /// [`Gpu::end_capture`].
+    fn begin_capture(&self) -> Result<*mut std::ffi::c_void, ExecError> {
+        #[cfg(feature = "torch")]
+        if self.torch.is_active() {
+            // SAFETY: stream 0 is live and not capturing (captures never nest).
+            return unsafe { super::torch::capture_begin(self.streams[0] as *mut _) };
+        }
         // SAFETY: starts capturing on stream 0; other streams join through event waits.
         unsafe {
             cu_err(
@@ -938,27 +947,47 @@ impl Gpu {
                     cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
                 ),
                 "cuStreamBeginCapture",
-            )
+            )?;
         }
+        Ok(std::ptr::null_mut())
     }
 
     /// Ends the capture and instantiates the graph.
-    fn end_capture(&self) -> Result<Graph, ExecError> {
-        // SAFETY: ends the capture begun on stream 0; the graph is destroyed after
-        // instantiation, the executable graph when `Graph` drops.
+    fn end_capture(&self, torch_graph: *mut std::ffi::c_void) -> Result<Graph, ExecError> {
+        // SAFETY: ends the capture begun on stream 0. A graph kc captured itself is
+        // destroyed after instantiation; one libtorch's CUDAGraph captured belongs to that
+        // object, which `Graph` frees when it drops. The executable graph is `Graph`'s.
         unsafe {
             let mut g: cu::CUgraph = std::ptr::null_mut();
-            cu_err(
-                cu::cuStreamEndCapture(self.streams[0], &mut g),
-                "cuStreamEndCapture",
-            )?;
+            if torch_graph.is_null() {
+                cu_err(
+                    cu::cuStreamEndCapture(self.streams[0], &mut g),
+                    "cuStreamEndCapture",
+                )?;
+            } else {
+                #[cfg(feature = "torch")]
+                match super::torch::capture_end(torch_graph, self.streams[0] as *mut _) {
+                    Ok(raw) => g = raw as cu::CUgraph,
+                    Err(e) => {
+                        super::torch::capture_free(torch_graph);
+                        return Err(e);
+                    }
+                }
+            }
             let mut exec: cu::CUgraphExec = std::ptr::null_mut();
             let r = cu::cuGraphInstantiateWithFlags(&mut exec, g, 0);
             let mut nodes = 0usize;
             cu::cuGraphGetNodes(g, std::ptr::null_mut(), &mut nodes);
-            cu::cuGraphDestroy(g);
+            if torch_graph.is_null() {
+                cu::cuGraphDestroy(g);
+            }
+            let graph = Graph {
+                exec,
+                nodes,
+                torch_graph,
+            };
             cu_err(r, "cuGraphInstantiate")?;
-            Ok(Graph { exec, nodes })
+            Ok(graph)
         }
     }
 
@@ -969,9 +998,9 @@ impl Gpu {
         &self,
         enqueue: impl FnOnce(&Gpu) -> Result<(), ExecError>,
     ) -> Result<Graph, ExecError> {
-        self.begin_capture()?;
+        let torch_graph = self.begin_capture()?;
         let captured = enqueue(self);
-        let graph = self.end_capture();
+        let graph = self.end_capture(torch_graph);
         captured?;
         graph
     }
@@ -1069,14 +1098,26 @@ impl Drop for Gpu {
 pub struct Graph {
     exec: cu::CUgraphExec,
     pub nodes: usize,
+    /// libtorch's CUDAGraph that captured it (null when kc captured it itself): it owns
+    /// the captured graph and the memory pool of the ops that allocated inside it.
+    #[cfg_attr(not(feature = "torch"), allow(dead_code))]
+    torch_graph: *mut std::ffi::c_void,
 }
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        // SAFETY: destroys the executable graph this value owns.
+        // SAFETY: destroys the executable graph this value owns (null after a failed
+        // instantiation), then the CUDAGraph behind it.
         unsafe {
-            cu::cuGraphExecDestroy(self.exec);
+            if !self.exec.is_null() {
+                cu::cuGraphExecDestroy(self.exec);
+            }
         }
+        // SAFETY: the executable graph made from it is destroyed above; freed once here.
+        #[cfg(feature = "torch")]
+        unsafe {
+            super::torch::capture_free(self.torch_graph)
+        };
     }
 }
 

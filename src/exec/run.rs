@@ -476,6 +476,37 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         results,
         notes,
     } = r;
+    // Context: the units' invocations run at their places in the memory image, so the
+    // image is allocated and every tier-3 step prepared over it, as in graph mode.
+    let image = plan
+        .dataflow
+        .as_ref()
+        .filter(|_| opts.cache == CachePolicy::Context && opts.dataflow);
+    let mut steps_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Some(df) = image {
+        gpu.allocate_arena(df)?;
+        for (i, s) in plan.steps.iter().enumerate() {
+            let unit = &plan.units[s.unit as usize];
+            if plan.streams[s.stream as usize].rank != rank
+                || !executable(unit)
+                || failed.contains_key(&s.unit)
+            {
+                continue;
+            }
+            if unit.tier == crate::plan::types::PlanTier::AtenOp {
+                // A step that cannot be placed runs on its unit's own tensors (enqueue
+                // falls back to them), as in graph mode.
+                let _ = gpu
+                    .prepare_step(unit, i as u32, &df.steps[i])
+                    .and_then(|_| gpu.synchronize());
+            }
+            steps_of.entry(s.unit).or_default().push(i as u32);
+        }
+    } else if opts.cache == CachePolicy::Context {
+        notes.push(
+            "cache context needs the plan's memory image (dataflow); measured warm instead".into(),
+        );
+    }
     let bar = opts
         .progress
         .then(|| units_bar("isolated", plan.units.len()));
@@ -497,7 +528,8 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             rows.push(row);
             continue;
         }
-        match measure_unit(plan, u, n, opts, gpu, en, notes) {
+        let places = image.zip(steps_of.get(&u.id).map(Vec::as_slice));
+        match measure_unit(plan, u, n, places, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) => {
                 // A unit that fails is named and the run goes on with the rest.
@@ -548,6 +580,7 @@ fn measure_unit(
     plan: &Plan,
     u: &PlanUnit,
     invocations: u64,
+    places: Option<(&crate::plan::types::PlanDataflow, &[u32])>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -555,16 +588,29 @@ fn measure_unit(
 ) -> Result<UnitResult, ExecError> {
     // Tier-3 ops replay on their own tensors, so their buffers are not rotated.
     let rotation = match opts.cache {
+        _ if places.is_some() => 1,
         _ if u.tier == crate::plan::types::PlanTier::AtenOp => 1,
-        CachePolicy::Warm => 1,
+        CachePolicy::Warm | CachePolicy::Context => 1,
         CachePolicy::Cold => u.cold_rotation.max(1),
     };
     gpu.make_copies(plan, u, rotation)?;
+    // In context every step of the unit runs once per cycle, in model order.
+    let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
     let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
-        .max(rotation.min(opts.max_unroll));
+        .max(cycle.min(opts.max_unroll));
     let graph = gpu.capture(|gpu| {
         for i in 0..unroll {
-            gpu.enqueue(u, 0, At::Slots(i % rotation))?;
+            let at = match places {
+                Some((df, steps)) if !steps.is_empty() => {
+                    let step = steps[(i as usize) % steps.len()];
+                    At::Step {
+                        step,
+                        places: &df.steps[step as usize],
+                    }
+                }
+                _ => At::Slots(i % rotation),
+            };
+            gpu.enqueue(u, 0, at)?;
         }
         Ok(())
     })?;

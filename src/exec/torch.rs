@@ -1,19 +1,18 @@
 //! Tier 3 on the GPU: replays the aten op behind a unit through libtorch, on kc's own CUDA
 //! stream, so that the op's kernels land in the same CUDA graph as tiers 1 and 2 (or in the
-//! unit's own graph in isolated mode). The call itself is decided by [`super::aten::build`]
-//! without libtorch; this file only turns it into tensors and one libtorch call.
+//! unit's own graph in isolated mode). The call itself (overload, typed arguments, output
+//! policy) is decided by [`super::aten::build`] without libtorch; this file only turns it
+//! into tensors and one call of libtorch's boxed dispatcher, through the C++ shim
+//! (`torch_shim.cpp`): one mechanism for every op.
 //!
 //! Per unit, before any capture: the argument tensors are created once on the GPU with the
 //! recorded sizes, strides and dtypes (their storage filled through a contiguous base, so
 //! expanded and overlapping views work), CPU scalars where the kernels showed one, and the op
-//! runs once eagerly in its allocating form. Its results become the preallocated outputs that
-//! every later invocation writes through the op's out variant; ops without a reachable out
-//! variant allocate, which inside a capture is served by libtorch's warm caching allocator
-//! (the eager run left blocks of the right sizes) under relaxed capture mode.
-//!
-//! Most ops go through tch's typed bindings. Ops that tch does not bind, whose schema holds no
-//! `Scalar` and whose returns are all tensors (native_layer_norm_backward, nll_loss_forward)
-//! go through libtorch's boxed dispatcher (`aoti_torch_call_dispatcher`), by schema position.
+//! runs once eagerly in its functional form. Its results become the preallocated outputs
+//! that every later invocation writes through libtorch's `.out` overload; ops without one
+//! allocate, which inside a capture libtorch serves from the graph's private pool (captures
+//! go through `at::cuda::CUDAGraph`, [`capture_begin`], which also registers libtorch's CUDA
+//! generator so that dropout and other RNG ops capture).
 //!
 //! Invariant: every libtorch error becomes an [`ExecError`] naming the op; an op runs only on
 //! the stream it was handed (the thread's current libtorch stream is set before each call).
@@ -29,26 +28,71 @@ extern "C" {
     /// Exported by libtorch_cuda (torch/csrc/stable/c/shim.h): makes an external stream the
     /// calling thread's current stream for `device_index`.
     fn torch_set_current_cuda_stream(stream: *mut c_void, device_index: i32) -> i32;
-    /// Exported by libtorch_cpu (torch/csrc/inductor/aoti_torch/c/shim.h): calls an op
-    /// overload with a stack of StableIValues; results replace the stack's first entries.
-    fn aoti_torch_call_dispatcher(
-        op_name: *const c_char,
-        overload_name: *const c_char,
-        stack: *mut u64,
+    /// torch_shim.cpp: calls `name.overload` through the boxed dispatcher; every tensor it
+    /// returns comes back as a new owning `at::Tensor*`.
+    fn kc_call_op(
+        name: *const c_char,
+        overload: *const c_char,
+        args: *const KcArg,
+        nargs: usize,
+        outs: *mut *mut c_void,
+        max_outs: usize,
+        n_outs: *mut usize,
+        err: *mut c_char,
+        err_len: usize,
     ) -> i32;
-    fn torch_new_list_reserve_size(size: usize, ret: *mut *mut c_void) -> i32;
-    fn torch_list_push_back(list: *mut c_void, element: u64) -> i32;
+    fn kc_graph_begin(stream: *mut c_void, err: *mut c_char, err_len: usize) -> *mut c_void;
+    fn kc_graph_end(
+        graph: *mut c_void,
+        stream: *mut c_void,
+        raw: *mut *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> i32;
+    fn kc_graph_free(graph: *mut c_void);
 }
+
+/// One argument as torch_shim.cpp reads it (`struct KcArg`).
+#[repr(C)]
+struct KcArg {
+    tag: i32,
+    reserved: i32,
+    i: i64,
+    f: f64,
+    ptr: *const c_void,
+    len: u64,
+}
+
+const KC_NONE: i32 = 0;
+const KC_TENSOR: i32 = 1;
+const KC_UNDEFINED_TENSOR: i32 = 2;
+const KC_INT: i32 = 3;
+const KC_DOUBLE: i32 = 4;
+const KC_BOOL: i32 = 5;
+const KC_INTS: i32 = 6;
+const KC_DOUBLES: i32 = 7;
+const KC_BOOLS: i32 = 8;
+const KC_TENSORS: i32 = 9;
+const KC_OPTIONAL_TENSORS: i32 = 10;
+const KC_STR: i32 = 11;
+const KC_DEVICE: i32 = 12;
+const KC_SCALARS: i32 = 13;
 
 /// An argument made concrete.
 enum Value {
     Tensor(Tensor),
+    Undefined,
     List(Vec<Tensor>),
+    OptionalList(Vec<Tensor>),
     Int(i64),
     Float(f64),
     Bool(bool),
     Ints(Vec<i64>),
-    Bools(Vec<bool>),
+    Floats(Vec<f64>),
+    Bools(Vec<u8>),
+    Scalars(Vec<f64>),
+    Str(String),
+    Device(String),
     None,
 }
 
@@ -121,23 +165,6 @@ fn kind_of(d: ElemType) -> Result<Kind, String> {
     })
 }
 
-/// c10::ScalarType codes as recorded for `ScalarType` arguments (e.g. `input_dtype`).
-fn kind_of_code(code: i64) -> Result<Kind, String> {
-    Ok(match code {
-        0 => Kind::Uint8,
-        1 => Kind::Int8,
-        2 => Kind::Int16,
-        3 => Kind::Int,
-        4 => Kind::Int64,
-        5 => Kind::Half,
-        6 => Kind::Float,
-        7 => Kind::Double,
-        11 => Kind::Bool,
-        15 => Kind::BFloat16,
-        other => return Err(format!("ScalarType code {other} is not supported")),
-    })
-}
-
 fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
     let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
     let device = if t.host_scalar {
@@ -177,635 +204,176 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
 fn value_of(a: &CallArg) -> Result<Value, tch::TchError> {
     Ok(match a {
         CallArg::Tensor(t) => Value::Tensor(make_tensor(t)?),
+        CallArg::UndefinedTensor => Value::Undefined,
         CallArg::TensorList(ts) => {
             Value::List(ts.iter().map(make_tensor).collect::<Result<_, _>>()?)
+        }
+        CallArg::OptionalTensorList(ts) => {
+            Value::OptionalList(ts.iter().map(make_tensor).collect::<Result<_, _>>()?)
         }
         CallArg::Int(i) => Value::Int(*i),
         CallArg::Float(f) => Value::Float(*f),
         CallArg::Bool(b) => Value::Bool(*b),
         CallArg::IntList(v) => Value::Ints(v.clone()),
-        CallArg::BoolList(v) => Value::Bools(v.clone()),
+        CallArg::FloatList(v) => Value::Floats(v.clone()),
+        CallArg::BoolList(v) => Value::Bools(v.iter().map(|b| u8::from(*b)).collect()),
+        CallArg::ScalarList(v) => Value::Scalars(v.clone()),
+        CallArg::Str(s) => Value::Str(s.clone()),
+        CallArg::Device(s) => Value::Device(s.clone()),
         CallArg::None => Value::None,
     })
 }
 
-/// Reads argument `i` as one type, or says what was there instead.
-struct Args<'a> {
-    op: &'a str,
-    v: &'a [Value],
-}
-
-impl<'a> Args<'a> {
-    fn bad(&self, i: usize, want: &str) -> tch::TchError {
-        tch::TchError::Kind(format!("aten::{}: argument {i} is not {want}", self.op))
-    }
-    fn t(&self, i: usize) -> Result<&'a Tensor, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Tensor(t)) => Ok(t),
-            _ => Err(self.bad(i, "a tensor")),
-        }
-    }
-    fn opt_t(&self, i: usize) -> Result<Option<&'a Tensor>, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Tensor(t)) => Ok(Some(t)),
-            Some(Value::None) | None => Ok(None),
-            _ => Err(self.bad(i, "an optional tensor")),
-        }
-    }
-    fn list(&self, i: usize) -> Result<&'a [Tensor], tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::List(l)) => Ok(l),
-            _ => Err(self.bad(i, "a tensor list")),
-        }
-    }
-    fn int(&self, i: usize) -> Result<i64, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Int(x)) => Ok(*x),
-            Some(Value::Bool(b)) => Ok(i64::from(*b)),
-            _ => Err(self.bad(i, "an integer")),
-        }
-    }
-    fn float(&self, i: usize) -> Result<f64, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Float(x)) => Ok(*x),
-            Some(Value::Int(x)) => Ok(*x as f64),
-            _ => Err(self.bad(i, "a number")),
-        }
-    }
-    fn bool(&self, i: usize) -> Result<bool, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(Value::Int(x)) => Ok(*x != 0),
-            _ => Err(self.bad(i, "a bool")),
-        }
-    }
-    fn ints(&self, i: usize) -> Result<&'a [i64], tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Ints(v)) => Ok(v),
-            _ => Err(self.bad(i, "an integer list")),
-        }
-    }
-    fn opt_ints(&self, i: usize) -> Result<Option<&'a [i64]>, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Ints(v)) => Ok(Some(v)),
-            Some(Value::None) | None => Ok(None),
-            _ => Err(self.bad(i, "an optional integer list")),
-        }
-    }
-    fn opt_kind(&self, i: usize) -> Result<Option<Kind>, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Int(c)) => kind_of_code(*c).map(Some).map_err(tch::TchError::Kind),
-            Some(Value::None) | None => Ok(None),
-            _ => Err(self.bad(i, "a dtype")),
-        }
-    }
-    /// A `Scalar` argument (a number; booleans as 0 or 1).
-    fn scalar(&self, i: usize) -> Result<tch::Scalar, tch::TchError> {
-        match self.v.get(i) {
-            Some(Value::Int(x)) => Ok(tch::Scalar::int(*x)),
-            Some(Value::Float(x)) => Ok(tch::Scalar::float(*x)),
-            Some(Value::Bool(b)) => Ok(tch::Scalar::int(i64::from(*b))),
-            _ => Err(self.bad(i, "a scalar")),
-        }
-    }
-    fn is_tensor(&self, i: usize) -> bool {
-        matches!(self.v.get(i), Some(Value::Tensor(_)))
-    }
-}
-
-/// Runs the op. With `outs` empty it runs the allocating form and returns its results; with
-/// the outputs of such a run it writes them again through the out variant.
-fn invoke(op: &str, v: &[Value], outs: &[Tensor]) -> Result<Vec<Tensor>, tch::TchError> {
-    let a = Args { op, v };
-    let first = outs.is_empty();
-    let out = |i: usize| &outs[i];
-    // Unary ops: f(self) or f_out(out).
-    macro_rules! unary {
-        ($f:ident, $f_out:ident) => {{
-            let x = a.t(0)?;
-            if first {
-                vec![x.$f()?]
-            } else {
-                vec![x.$f_out(out(0))?]
-            }
-        }};
-    }
-    // Binary ops whose second operand is a tensor or a scalar.
-    macro_rules! binary {
-        ($f:ident, $f_out:ident, $fs:ident, $fs_out:ident) => {{
-            let x = a.t(0)?;
-            if a.is_tensor(1) {
-                let y = a.t(1)?;
-                if first {
-                    vec![x.$f(y)?]
-                } else {
-                    vec![x.$f_out(out(0), y)?]
-                }
-            } else {
-                let y = a.scalar(1)?;
-                if first {
-                    vec![x.$fs(y)?]
-                } else {
-                    vec![x.$fs_out(out(0), y)?]
-                }
-            }
-        }};
-    }
-    // In-place ops whose second operand is a tensor or a scalar; they write into `self`.
-    macro_rules! in_place {
-        ($f:ident, $fs:ident) => {{
-            let mut dst = a.t(0)?.shallow_clone();
-            if a.is_tensor(1) {
-                let _ = dst.$f(a.t(1)?)?;
-            } else {
-                let _ = dst.$fs(a.scalar(1)?)?;
-            }
-            vec![]
-        }};
-    }
-    let r = match op {
-        "add" => binary!(f_add, f_add_out, f_add_scalar, f_add_scalar_out),
-        "sub" => binary!(f_sub, f_sub_out, f_sub_scalar, f_sub_scalar_out),
-        "mul" => binary!(f_mul, f_mul_out, f_mul_scalar, f_mul_scalar_out),
-        "div" => binary!(f_div, f_div_out, f_div_scalar, f_div_scalar_out),
-        "le" => binary!(f_le_tensor, f_le_tensor_out, f_le, f_le_scalar_out),
-        "bitwise_and" => binary!(
-            f_bitwise_and_tensor,
-            f_bitwise_and_tensor_out,
-            f_bitwise_and,
-            f_bitwise_and_scalar_out
-        ),
-        "pow" => {
-            if a.is_tensor(0) && a.is_tensor(1) {
-                let (x, y) = (a.t(0)?, a.t(1)?);
-                if first {
-                    vec![x.f_pow(y)?]
-                } else {
-                    vec![x.f_pow_tensor_tensor_out(out(0), y)?]
-                }
-            } else if a.is_tensor(0) {
-                let x = a.t(0)?;
-                let y = a.scalar(1)?;
-                if first {
-                    vec![x.f_pow_tensor_scalar(y)?]
-                } else {
-                    vec![x.f_pow_tensor_scalar_out(out(0), y)?]
-                }
-            } else {
-                let (s, y) = (a.scalar(0)?, a.t(1)?);
-                if first {
-                    vec![Tensor::f_pow_scalar(s, y)?]
-                } else {
-                    vec![Tensor::f_pow_scalar_out(out(0), s, y)?]
-                }
-            }
-        }
-        "rsqrt" => unary!(f_rsqrt, f_rsqrt_out),
-        "neg" => unary!(f_neg, f_neg_out),
-        "silu" => unary!(f_silu, f_silu_out),
-        "tanh" => unary!(f_tanh, f_tanh_out),
-        "sin" => unary!(f_sin, f_sin_out),
-        "cos" => unary!(f_cos, f_cos_out),
-        "gelu" => {
-            let x = a.t(0)?;
-            // Kineto records the default `approximate="none"` as None; another value is not
-            // recorded in a form kc reads.
-            if !matches!(a.v.get(1), Some(Value::None) | None) {
-                return Err(a.bad(1, "the default approximation"));
-            }
-            if first {
-                vec![x.f_gelu("none")?]
-            } else {
-                vec![x.f_gelu_out(out(0), "none")?]
-            }
-        }
-        "tanh_backward" => {
-            let (g, y) = (a.t(0)?, a.t(1)?);
-            if first {
-                vec![Tensor::f_tanh_backward(g, y)?]
-            } else {
-                vec![Tensor::f_tanh_backward_grad_input(out(0), g, y)?]
-            }
-        }
-        "copy_" => {
-            let mut dst = a.t(0)?.shallow_clone();
-            dst.f_copy_(a.t(1)?)?;
-            vec![]
-        }
-        "fill_" => in_place!(f_fill_tensor_, f_fill_),
-        "add_" => in_place!(f_add_, f_add_scalar_),
-        "mul_" => in_place!(f_mul_, f_mul_scalar_),
-        "clamp_min_" => {
-            let mut dst = a.t(0)?.shallow_clone();
-            let _ = dst.f_clamp_min_(a.scalar(1)?)?;
-            vec![]
-        }
-        "where" => {
-            let (c, x, y) = (a.t(0)?, a.t(1)?, a.t(2)?);
-            if first {
-                vec![x.f_where_self(c, y)?]
-            } else {
-                vec![x.f_where_self_out(out(0), c, y)?]
-            }
-        }
-        "cat" => {
-            let (l, dim) = (a.list(0)?, a.int(1)?);
-            if first {
-                vec![Tensor::f_cat(l, dim)?]
-            } else {
-                vec![Tensor::f_cat_out(out(0), l, dim)?]
-            }
-        }
-        "sum" if v.len() <= 2 => {
-            // sum(self, *, dtype): the whole tensor.
-            let (x, dtype) = (a.t(0)?, a.opt_kind(1)?);
-            if first {
-                vec![x.f_sum(dtype)?]
-            } else {
-                vec![x.f_sum_out(out(0), dtype)?]
-            }
-        }
-        "sum" => {
-            let x = a.t(0)?;
-            let (dims, keep, dtype) = (a.opt_ints(1)?, a.bool(2)?, a.opt_kind(3)?);
-            if first {
-                vec![x.f_sum_dim_intlist(dims, keep, dtype)?]
-            } else {
-                vec![x.f_sum_intlist_out(out(0), dims, keep, dtype)?]
-            }
-        }
-        "mean" => {
-            let x = a.t(0)?;
-            let dims = a.opt_ints(1)?;
-            let keep = a.bool(2)?;
-            let dtype = a.opt_kind(3)?;
-            if first {
-                vec![x.f_mean_dim(dims, keep, dtype)?]
-            } else {
-                vec![x.f_mean_out(out(0), dims, keep, dtype)?]
-            }
-        }
-        "cumsum" => {
-            let (x, dim, dtype) = (a.t(0)?, a.int(1)?, a.opt_kind(2)?);
-            if first {
-                vec![x.f_cumsum(dim, dtype)?]
-            } else {
-                vec![x.f_cumsum_out(out(0), dim, dtype)?]
-            }
-        }
-        "arange" => {
-            // arange.start_out(start, end, step, *, out): the recorded out tensor names the
-            // dtype; the result is allocated (tch binds no arange out variant).
-            let kind = a.t(3)?.kind();
-            vec![Tensor::f_arange_start_step(
-                a.scalar(0)?,
-                a.scalar(1)?,
-                a.scalar(2)?,
-                (kind, Device::Cuda(0)),
-            )?]
-        }
-        "index_select" => {
-            let (x, dim, idx) = (a.t(0)?, a.int(1)?, a.t(2)?);
-            if first {
-                vec![x.f_index_select(dim, idx)?]
-            } else {
-                vec![x.f_index_select_out(out(0), dim, idx)?]
-            }
-        }
-        "gather" => {
-            let (x, dim, idx) = (a.t(0)?, a.int(1)?, a.t(2)?);
-            let sparse = a.v.len() > 3 && a.bool(3)?;
-            if first {
-                vec![x.f_gather(dim, idx, sparse)?]
-            } else {
-                vec![x.f_gather_out(out(0), dim, idx, sparse)?]
-            }
-        }
-        "index" => {
-            let x = a.t(0)?;
-            let idx: Vec<Option<&Tensor>> = a.list(1)?.iter().map(Some).collect();
-            if first {
-                vec![x.f_index(&idx)?]
-            } else {
-                vec![x.f_index_tensor_out(out(0), &idx)?]
-            }
-        }
-        "embedding_dense_backward" => {
-            let (g, idx) = (a.t(0)?, a.t(1)?);
-            let (n, pad, scale) = (a.int(2)?, a.int(3)?, a.bool(4)?);
-            if first {
-                vec![Tensor::f_embedding_dense_backward(g, idx, n, pad, scale)?]
-            } else {
-                vec![Tensor::f_embedding_dense_backward_out(
-                    out(0),
-                    g,
-                    idx,
-                    n,
-                    pad,
-                    scale,
-                )?]
-            }
-        }
-        "_softmax" | "_log_softmax" => {
-            let (x, dim, half) = (a.t(0)?, a.int(1)?, a.bool(2)?);
-            match (op, first) {
-                ("_softmax", true) => vec![x.f_internal_softmax(dim, half)?],
-                ("_softmax", false) => vec![x.f_internal_softmax_out(out(0), dim, half)?],
-                (_, true) => vec![x.f_internal_log_softmax(dim, half)?],
-                (_, false) => vec![x.f_internal_log_softmax_out(out(0), dim, half)?],
-            }
-        }
-        "_softmax_backward_data" | "_log_softmax_backward_data" => {
-            let (g, y, dim) = (a.t(0)?, a.t(1)?, a.int(2)?);
-            let kind = a.opt_kind(3)?.unwrap_or(g.kind());
-            match (op, first) {
-                ("_softmax_backward_data", true) => {
-                    vec![Tensor::f_internal_softmax_backward_data(g, y, dim, kind)?]
-                }
-                ("_softmax_backward_data", false) => {
-                    vec![Tensor::f_internal_softmax_backward_data_out(
-                        out(0),
-                        g,
-                        y,
-                        dim,
-                        kind,
-                    )?]
-                }
-                (_, true) => vec![Tensor::f_internal_log_softmax_backward_data(
-                    g, y, dim, kind,
-                )?],
-                (_, false) => vec![Tensor::f_internal_log_softmax_backward_data_out(
-                    out(0),
-                    g,
-                    y,
-                    dim,
-                    kind,
-                )?],
-            }
-        }
-        "native_layer_norm" => {
-            let x = a.t(0)?;
-            let shape = a.ints(1)?;
-            let (w, b, eps) = (a.opt_t(2)?, a.opt_t(3)?, a.float(4)?);
-            let (o0, o1, o2) = if first {
-                x.f_native_layer_norm(shape, w, b, eps)?
-            } else {
-                x.f_native_layer_norm_out(out(0), out(1), out(2), shape, w, b, eps)?
-            };
-            vec![o0, o1, o2]
-        }
-        "native_dropout" => {
-            let (x, p) = (a.t(0)?, a.float(1)?);
-            let train = a.v.len() > 2 && a.bool(2)?;
-            let (o, m) = x.f_native_dropout(p, train)?;
-            vec![o, m]
-        }
-        "native_dropout_backward" => {
-            let (g, m, scale) = (a.t(0)?, a.t(1)?, a.float(2)?);
-            if first {
-                vec![Tensor::f_native_dropout_backward(g, m, scale)?]
-            } else {
-                vec![Tensor::f_native_dropout_backward_out(out(0), g, m, scale)?]
-            }
-        }
-        "max_pool2d_with_indices" => {
-            let x = a.t(0)?;
-            let (k, s, p, d) = (a.ints(1)?, a.ints(2)?, a.ints(3)?, a.ints(4)?);
-            let ceil = a.bool(5)?;
-            let (o, i) = if first {
-                x.f_max_pool2d_with_indices(k, s, p, d, ceil)?
-            } else {
-                x.f_max_pool2d_with_indices_out(out(0), out(1), k, s, p, d, ceil)?
-            };
-            vec![o, i]
-        }
-        "nll_loss_backward" => {
-            let (g, x, target, w) = (a.t(0)?, a.t(1)?, a.t(2)?, a.opt_t(3)?);
-            let reduction = match a.int(4)? {
-                0 => tch::Reduction::None,
-                1 => tch::Reduction::Mean,
-                2 => tch::Reduction::Sum,
-                r => return Err(a.bad(4, &format!("a reduction (got {r})"))),
-            };
-            let (ignore, total) = (a.int(5)?, a.t(6)?);
-            if first {
-                vec![x.f_nll_loss_backward(g, target, w, reduction, ignore, total)?]
-            } else {
-                vec![x.f_nll_loss_backward_grad_input(
-                    out(0),
-                    g,
-                    target,
-                    w,
-                    reduction,
-                    ignore,
-                    total,
-                )?]
-            }
-        }
-        "cudnn_convolution" => {
-            let (x, w) = (a.t(0)?, a.t(1)?);
-            let (p, s, d) = (a.ints(2)?, a.ints(3)?, a.ints(4)?);
-            let groups = a.int(5)?;
-            let (bench, det, tf32) = (a.bool(6)?, a.bool(7)?, a.bool(8)?);
-            if first {
-                vec![x.f_cudnn_convolution(w, p, s, d, groups, bench, det, tf32)?]
-            } else {
-                vec![x.f_cudnn_convolution_out(out(0), w, p, s, d, groups, bench, det, tf32)?]
-            }
-        }
-        "cudnn_batch_norm" => {
-            let x = a.t(0)?;
-            let w = a.t(1)?;
-            let (b, rm, rv) = (a.opt_t(2)?, a.opt_t(3)?, a.opt_t(4)?);
-            let (train, momentum, eps) = (a.bool(5)?, a.float(6)?, a.float(7)?);
-            let (o0, o1, o2, o3) = x.f_cudnn_batch_norm(w, b, rm, rv, train, momentum, eps)?;
-            vec![o0, o1, o2, o3]
-        }
-        "mm" | "bmm" => {
-            let (x, y) = (a.t(0)?, a.t(1)?);
-            match (op, first) {
-                ("mm", true) => vec![x.f_mm(y)?],
-                ("mm", false) => vec![x.f_mm_out(out(0), y)?],
-                (_, true) => vec![x.f_bmm(y)?],
-                (_, false) => vec![x.f_bmm_out(out(0), y)?],
-            }
-        }
-        "addmm" | "baddbmm" => {
-            let (c, x, y) = (a.t(0)?, a.t(1)?, a.t(2)?);
-            match (op, first) {
-                ("addmm", true) => vec![c.f_addmm(x, y)?],
-                ("addmm", false) => vec![c.f_addmm_out(out(0), x, y)?],
-                (_, true) => vec![c.f_baddbmm(x, y, 1.0, 1.0)?],
-                (_, false) => vec![c.f_baddbmm_out(out(0), x, y)?],
-            }
-        }
-        "native_layer_norm_backward" => dispatch(op, v, &[Ret::T, Ret::T, Ret::T])?,
-        "nll_loss_forward" => dispatch(op, v, &[Ret::T, Ret::T])?,
-        "_cudnn_attention_forward" => {
-            // libtorch 2.11's boxed dispatcher pairs mixed-type returns with the wrong
-            // schema types, and tch binds no forward: the op is reached the way the model
-            // reached it, through scaled_dot_product_attention, whose backend selection
-            // picks cuDNN for the same shapes, dtypes and strides. The log-sum-exp is
-            // computed only for inputs that require grad, so `compute_log_sumexp` maps to
-            // that flag.
-            let (q, k, val) = (a.t(0)?, a.t(1)?, a.t(2)?);
-            if a.opt_t(4)?.is_some() || a.opt_t(5)?.is_some() {
-                return Err(a.bad(4, "None (nested-tensor sequence offsets are not replayed)"));
-            }
-            let bias = a.opt_t(3)?;
-            let (lse, p, causal) = (a.bool(8)?, a.float(9)?, a.bool(10)?);
-            let scale = match a.v.get(12) {
-                Some(Value::None) | None => None,
-                _ => Some(a.float(12)?),
-            };
-            let q = if lse {
-                q.f_set_requires_grad(true)?
-            } else {
-                q.shallow_clone()
-            };
-            vec![Tensor::f_scaled_dot_product_attention(
-                &q, k, val, bias, p, causal, scale, false,
-            )?]
-        }
-        "_cudnn_attention_backward" => {
-            // Tensors the schema takes as plain `Tensor` but the trace recorded as None are
-            // passed undefined, as the autograd formula passes them.
-            let undefined = Tensor::new();
-            let or_undefined = |i: usize| -> Result<&Tensor, tch::TchError> {
-                Ok(a.opt_t(i)?.unwrap_or(&undefined))
-            };
-            let scale = match a.v.get(15) {
-                Some(Value::None) | None => None,
-                _ => Some(a.float(15)?),
-            };
-            let (g0, g1, g2) = Tensor::f_internal_cudnn_attention_backward(
-                a.t(0)?,
-                a.t(1)?,
-                a.t(2)?,
-                a.t(3)?,
-                a.t(4)?,
-                a.t(5)?,
-                or_undefined(6)?,
-                or_undefined(7)?,
-                or_undefined(8)?,
-                or_undefined(9)?,
-                or_undefined(10)?,
-                a.int(11)?,
-                a.int(12)?,
-                a.float(13)?,
-                a.bool(14)?,
-                scale,
-            )?;
-            vec![g0, g1, g2]
-        }
-        other => {
-            return Err(tch::TchError::Kind(format!(
-                "aten::{other} has no libtorch binding in kc"
-            )))
-        }
+/// Calls `aten::op.overload` with `values` followed by `outs` (the preallocated outputs of
+/// an out form) through the boxed dispatcher; returns every tensor the call returned.
+fn call_op(
+    op: &str,
+    overload: &str,
+    values: &[Value],
+    outs: &[Tensor],
+) -> Result<Vec<Tensor>, tch::TchError> {
+    // Pointer arrays for tensor lists live until the call returns.
+    let mut lists: Vec<Vec<*const c_void>> = Vec::new();
+    let mut args: Vec<KcArg> = Vec::with_capacity(values.len() + outs.len());
+    let arg = |tag: i32, i: i64, f: f64, ptr: *const c_void, len: usize| KcArg {
+        tag,
+        reserved: 0,
+        i,
+        f,
+        ptr,
+        len: len as u64,
     };
-    Ok(r)
-}
-
-/// What a dispatcher-called op returns at each stack position. libtorch 2.11 converts the
-/// returns in reverse order against the schema in forward order, so only ops whose returns
-/// all have one type come back intact; kc calls no other op this way.
-#[derive(Copy, Clone, PartialEq)]
-enum Ret {
-    T,
-}
-
-/// Calls `aten::op` (default overload) through the boxed dispatcher. StableIValues: tensors
-/// are owning `at::Tensor*` handles (the dispatcher takes them), numbers their bits, None 0,
-/// an optional with a value a heap StableIValue that the dispatcher deletes, lists libtorch
-/// list handles that it deletes.
-fn dispatch(op: &str, v: &[Value], rets: &[Ret]) -> Result<Vec<Tensor>, tch::TchError> {
-    let mut stack: Vec<u64> = vec![0; v.len().max(rets.len())];
-    // Each tensor gets a new owning handle that the dispatcher takes over. Should the call
-    // fail part-way, the handles it did not reach are leaked: an error path, a few bytes.
-    let handle = |t: &Tensor| -> u64 {
-        let c = t.shallow_clone();
-        let p = c.as_ptr() as u64;
-        std::mem::forget(c);
-        p
-    };
-    for (i, x) in v.iter().enumerate() {
-        stack[i] = match x {
-            Value::Tensor(t) => handle(t),
-            Value::None => 0,
-            Value::Int(n) => *n as u64,
-            Value::Float(f) => f.to_bits(),
-            Value::Bool(b) => u64::from(*b),
-            Value::Ints(l) => list(l.iter().map(|n| *n as u64))?,
-            Value::Bools(l) => list(l.iter().map(|b| u64::from(*b)))?,
-            Value::List(l) => list(l.iter().map(handle))?,
-        };
+    let tensor_ptr = |t: &Tensor| t.as_ptr() as *const c_void;
+    for v in values {
+        args.push(match v {
+            Value::Tensor(t) => arg(KC_TENSOR, 0, 0.0, tensor_ptr(t), 0),
+            Value::Undefined => arg(KC_UNDEFINED_TENSOR, 0, 0.0, std::ptr::null(), 0),
+            Value::List(ts) | Value::OptionalList(ts) => {
+                lists.push(ts.iter().map(tensor_ptr).collect());
+                let l = lists.last().expect("just pushed");
+                let tag = if matches!(v, Value::List(_)) {
+                    KC_TENSORS
+                } else {
+                    KC_OPTIONAL_TENSORS
+                };
+                arg(tag, 0, 0.0, l.as_ptr() as *const c_void, l.len())
+            }
+            Value::Int(n) => arg(KC_INT, *n, 0.0, std::ptr::null(), 0),
+            Value::Float(x) => arg(KC_DOUBLE, 0, *x, std::ptr::null(), 0),
+            Value::Bool(b) => arg(KC_BOOL, i64::from(*b), 0.0, std::ptr::null(), 0),
+            Value::Ints(l) => arg(KC_INTS, 0, 0.0, l.as_ptr() as *const c_void, l.len()),
+            Value::Floats(l) => arg(KC_DOUBLES, 0, 0.0, l.as_ptr() as *const c_void, l.len()),
+            Value::Bools(l) => arg(KC_BOOLS, 0, 0.0, l.as_ptr() as *const c_void, l.len()),
+            Value::Scalars(l) => arg(KC_SCALARS, 0, 0.0, l.as_ptr() as *const c_void, l.len()),
+            Value::Str(s) => arg(KC_STR, 0, 0.0, s.as_ptr() as *const c_void, s.len()),
+            Value::Device(s) => arg(KC_DEVICE, 0, 0.0, s.as_ptr() as *const c_void, s.len()),
+            Value::None => arg(KC_NONE, 0, 0.0, std::ptr::null(), 0),
+        });
     }
-    wrap_optionals(op, &mut stack, v);
+    for t in outs {
+        args.push(arg(KC_TENSOR, 0, 0.0, tensor_ptr(t), 0));
+    }
     let name = CString::new(format!("aten::{op}")).expect("op names hold no NUL");
-    // SAFETY: the stack holds one StableIValue per schema argument in the encodings the
-    // dispatcher's to_ivalue expects, and room for every return.
-    let rc = unsafe { aoti_torch_call_dispatcher(name.as_ptr(), c"".as_ptr(), stack.as_mut_ptr()) };
-    if rc != 0 {
-        return Err(tch::TchError::Torch(format!(
-            "aten::{op} through the dispatcher failed (libtorch printed the reason on stderr)"
-        )));
-    }
-    let mut out = Vec::new();
-    for (i, r) in rets.iter().enumerate() {
-        if *r == Ret::T {
-            // SAFETY: the dispatcher returned a new owning handle at this position.
-            out.push(unsafe { Tensor::from_ptr(stack[i] as *mut _) });
-        }
-    }
-    Ok(out)
-}
-
-fn list(items: impl Iterator<Item = u64>) -> Result<u64, tch::TchError> {
-    let items: Vec<u64> = items.collect();
-    let mut h: *mut c_void = std::ptr::null_mut();
-    // SAFETY: libtorch allocates the list; each push copies a StableIValue into it.
-    unsafe {
-        if torch_new_list_reserve_size(items.len(), &mut h) != 0 {
-            return Err(tch::TchError::Torch(
-                "torch_new_list_reserve_size failed".into(),
-            ));
-        }
-        for x in items {
-            if torch_list_push_back(h, x) != 0 {
-                return Err(tch::TchError::Torch("torch_list_push_back failed".into()));
-            }
-        }
-    }
-    Ok(h as u64)
-}
-
-/// Schema positions that are optional (`T?`) and hold a value in the recorded call: the
-/// value moves into a heap StableIValue, as `from(std::optional<T>)` does.
-fn wrap_optionals(op: &str, stack: &mut [u64], v: &[Value]) {
-    let optional: &[usize] = match op {
-        // (grad_out, input, normalized_shape, mean, rstd, Tensor? weight, Tensor? bias, mask)
-        "native_layer_norm_backward" => &[5, 6],
-        // (self, target, Tensor? weight, reduction, ignore_index)
-        "nll_loss_forward" => &[2],
-        _ => &[],
+    let overload = CString::new(overload).expect("overload names hold no NUL");
+    const MAX_OUTS: usize = 64;
+    let mut raw: [*mut c_void; MAX_OUTS] = [std::ptr::null_mut(); MAX_OUTS];
+    let mut n = 0usize;
+    let mut err = [0 as c_char; 1024];
+    // SAFETY: every pointer in `args` points into `values`, `outs` or `lists`, all alive
+    // until the call returns; the shim copies what it keeps and writes at most MAX_OUTS
+    // owning handles into `raw` and a NUL-terminated message into `err`.
+    let rc = unsafe {
+        kc_call_op(
+            name.as_ptr(),
+            overload.as_ptr(),
+            args.as_ptr(),
+            args.len(),
+            raw.as_mut_ptr(),
+            MAX_OUTS,
+            &mut n,
+            err.as_mut_ptr(),
+            err.len(),
+        )
     };
-    for &i in optional {
-        if i < v.len() && !matches!(v[i], Value::None) {
-            // The dispatcher frees this with C++ `delete`, which libstdc++ implements with
-            // `free`; `malloc` is therefore the matching allocation.
-            let layout = std::alloc::Layout::new::<u64>();
-            // SAFETY: a fresh 8-byte allocation, written once before it is handed over.
-            unsafe {
-                let p = std::alloc::GlobalAlloc::alloc(&std::alloc::System, layout) as *mut u64;
-                p.write(stack[i]);
-                stack[i] = p as u64;
-            }
-        }
+    if rc != 0 {
+        // SAFETY: the shim wrote a NUL-terminated message.
+        let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+        return Err(tch::TchError::Torch(msg.to_string_lossy().into_owned()));
     }
+    Ok(raw[..n.min(MAX_OUTS)]
+        .iter()
+        // SAFETY: each handle is a new at::Tensor the shim allocated for the caller.
+        .map(|p| unsafe { Tensor::from_ptr(*p as *mut _) })
+        .collect())
+}
+
+/// Begins a stream capture on `stream` through libtorch's CUDAGraph (see the module
+/// documentation); returns the handle [`capture_end`] takes.
+///
+/// # Safety
+/// `stream` is a live stream of the current context that is not capturing.
+pub unsafe fn capture_begin(stream: *mut c_void) -> Result<*mut c_void, ExecError> {
+    let mut err = [0 as c_char; 1024];
+    // SAFETY: `stream` is a live stream of the current context; the shim writes a
+    // NUL-terminated message on failure.
+    let g = unsafe { kc_graph_begin(stream, err.as_mut_ptr(), err.len()) };
+    if g.is_null() {
+        // SAFETY: as above.
+        let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+        return Err(ExecError::Torch {
+            op: "CUDAGraph::capture_begin".into(),
+            message: first_line(&msg.to_string_lossy()),
+        });
+    }
+    Ok(g)
+}
+
+/// Ends the capture [`capture_begin`] began; returns the captured graph (a `CUgraph` that
+/// the CUDAGraph object owns: free it with [`capture_free`], never destroy it).
+///
+/// # Safety
+/// `graph` came from [`capture_begin`] on `stream` and was not freed.
+pub unsafe fn capture_end(
+    graph: *mut c_void,
+    stream: *mut c_void,
+) -> Result<*mut c_void, ExecError> {
+    let mut err = [0 as c_char; 1024];
+    let mut raw: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `graph` came from capture_begin on `stream`.
+    let rc = unsafe { kc_graph_end(graph, stream, &mut raw, err.as_mut_ptr(), err.len()) };
+    if rc != 0 {
+        // SAFETY: the shim wrote a NUL-terminated message.
+        let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+        return Err(ExecError::Torch {
+            op: "CUDAGraph::capture_end".into(),
+            message: first_line(&msg.to_string_lossy()),
+        });
+    }
+    Ok(raw)
+}
+
+/// Frees a CUDAGraph object (its captured graph and its memory pool).
+///
+/// # Safety
+/// `graph` is null or came from [`capture_begin`], and is freed once, after every
+/// executable graph instantiated from it is destroyed.
+pub unsafe fn capture_free(graph: *mut c_void) {
+    if !graph.is_null() {
+        // SAFETY: `graph` came from capture_begin and is freed once, by its owner.
+        unsafe { kc_graph_free(graph) }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
 }
 
 impl Torch {
+    /// Whether any tier-3 call is prepared (captures then go through libtorch).
+    pub fn is_active(&self) -> bool {
+        !self.units.is_empty()
+    }
+
     /// Builds the unit's arguments and runs it once eagerly on `stream` (outside any
     /// capture), keeping its outputs for the out-variant invocations that follow.
     pub fn prepare(&mut self, unit: &PlanUnit, stream: *mut c_void) -> Result<(), ExecError> {
@@ -857,11 +425,17 @@ impl Torch {
                     .map(make)
                     .collect::<Result<Vec<_>, _>>()
                     .map(Value::List),
+                CallArg::OptionalTensorList(ts) => ts
+                    .iter()
+                    .map(make)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Value::OptionalList),
                 other => value_of(other),
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| torch_err(name, e))?;
-        let mut outputs = invoke(&call.op, &values, &[]).map_err(|e| torch_err(name, e))?;
+        let mut outputs =
+            call_op(&call.op, &call.overload, &values, &[]).map_err(|e| torch_err(name, e))?;
         let keep = matches!(call.outputs, aten::Outputs::OutVariant(_));
         let mut moved_results = 0;
         if let (true, Some((_, places, arena))) = (keep, placed) {
@@ -920,9 +494,14 @@ impl Torch {
                 ExecError::Unsupported(format!("tier-3 unit {unit} was not prepared"))
             })?;
         set_stream(stream)?;
-        // Allocated results (ops without an out variant) are dropped at once: their blocks
-        // go back to libtorch's cache, and the captured kernels keep their addresses.
-        invoke(&p.call.op, &p.values, &p.outputs)
+        // Allocated results (ops without an out form) are dropped at once: their blocks go
+        // back to libtorch's cache (the graph's private pool under capture), and the
+        // captured kernels keep their addresses.
+        let overload = match &p.call.outputs {
+            aten::Outputs::OutVariant(o) => o.as_str(),
+            _ => p.call.overload.as_str(),
+        };
+        call_op(&p.call.op, overload, &p.values, &p.outputs)
             .map(drop)
             .map_err(|e| torch_err(&p.call.op, e))
     }
@@ -938,16 +517,4 @@ fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
         });
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dtype_codes_follow_c10() {
-        assert_eq!(kind_of_code(6).unwrap(), Kind::Float);
-        assert_eq!(kind_of_code(15).unwrap(), Kind::BFloat16);
-        assert!(kind_of_code(99).is_err());
-    }
 }

@@ -50,13 +50,23 @@ pub fn typed_args(dims: &Value, strides: &Value, types: &Value, concrete: &Value
             if ty == "TensorList" || ty.starts_with("GenericList[Tensor") {
                 let ds = int_lists(d).unwrap_or_default();
                 let ss = int_lists(s).unwrap_or_default();
+                // An Execution Trace names each element's type:
+                // "GenericList[Tensor(c10::Half),Tensor(float)]".
+                let dtypes: Vec<DType> = ty
+                    .split("Tensor(")
+                    .skip(1)
+                    .map(|t| {
+                        DType::from_torch_name(t.split(')').next().unwrap_or(""))
+                            .unwrap_or(DType::Unknown)
+                    })
+                    .collect();
                 return OpArg::TensorList(
                     ds.into_iter()
                         .enumerate()
                         .map(|(k, dims)| TensorSpec {
                             strides: ss.get(k).cloned().unwrap_or_default(),
                             dims,
-                            dtype: DType::Unknown,
+                            dtype: dtypes.get(k).copied().unwrap_or(DType::Unknown),
                         })
                         .collect(),
                 );

@@ -5,8 +5,9 @@
 //! Matching: by record-function id when the trace recorded non-zero ids; otherwise by
 //! aligning the op-name sequence of the Execution Trace (node id order) with the trace's
 //! ops in start order, restarting at the top when the Execution Trace (usually one
-//! iteration) runs out. Invariant: only ops with `ArgsSource::None` are changed, and an
-//! op receives shapes only from a record with the same op name.
+//! iteration) runs out. Invariant: only ops with `ArgsSource::None` are changed, or ops whose
+//! trace recorded tensor lists without their shapes (then the whole record replaces theirs),
+//! and an op receives shapes only from a record with the same op name.
 
 use super::args::typed_args;
 use crate::diag::Diagnostics;
@@ -189,12 +190,21 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
             Some(v @ Value::Array(_)) => v,
             _ => &null,
         };
-        // Scalars are the plain values; tensors are id tuples and are not scalars.
+        // Scalars are the plain values, lists of scalars their JSON text; tensors are id
+        // tuples and are not values.
+        let type_at = |i: usize| types.get(i).and_then(Value::as_str).unwrap_or("");
         let concrete: Vec<Value> = values
             .as_array()
             .map(|a| {
                 a.iter()
-                    .map(|v| match v {
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        Value::Array(_)
+                            if type_at(i).starts_with("GenericList[")
+                                && !type_at(i).starts_with("GenericList[Tensor") =>
+                        {
+                            Value::String(v.to_string())
+                        }
                         Value::Array(_) | Value::Object(_) => Value::String(String::new()),
                         Value::String(s) => Value::String(s.clone()),
                         other => Value::String(other.to_string()),
@@ -212,7 +222,8 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                             let mapped = if s.starts_with("Tensor(") {
                                 s.to_string()
                             } else if s.starts_with("GenericList[Tensor") {
-                                "TensorList".into()
+                                // Kept whole: it names each element's dtype.
+                                s.to_string()
                             } else if matches!(s, "Int" | "Double" | "Bool") {
                                 "Scalar".into()
                             } else if s.starts_with("GenericList") {
@@ -395,6 +406,31 @@ pub fn merge(
                 merged += 1;
             }
             None => unmatched.push(i),
+        }
+    }
+    // Ops whose trace recorded their tensor lists without shapes (Kineto does so for the
+    // optimizer's `_foreach_*` lists) take the whole record of the same op, when it has as
+    // many arguments and its lists have their shapes.
+    let lacks_list_shapes = |args: &[OpArg]| {
+        args.iter()
+            .any(|a| matches!(a, OpArg::TensorList(l) if l.is_empty()))
+    };
+    for i in 0..g.ops.len() {
+        let op = &g.ops[i];
+        if op.args_source != ArgsSource::Trace || op.kind != OpKind::Op {
+            continue;
+        }
+        let own = &g.arg_lists[op.args as usize];
+        if !lacks_list_shapes(own) {
+            continue;
+        }
+        let name = g.strings.get(op.name);
+        let Some(k) = find(op).filter(|&k| records[k].name == name) else {
+            continue;
+        };
+        if records[k].args.len() == own.len() && !lacks_list_shapes(&records[k].args) {
+            assign(g, i, k);
+            merged += 1;
         }
     }
     if !unmatched.is_empty() && !trace_has_rf && by_ext.is_empty() {

@@ -29,7 +29,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered" },
     Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op" },
     Rule { name: "aten-op", priority: 50, tier: Tier::Op, doc: "kernels replay through the aten op that launched them, rebuilt from its recorded args" },
-    Rule { name: "aten-op-unbound", priority: 45, tier: Tier::Unreplayable, doc: "the aten op is not one kc's tier-3 executor can call yet (decided here, so exec never finds it out)" },
+    Rule { name: "aten-op-unbound", priority: 45, tier: Tier::Unreplayable, doc: "the recorded call resolves to no overload of libtorch's operator registry, or an argument it needs was not recorded (decided here, so exec never finds it out)" },
     Rule { name: "no-shapes", priority: 40, tier: Tier::Unreplayable, doc: "the launching aten op's argument shapes were not recorded (profile with record_shapes=True or pass --shapes)" },
     Rule { name: "not-an-aten-op", priority: 30, tier: Tier::Unreplayable, doc: "the launching op is not an aten op (user annotation, autograd node, Python launch)" },
 ];
@@ -155,7 +155,7 @@ fn decide(
             Err(_) => {
                 let o = g.op(op_id);
                 if o.args_source != ArgsSource::None
-                    && crate::exec::aten::op_supported(g.str(o.name)).is_ok()
+                    && crate::exec::aten::op_supported(g.str(o.name), g.args(op_id)).is_ok()
                 {
                     return (
                         r("aten-op-gemm-unrecovered"),
@@ -178,20 +178,20 @@ fn decide(
             }),
         );
     }
-    if let Err(why) = crate::exec::aten::op_supported(name) {
-        return (
-            r("aten-op-unbound"),
-            UnitParams::None(Unreplayable::BadArgs {
-                op: name.to_string(),
-                why,
-            }),
-        );
-    }
     if o.args_source == ArgsSource::None {
         return (
             r("no-shapes"),
             UnitParams::None(Unreplayable::NoShapes {
                 op: name.to_string(),
+            }),
+        );
+    }
+    if let Err(why) = crate::exec::aten::op_supported(name, g.args(op_id)) {
+        return (
+            r("aten-op-unbound"),
+            UnitParams::None(Unreplayable::BadArgs {
+                op: name.to_string(),
+                why,
             }),
         );
     }

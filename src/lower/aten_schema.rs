@@ -130,9 +130,9 @@ pub struct Schema {
     pub overload: String,
     pub args: Vec<SchemaArg>,
     pub returns: Vec<SchemaType>,
-    /// The kernel is a composite "default" implementation (for `.out` overloads libtorch
-    /// generates: run the functional op, then copy into `out`).
-    pub composite: bool,
+    /// An out form with a CUDA kernel of its own. libtorch generates the others as "run
+    /// the functional op, then copy into `out`" (tools/aten_schemas.sh tells them apart).
+    pub cuda_out_kernel: bool,
 }
 
 impl Schema {
@@ -158,7 +158,16 @@ impl std::fmt::Display for Schema {
                 f.write_str("*, ")?;
                 star = true;
             }
-            write!(f, "{}{} {}", a.ty, if a.mutable { "!" } else { "" }, a.name)?;
+            let ty = a.ty.to_string();
+            if a.mutable {
+                // The write annotation follows the base type's name: `Tensor(a!)[]`.
+                let at = ty
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(ty.len());
+                write!(f, "{}(a!){} {}", &ty[..at], &ty[at..], a.name)?;
+            } else {
+                write!(f, "{ty} {}", a.name)?;
+            }
         }
         f.write_str(") -> ")?;
         let r: Vec<String> = self.returns.iter().map(|t| t.to_string()).collect();
@@ -312,7 +321,7 @@ pub fn parse(text: &str) -> Option<Schema> {
         overload: overload.unwrap_or("").to_string(),
         args,
         returns: rets,
-        composite: false,
+        cuda_out_kernel: false,
     })
 }
 
@@ -335,7 +344,7 @@ impl Registry {
             }
             let (schema, flags) = line.split_once('\t').unwrap_or((line, ""));
             if let Some(mut s) = parse(schema) {
-                s.composite = flags.contains("default=True");
+                s.cuda_out_kernel = flags.contains("cuda_out=True");
                 by_name.entry(s.name.clone()).or_default().push(s);
                 count += 1;
             }
@@ -357,16 +366,16 @@ impl Registry {
         self.overloads(op).iter().find(|s| s.overload == overload)
     }
 
-    /// The `.out` form of `s` that libtorch implements with its own kernel: the same
-    /// arguments followed only by written keyword-only tensors, one per tensor return.
-    /// Composite ones (run, then copy) are skipped: they would add copy kernels.
+    /// The `.out` form of `s` that libtorch implements with a CUDA kernel of its own: the
+    /// same arguments followed only by written keyword-only tensors, one per tensor return.
+    /// Generated ones (run, then copy) are skipped: they would add copy kernels.
     pub fn real_out_variant(&self, s: &Schema) -> Option<&Schema> {
         let outs = s.returns.len();
         if outs == 0 || s.returns.iter().any(|r| *r != SchemaType::Tensor) {
             return None;
         }
         self.overloads(&s.name).iter().find(|o| {
-            !o.composite
+            o.cuda_out_kernel
                 && o.args.len() == s.args.len() + outs
                 && o.args[..s.args.len()]
                     .iter()
