@@ -22,6 +22,7 @@
 #include <ATen/core/stack.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/core/Device.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstdint>
@@ -193,7 +194,19 @@ int kc_graph_end(void* graph, void* stream, void** raw, char* err, size_t err_le
     // Capture ends on the stream it began on, whichever stream tier 3 used last.
     c10::cuda::setCurrentCUDAStream(s);
     auto* g = static_cast<at::cuda::CUDAGraph*>(graph);
-    g->capture_end();
+    try {
+      g->capture_end();
+    } catch (...) {
+      // capture_end throws before it hands the caching allocator back when the capture
+      // was invalidated (an op synchronised inside it); the allocator would otherwise keep
+      // consulting a filter that points into this graph after kc frees it.
+      try {
+        c10::cuda::CUDACachingAllocator::endAllocateToPool(c10::cuda::current_device(),
+                                                           g->pool());
+      } catch (...) {
+      }
+      throw;
+    }
     *raw = g->raw_cuda_graph();
     return 0;
   } catch (const std::exception& e) {
