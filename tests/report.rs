@@ -408,3 +408,30 @@ fn reports_compare_with_the_models_own_measurement() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("entries: bloom560m_seq5"));
 }
+
+/// `kc run` measures every cache state: the report keeps the units of the first and shows
+/// the sums of the others beside it, in the Markdown and against the model.
+#[test]
+fn other_cache_states_show_their_sums_beside_the_first() {
+    let (g, i) = bloom();
+    let mut cold = i.clone();
+    let iso = cold.isolated.as_mut().unwrap();
+    iso.cache = "cold".into();
+    iso.predicted_us *= 1.1;
+    let mut r = kc::report::model::build(Some(&g), Some(&i));
+    r.add_isolated_sum(&cold);
+    let s = &r.other_isolated[0];
+    assert_eq!(s.cache, "cold");
+    let want = (s.predicted_us / r.time.actual_us.unwrap() - 1.0) * 100.0;
+    assert!((s.error_pct.unwrap() - want).abs() < 1e-9);
+    let md = kc::report::render::markdown(&r);
+    assert!(md.contains("| cold | "), "{md}");
+    kc::report::add_reference(&mut r, &shared().join("traces/h100/reference.json"), None).unwrap();
+    let rows = &r.model.as_ref().unwrap().rows;
+    let names: Vec<&str> = rows.iter().map(|x| x.what.as_str()).collect();
+    assert!(
+        names.contains(&"Σ isolated × count (cold cache)"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"traced kernel sum"));
+}

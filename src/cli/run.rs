@@ -203,12 +203,18 @@ fn replay(
     reference: Option<&Path>,
 ) -> Result<crate::report::model::Report, String> {
     use crate::exec::{self, CachePolicy, ExecOptions};
-    let cache = match cache {
-        Some("warm") => CachePolicy::Warm,
-        Some("cold") => CachePolicy::Cold,
-        Some("context") => CachePolicy::Context,
-        None if p.dataflow.is_some() => CachePolicy::Context,
-        None => CachePolicy::Warm,
+    // Without --cache, every cache state is measured: the first gives the units' rows,
+    // the others their sums beside it.
+    let caches: Vec<CachePolicy> = match cache {
+        Some("warm") => vec![CachePolicy::Warm],
+        Some("cold") => vec![CachePolicy::Cold],
+        Some("context") => vec![CachePolicy::Context],
+        None if p.dataflow.is_some() => vec![
+            CachePolicy::Context,
+            CachePolicy::Warm,
+            CachePolicy::Cold,
+        ],
+        None => vec![CachePolicy::Warm, CachePolicy::Cold],
         Some(other) => {
             return Err(format!(
                 "--cache must be context, warm or cold, not {other:?}"
@@ -229,33 +235,36 @@ fn replay(
         eprintln!("kc run: replaying the plan as one CUDA graph");
     }
     let graph = exec::execute(p, &base).map_err(|e| e.to_string())?;
-    if progress {
-        eprintln!(
-            "kc run: replaying every unit in isolation ({} cache)",
-            cache.as_str()
-        );
+    let mut isolated_runs = Vec::with_capacity(caches.len());
+    for cache in &caches {
+        if progress {
+            eprintln!(
+                "kc run: replaying every unit in isolation ({} cache)",
+                cache.as_str()
+            );
+        }
+        let iso_opts = ExecOptions {
+            isolated: true,
+            cache: *cache,
+            energy_repeats: 1,
+            ..base.clone()
+        };
+        isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);
     }
-    let iso_opts = ExecOptions {
-        isolated: true,
-        cache,
-        energy_repeats: 1,
-        ..base
-    };
-    let isolated = exec::execute(p, &iso_opts).map_err(|e| e.to_string())?;
-    let mut rep = crate::report::model::build(Some(&graph), Some(&isolated));
+    let isolated = &isolated_runs[0];
+    let mut rep = crate::report::model::build(Some(&graph), Some(isolated));
+    for other in &isolated_runs[1..] {
+        rep.add_isolated_sum(other);
+    }
     if let Some(r) = reference {
         crate::report::add_reference(&mut rep, r, None).map_err(|e| e.to_string())?;
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
-    let files = vec![
+    let mut files = vec![
         (
             out_dir.join(super::exec::results_name("plan", false, "")),
             pretty(&graph),
-        ),
-        (
-            out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
-            pretty(&isolated),
         ),
         (rdir.join("report.json"), pretty(&rep)),
         (
@@ -286,6 +295,12 @@ fn replay(
             )),
         ),
     ];
+    for (cache, r) in caches.iter().zip(&isolated_runs) {
+        files.push((
+            out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
+            pretty(r),
+        ));
+    }
     crate::report::write_all(&files).map_err(|e| e.to_string())?;
     Ok(rep)
 }

@@ -133,7 +133,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     // Every executable unit runs once eagerly: it initialises the libraries outside any
     // capture and finds units that fail, which are then left out and reported.
     // Tier-3 units are also captured once on their own: an op that cannot run inside a
-    // capture (a host sync, an RNG not registered with the graph) is found here and left
+    // capture (a host sync) is found here and left
     // out, instead of failing the capture of the whole plan.
     let mut failed: HashMap<u32, String> = HashMap::new();
     let bar = opts

@@ -109,6 +109,19 @@ pub struct Report {
     pub iterations_found_by: Option<String>,
     /// kc's figures against the model's own measurement (`--reference`), per iteration.
     pub model: Option<ModelComparison>,
+    /// Σ isolated × count of the same plan under other cache states (`kc run` measures
+    /// context, warm and cold), beside the one the units' rows come from.
+    pub other_isolated: Vec<IsolatedSum>,
+}
+
+/// One isolated run's prediction, per replay.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct IsolatedSum {
+    pub cache: String,
+    pub predicted_us: f64,
+    /// (predicted − graph replay) / graph replay × 100, when the graph was replayed.
+    pub error_pct: Option<f64>,
+    pub predicted_energy_j: Option<f64>,
 }
 
 /// One line of the comparison with the model: a time and an energy per model iteration,
@@ -191,6 +204,16 @@ impl Report {
             ),
             row("traced kernel sum", per(traced_sum), None),
         ];
+        for o in &self.other_isolated {
+            rows.insert(
+                rows.len() - 1,
+                row(
+                    &format!("Σ isolated × count ({} cache)", o.cache),
+                    per(Some(o.predicted_us)),
+                    per(o.predicted_energy_j),
+                ),
+            );
+        }
         rows.retain(|r| r.time_us.is_some() || r.energy_j.is_some());
         if self.time.units_not_executed > 0 {
             self.notes.push(format!(
@@ -212,6 +235,19 @@ impl Report {
     /// A per-replay figure per model iteration, when the iteration count is known.
     pub fn per_iteration(&self, per_replay: Option<f64>) -> Option<f64> {
         Some(per_replay? / f64::from(self.iterations_per_replay.filter(|&n| n > 0)?))
+    }
+
+    /// Adds the prediction of an isolated run of the same plan under another cache state.
+    pub fn add_isolated_sum(&mut self, isolated: &Results) {
+        let Some(iso) = &isolated.isolated else {
+            return;
+        };
+        self.other_isolated.push(IsolatedSum {
+            cache: iso.cache.clone(),
+            predicted_us: iso.predicted_us,
+            error_pct: self.time.actual_us.and_then(|a| pct(iso.predicted_us, a)),
+            predicted_energy_j: iso.predicted_energy_j,
+        });
     }
 
     /// Takes the iteration count from the plan when the results did not record it.

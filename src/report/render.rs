@@ -138,6 +138,23 @@ pub fn markdown(r: &Report) -> String {
             signed(e.error_pct)
         );
     }
+    if !r.other_isolated.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nThe same units in isolation under other cache states:\n\n| cache | Σ isolated × count per replay | vs graph replay | energy |\n|---|---|---|---|"
+        );
+        for s in &r.other_isolated {
+            let _ = writeln!(
+                o,
+                "| {} | {:.1} us | {} | {} |",
+                s.cache,
+                s.predicted_us,
+                signed(s.error_pct),
+                s.predicted_energy_j
+                    .map_or("-".into(), |e| format!("{e:.4} J"))
+            );
+        }
+    }
     if let Some(m) = &r.model {
         let _ = writeln!(
             o,
