@@ -209,11 +209,9 @@ fn replay(
         Some("warm") => vec![CachePolicy::Warm],
         Some("cold") => vec![CachePolicy::Cold],
         Some("context") => vec![CachePolicy::Context],
-        None if p.dataflow.is_some() => vec![
-            CachePolicy::Context,
-            CachePolicy::Warm,
-            CachePolicy::Cold,
-        ],
+        None if p.dataflow.is_some() => {
+            vec![CachePolicy::Context, CachePolicy::Warm, CachePolicy::Cold]
+        }
         None => vec![CachePolicy::Warm, CachePolicy::Cold],
         Some(other) => {
             return Err(format!(

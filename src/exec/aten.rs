@@ -28,6 +28,10 @@ pub enum Fill {
     Bool,
     /// Small random integers (integer data that is not an index).
     SmallInts,
+    /// Every element 1: a Python number the op received (its value is not recorded; 1
+    /// keeps what it feeds finite: x + 1, x * 1, x / 1, x ** 1, where a random draw turned
+    /// RMSNorm's `variance + eps` negative and its rsqrt NaN).
+    Ones,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -469,6 +473,7 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
             if let CallArg::Tensor(t) = a {
                 if t.dims.is_empty() && dimensioned {
                     t.host_scalar = true;
+                    t.fill = Fill::Ones;
                 }
             }
         }
@@ -785,7 +790,7 @@ mod tests {
         // A 0-dim operand is a CPU scalar only where the kernel shows a scalar functor.
         let k = ["void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> > >".to_string()];
         let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &k).unwrap();
-        assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar));
+        assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar && t.fill == Fill::Ones));
         let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &[]).unwrap();
         assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
         // Out forms that libtorch generates as "run, then copy" are not used.

@@ -455,9 +455,15 @@ impl Gpu {
         if self.arena != 0 {
             return Ok(());
         }
+        self.arena = self.alloc_raw(df.arena_bytes)?;
+        self.fill_arena(df)
+    }
+
+    /// Writes every region's starting values again (the arena keeps its address, so views
+    /// over it stay valid).
+    pub fn fill_arena(&mut self, df: &crate::plan::types::PlanDataflow) -> Result<(), ExecError> {
         const PATTERN: usize = 16 << 20;
-        let arena = self.alloc_raw(df.arena_bytes)?;
-        self.arena = arena;
+        let arena = self.arena;
         let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
         let result = (|| {
             for r in &df.regions {
@@ -497,6 +503,33 @@ impl Gpu {
         result
     }
 
+    /// Non-finite and all floating-point values among the first `bytes` (at most 64 KiB)
+    /// at arena offset `offset`, read as `dtype`; other types count nothing.
+    pub fn nonfinite_at(
+        &self,
+        offset: u64,
+        bytes: u64,
+        dtype: ElemType,
+    ) -> Result<(u64, u64), ExecError> {
+        if self.arena == 0 || bytes == 0 {
+            return Ok((0, 0));
+        }
+        let mut buf = vec![0u8; (bytes as usize).min(64 << 10)];
+        // SAFETY: reads at most `bytes` from inside the live arena into `buf` (the caller
+        // passes a place and a size the plan keeps inside the arena).
+        unsafe {
+            cu_err(
+                cu::cuMemcpyDtoH_v2(
+                    buf.as_mut_ptr() as *mut c_void,
+                    self.arena + offset,
+                    buf.len(),
+                ),
+                "cuMemcpyDtoH",
+            )?;
+        }
+        Ok(count_nonfinite(&buf, dtype))
+    }
+
     /// The share of non-finite values (NaN, infinity) in the floating-point regions of the
     /// memory image, read back from up to the first 64 KiB of every region: data that
     /// went non-finite would make the replay's power a property of NaNs, not of the model.
@@ -509,42 +542,10 @@ impl Gpu {
         }
         self.synchronize()?;
         let (mut bad, mut all) = (0u64, 0u64);
-        let mut buf = vec![0u8; 64 << 10];
         for r in &df.regions {
-            let n = (r.bytes as usize).min(buf.len());
-            // SAFETY: reads n <= region bytes from inside the live arena into `buf`.
-            unsafe {
-                cu_err(
-                    cu::cuMemcpyDtoH_v2(buf.as_mut_ptr() as *mut c_void, self.arena + r.offset, n),
-                    "cuMemcpyDtoH",
-                )?;
-            }
-            let b = &buf[..n];
-            let mut count = |finite: &mut dyn Iterator<Item = bool>| {
-                for f in finite {
-                    all += 1;
-                    bad += u64::from(!f);
-                }
-            };
-            match r.dtype {
-                ElemType::F32 => count(
-                    &mut b
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
-                ),
-                // Exponent all ones: 5 bits in f16, 8 in bf16.
-                ElemType::F16 => count(
-                    &mut b
-                        .chunks_exact(2)
-                        .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
-                ),
-                ElemType::BF16 => count(
-                    &mut b
-                        .chunks_exact(2)
-                        .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
-                ),
-                _ => {}
-            }
+            let (b, a) = self.nonfinite_at(r.offset, r.bytes, r.dtype)?;
+            bad += b;
+            all += a;
         }
         Ok((all > 0).then(|| bad as f64 / all as f64))
     }
@@ -1170,6 +1171,37 @@ impl<'g> Feeder<'g> {
         }
         Ok(self.completed)
     }
+}
+
+/// Non-finite and all values of `b` read as `dtype` (floating-point types only).
+fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64) {
+    let (mut bad, mut all) = (0u64, 0u64);
+    let mut count = |finite: &mut dyn Iterator<Item = bool>| {
+        for f in finite {
+            all += 1;
+            bad += u64::from(!f);
+        }
+    };
+    match dtype {
+        ElemType::F32 => count(
+            &mut b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+        ),
+        // Exponent all ones: 5 bits in f16, 8 in bf16.
+        ElemType::F16 => count(
+            &mut b
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
+        ),
+        ElemType::BF16 => count(
+            &mut b
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
+        ),
+        _ => {}
+    }
+    (bad, all)
 }
 
 /// `bytes` of values for a region of element type `dtype` starting as `init` (a pattern

@@ -107,6 +107,11 @@ pub struct MemoryImage {
     /// replays (sampled: the first 64 KiB of each region).
     #[serde(default)]
     pub nonfinite_share: Option<f64>,
+    /// When the image went non-finite: the first steps that wrote non-finite values while
+    /// every value they read was finite ("step N unit U LABEL: what"), found by replaying
+    /// the steps one by one from the starting values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nonfinite_producers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use super::schedule::{self, ProgramOp};
 use super::stats::Stats;
 use super::{executable, not_executed_reason, nvml, CachePolicy, ExecError, ExecOptions};
 use crate::plan::show::call_str;
-use crate::plan::types::{Plan, PlanUnit, Step};
+use crate::plan::types::{ElemType, Plan, PlanUnit, Step};
 use std::collections::HashMap;
 
 /// Target GPU time of one feeder batch: long enough that host launch overhead does not
@@ -417,6 +417,10 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 "{:.1} % of the memory image's float values are NaN or infinite after the replay: its power is not the model's",
                 share * 100.0
             ));
+            mi.nonfinite_producers = nonfinite_producers(plan, df, gpu, &runs_step, 5)?;
+            if let Some(first) = mi.nonfinite_producers.first() {
+                notes.push(format!("the first non-finite values come from {first}"));
+            }
         }
     }
     let executed_traced: i64 = plan
@@ -463,6 +467,128 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .map(|u| unit_row(u, status_of(u, failed)))
         .collect();
     Ok(())
+}
+
+/// Replays the steps one at a time, in plan order on stream 0, from the memory image's
+/// starting values, and names the first `limit` steps that leave non-finite values in a
+/// place they read or write while every value there was finite before them: where a NaN
+/// chain starts, as opposed to the steps that only carry it on. Values are sampled as in
+/// the self-check (the first 64 KiB of each place).
+fn nonfinite_producers(
+    plan: &Plan,
+    df: &crate::plan::types::PlanDataflow,
+    gpu: &mut Gpu,
+    runs_step: &dyn Fn(&Step) -> bool,
+    limit: usize,
+) -> Result<Vec<String>, ExecError> {
+    gpu.fill_arena(df)?;
+    let mut found = Vec::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if !runs_step(s) {
+            continue;
+        }
+        let unit = &plan.units[s.unit as usize];
+        let places = &df.steps[i];
+        // Each place is read with the element type this step uses there (memory the
+        // allocator reused holds other types at other times); places whose type the step
+        // does not state are not sampled.
+        let (operand_types, result_type) = step_types(unit);
+        let mut spots: Vec<(u64, u64, ElemType)> = places
+            .operands
+            .iter()
+            .zip(&unit.slots)
+            .zip(&operand_types)
+            .filter_map(|((o, slot), d)| {
+                Some((o.as_ref().copied()?, plan.buffers[*slot as usize].bytes, *d))
+            })
+            .collect();
+        if let Some(d) = result_type {
+            spots.extend(places.outputs.iter().flatten().map(|&(o, b)| (o, b, d)));
+        }
+        let bad = |gpu: &Gpu| -> Result<u64, ExecError> {
+            let mut n = 0;
+            for &(off, bytes, d) in &spots {
+                n += gpu.nonfinite_at(off, bytes, d)?.0;
+            }
+            Ok(n)
+        };
+        let before = bad(gpu)?;
+        gpu.enqueue(
+            unit,
+            0,
+            At::Step {
+                step: i as u32,
+                places,
+            },
+        )?;
+        gpu.synchronize()?;
+        let after = bad(gpu)?;
+        if before == 0 && after > 0 {
+            found.push(format!(
+                "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before",
+                unit.id, unit.label
+            ));
+            if found.len() >= limit {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The element type a step uses at each operand (the unit's slot order; `Unknown` where
+/// the call does not say) and at its tier-3 results (the first floating-point input's, for
+/// ops that keep their input's type; `None` for conversions and ops without one).
+fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
+    use crate::plan::types::UnitCall;
+    let mut types = vec![ElemType::Unknown; unit.slots.len()];
+    let mut set = |slot: u32, d: ElemType| {
+        if let Some(k) = unit.slots.iter().position(|&s| s == slot) {
+            types[k] = d;
+        }
+    };
+    let mut result = None;
+    match &unit.call {
+        UnitCall::Gemm(g) => {
+            // Operands in slot order: A, B, C (and the bias, typed as C).
+            for (k, d) in [g.a_type, g.b_type, g.c_type, g.c_type]
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(&slot) = unit.slots.get(k) {
+                    set(slot, d);
+                }
+            }
+        }
+        UnitCall::AtenOp { op, args } => {
+            if let Ok(c) = super::aten::build(op, args, &unit.kernels) {
+                for a in &c.args {
+                    match a {
+                        super::aten::CallArg::Tensor(t) => set(t.slot, t.dtype),
+                        super::aten::CallArg::TensorList(ts)
+                        | super::aten::CallArg::OptionalTensorList(ts) => {
+                            ts.iter().for_each(|t| set(t.slot, t.dtype))
+                        }
+                        _ => {}
+                    }
+                }
+                let converts = matches!(
+                    c.op.as_str(),
+                    "_to_copy" | "to" | "type_as" | "_softmax" | "_log_softmax" | "view_as_real"
+                );
+                if !converts {
+                    result = c.args.iter().find_map(|a| match a {
+                        super::aten::CallArg::Tensor(t) if super::aten::is_float(t.dtype) => {
+                            Some(t.dtype)
+                        }
+                        _ => None,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    (types, result)
 }
 
 fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {

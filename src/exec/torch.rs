@@ -193,6 +193,9 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
             Fill::SmallInts => {
                 let _ = base.f_random_to_(8)?;
             }
+            Fill::Ones => {
+                let _ = base.f_fill_(1.0)?;
+            }
         }
     }
     if draw_kind != kind {
