@@ -1051,6 +1051,16 @@ impl Gpu {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        // libtorch's tensors go first, while the streams they were used on and the arena
+        // their views cover still exist (the caching allocator may record events on a
+        // tensor's streams when it frees it).
+        #[cfg(feature = "torch")]
+        {
+            // SAFETY: waits for all work in the current context.
+            unsafe { cu::cuCtxSynchronize() };
+            drop(std::mem::take(&mut self.torch));
+            super::torch::release_stream();
+        }
         // SAFETY: tears down what `open` and `allocate` made, after the device is idle.
         // Errors are ignored: nothing can be done about them while dropping.
         unsafe {

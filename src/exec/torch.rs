@@ -510,6 +510,13 @@ impl Torch {
     }
 }
 
+/// Points libtorch's current stream back at the device's default stream, so that nothing
+/// libtorch does after kc's streams are destroyed (its own teardown) uses one of them.
+pub fn release_stream() {
+    // SAFETY: a null stream is the default stream, which always exists.
+    let _ = unsafe { torch_set_current_cuda_stream(std::ptr::null_mut(), 0) };
+}
+
 fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
     // SAFETY: `stream` is a live stream of the current context, created by kc's Gpu.
     let rc = unsafe { torch_set_current_cuda_stream(stream, 0) };
