@@ -46,6 +46,13 @@ pub struct Args {
     /// replay before dataflow, for comparison).
     #[arg(long)]
     pub no_dataflow: bool,
+    /// Graph mode: record one more replay's kernels with CUPTI (name, grid, block,
+    /// registers, shared memory, in-context duration) and measure them against the trace.
+    #[arg(long)]
+    pub verify: bool,
+    /// With --verify: also write the kernel records CUPTI returned (JSON) to this file.
+    #[arg(long, requires = "verify")]
+    pub kernels_out: Option<PathBuf>,
     /// Print the results as JSON instead of the summary table.
     #[arg(long)]
     pub json: bool,
@@ -116,6 +123,8 @@ pub fn run(a: Args) -> i32 {
         plan_path: a.plan.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
         dataflow: !a.no_dataflow,
+        verify: a.verify,
+        kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         ..Default::default()
     };
     let r = match exec::execute(&p, &opts) {
@@ -200,6 +209,33 @@ pub fn render(r: &Results) -> String {
             ),
             None => writeln!(o, "  memory image: none (every unit on its own buffers)"),
         };
+        if let Some(f) = &g.fidelity {
+            let _ = writeln!(
+                o,
+                "  fidelity (CUPTI, one replay): {} kernels launched, {} traced; {} aligned to steps, {} by name; in-context kernels {:.1} us of the replay's {:.1} us (span {:.1} us), traced {:.1} us for the aligned steps ({:.1} us in context); step median |error| {}",
+                f.kernels_launched,
+                f.kernels_traced,
+                f.kernels_aligned,
+                f.kernels_name_matched,
+                f.in_context_kernels_us,
+                g.replay_us.mean,
+                f.kernel_span_us,
+                f.aligned_traced_us,
+                f.aligned_in_context_us,
+                f.step_median_abs_error_pct
+                    .map_or("-".to_string(), |x| format!("{x:.1} %"))
+            );
+            for w in f.worst_units.iter().take(5) {
+                let _ = writeln!(
+                    o,
+                    "    unit {} {}: {} steps, traced {:.1} us, in context {:.1} us, median {:+.1} %",
+                    w.unit, w.label, w.steps, w.traced_us, w.in_context_us, w.median_error_pct
+                );
+            }
+            for x in [&f.cut, &f.first_mismatch].into_iter().flatten() {
+                let _ = writeln!(o, "    {x}");
+            }
+        }
     }
     if let Some(s) = &r.isolated {
         let _ = writeln!(

@@ -222,6 +222,8 @@ fn replay(
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;
     let base = ExecOptions {
+        // kc run always checks what its replay launched (CUPTI), where CUPTI loads.
+        verify: true,
         energy_window_s: (energy_repeats > 0).then_some(1.0),
         energy_repeats: energy_repeats.max(1),
         progress,

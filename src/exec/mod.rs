@@ -11,11 +11,14 @@
 
 pub mod aten;
 pub mod energy;
+pub mod fidelity;
 pub mod rendezvous;
 pub mod results;
 pub mod schedule;
 pub mod stats;
 
+#[cfg(feature = "cuda")]
+mod cupti;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 #[cfg(feature = "cuda")]
@@ -112,6 +115,11 @@ pub struct ExecOptions {
     /// Graph mode over the plan's memory image (when it has one); `false` gives every unit
     /// its own buffers, as plans without dataflow do (for comparison).
     pub dataflow: bool,
+    /// Graph mode: record one more replay's kernels with CUPTI and measure them against
+    /// the trace ([`fidelity`]).
+    pub verify: bool,
+    /// With `verify`: also write CUPTI's kernel records (JSON) to this path.
+    pub kernels_out: Option<String>,
 }
 
 impl Default for ExecOptions {
@@ -129,6 +137,8 @@ impl Default for ExecOptions {
             progress: false,
             rank: None,
             dataflow: true,
+            verify: false,
+            kernels_out: None,
             plan_path: String::new(),
             plan_crc32: 0,
         }

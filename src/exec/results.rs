@@ -87,6 +87,9 @@ pub struct GraphResult {
     /// The memory image the graph replayed over (`None`: every unit on its own buffers).
     #[serde(default)]
     pub memory_image: Option<MemoryImage>,
+    /// `--verify`: the kernels one replay launched (CUPTI) against the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<super::fidelity::Fidelity>,
 }
 
 /// What graph mode's memory image held and how much of the replay used it.

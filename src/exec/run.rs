@@ -410,6 +410,36 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    // One more replay under CUPTI, before anything else touches the image.
+    let fidelity = if opts.verify {
+        let steps = super::fidelity::traced_steps(
+            plan,
+            prog.ops.iter().filter_map(|op| match *op {
+                ProgramOp::Launch { unit, step, .. } => Some((unit, step)),
+                _ => None,
+            }),
+        );
+        match super::cupti::record(|| {
+            gpu.launch(&graph)?;
+            gpu.synchronize()
+        }) {
+            Ok(records) => {
+                if let Some(path) = &opts.kernels_out {
+                    let text = serde_json::to_vec(&records).unwrap_or_default();
+                    if let Err(e) = crate::files::write_atomic(std::path::Path::new(path), &text) {
+                        notes.push(format!("{path}: cannot write the kernel records: {e}"));
+                    }
+                }
+                Some(super::fidelity::measure(&steps, &records))
+            }
+            Err(e) => {
+                notes.push(format!("--verify: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     if let (Some(mi), Some(df)) = (memory_image.as_mut(), image) {
         mi.nonfinite_share = gpu.arena_nonfinite_share(df)?;
         if let Some(share) = mi.nonfinite_share.filter(|&x| x > 0.01) {
@@ -456,6 +486,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         timed_end_unix_ms: Some(timed_end),
         energy,
         memory_image,
+        fidelity,
     });
     notes.push(format!(
         "graph mode: captured graph has {} nodes",

@@ -1,0 +1,371 @@
+//! What the replay launched, against what the trace recorded (`kc exec --verify`): the
+//! kernels CUPTI saw in one graph replay, assigned to the plan's steps in capture order,
+//! give per step the in-context duration (the sum of the step's kernels as they ran inside
+//! kc's graph), and in total how much of the graph replay is kernels (the rest is launch
+//! and gap overhead) and how far the in-context kernels are from the traced ones (the
+//! context effect). No CUDA here: the records come from [`super::cupti`] (or a fixture).
+//!
+//! Invariant: kernels are assigned to steps in capture order: each traced kernel takes the
+//! next launched kernel of its name within a few places (what it skips is counted as
+//! launched but not traced, and timed with its step), else the next launched kernel (another
+//! name at that position: cuBLASLt or cuDNN picked another algorithm); a replay that runs
+//! out of kernels cuts the alignment there.
+
+use serde::{Deserialize, Serialize};
+
+/// How far ahead a traced kernel looks for a launched kernel of its name.
+const WINDOW: usize = 4;
+
+/// One kernel the replay launched, as CUPTI records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelRecord {
+    /// As the driver knows it (mangled for C++ kernels).
+    pub name: String,
+    pub grid: [i32; 3],
+    pub block: [i32; 3],
+    pub registers: u16,
+    pub shared_bytes: i32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The kernel node's id in the executable graph (capture order).
+    pub graph_node: u64,
+}
+
+/// One replayed step as the trace recorded it.
+#[derive(Clone, Debug)]
+pub struct TracedStep<'a> {
+    pub unit: u32,
+    pub label: &'a str,
+    /// Demangled kernel names of one invocation, in launch order (memcpy/memset excluded).
+    pub kernels: Vec<&'a str>,
+    pub traced_ns: i64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitFidelity {
+    pub unit: u32,
+    pub label: String,
+    pub steps: u64,
+    /// Median of in-context / traced − 1 over the unit's aligned steps, percent.
+    pub median_error_pct: f64,
+    pub traced_us: f64,
+    pub in_context_us: f64,
+}
+
+/// The fidelity section of graph-mode results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fidelity {
+    /// Kernels the replay launched in one graph replay, and kernels the trace holds for
+    /// the replayed steps.
+    pub kernels_launched: u64,
+    pub kernels_traced: u64,
+    /// Aligned kernels whose traced name's base identifier appears in the launched name.
+    pub kernels_aligned: u64,
+    pub kernels_name_matched: u64,
+    /// Launched kernels the trace does not have (a step took them on its way to its own).
+    pub kernels_extra: u64,
+    /// Steps aligned, of the replayed steps with kernels.
+    pub steps_aligned: u64,
+    pub steps_with_kernels: u64,
+    /// Σ of the launched kernels' durations in one replay (in context), and the traced
+    /// time of the aligned steps, microseconds.
+    pub in_context_kernels_us: f64,
+    pub aligned_traced_us: f64,
+    pub aligned_in_context_us: f64,
+    /// First kernel of the replay to last kernel's end, microseconds.
+    pub kernel_span_us: f64,
+    /// Median over aligned steps of |in-context / traced − 1|, percent.
+    pub step_median_abs_error_pct: Option<f64>,
+    /// Units weighing most in |in-context − traced|, worst first (at most 10).
+    pub worst_units: Vec<UnitFidelity>,
+    /// Where the alignment was cut (the replay launched fewer kernels), if it was.
+    pub cut: Option<String>,
+    /// The first aligned step whose launched kernel has another name than the traced one.
+    pub first_mismatch: Option<String>,
+}
+
+/// The identifier a kernel name is known by: the last `::` segment before its template
+/// arguments or parameters ("vectorized_elementwise_kernel", "nvjet_hsh_128x256_...").
+pub fn base_name(demangled: &str) -> &str {
+    let s = demangled.trim();
+    let s = s.strip_prefix("void ").unwrap_or(s);
+    let end = s.find(['<', '(']).unwrap_or(s.len());
+    let head = &s[..end];
+    head.rsplit("::").next().unwrap_or(head).trim()
+}
+
+/// The replayed steps as the trace recorded them, in the order the replay launches them
+/// (`launches`: (unit, step) in capture order).
+pub fn traced_steps<'a>(
+    plan: &'a crate::plan::types::Plan,
+    launches: impl Iterator<Item = (u32, u32)>,
+) -> Vec<TracedStep<'a>> {
+    launches
+        .map(|(unit, step)| {
+            let u = &plan.units[unit as usize];
+            TracedStep {
+                unit,
+                label: &u.label,
+                kernels: u
+                    .kernels
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|k| !is_runtime_copy(k))
+                    .collect(),
+                traced_ns: plan.steps[step as usize].traced_ns,
+            }
+        })
+        .collect()
+}
+
+/// Assigns `records` (one replay's kernels) to `steps` (the replayed steps in capture
+/// order) and measures the replay against the trace.
+pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
+    let mut recs: Vec<&KernelRecord> = records.iter().collect();
+    recs.sort_by_key(|r| (r.graph_node, r.start_ns));
+    let mut f = Fidelity {
+        kernels_launched: recs.len() as u64,
+        kernels_traced: steps.iter().map(|s| s.kernels.len() as u64).sum(),
+        steps_with_kernels: steps.iter().filter(|s| !s.kernels.is_empty()).count() as u64,
+        in_context_kernels_us: recs.iter().map(|r| dur_us(r)).sum(),
+        kernel_span_us: match (
+            recs.iter().map(|r| r.start_ns).min(),
+            recs.iter().map(|r| r.end_ns).max(),
+        ) {
+            (Some(a), Some(b)) => (b.saturating_sub(a)) as f64 / 1000.0,
+            _ => 0.0,
+        },
+        ..Default::default()
+    };
+    let mut errors = Vec::new();
+    let mut per_unit: std::collections::BTreeMap<u32, (String, Vec<f64>, f64, f64)> =
+        Default::default();
+    let mut at = 0usize;
+    for (i, s) in steps.iter().enumerate() {
+        let n = s.kernels.len();
+        if n == 0 {
+            continue;
+        }
+        if recs.len() < at + n {
+            f.cut = Some(format!(
+                "step {i} ({}): the replay launched {} kernels, fewer than the trace's steps hold",
+                s.label,
+                recs.len()
+            ));
+            break;
+        }
+        // Each traced kernel takes the next launched kernel of its name within a short
+        // window (kernels the replay launched and the trace does not have, such as a
+        // workspace memset before a cuDNN convolution, go to the step they precede), else
+        // the next launched kernel whatever its name (another algorithm at that position).
+        let first = at;
+        let mut matched = 0usize;
+        for k in &s.kernels {
+            let base = base_name(k);
+            let hit = (0..WINDOW)
+                .take_while(|d| at + d < recs.len())
+                .find(|d| recs[at + d].name.contains(base));
+            match hit {
+                Some(d) => {
+                    f.kernels_extra += d as u64;
+                    at += d + 1;
+                    matched += 1;
+                }
+                None => at += 1,
+            }
+            if at > recs.len() {
+                break;
+            }
+        }
+        let mine = &recs[first..at.min(recs.len())];
+        f.kernels_aligned += n as u64;
+        f.kernels_name_matched += matched as u64;
+        f.steps_aligned += 1;
+        if matched < n && f.first_mismatch.is_none() {
+            f.first_mismatch = Some(format!(
+                "step {i} ({}): traced {} / launched {}",
+                s.label,
+                s.kernels[0].chars().take(80).collect::<String>(),
+                mine.first()
+                    .map_or(String::new(), |r| r.name.chars().take(80).collect())
+            ));
+        }
+        let in_context: f64 = mine.iter().map(|r| dur_us(r)).sum();
+        let traced = s.traced_ns as f64 / 1000.0;
+        f.aligned_traced_us += traced;
+        f.aligned_in_context_us += in_context;
+        if traced > 0.0 {
+            let e = (in_context / traced - 1.0) * 100.0;
+            errors.push(e.abs());
+            let u = per_unit
+                .entry(s.unit)
+                .or_insert_with(|| (s.label.to_string(), Vec::new(), 0.0, 0.0));
+            u.1.push(e);
+            u.2 += traced;
+            u.3 += in_context;
+        }
+    }
+    f.step_median_abs_error_pct = median(&mut errors);
+    let mut units: Vec<UnitFidelity> = per_unit
+        .into_iter()
+        .map(|(unit, (label, mut e, t, c))| UnitFidelity {
+            unit,
+            label,
+            steps: e.len() as u64,
+            median_error_pct: median(&mut e).unwrap_or(0.0),
+            traced_us: t,
+            in_context_us: c,
+        })
+        .collect();
+    units.sort_by(|a, b| {
+        (b.in_context_us - b.traced_us)
+            .abs()
+            .total_cmp(&(a.in_context_us - a.traced_us).abs())
+    });
+    units.truncate(10);
+    f.worst_units = units;
+    f
+}
+
+fn dur_us(r: &KernelRecord) -> f64 {
+    r.end_ns.saturating_sub(r.start_ns) as f64 / 1000.0
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+/// Whether a traced kernel name is a copy or fill the runtime did, not a kernel launch.
+pub fn is_runtime_copy(name: &str) -> bool {
+    name.starts_with("Memcpy") || name.starts_with("Memset")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(name: &str, node: u64, start: u64, dur: u64) -> KernelRecord {
+        KernelRecord {
+            name: name.into(),
+            grid: [1, 1, 1],
+            block: [128, 1, 1],
+            registers: 32,
+            shared_bytes: 0,
+            start_ns: start,
+            end_ns: start + dur,
+            graph_node: node,
+        }
+    }
+
+    #[test]
+    fn base_names_are_what_mangled_names_contain() {
+        assert_eq!(
+            base_name("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"),
+            "vectorized_elementwise_kernel"
+        );
+        assert_eq!(
+            base_name("nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NTN"),
+            "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NTN"
+        );
+        assert_eq!(
+            base_name("void cutlass::Kernel2<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8::Params)"),
+            "Kernel2"
+        );
+    }
+
+    #[test]
+    fn records_align_to_steps_in_capture_order() {
+        let steps = [
+            TracedStep {
+                unit: 0,
+                label: "aten::mm",
+                kernels: vec!["nvjet_hsh_a"],
+                traced_ns: 10_000,
+            },
+            TracedStep {
+                unit: 1,
+                label: "aten::add",
+                kernels: vec!["void at::native::vectorized_elementwise_kernel<4>(int)"],
+                traced_ns: 2_000,
+            },
+            TracedStep {
+                unit: 0,
+                label: "aten::mm",
+                kernels: vec!["nvjet_hsh_a"],
+                traced_ns: 10_000,
+            },
+        ];
+        // Out of order by node id: capture order is what counts.
+        let recs = [
+            rec(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi",
+                2,
+                11_500,
+                2_400,
+            ),
+            rec("nvjet_hsh_a", 1, 0, 11_000),
+            rec("nvjet_hsh_a", 3, 14_000, 9_000),
+        ];
+        let f = measure(&steps, &recs);
+        assert_eq!((f.kernels_launched, f.kernels_traced), (3, 3));
+        assert_eq!((f.kernels_aligned, f.kernels_name_matched), (3, 3));
+        assert_eq!(f.steps_aligned, 3);
+        assert!((f.in_context_kernels_us - 22.4).abs() < 1e-9);
+        assert!((f.kernel_span_us - 23.0).abs() < 1e-9);
+        assert!((f.aligned_traced_us - 22.0).abs() < 1e-9);
+        // |errors|: 10 %, 20 %, 10 % -> median 10 %.
+        assert!((f.step_median_abs_error_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(f.worst_units[0].label, "aten::add");
+        assert!(f.cut.is_none());
+    }
+
+    #[test]
+    fn other_kernels_are_counted_and_missing_ones_cut_the_alignment() {
+        let steps = [
+            TracedStep {
+                unit: 0,
+                label: "aten::mm",
+                kernels: vec!["nvjet_hsh_a"],
+                traced_ns: 10_000,
+            },
+            TracedStep {
+                unit: 1,
+                label: "aten::add",
+                kernels: vec!["void at::native::elementwise_kernel<128, 2>(int)"],
+                traced_ns: 2_000,
+            },
+        ];
+        let recs = [
+            rec("nvjet_hsh_a", 1, 0, 9_000),
+            rec("_Z10other_kerneli", 2, 9_500, 1_000),
+        ];
+        let f = measure(&steps, &recs);
+        assert_eq!((f.steps_aligned, f.kernels_name_matched), (2, 1));
+        assert!(f.first_mismatch.as_deref().unwrap().contains("aten::add"));
+        let f = measure(&steps, &recs[..1]);
+        assert!(f.cut.as_deref().unwrap().contains("fewer"));
+        // A kernel the trace does not have (cuDNN's workspace memset) goes with its step.
+        let conv = [TracedStep {
+            unit: 0,
+            label: "aten::cudnn_convolution",
+            kernels: vec!["void nhwcAddPaddingKernel<__half>(int)"],
+            traced_ns: 5_000,
+        }];
+        let recs = [
+            rec("memset32", 1, 0, 1_000),
+            rec("_Z20nhwcAddPaddingKernelI6__halfEvi", 2, 1_000, 5_000),
+        ];
+        let f = measure(&conv, &recs);
+        assert_eq!((f.kernels_extra, f.kernels_name_matched), (1, 1));
+        assert!((f.aligned_in_context_us - 6.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,73 @@
+//! `kc exec --verify` without a GPU: kernel records CUPTI returned in a real H100 replay
+//! (fixtures/cupti, written by `kc exec --verify --kernels-out`, with the plan they were
+//! measured with) are matched against the trace's steps: counts, names, kernels the
+//! replay added (cuDNN's workspace memsets), and in-context durations.
+
+use kc::exec::fidelity::{self, KernelRecord};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/cupti")
+        .join(name)
+}
+
+fn load(stem: &str) -> (kc::plan::types::Plan, Vec<KernelRecord>) {
+    let bytes = std::fs::read(fixture(&format!("{stem}.kcplan"))).unwrap();
+    let plan = kc::plan::decode(&bytes, stem).unwrap();
+    let f = std::fs::File::open(fixture(&format!("{stem}.kernels.json.gz"))).unwrap();
+    let records: Vec<KernelRecord> =
+        serde_json::from_reader(flate2::read::GzDecoder::new(f)).unwrap();
+    (plan, records)
+}
+
+fn measure(stem: &str) -> fidelity::Fidelity {
+    let (plan, records) = load(stem);
+    // One stream: capture order is plan order.
+    let steps = fidelity::traced_steps(
+        &plan,
+        plan.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.unit, i as u32)),
+    );
+    fidelity::measure(&steps, &records)
+}
+
+#[test]
+fn a_transformer_replay_launches_exactly_the_traced_kernels() {
+    let f = measure("gpt2s4l_decode_b4_eager");
+    assert_eq!((f.kernels_launched, f.kernels_traced), (261, 261));
+    assert_eq!(
+        (f.kernels_aligned, f.kernels_name_matched, f.kernels_extra),
+        (261, 261, 0)
+    );
+    assert_eq!(f.steps_aligned, f.steps_with_kernels);
+    assert!(f.cut.is_none() && f.first_mismatch.is_none());
+    // As kc exec printed it on the H100: 773.7 us of kernels in context, 787.3 traced.
+    assert!(
+        (f.in_context_kernels_us - 773.7).abs() < 0.1,
+        "{}",
+        f.in_context_kernels_us
+    );
+    assert!(
+        (f.aligned_traced_us - 787.3).abs() < 0.1,
+        "{}",
+        f.aligned_traced_us
+    );
+    assert!((f.step_median_abs_error_pct.unwrap() - 5.4).abs() < 0.1);
+}
+
+#[test]
+fn a_cnn_replay_adds_cudnn_memsets_that_stay_with_their_convolutions() {
+    let f = measure("resnet18_b8_cl_et");
+    assert_eq!((f.kernels_launched, f.kernels_traced), (342, 330));
+    assert_eq!((f.kernels_name_matched, f.kernels_extra), (330, 12));
+    let (_, records) = load("resnet18_b8_cl_et");
+    assert_eq!(records.iter().filter(|r| r.name == "memset32").count(), 12);
+    assert!((f.in_context_kernels_us - 1403.3).abs() < 0.1);
+    assert!((f.aligned_in_context_us - f.in_context_kernels_us).abs() < 1e-6);
+    // The CNN's kernels run longer in kc's graph than traced (batch norm the most).
+    assert!(f.aligned_in_context_us > f.aligned_traced_us * 1.04);
+    assert_eq!(f.worst_units[0].label, "aten::native_batch_norm");
+}
