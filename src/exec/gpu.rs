@@ -111,6 +111,8 @@ struct LtPlan {
     b: lt::cublasLtMatrixLayout_t,
     c: lt::cublasLtMatrixLayout_t,
     algo: lt::cublasLtMatmulAlgo_t,
+    /// cuBLASLt's heuristic candidates, best first (`algo` is one of them).
+    candidates: Vec<lt::cublasLtMatmulAlgo_t>,
 }
 
 /// A CUDA event owned by a [`Gpu`] (destroyed with it); a handle, not a pointer to
@@ -162,6 +164,8 @@ pub struct Gpu {
     /// Extra copies of a slot for cold-cache rotation: copy k >= 1 is `copies[slot][k-1]`.
     copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
     lt_plans: HashMap<u32, LtPlan>,
+    /// What choosing cuBLASLt algorithms by the traced kernel's name found, per unit.
+    pub gemm_choices: Vec<String>,
     events: Vec<Event>,
     /// The plan's memory image for graph mode (0 until [`Gpu::allocate_arena`]).
     arena: cu::CUdeviceptr,
@@ -228,6 +232,7 @@ impl Gpu {
                 buffers: Vec::new(),
                 copies: HashMap::new(),
                 lt_plans: HashMap::new(),
+                gemm_choices: Vec::new(),
                 arena: 0,
                 events: Vec::new(),
                 #[cfg(feature = "torch")]
@@ -587,9 +592,70 @@ impl Gpu {
             if g.epilogue != Epilogue::None && !self.lt_plans.contains_key(&unit.id) {
                 let p = self.lt_plan(g)?;
                 self.lt_plans.insert(unit.id, p);
+                self.choose_lt_algorithm(unit, g);
             }
         }
         Ok(())
+    }
+
+    /// Takes, among cuBLASLt's heuristic candidates, the first whose kernel has the traced
+    /// kernel's name (each candidate runs once, eagerly, under CUPTI), so that the replay
+    /// launches the kernel the model launched; keeps the first candidate, and says so, when
+    /// none does or CUPTI is not there.
+    fn choose_lt_algorithm(&mut self, unit: &PlanUnit, g: &GemmParams) {
+        let Some(traced) = unit.kernels.first() else {
+            return;
+        };
+        let want = super::fidelity::base_name(traced).to_string();
+        let n = self
+            .lt_plans
+            .get(&unit.id)
+            .map_or(0, |p| p.candidates.len());
+        let mut seen = Vec::new();
+        for k in 0..n {
+            if let Some(p) = self.lt_plans.get_mut(&unit.id) {
+                p.algo = p.candidates[k];
+            }
+            let ran = super::cupti::record(|| {
+                // SAFETY: the unit's buffers are allocated; the call runs eagerly on
+                // stream 0 outside any capture.
+                unsafe { self.lt_gemm(unit, g, 0, At::Slots(0))? };
+                self.synchronize()
+            });
+            let names = match ran {
+                Ok(r) => r,
+                Err(e) => {
+                    self.gemm_choices.push(format!(
+                        "unit {} {}: cuBLASLt's first algorithm kept ({e})",
+                        unit.id, unit.label
+                    ));
+                    break;
+                }
+            };
+            if names.iter().any(|r| r.name.contains(&want)) {
+                if k > 0 {
+                    self.gemm_choices.push(format!(
+                        "unit {} {}: cuBLASLt candidate {} of {n} launches the traced {want}",
+                        unit.id,
+                        unit.label,
+                        k + 1
+                    ));
+                }
+                return;
+            }
+            seen.extend(names.into_iter().map(|r| r.name));
+        }
+        if let Some(p) = self.lt_plans.get_mut(&unit.id) {
+            p.algo = p.candidates[0];
+        }
+        if !seen.is_empty() {
+            self.gemm_choices.push(format!(
+                "unit {} {}: none of cuBLASLt's {n} candidates launches the traced {want} (first: {})",
+                unit.id,
+                unit.label,
+                seen[0].chars().take(80).collect::<String>()
+            ));
+        }
     }
 
     fn lt_plan(&self, g: &GemmParams) -> Result<LtPlan, ExecError> {
@@ -686,7 +752,8 @@ impl Gpu {
                 ),
                 "cublasLtMatmulPreferenceSetAttribute",
             )?;
-            let mut result: lt::cublasLtMatmulHeuristicResult_t = std::mem::zeroed();
+            const CANDIDATES: usize = 8;
+            let mut results: [lt::cublasLtMatmulHeuristicResult_t; CANDIDATES] = std::mem::zeroed();
             let mut found = 0;
             lt_err(
                 lt::cublasLtMatmulAlgoGetHeuristic(
@@ -697,8 +764,8 @@ impl Gpu {
                     c,
                     c,
                     pref,
-                    1,
-                    &mut result,
+                    CANDIDATES as i32,
+                    results.as_mut_ptr(),
                     &mut found,
                 ),
                 "cublasLtMatmulAlgoGetHeuristic",
@@ -709,12 +776,18 @@ impl Gpu {
                     "cuBLASLt found no algorithm for this epilogue GEMM".into(),
                 ));
             }
+            let candidates: Vec<lt::cublasLtMatmulAlgo_t> = results
+                [..(found as usize).min(CANDIDATES)]
+                .iter()
+                .map(|r| r.algo)
+                .collect();
             Ok(LtPlan {
                 desc,
                 a,
                 b,
                 c,
-                algo: result.algo,
+                algo: candidates[0],
+                candidates,
             })
         }
     }

@@ -173,6 +173,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             }
         }
     }
+    notes.append(&mut gpu.gemm_choices);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
