@@ -435,3 +435,46 @@ fn other_cache_states_show_their_sums_beside_the_first() {
     );
     assert_eq!(names.last(), Some(&"traced kernel sum"));
 }
+
+/// The error budget from measured figures of a real H100 run (ViT-B/16: graph replay with
+/// `--verify`, isolated units in context): the prediction, split into the units' kernels
+/// in context vs alone and the graph's launch and gap overhead, then the model's own
+/// CUDA graph from capture.py's reference; the parts add up to the difference.
+#[test]
+fn the_error_budget_adds_up_from_measured_parts() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/results");
+    let g =
+        kc::report::read_results(&root.join("h100-2026-11-24-verify/vit_b16_b16.json")).unwrap();
+    let i = kc::report::read_results(
+        &root.join("h100-2026-11-24-every-op/isolated/vit_b16_b16.iso.context.json"),
+    )
+    .unwrap();
+    let mut r = kc::report::model::build(Some(&g), Some(&i));
+    let b = r.error_budget.clone().unwrap();
+    assert_eq!(b.parts.len(), 2);
+    let k = g
+        .graph
+        .as_ref()
+        .unwrap()
+        .fidelity
+        .as_ref()
+        .unwrap()
+        .in_context_kernels_us;
+    assert!((b.parts[0].us - (k - b.prediction_us)).abs() < 1e-9);
+    assert!((b.parts[1].us - (r.time.actual_us.unwrap() - k)).abs() < 1e-9);
+    assert!(b.unexplained_us.abs() < 1e-6);
+    kc::report::add_reference(
+        &mut r,
+        &root.join("h100-2026-11-23-dataflow/captures/reference.json"),
+        Some("vit_b16_b16"),
+    )
+    .unwrap();
+    let b = r.error_budget.clone().unwrap();
+    assert!(b.target.contains("CUDA graph"), "{}", b.target);
+    assert_eq!(b.parts.len(), 4);
+    let sum: f64 = b.parts.iter().map(|p| p.us).sum();
+    assert!((sum - b.total_us).abs() < 0.01 * b.total_us.abs().max(1.0));
+    let svg = kc::report::svg::waterfall(&r);
+    assert!(svg.starts_with("<svg") && svg.contains("Σ isolated × count"));
+    assert!(kc::report::render::markdown(&r).contains("## Error budget"));
+}

@@ -138,6 +138,12 @@ pub fn run(a: Args) -> i32 {
             .unwrap_or_default(),
         ),
     ];
+    if rep.error_budget.is_some() {
+        files.push((
+            a.output.join("budget.svg"),
+            svg::waterfall(&rep).into_bytes(),
+        ));
+    }
     if let Some(p) = &plan {
         files.push((
             a.output.join("timeline.svg"),

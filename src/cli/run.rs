@@ -295,6 +295,12 @@ fn replay(
             )),
         ),
     ];
+    if rep.error_budget.is_some() {
+        files.push((
+            rdir.join("budget.svg"),
+            crate::report::svg::waterfall(&rep).into_bytes(),
+        ));
+    }
     for (cache, r) in caches.iter().zip(&isolated_runs) {
         files.push((
             out_dir.join(super::exec::results_name("plan", true, cache.as_str())),

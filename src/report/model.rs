@@ -26,6 +26,8 @@ pub struct TimeSummary {
     /// both sides of the comparison.
     pub not_executed_traced_us: f64,
     pub units_not_executed: usize,
+    /// Σ of the replay's kernel durations inside kc's graph (`kc exec --verify`).
+    pub in_context_kernels_us: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -112,6 +114,33 @@ pub struct Report {
     /// Σ isolated × count of the same plan under other cache states (`kc run` measures
     /// context, warm and cold), beside the one the units' rows come from.
     pub other_isolated: Vec<IsolatedSum>,
+    /// The prediction's error, decomposed into measured parts.
+    pub error_budget: Option<ErrorBudget>,
+}
+
+/// One measured part of the error budget, per replay.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct BudgetPart {
+    pub what: String,
+    pub us: f64,
+    /// Share of the whole difference, percent (signed: parts may pull both ways).
+    pub pct_of_total: Option<f64>,
+}
+
+/// From Σ isolated × count (the prediction) to what it predicts: the model's own
+/// measurement when a reference is given, else kc's graph replay; per replay. The parts
+/// are differences of measured figures that telescope, so they add up to the total.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct ErrorBudget {
+    pub prediction_us: f64,
+    pub target: String,
+    pub target_us: f64,
+    pub total_us: f64,
+    pub parts: Vec<BudgetPart>,
+    /// total − Σ parts (0 up to rounding).
+    pub unexplained_us: f64,
+    /// Energy: prediction → kc's graph replay → the model, joules per replay.
+    pub energy_parts: Vec<(String, f64)>,
 }
 
 /// One isolated run's prediction, per replay.
@@ -229,7 +258,82 @@ impl Report {
             iterations_from: from,
             rows,
         });
+        self.compute_error_budget();
         Ok(())
+    }
+
+    /// Decomposes the prediction's error into measured parts ([`ErrorBudget`]); needs the
+    /// prediction and the graph replay, and uses what else was measured.
+    pub fn compute_error_budget(&mut self) {
+        let (Some(p), Some(g)) = (self.time.predicted_us, self.time.actual_us) else {
+            return;
+        };
+        let mut parts = Vec::new();
+        match self.time.in_context_kernels_us {
+            Some(k) => {
+                parts.push(("context: the units' kernels in kc's graph vs alone", k - p));
+                parts.push(("launch, gaps and stream overlap in kc's graph", g - k));
+            }
+            None => parts.push((
+                "kc's graph vs the units alone (context and overhead; --verify splits them)",
+                g - p,
+            )),
+        }
+        let iters = self.iterations_per_replay.filter(|&n| n > 0);
+        let model = self.model.as_ref().and_then(|m| {
+            let (t, e) = if m.reference.cuda_graph.time_us.is_some() {
+                (
+                    m.reference.cuda_graph.time_us,
+                    m.reference.cuda_graph.energy_j,
+                )
+            } else {
+                (m.reference.eager.time_us, m.reference.eager.energy_j)
+            };
+            Some((m.basis.clone(), t?, e, f64::from(iters?)))
+        });
+        let (target, target_us) = match &model {
+            Some((basis, t, _, n)) => {
+                // + 0.0 turns a -0.0 sum into 0.
+                let not_replayed = self.time.not_executed_traced_us + 0.0;
+                parts.push(("work kc does not replay (its traced time)", not_replayed));
+                parts.push((
+                    "the model beyond kc's replay of the same work",
+                    t * n - g - not_replayed,
+                ));
+                (format!("the model ({basis})"), t * n)
+            }
+            None => ("kc's graph replay".to_string(), g),
+        };
+        let total = target_us - p;
+        let explained: f64 = parts.iter().map(|x| x.1).sum();
+        let mut energy_parts = Vec::new();
+        if let Some(e) = &self.energy {
+            if let Some(pe) = e.predicted_j {
+                energy_parts.push(("kc's graph vs the units alone".to_string(), e.actual_j - pe));
+                if let Some((_, _, Some(me), n)) = &model {
+                    energy_parts.push((
+                        "the model beyond kc's graph (incl. work not replayed)".to_string(),
+                        me * n - e.actual_j,
+                    ));
+                }
+            }
+        }
+        self.error_budget = Some(ErrorBudget {
+            prediction_us: p,
+            target,
+            target_us,
+            total_us: total,
+            parts: parts
+                .into_iter()
+                .map(|(what, us)| BudgetPart {
+                    what: what.to_string(),
+                    us,
+                    pct_of_total: (total.abs() > 1e-9).then(|| 100.0 * us / total),
+                })
+                .collect(),
+            unexplained_us: total - explained,
+            energy_parts,
+        });
     }
 
     /// A per-replay figure per model iteration, when the iteration count is known.
@@ -362,6 +466,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.actual_us = Some(g.replay_us.mean);
         r.time.actual_std_us = Some(g.replay_us.std);
         r.time.replayed_traced_us = Some(g.replayed_traced_us);
+        r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
         r.time.traced_critical_path_us = Some(g.replayed_traced_critical_path_us);
         r.time.error_pct = predicted_total.and_then(|p| pct(p, g.replay_us.mean));
         if let Some(e) = &g.energy {
@@ -420,5 +525,6 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
             r.time.not_executed_traced_us
         ));
     }
+    r.compute_error_budget();
     r
 }

@@ -182,13 +182,50 @@ pub fn markdown(r: &Report) -> String {
             }
         }
     }
+    if let Some(b) = &r.error_budget {
+        let per_iter = |x: f64| {
+            r.per_iteration(Some(x))
+                .map_or("-".to_string(), |v| format!("{v:.1}"))
+        };
+        let _ = writeln!(
+            o,
+            "\n## Error budget: from the prediction to {}\n\nPer replay: Σ isolated × count {:.1} us → {} {:.1} us, a difference of {:+.1} us ({}), in measured parts:\n\n| part | us per replay | us per iteration | share of the difference |\n|---|---|---|---|",
+            b.target,
+            b.prediction_us,
+            b.target,
+            b.target_us,
+            b.total_us,
+            signed(pct(b.total_us, b.prediction_us))
+        );
+        for part in &b.parts {
+            let _ = writeln!(
+                o,
+                "| {} | {:+.1} | {} | {} |",
+                part.what,
+                part.us,
+                per_iter(part.us),
+                part.pct_of_total
+                    .map_or("-".to_string(), |x| format!("{x:.1} %"))
+            );
+        }
+        let _ = writeln!(
+            o,
+            "| unexplained | {:+.1} | {} | |",
+            b.unexplained_us,
+            per_iter(b.unexplained_us)
+        );
+        for (what, j) in &b.energy_parts {
+            let _ = writeln!(o, "\nEnergy, {what}: {j:+.4} J per replay.");
+        }
+    }
     let _ = writeln!(
         o,
         "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {}, {:.1} us traced, left out of both sides.\n",
         f(r.time.replayed_traced_us, 1),
         f(r.time.traced_critical_path_us, 1),
         crate::words::count(r.time.units_not_executed as u64, "unit"),
-        r.time.not_executed_traced_us
+        // + 0.0 prints an empty sum (-0.0) as 0.0.
+        r.time.not_executed_traced_us + 0.0
     );
     let _ = writeln!(o, "## By tier\n");
     let _ = writeln!(
@@ -321,4 +358,8 @@ mod tests {
         );
         assert_eq!(text.lines().next().unwrap().split(',').count(), 16);
     }
+}
+
+fn pct(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| 100.0 * a / b)
 }

@@ -104,6 +104,93 @@ fn nice_step(max: f64, ticks: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
+/// The error budget as a waterfall: the prediction, each measured part as a step from the
+/// running total (right: adds time, left: removes it), and what was predicted. Empty
+/// without a budget.
+pub fn waterfall(r: &Report) -> String {
+    let Some(b) = &r.error_budget else {
+        return String::new();
+    };
+    let mut rows: Vec<(String, f64, f64, &str)> = Vec::new();
+    rows.push(("Σ isolated × count".into(), 0.0, b.prediction_us, "#4c72b0"));
+    let mut at = b.prediction_us;
+    for p in &b.parts {
+        let color = if p.us >= 0.0 { "#dd8452" } else { "#55a868" };
+        rows.push((p.what.clone(), at, at + p.us, color));
+        at += p.us;
+    }
+    if b.unexplained_us.abs() > 1e-6 {
+        rows.push(("unexplained".into(), at, at + b.unexplained_us, "#9c9c9c"));
+    }
+    rows.push((b.target.clone(), 0.0, b.target_us, "#4c72b0"));
+    let row_h = 30.0;
+    let h = 70.0 + row_h * rows.len() as f64 + 40.0;
+    let mut o = String::new();
+    header(
+        &mut o,
+        h,
+        "Error budget per replay: from the prediction to what it predicts (us)",
+    );
+    let max = rows.iter().map(|r| r.1.max(r.2)).fold(1e-9, f64::max);
+    // The parts are a few percent of the totals: the axis starts below the smallest
+    // running total (said on the chart), so the steps are visible.
+    let low = rows
+        .iter()
+        .skip(1)
+        .take(rows.len().saturating_sub(2))
+        .flat_map(|r| [r.1, r.2])
+        .chain([b.prediction_us, b.target_us])
+        .fold(f64::INFINITY, f64::min);
+    let span = (max - low).max(max * 0.02);
+    let origin = (low - span * 0.5).max(0.0);
+    let (x0, x1) = (330.0, W - 90.0);
+    let scale = (x1 - x0) / (max - origin).max(1e-9);
+    for (i, (label, from, to, color)) in rows.iter().enumerate() {
+        let y = 50.0 + row_h * i as f64;
+        let (a, z) = (
+            from.min(*to).max(origin) - origin,
+            from.max(*to).max(origin) - origin,
+        );
+        let _ = writeln!(
+            o,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            x0 - 8.0,
+            y + 17.0,
+            esc(label)
+        );
+        let _ = writeln!(
+            o,
+            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{color}"><title>{}: {:+.1} us</title></rect>"#,
+            x0 + a * scale,
+            y + 4.0,
+            ((z - a) * scale).max(1.0),
+            row_h - 10.0,
+            esc(label),
+            to - from
+        );
+        let value = if i == 0 || i + 1 == rows.len() {
+            format!("{to:.1} us")
+        } else {
+            format!("{:+.1}", to - from)
+        };
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{}">{}</text>"#,
+            x0 + z * scale + 6.0,
+            y + 17.0,
+            value
+        );
+    }
+    let y = 50.0 + row_h * rows.len() as f64 + 20.0;
+    let _ = writeln!(
+        o,
+        r##"<text x="{}" y="{y}" fill="#555">axis from {origin:.0} us. Orange adds time, green removes it; the parts are differences of measured figures and add up.</text>"##,
+        x0 - 300.0
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
 /// Three horizontal bars: traced time by tier, predicted (isolated) by tier, actual.
 pub fn tier_bars(r: &Report) -> String {
     let mut o = String::new();
