@@ -333,6 +333,11 @@ pub fn csv(r: &Report) -> String {
     o
 }
 
+/// `a` as a percentage of `b`, when `b` is not zero.
+fn pct(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| 100.0 * a / b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,8 +363,4 @@ mod tests {
         );
         assert_eq!(text.lines().next().unwrap().split(',').count(), 16);
     }
-}
-
-fn pct(a: f64, b: f64) -> Option<f64> {
-    (b != 0.0).then(|| 100.0 * a / b)
 }
