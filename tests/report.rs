@@ -476,5 +476,10 @@ fn the_error_budget_adds_up_from_measured_parts() {
     assert!((sum - b.total_us).abs() < 0.01 * b.total_us.abs().max(1.0));
     let svg = kc::report::svg::waterfall(&r);
     assert!(svg.starts_with("<svg") && svg.contains("Σ isolated × count"));
-    assert!(kc::report::render::markdown(&r).contains("## Error budget"));
+    let md = kc::report::render::markdown(&r);
+    assert!(md.contains("## Error budget"));
+    // ViT on the H100: 387 traced kernels, all launched by name.
+    assert!(md.contains("## What the replay launched"), "{md}");
+    let f = r.fidelity.as_ref().unwrap();
+    assert_eq!((f.kernels_traced, f.kernels_name_matched), (387, 387));
 }

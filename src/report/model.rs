@@ -116,6 +116,8 @@ pub struct Report {
     pub other_isolated: Vec<IsolatedSum>,
     /// The prediction's error, decomposed into measured parts.
     pub error_budget: Option<ErrorBudget>,
+    /// What the graph replay launched against the trace (`kc exec --verify`).
+    pub fidelity: Option<crate::exec::fidelity::Fidelity>,
 }
 
 /// One measured part of the error budget, per replay.
@@ -467,6 +469,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.actual_std_us = Some(g.replay_us.std);
         r.time.replayed_traced_us = Some(g.replayed_traced_us);
         r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
+        r.fidelity = g.fidelity.clone();
         r.time.traced_critical_path_us = Some(g.replayed_traced_critical_path_us);
         r.time.error_pct = predicted_total.and_then(|p| pct(p, g.replay_us.mean));
         if let Some(e) = &g.energy {

@@ -182,6 +182,35 @@ pub fn markdown(r: &Report) -> String {
             }
         }
     }
+    if let Some(f) = &r.fidelity {
+        let _ = writeln!(
+            o,
+            "\n## What the replay launched (CUPTI, one graph replay)\n\n| kernels launched | traced | matched by name | added by the replay | steps aligned | in-context kernels | traced (aligned steps) | step median \\|error\\| |\n|---|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} of {} | {:.1} us | {:.1} us | {} |",
+            f.kernels_launched,
+            f.kernels_traced,
+            f.kernels_name_matched,
+            f.kernels_extra,
+            f.steps_aligned,
+            f.steps_with_kernels,
+            f.in_context_kernels_us,
+            f.aligned_traced_us,
+            f.step_median_abs_error_pct
+                .map_or("-".to_string(), |x| format!("{x:.1} %"))
+        );
+        if !f.worst_units.is_empty() {
+            let _ = writeln!(o, "\nUnits whose kernels ran furthest from the trace inside kc's graph:\n\n| unit | label | steps | traced us | in context us | median error |\n|---|---|---|---|---|---|");
+            for w in f.worst_units.iter().take(5) {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {:.1} | {:.1} | {:+.1} % |",
+                    w.unit, w.label, w.steps, w.traced_us, w.in_context_us, w.median_error_pct
+                );
+            }
+        }
+        for x in [&f.cut, &f.first_mismatch].into_iter().flatten() {
+            let _ = writeln!(o, "\n{x}");
+        }
+    }
     if let Some(b) = &r.error_budget {
         let per_iter = |x: f64| {
             r.per_iteration(Some(x))
