@@ -478,6 +478,19 @@ fn the_error_budget_adds_up_from_measured_parts() {
     assert!(svg.starts_with("<svg") && svg.contains("Σ isolated × count"));
     let md = kc::report::render::markdown(&r);
     assert!(md.contains("## Error budget"));
+    // A reference that also measured the kernels inside the model's own graph splits the
+    // model's excess into kernels and overhead (ViT: 1795.6 us of kernels per replay).
+    let mut r2 = kc::report::model::build(Some(&g), Some(&i));
+    kc::report::add_reference(
+        &mut r2,
+        &root.join("h100-2026-11-24-verify/model-graph/reference.json"),
+        Some("vit_b16_b16"),
+    )
+    .unwrap();
+    let b2 = r2.error_budget.clone().unwrap();
+    assert_eq!(b2.parts.len(), 5);
+    assert!(b2.parts[3].what.contains("kernels"));
+    assert!(b2.unexplained_us.abs() < 1e-6);
     // ViT on the H100: 387 traced kernels, all launched by name.
     assert!(md.contains("## What the replay launched"), "{md}");
     let f = r.fidelity.as_ref().unwrap();

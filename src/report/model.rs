@@ -283,25 +283,43 @@ impl Report {
         }
         let iters = self.iterations_per_replay.filter(|&n| n > 0);
         let model = self.model.as_ref().and_then(|m| {
-            let (t, e) = if m.reference.cuda_graph.time_us.is_some() {
-                (
-                    m.reference.cuda_graph.time_us,
-                    m.reference.cuda_graph.energy_j,
-                )
+            let run = if m.reference.cuda_graph.time_us.is_some() {
+                &m.reference.cuda_graph
             } else {
-                (m.reference.eager.time_us, m.reference.eager.energy_j)
+                &m.reference.eager
             };
-            Some((m.basis.clone(), t?, e, f64::from(iters?)))
+            Some((
+                m.basis.clone(),
+                run.time_us?,
+                run.energy_j,
+                run.kernel_time_us,
+                f64::from(iters?),
+            ))
         });
         let (target, target_us) = match &model {
-            Some((basis, t, _, n)) => {
+            Some((basis, t, _, model_kernels, n)) => {
                 // + 0.0 turns a -0.0 sum into 0.
                 let not_replayed = self.time.not_executed_traced_us + 0.0;
                 parts.push(("work kc does not replay (its traced time)", not_replayed));
-                parts.push((
-                    "the model beyond kc's replay of the same work",
-                    t * n - g - not_replayed,
-                ));
+                match (model_kernels, self.time.in_context_kernels_us) {
+                    // With the kernels of the model's own run measured, its excess splits
+                    // into kernels (the model's vs kc's in context) and the overhead
+                    // between them (the model's vs kc's).
+                    (Some(mk), Some(k)) => {
+                        parts.push((
+                            "the model's kernels vs kc's in context (same work)",
+                            mk * n - k - not_replayed,
+                        ));
+                        parts.push((
+                            "the model's launch and gap overhead vs kc's",
+                            (t - mk) * n - (g - k),
+                        ));
+                    }
+                    _ => parts.push((
+                        "the model beyond kc's replay of the same work",
+                        t * n - g - not_replayed,
+                    )),
+                }
                 (format!("the model ({basis})"), t * n)
             }
             None => ("kc's graph replay".to_string(), g),
@@ -312,7 +330,7 @@ impl Report {
         if let Some(e) = &self.energy {
             if let Some(pe) = e.predicted_j {
                 energy_parts.push(("kc's graph vs the units alone".to_string(), e.actual_j - pe));
-                if let Some((_, _, Some(me), n)) = &model {
+                if let Some((_, _, Some(me), _, n)) = &model {
                     energy_parts.push((
                         "the model beyond kc's graph (incl. work not replayed)".to_string(),
                         me * n - e.actual_j,

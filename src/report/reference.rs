@@ -14,6 +14,9 @@ use serde_json::Value;
 pub struct ModelRun {
     pub time_us: Option<f64>,
     pub energy_j: Option<f64>,
+    /// The sum of the GPU's kernel, copy and fill durations per iteration, from a profiler
+    /// trace of the run (capture.py records it for the CUDA graph).
+    pub kernel_time_us: Option<f64>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
 }
@@ -44,6 +47,7 @@ fn run(v: Option<&Value>) -> ModelRun {
     ModelRun {
         time_us: num("median_us"),
         energy_j: num("energy_per_run_mj").map(|mj| mj / 1000.0),
+        kernel_time_us: num("kernel_time_us"),
         missing: v
             .get("error")
             .and_then(Value::as_str)
