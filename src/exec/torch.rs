@@ -448,15 +448,21 @@ impl Torch {
                 let Some(Some((off, avail))) = places.outputs.get(i) else {
                     continue;
                 };
-                let bytes = out.numel() as u64 * out.kind().elt_size_in_bytes() as u64;
+                // A result moves with its own strides (channels-last results are dense but
+                // not contiguous), into a place that holds its furthest element.
+                let (size, stride) = (out.size(), out.stride());
+                let bytes = kc_ir::TensorSpec::storage_elems(&size, &stride)
+                    * out.kind().elt_size_in_bytes() as u64;
                 if arena == 0
                     || bytes > *avail
-                    || !out.is_contiguous()
+                    || stride.iter().any(|&s| s < 0)
+                    || bytes != out.numel() as u64 * out.kind().elt_size_in_bytes() as u64
                     || out.device() != Device::Cuda(0)
                 {
                     continue;
                 }
-                // SAFETY: the result place holds `avail >= bytes` bytes of the arena.
+                // SAFETY: the result place holds `avail >= bytes` bytes of the arena, and
+                // the view's furthest element lies within `bytes`.
                 let moved = unsafe {
                     Tensor::f_from_blob(
                         (arena + off) as *const u8,
