@@ -277,6 +277,47 @@ pub fn render(r: &Results) -> String {
         if let Some(e) = s.predicted_energy_j {
             let _ = writeln!(o, "  predicted energy (sum of energy x count): {e:.4} J");
         }
+        let verified: Vec<&exec::results::UnitResult> = r
+            .units
+            .iter()
+            .filter(|u| u.launches_verified.is_some())
+            .collect();
+        if !verified.is_empty() {
+            let exact = verified
+                .iter()
+                .filter(|u| {
+                    let v = u.launches_verified.as_ref().expect("filtered");
+                    v.names_matched >= 1.0
+                        && (v.launched_per_invocation - v.traced_per_invocation as f64).abs() < 1e-9
+                })
+                .count();
+            let _ = writeln!(
+                o,
+                "  verify (CUPTI, one launch per unit): {exact} of {} units ran exactly the traced kernels",
+                verified.len()
+            );
+            for u in verified
+                .iter()
+                .filter_map(|u| {
+                    let v = u.launches_verified.as_ref()?;
+                    (v.names_matched < 1.0
+                        || (v.launched_per_invocation - v.traced_per_invocation as f64).abs()
+                            >= 1e-9)
+                        .then_some((u, v))
+                })
+                .take(8)
+            {
+                let _ = writeln!(
+                    o,
+                    "    unit {} {}: {:.2} kernels per invocation launched, {} traced, {:.0} % of traced names",
+                    u.0.id,
+                    u.0.label,
+                    u.1.launched_per_invocation,
+                    u.1.traced_per_invocation,
+                    u.1.names_matched * 100.0
+                );
+            }
+        }
     }
     for n in &r.notes {
         let _ = writeln!(o, "  note: {n}");

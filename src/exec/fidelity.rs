@@ -84,6 +84,37 @@ pub struct Fidelity {
     pub first_mismatch: Option<String>,
 }
 
+/// One unit replayed alone (`kc exec --isolated --verify`): the kernels one unrolled
+/// launch ran, per invocation, against the kernels the trace holds for one invocation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitLaunches {
+    pub launched_per_invocation: f64,
+    pub traced_per_invocation: u64,
+    /// Share of the traced kernels' base names found among the launched kernels' names.
+    pub names_matched: f64,
+    /// Mean summed kernel duration per invocation, inside the unit's own graph.
+    pub kernels_us: f64,
+}
+
+/// Measures one unit's isolated launch: `records` of `invocations` invocations.
+pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32) -> UnitLaunches {
+    let n = f64::from(invocations.max(1));
+    let matched = traced
+        .iter()
+        .filter(|k| records.iter().any(|r| r.name.contains(base_name(k))))
+        .count();
+    UnitLaunches {
+        launched_per_invocation: records.len() as f64 / n,
+        traced_per_invocation: traced.len() as u64,
+        names_matched: if traced.is_empty() {
+            1.0
+        } else {
+            matched as f64 / traced.len() as f64
+        },
+        kernels_us: records.iter().map(dur_us).sum::<f64>() / n,
+    }
+}
+
 /// The identifier a kernel name is known by: the last `::` segment before its template
 /// arguments or parameters ("vectorized_elementwise_kernel", "nvjet_hsh_128x256_...").
 pub fn base_name(demangled: &str) -> &str {
@@ -264,6 +295,19 @@ mod tests {
             end_ns: start + dur,
             graph_node: node,
         }
+    }
+
+    #[test]
+    fn an_isolated_unit_launch_is_measured_per_invocation() {
+        let recs = [
+            rec("memset32", 1, 0, 1_000),
+            rec("_Z20nhwcAddPaddingKernelI6__halfEvi", 2, 1_000, 5_000),
+            rec("_Z20nhwcAddPaddingKernelI6__halfEvi", 3, 6_000, 5_000),
+        ];
+        let u = unit_launches(&["void nhwcAddPaddingKernel<__half>(int)"], &recs, 2);
+        assert_eq!(u.launched_per_invocation, 1.5);
+        assert_eq!(u.names_matched, 1.0);
+        assert!((u.kernels_us - 5.5).abs() < 1e-9);
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub struct UnitResult {
     pub measured_start_unix_ms: Option<i64>,
     #[serde(default)]
     pub measured_end_unix_ms: Option<i64>,
+    /// `--isolated --verify`: what one unrolled launch of the unit ran (CUPTI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_verified: Option<super::fidelity::UnitLaunches>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -776,6 +776,29 @@ fn measure_unit(
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
+    // What one launch of the unit's graph ran, before it is timed (CUPTI, --verify).
+    let launches_verified = if opts.verify {
+        match super::cupti::record(|| {
+            gpu.launch(&graph)?;
+            gpu.synchronize()
+        }) {
+            Ok(records) => {
+                let traced: Vec<&str> = u
+                    .kernels
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|k| !super::fidelity::is_runtime_copy(k))
+                    .collect();
+                Some(super::fidelity::unit_launches(&traced, &records, unroll))
+            }
+            Err(e) => {
+                notes.push(format!("unit {} --verify: {e}", u.id));
+                None
+            }
+        }
+    } else {
+        None
+    };
     let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
     let launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
@@ -806,5 +829,6 @@ fn measure_unit(
     row.energy = energy;
     row.measured_start_unix_ms = Some(timed_start);
     row.measured_end_unix_ms = Some(timed_end);
+    row.launches_verified = launches_verified;
     Ok(row)
 }
