@@ -74,7 +74,7 @@ fn every_aten_op_of_the_shared_traces_resolves_to_a_schema_or_a_reason() {
             let args = g.args(kc_ir::OpId(i as u32));
             let rec: Vec<Recorded> = args.iter().map(Recorded::of).collect();
             let key = format!("{name}({})", kinds(args));
-            let text = match aten_schema::resolve(name, &rec, None) {
+            let text = match aten_schema::resolve(name, &rec) {
                 Ok(r) => {
                     resolved += 1;
                     let ties = if r.ties > 0 {
@@ -172,7 +172,7 @@ fn resolution_from_the_kineto_record_agrees_with_the_execution_traces_op_schema(
             let args = g.args(kc_ir::OpId(i as u32));
             let rec: Vec<Recorded> = args.iter().map(Recorded::of).collect();
             compared += 1;
-            match aten_schema::resolve(name, &rec, None) {
+            match aten_schema::resolve(name, &rec) {
                 Ok(r) if r.schema.full_name() == *want => agreed += 1,
                 Ok(r) => {
                     disagreements.insert(

@@ -126,7 +126,7 @@ pub fn op_supported(op: &str, args: &[kc_ir::OpArg]) -> Result<(), String> {
         return Err(format!("{op} is not an aten op"));
     }
     let rec: Vec<Recorded> = args.iter().map(Recorded::of).collect();
-    let schema = aten_schema::resolve(op, &rec, None)?.schema;
+    let schema = aten_schema::resolve(op, &rec)?.schema;
     for (i, (a, r)) in schema.args.iter().zip(&rec).enumerate() {
         if let Recorded::None = r {
             absent(i, a)?;
@@ -148,14 +148,14 @@ fn no_list_shapes(i: usize) -> String {
 }
 
 /// What an argument the profiler recorded as absent becomes, or why it cannot be known.
-fn absent(i: usize, a: &aten_schema::SchemaArg) -> Result<Option<CallArg>, String> {
-    Ok(Some(match &a.ty {
+fn absent(i: usize, a: &aten_schema::SchemaArg) -> Result<CallArg, String> {
+    Ok(match &a.ty {
         SchemaType::Optional(_) | SchemaType::Generator => CallArg::None,
         SchemaType::Tensor => CallArg::UndefinedTensor,
         // The op's tensors are on the GPU it ran on.
         SchemaType::Device => CallArg::Device("cuda".into()),
         SchemaType::Str => match &a.default {
-            Some(d) => return Ok(Some(CallArg::Str(unquote(d)))),
+            Some(d) => CallArg::Str(unquote(d)),
             None => {
                 return Err(format!(
                     "argument {i} (str {}) was not recorded (Kineto records no strings; an \
@@ -165,7 +165,7 @@ fn absent(i: usize, a: &aten_schema::SchemaArg) -> Result<Option<CallArg>, Strin
             }
         },
         t => return Err(format!("argument {i} ({t} {}) was not recorded", a.name)),
-    }))
+    })
 }
 
 fn unquote(s: &str) -> String {
@@ -189,10 +189,9 @@ fn parse_float(v: &str) -> Result<f64, String> {
         "inf" => Ok(f64::INFINITY),
         "-inf" => Ok(f64::NEG_INFINITY),
         "nan" => Ok(f64::NAN),
+        // Rust reads "1." and "1e-05" as Python prints them.
         _ => v
-            .trim_end_matches('.')
             .parse::<f64>()
-            .or_else(|_| v.parse::<f64>())
             .map_err(|_| format!("{v:?} is not a number")),
     }
 }
@@ -267,31 +266,14 @@ fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
     let SchemaType::List(e, _) = t else {
         return Err(format!("a list where the schema takes {t}"));
     };
+    fn each<T>(items: &[&str], f: fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+        items.iter().map(|x| f(x)).collect()
+    }
     Ok(match e.inner() {
-        SchemaType::Int | SchemaType::SymInt => CallArg::IntList(
-            items
-                .iter()
-                .map(|x| parse_int(x))
-                .collect::<Result<_, _>>()?,
-        ),
-        SchemaType::Float => CallArg::FloatList(
-            items
-                .iter()
-                .map(|x| parse_float(x))
-                .collect::<Result<_, _>>()?,
-        ),
-        SchemaType::Bool => CallArg::BoolList(
-            items
-                .iter()
-                .map(|x| parse_bool(x))
-                .collect::<Result<_, _>>()?,
-        ),
-        SchemaType::Scalar => CallArg::ScalarList(
-            items
-                .iter()
-                .map(|x| parse_float(x))
-                .collect::<Result<_, _>>()?,
-        ),
+        SchemaType::Int | SchemaType::SymInt => CallArg::IntList(each(&items, parse_int)?),
+        SchemaType::Float => CallArg::FloatList(each(&items, parse_float)?),
+        SchemaType::Bool => CallArg::BoolList(each(&items, parse_bool)?),
+        SchemaType::Scalar => CallArg::ScalarList(each(&items, parse_float)?),
         other => return Err(format!("a list of {other} is not replayed yet")),
     })
 }
@@ -400,7 +382,7 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
         .strip_prefix("aten::")
         .ok_or_else(|| format!("{op} is not an aten op"))?;
     let rec: Vec<Recorded> = args.iter().map(recorded).collect();
-    let schema = aten_schema::resolve(op, &rec, None)?.schema;
+    let schema = aten_schema::resolve(op, &rec)?.schema;
     let kernel_dtypes = kernel_dtypes(kernels);
     let host_scalar_kernel = kernels
         .iter()
@@ -451,16 +433,18 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
             AtenArg::Scalar { value, .. } => typed_scalar(s.ty.inner(), value).map_err(at)?,
             AtenArg::ScalarList { value, .. } => typed_list(s.ty.inner(), value).map_err(at)?,
             AtenArg::None => {
-                let v = absent(i, s)?.unwrap_or(CallArg::None);
+                let v = absent(i, s)?;
                 if let (SchemaType::Str, CallArg::Str(d)) = (&s.ty, &v) {
                     assumed.push(format!("{}={d:?}", s.name));
                 }
                 v
             }
-            AtenArg::Other { ty } => match (&s.ty.inner(), ty.as_str()) {
-                (SchemaType::Device, _) => CallArg::Device("cuda".into()),
-                _ => return Err(at(format!("recorded as {ty:?}, which kc does not read"))),
-            },
+            AtenArg::Other { .. } if *s.ty.inner() == SchemaType::Device => {
+                CallArg::Device("cuda".into())
+            }
+            AtenArg::Other { ty } => {
+                return Err(at(format!("recorded as {ty:?}, which kc does not read")))
+            }
         });
     }
     // A 0-dim operand after the first one, beside tensors with dimensions, was a CPU

@@ -204,6 +204,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
                 }
                 None => at += 1,
             }
+            // Kernels that skipped ahead can leave later ones of the step without records.
             if at > recs.len() {
                 break;
             }

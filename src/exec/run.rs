@@ -582,14 +582,11 @@ fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
     let mut result = None;
     match &unit.call {
         UnitCall::Gemm(g) => {
-            // Operands in slot order: A, B, C (and the bias, typed as C).
-            for (k, d) in [g.a_type, g.b_type, g.c_type, g.c_type]
-                .into_iter()
-                .enumerate()
-            {
-                if let Some(&slot) = unit.slots.get(k) {
-                    set(slot, d);
-                }
+            set(g.a, g.a_type);
+            set(g.b, g.b_type);
+            set(g.c, g.c_type);
+            if let Some(bias) = g.bias {
+                set(bias, g.c_type);
             }
         }
         UnitCall::AtenOp { op, args } => {

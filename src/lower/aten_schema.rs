@@ -9,8 +9,8 @@
 //! "TensorList" or "" (absent). Resolution keeps the overloads with as many arguments whose
 //! types admit what was recorded, scores how well each value fits (an integer for an `int`,
 //! absent for an optional), and takes the best, preferring the plain overload over `.out`
-//! forms and registry order after that. An Execution Trace's `op_schema`, when given, names
-//! the overload exactly.
+//! forms and registry order after that. (The same-run Execution Traces' `op_schema` agree
+//! with this on every op they name: tests/schemas.rs.)
 //!
 //! Invariant: resolution is a pure function of the embedded registry and the recorded
 //! arguments; it returns a schema whose every argument admits what was recorded, or the
@@ -460,7 +460,7 @@ fn lit(v: &str) -> Lit {
         Lit::Bool
     } else if v.parse::<i64>().is_ok() {
         Lit::Int
-    } else if v.trim_end_matches('.').parse::<f64>().is_ok() || v.parse::<f64>().is_ok() {
+    } else if v.parse::<f64>().is_ok() {
         Lit::Float
     } else {
         Lit::Text
@@ -539,13 +539,8 @@ pub struct Resolved {
     pub ties: usize,
 }
 
-/// Resolves `op` ("aten::add") called with `args` to one overload of the registry; with an
-/// Execution Trace's `op_schema` that overload is taken when it admits the arguments.
-pub fn resolve(
-    op: &str,
-    args: &[Recorded<'_>],
-    et_schema: Option<&str>,
-) -> Result<Resolved, String> {
+/// Resolves `op` ("aten::add") called with `args` to one overload of the registry.
+pub fn resolve(op: &str, args: &[Recorded<'_>]) -> Result<Resolved, String> {
     let reg = registry();
     let overloads = reg.overloads(op);
     if overloads.is_empty() {
@@ -564,15 +559,6 @@ pub fn resolve(
             .map(|(a, r)| fit(*r, &a.ty))
             .sum::<Option<u32>>()
     };
-    if let Some(text) = et_schema {
-        if let Some(named) = parse(text) {
-            if let Some(s) = reg.find(&named.name, &named.overload) {
-                if score(s).is_some() {
-                    return Ok(Resolved { schema: s, ties: 0 });
-                }
-            }
-        }
-    }
     let mut best: Option<(u32, &'static Schema)> = None;
     let mut ties = 0;
     for s in overloads {
@@ -675,33 +661,24 @@ mod tests {
     fn overloads_by_recorded_kinds() {
         use Recorded as R;
         let t = R::Tensor;
-        let r = resolve("aten::add", &[t, t, R::Scalar("1")], None).unwrap();
+        let r = resolve("aten::add", &[t, t, R::Scalar("1")]).unwrap();
         assert_eq!(r.schema.overload, "Tensor");
-        let r = resolve("aten::add", &[t, R::Scalar("2"), R::Scalar("1")], None).unwrap();
+        let r = resolve("aten::add", &[t, R::Scalar("2"), R::Scalar("1")]).unwrap();
         assert_eq!(r.schema.overload, "Scalar");
         let r = resolve(
             "aten::sum",
             &[t, R::ScalarList("[1]"), R::Scalar("False"), R::None],
-            None,
         )
         .unwrap();
         assert_eq!(r.schema.overload, "dim_IntList");
-        let r = resolve("aten::div", &[t, t, R::Scalar("floor")], None).unwrap();
+        let r = resolve("aten::div", &[t, t, R::Scalar("floor")]).unwrap();
         assert_eq!(r.schema.overload, "Tensor_mode");
         // The model's own `out=` call records the out tensor as one more argument.
-        let r = resolve("aten::mm", &[t, t, t], None).unwrap();
+        let r = resolve("aten::mm", &[t, t, t]).unwrap();
         assert_eq!(r.schema.overload, "out");
-        // An Execution Trace names the overload.
-        let r = resolve(
-            "aten::add",
-            &[t, t, R::Scalar("1")],
-            Some("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
-        )
-        .unwrap();
-        assert_eq!(r.schema.overload, "Tensor");
-        let e = resolve("aten::mm", &[t], None).unwrap_err();
+        let e = resolve("aten::mm", &[t]).unwrap_err();
         assert!(e.contains("1 arguments recorded"), "{e}");
-        let e = resolve("aten::frobnicate", &[t], None).unwrap_err();
+        let e = resolve("aten::frobnicate", &[t]).unwrap_err();
         assert!(e.contains("registry"), "{e}");
     }
 }
