@@ -106,24 +106,25 @@ pub fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     path: &str,
 ) -> Result<T, EnvelopeError> {
-    let (_, body) = checked_body(kind, bytes, path, None)?;
+    let (_, body) = checked_body(kind, bytes, path, &[])?;
     decode_whole(kind, body, path)
 }
 
-/// Like [`decode`], and also reads files of format version `older`, whose body lacks only
-/// fields the current version appended at the end of its top-level value: `defaults` (the
-/// encoding of those fields' default values) is appended to such a body before decoding.
+/// Like [`decode`], and also reads files of the older format versions in `older`, whose
+/// body lacks only fields later versions appended at the end of its top-level value: each
+/// entry's bytes (the encoding of those fields' default values) are appended to a body of
+/// that version before decoding.
 pub fn decode_appended<T: DeserializeOwned>(
     kind: &Kind,
     bytes: &[u8],
     path: &str,
-    older: u32,
-    defaults: &[u8],
+    older: &[(u32, &[u8])],
 ) -> Result<T, EnvelopeError> {
-    let (version, body) = checked_body(kind, bytes, path, Some(older))?;
-    if version == kind.version {
+    let versions: Vec<u32> = older.iter().map(|o| o.0).collect();
+    let (version, body) = checked_body(kind, bytes, path, &versions)?;
+    let Some((_, defaults)) = older.iter().find(|o| o.0 == version) else {
         return decode_whole(kind, body, path);
-    }
+    };
     let mut upgraded = Vec::with_capacity(body.len() + defaults.len());
     upgraded.extend_from_slice(body);
     upgraded.extend_from_slice(defaults);
@@ -156,13 +157,13 @@ fn decode_whole<T: DeserializeOwned>(
     Ok(value)
 }
 
-/// The body of a kc file whose magic, version (the kind's, or `also`), length and CRC
+/// The body of a kc file whose magic, version (the kind's, or one of `also`), length and CRC
 /// match, with the version found.
 fn checked_body<'a>(
     kind: &Kind,
     bytes: &'a [u8],
     path: &str,
-    also: Option<u32>,
+    also: &[u32],
 ) -> Result<(u32, &'a [u8]), EnvelopeError> {
     let corrupt = |why: String| EnvelopeError::Corrupt {
         path: path.to_string(),
@@ -185,7 +186,7 @@ fn checked_body<'a>(
         return Err(corrupt(format!("header truncated at byte {}", bytes.len())));
     }
     let writer = String::from_utf8_lossy(&bytes[HEADER_FIXED..writer_end]).into_owned();
-    if version != kind.version && Some(version) != also {
+    if version != kind.version && !also.contains(&version) {
         return Err(EnvelopeError::Version {
             path: path.to_string(),
             what: kind.what,

@@ -41,3 +41,35 @@ pub fn plan_body(body: &[u8]) -> bool {
         Err(_) => false,
     }
 }
+
+/// Inductor-cache input: the bytes as a tar stream (an archived cache), as a Triton
+/// metadata JSON, and as the text files kc reads (Triton IR, PTX, a generated module),
+/// then indexed and a launch resolved against what was read. Returns how many binaries
+/// the index found.
+pub fn inductor_cache(bytes: &[u8]) -> usize {
+    use crate::ingest::inductor::*;
+    let mut files = CacheFiles::default();
+    let _ = files.read_tar(bytes);
+    let _ = read_meta(bytes);
+    let _ = best_config_hash(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let name = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| w.starts_with("triton_"))
+        .unwrap_or("triton_k");
+    let _ = ir_module(&text);
+    let _ = ir_params(&text, name);
+    let _ = ptx_param_count(&text, name);
+    let _ = module_signature(&text, name);
+    // The same bytes as every kind of file of one binary directory, and as a module.
+    for ext in ["json", "cubin", "ttir", "ptx"] {
+        files
+            .files
+            .insert(format!("triton/0/H/{name}.{ext}"), bytes.to_vec());
+    }
+    files.files.insert("xx/cxx.py".into(), bytes.to_vec());
+    let index = CacheIndex::build(&files);
+    let recorded = vec![kc_ir::OpArg::None; 3];
+    let _ = index.resolve(name, "/tmp/x/xx/cxx.py", Some(4), None, &recorded);
+    index.binaries.len()
+}

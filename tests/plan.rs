@@ -351,6 +351,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                         found_by: "ProfilerStep markers".into(),
                     },
                     dataflow: None,
+                    binaries: Vec::new(),
                 }
             })
     })

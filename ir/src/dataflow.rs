@@ -156,7 +156,8 @@ pub fn matrix_elems(rows: i64, cols: i64, ld: i64, batch: i64, stride: i64) -> u
 impl UnitParams {
     /// The call's memory operands: copy source then destination; memset destination; GEMM
     /// A, B, C and the epilogue's bias; an op's tensors in argument order (lists
-    /// flattened). Collectives and unreplayable units have none here.
+    /// flattened); a compiled kernel's tensor arguments in parameter order. Collectives and
+    /// unreplayable units have none here.
     pub fn operands(&self, op_name: &str) -> Vec<Operand> {
         use crate::{GemmEpilogue, MemcpyKind, OpArg, Transpose};
         let dev = |bytes: u64, writes: bool, float: Option<bool>| Operand {
@@ -244,6 +245,18 @@ impl UnitParams {
                 }
                 v
             }
+            UnitParams::Compiled(c) => c
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    crate::KernelArg::Tensor { spec, writes } => Some(dev(
+                        spec.storage_bytes(),
+                        *writes,
+                        Some(spec.dtype.is_float()),
+                    )),
+                    _ => None,
+                })
+                .collect(),
             UnitParams::Collective(_) | UnitParams::None(_) => Vec::new(),
         }
     }

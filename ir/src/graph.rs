@@ -123,6 +123,10 @@ pub struct KernelGraph {
     pub tensor_refs: Vec<crate::OpTensors>,
     /// Where every unit instance's operands live (lowering's last pass).
     pub dataflow: crate::Dataflow,
+    /// Ops that launched a compiled (Triton) kernel, sorted by op, and the binaries found
+    /// for them in the compiler's cache (appended in graph format 3).
+    pub compiled_launches: Vec<crate::CompiledLaunch>,
+    pub compiled_kernels: Vec<crate::CompiledKernel>,
 }
 
 impl KernelGraph {
@@ -152,6 +156,14 @@ impl KernelGraph {
             return 0;
         };
         self.iterations.iter().filter(|i| i.rank == first).count() as u32
+    }
+
+    /// The compiled-kernel launch an op made, if it made one.
+    pub fn compiled_launch(&self, op: OpId) -> Option<&crate::CompiledLaunch> {
+        self.compiled_launches
+            .binary_search_by_key(&op, |l| l.op)
+            .ok()
+            .map(|i| &self.compiled_launches[i])
     }
 
     /// The recorded arguments of an op.

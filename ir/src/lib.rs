@@ -25,6 +25,7 @@
 //! - Tensor identities ([`OpTensors`]) and the replay's memory image ([`Dataflow`]) are
 //!   data like any other: ingest records the first, lowering derives the second.
 
+pub mod compiled;
 pub mod dataflow;
 pub mod dtype;
 pub mod graph;
@@ -35,6 +36,9 @@ pub mod op;
 pub mod text;
 pub mod verify;
 
+pub use compiled::{
+    CompiledCall, CompiledKernel, CompiledLaunch, KernelArg, KernelParam, ParamSource, Resolution,
+};
 pub use dataflow::{
     ArgRefs, Dataflow, DataflowSource, InstancePlaces, OpTensors, Operand, OperandMemory, Place,
     Storage, StorageKind, TensorRef,

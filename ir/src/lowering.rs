@@ -80,13 +80,18 @@ pub enum Tier {
     Collective,
     /// Cannot be replayed; the classification carries the reason.
     Unreplayable,
+    /// Tier 4: a compiled kernel (Triton) the trace's op launched, replayed from its
+    /// binary with one driver launch (added last, so graphs written before it decode
+    /// unchanged).
+    Compiled,
 }
 
 impl Tier {
-    pub const ALL: [Tier; 5] = [
+    pub const ALL: [Tier; 6] = [
         Tier::Runtime,
         Tier::Gemm,
         Tier::Op,
+        Tier::Compiled,
         Tier::Collective,
         Tier::Unreplayable,
     ];
@@ -96,6 +101,7 @@ impl Tier {
             Tier::Runtime => "1",
             Tier::Gemm => "2",
             Tier::Op => "3",
+            Tier::Compiled => "4",
             Tier::Collective => "collective",
             Tier::Unreplayable => "unreplayable",
         }
@@ -107,6 +113,7 @@ impl Tier {
             Tier::Runtime => "CUDA runtime",
             Tier::Gemm => "cuBLAS/cuBLASLt",
             Tier::Op => "libtorch (aten op)",
+            Tier::Compiled => "compiled kernel",
             Tier::Collective => "NCCL",
             Tier::Unreplayable => "-",
         }
@@ -124,7 +131,7 @@ impl Tier {
     }
 
     pub fn is_replayable(self) -> bool {
-        matches!(self, Tier::Runtime | Tier::Gemm | Tier::Op)
+        matches!(self, Tier::Runtime | Tier::Gemm | Tier::Op | Tier::Compiled)
     }
 }
 
@@ -145,6 +152,9 @@ pub enum Unreplayable {
     /// Launched by a CUDA graph replay, which records no op (added last, so graphs written
     /// before it decode unchanged).
     GraphLaunched,
+    /// A compiled (Triton) kernel whose binary kc does not have: no compiler cache was
+    /// given, or the cache does not hold it (`why`).
+    NoCompiledBinary { op: String, why: String },
 }
 
 impl fmt::Display for Unreplayable {
@@ -155,6 +165,7 @@ impl fmt::Display for Unreplayable {
             Unreplayable::BadArgs { op, why } => write!(f, "{op}: {why}"),
             Unreplayable::UnknownCopy => write!(f, "memcpy of unknown kind or size"),
             Unreplayable::NoAtenOp { op } => write!(f, "{op}: not an aten op"),
+            Unreplayable::NoCompiledBinary { op, why } => write!(f, "{op}: {why}"),
             Unreplayable::GraphLaunched => write!(
                 f,
                 "launched by a CUDA graph replay, which records no op: give the eager trace of the same step with `kc ingest --eager`"
@@ -260,6 +271,8 @@ pub enum UnitParams {
     Collective(CollectiveInfo),
     /// Unreplayable units keep their reason.
     None(Unreplayable),
+    /// A compiled kernel launched from its binary (added last: earlier graphs decode).
+    Compiled(crate::CompiledCall),
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]

@@ -164,6 +164,7 @@ pub fn to_text(g: &KernelGraph) -> String {
             UnitParams::Op { name, args } => format!("{}({})", g.str(*name), args_str(args)),
             UnitParams::Collective(i) => format!("collective {}", i.collective),
             UnitParams::None(r) => format!("unreplayable: {r}"),
+            UnitParams::Compiled(c) => format!("compiled {}", c.describe(&g.compiled_kernels)),
         };
         let _ = writeln!(
             out,

@@ -199,6 +199,14 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
                     bad(format!("unit{k}: op name id {} out of range", name.0));
                 }
             }
+            if let crate::UnitParams::Compiled(c) = &u.params {
+                if c.kernel as usize >= g.compiled_kernels.len() {
+                    bad(format!(
+                        "unit{k}: compiled kernel {} out of range",
+                        c.kernel
+                    ));
+                }
+            }
         }
     } else if !g.instances.is_empty() || !g.units.is_empty() {
         bad(format!(
@@ -213,6 +221,33 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
         }
         if k > 0 && g.tensor_refs[k - 1].op >= t.op {
             bad(format!("tensor refs {k}: ops not strictly increasing"));
+        }
+    }
+    for (k, l) in g.compiled_launches.iter().enumerate() {
+        if l.op.0 >= nops {
+            bad(format!("compiled launch {k}: {} out of range", l.op));
+            continue;
+        }
+        if k > 0 && g.compiled_launches[k - 1].op >= l.op {
+            bad(format!("compiled launch {k}: ops not strictly increasing"));
+        }
+        if let crate::Resolution::Binary(b) = l.resolution {
+            match g.compiled_kernels.get(b as usize) {
+                None => bad(format!("compiled launch {k}: kernel {b} out of range")),
+                Some(kernel) => {
+                    let nargs = g.args(l.op).len() as u32;
+                    for p in &kernel.params {
+                        if let crate::ParamSource::Arg(a) = p.source {
+                            if a >= nargs {
+                                bad(format!(
+                                    "compiled launch {k}: parameter {} takes argument {a} of {nargs}",
+                                    p.name
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
     let df = &g.dataflow;

@@ -274,16 +274,19 @@ impl Lowered {
 
 /// Reads traces into a graph, as `kc ingest` does; the GIL is released while it reads.
 #[pyfunction]
-#[pyo3(signature = (paths, shapes=None, eager=None))]
+#[pyo3(signature = (paths, shapes=None, eager=None, inductor_cache=None))]
 fn ingest(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     shapes: Option<PathBuf>,
     eager: Option<PathBuf>,
+    inductor_cache: Option<PathBuf>,
 ) -> PyResult<Graph> {
     let opts = kc::ingest::IngestOptions {
         shapes,
         eager,
+        inductor_cache,
+        default_inductor_cache: true,
         progress: false,
     };
     let (g, diags) = py

@@ -19,6 +19,11 @@ pub struct Args {
     /// kernels take where their sequences align (name and launch geometry).
     #[arg(long, value_name = "EAGER_TRACE")]
     pub eager: Option<PathBuf>,
+    /// For a torch.compile'd trace: the Inductor cache its Triton kernels were compiled
+    /// into (`TORCHINDUCTOR_CACHE_DIR`; a directory or a `.tar.gz` of one). Default:
+    /// `$TORCHINDUCTOR_CACHE_DIR` or `/tmp/torchinductor_$USER` when it exists.
+    #[arg(long, value_name = "DIR")]
+    pub inductor_cache: Option<PathBuf>,
     /// Graph file to write (default: `NAME.kcir` in the working directory, NAME from the
     /// first trace or the directory).
     #[arg(short, long)]
@@ -36,12 +41,15 @@ pub fn run(a: Args) -> i32 {
     let mut inputs: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.shapes.as_deref());
     inputs.extend(a.eager.as_deref());
+    inputs.extend(a.inductor_cache.as_deref());
     if let Err(e) = super::check_output(&out, &inputs) {
         return super::fail(e);
     }
     let opts = IngestOptions {
         shapes: a.shapes,
         eager: a.eager,
+        inductor_cache: a.inductor_cache,
+        default_inductor_cache: true,
         progress: std::io::stderr().is_terminal(),
     };
     let (graph, diags) = match ingest::ingest(&a.traces, &opts) {

@@ -23,6 +23,10 @@ pub struct Args {
     /// ops (as `kc ingest --eager`).
     #[arg(long, value_name = "EAGER_TRACE")]
     pub eager: Option<PathBuf>,
+    /// For a torch.compile'd trace: the Inductor cache of its Triton kernels (as `kc ingest
+    /// --inductor-cache`).
+    #[arg(long, value_name = "DIR")]
+    pub inductor_cache: Option<PathBuf>,
     /// Output directory (default: kc-out/<trace name>).
     #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
@@ -49,7 +53,7 @@ struct RunSummary {
     ingest: ingest::summary::IngestSummary,
     lower: lower::summary::LowerSummary,
     plan: plan::show::PlanSummary,
-    /// Traced GPU time of the replayable units (tiers 1-3): what a replay is checked
+    /// Traced GPU time of the replayable units (tiers 1-4): what a replay is checked
     /// against. Not a prediction: kc predicts with the sum of isolated replays on a GPU.
     traced_replayable_us: f64,
     gpu: String,
@@ -94,6 +98,8 @@ pub fn run(a: Args) -> i32 {
     let opts = ingest::IngestOptions {
         shapes: a.shapes,
         eager: a.eager,
+        inductor_cache: a.inductor_cache,
+        default_inductor_cache: true,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let (mut g, diags) = match ingest::ingest(std::slice::from_ref(&trace), &opts) {
@@ -169,7 +175,7 @@ pub fn run(a: Args) -> i32 {
         100.0 * s.ingest.linked_to_op as f64 / s.ingest.gpu_ops.max(1) as f64
     );
     println!(
-        "traced  {:.1} us of GPU time in the replayable units (tiers 1-3), as the profiler recorded it: \
+        "traced  {:.1} us of GPU time in the replayable units (tiers 1-4), as the profiler recorded it: \
          the figure a replay is checked against, not a prediction (kc's prediction is the sum of \
          isolated replays, measured on a GPU)",
         s.traced_replayable_us
@@ -319,15 +325,15 @@ fn gpu_status() -> String {
     let why = if cfg!(feature = "cuda") {
         "no GPU answered (no CUDA driver or no device)"
     } else {
-        "this build has no GPU executor (build with --features cuda for tiers 1-2, or \
-         --features torch for tiers 1-3)"
+        "this build has no GPU executor (build with --features cuda for tiers 1, 2 and 4, or \
+         --features torch for tiers 1-4)"
     };
     let tiers = if cfg!(feature = "torch") {
-        "tiers 1-3"
+        "tiers 1-4"
     } else if cfg!(feature = "cuda") {
-        "tiers 1-2; tier 3 needs a --features torch build"
+        "tiers 1, 2 and 4; tier 3 needs a --features torch build"
     } else {
-        "tiers 1-2 with --features cuda, 1-3 with --features torch"
+        "tiers 1, 2 and 4 with --features cuda, 1-4 with --features torch"
     };
     format!(
         "GPU replay: skipped, {why}. On a GPU machine kc run replays the plan as one CUDA graph \

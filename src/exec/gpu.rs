@@ -23,7 +23,21 @@ use std::ffi::c_void;
 
 const WORKSPACE_BYTES: usize = 64 << 20;
 
-fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
+/// Whether an element type holds floating-point numbers (unknown counts as float: copies).
+fn is_float(t: ElemType) -> bool {
+    matches!(
+        t,
+        ElemType::F64
+            | ElemType::F32
+            | ElemType::F16
+            | ElemType::BF16
+            | ElemType::F8E4M3
+            | ElemType::F8E5M2
+            | ElemType::Unknown
+    )
+}
+
+pub(super) fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
     if r == cu::CUresult::CUDA_SUCCESS {
         return Ok(());
     }
@@ -137,6 +151,8 @@ pub struct DeviceFacts {
     pub total_memory: u64,
     pub free_memory: u64,
     pub sm_count: i32,
+    /// Compute capability as major * 10 + minor (90 for an H100 or H200).
+    pub sm: u32,
     pub driver_version: i32,
     pub cublas_version: Option<i32>,
 }
@@ -171,6 +187,8 @@ pub struct Gpu {
     arena: cu::CUdeviceptr,
     #[cfg(feature = "torch")]
     torch: super::torch::Torch,
+    /// Tier 4's loaded binaries.
+    kernels: super::compiled::Kernels,
     pub facts: DeviceFacts,
 }
 
@@ -219,6 +237,23 @@ impl Gpu {
                 ),
                 "cuDeviceGetAttribute",
             )?;
+            let (mut major, mut minor) = (0, 0);
+            cu_err(
+                cu::cuDeviceGetAttribute(
+                    &mut major,
+                    cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                    dev,
+                ),
+                "cuDeviceGetAttribute",
+            )?;
+            cu_err(
+                cu::cuDeviceGetAttribute(
+                    &mut minor,
+                    cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                    dev,
+                ),
+                "cuDeviceGetAttribute",
+            )?;
             let mut driver = 0;
             cu_err(cu::cuDriverGetVersion(&mut driver), "cuDriverGetVersion")?;
             if !cb::is_culib_present() || !lt::is_culib_present() {
@@ -237,11 +272,13 @@ impl Gpu {
                 events: Vec::new(),
                 #[cfg(feature = "torch")]
                 torch: Default::default(),
+                kernels: Default::default(),
                 facts: DeviceFacts {
                     name,
                     total_memory: total as u64,
                     free_memory: free as u64,
                     sm_count: sms,
+                    sm: (major * 10 + minor) as u32,
                     driver_version: driver,
                     cublas_version: None,
                 },
@@ -580,9 +617,40 @@ impl Gpu {
         Ok(0)
     }
 
-    /// Prepares what a unit needs before capture: cuBLASLt descriptors and algorithm, or a
-    /// tier-3 op's tensors and outputs (which runs the op once, eagerly, on stream 0).
+    /// Loads a plan's compiled-kernel binaries (tier 4), once, before any unit runs.
+    pub fn load_binaries(
+        &mut self,
+        binaries: &[crate::plan::types::KernelBinary],
+    ) -> Result<(), ExecError> {
+        // SAFETY: this Gpu's context is current on this thread (made so by `open`).
+        unsafe { self.kernels.load(binaries, self.facts.sm) }
+    }
+
+    /// Prepares what a unit needs before capture: cuBLASLt descriptors and algorithm, a
+    /// tier-3 op's tensors and outputs (which runs the op once, eagerly, on stream 0), or
+    /// a compiled kernel's scratch memory.
     pub fn prepare(&mut self, unit: &PlanUnit) -> Result<(), ExecError> {
+        if let UnitCall::Kernel { args, .. } = &unit.call {
+            // Integer and boolean operands (indices, masks) keep private buffers; zeros are
+            // valid indices, where the float pattern the buffers start with is not (a
+            // gather's bounds check would trap).
+            for a in args {
+                if let crate::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
+                    if !is_float(*dtype) {
+                        let b = &self.buffers[*slot as usize];
+                        if !b.host.is_null() {
+                            continue;
+                        }
+                        // SAFETY: a live device allocation of `bytes` bytes.
+                        unsafe {
+                            cu_err(cu::cuMemsetD8_v2(b.ptr, 0, b.bytes as usize), "cuMemset")?
+                        };
+                    }
+                }
+            }
+            // SAFETY: this Gpu's context is current on this thread.
+            return unsafe { self.kernels.prepare(unit) };
+        }
         #[cfg(feature = "torch")]
         if let UnitCall::AtenOp { .. } = &unit.call {
             let stream = self.streams[0] as *mut c_void;
@@ -816,6 +884,10 @@ impl Gpu {
                 ),
                 UnitCall::Gemm(g) if g.epilogue == Epilogue::None => self.gemm(unit, g, s, at),
                 UnitCall::Gemm(g) => self.lt_gemm(unit, g, s, at),
+                UnitCall::Kernel { .. } => {
+                    self.kernels
+                        .launch(unit, |slot| self.addr(unit, slot, at), stream)
+                }
                 // Tier 3 replays on its own tensors (cold-cache rotation does not apply), or
                 // on a step's places in the memory image.
                 #[cfg(feature = "torch")]
@@ -1138,6 +1210,7 @@ impl Drop for Gpu {
         // Errors are ignored: nothing can be done about them while dropping.
         unsafe {
             cu::cuCtxSynchronize();
+            self.kernels.release();
             for (_, p) in self.lt_plans.drain() {
                 lt::cublasLtMatmulDescDestroy(p.desc);
                 lt::cublasLtMatrixLayoutDestroy(p.a);

@@ -18,6 +18,8 @@ pub mod schedule;
 pub mod stats;
 
 #[cfg(feature = "cuda")]
+mod compiled;
+#[cfg(feature = "cuda")]
 mod cupti;
 #[cfg(feature = "cuda")]
 pub mod gpu;
@@ -170,13 +172,16 @@ pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
     n
 }
 
-/// Whether a unit's tier is executed by this build: tiers 1 and 2 with `cuda`, tier 3 too
-/// with `torch`.
+/// Whether a unit's tier is executed by this build: tiers 1, 2 and 4 with `cuda`, tier 3
+/// too with `torch`.
 pub fn executable(unit: &PlanUnit) -> bool {
     use crate::plan::types::UnitCall;
     matches!(
         unit.call,
-        UnitCall::Memcpy { .. } | UnitCall::Memset { .. } | UnitCall::Gemm(_)
+        UnitCall::Memcpy { .. }
+            | UnitCall::Memset { .. }
+            | UnitCall::Gemm(_)
+            | UnitCall::Kernel { .. }
     ) || (cfg!(feature = "torch") && matches!(unit.call, UnitCall::AtenOp { .. }))
 }
 

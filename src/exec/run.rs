@@ -136,6 +136,15 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     // capture (a host sync) is found here and left
     // out, instead of failing the capture of the whole plan.
     let mut failed: HashMap<u32, String> = HashMap::new();
+    if !plan.binaries.is_empty() {
+        if let Err(e) = gpu.load_binaries(&plan.binaries) {
+            for u in &plan.units {
+                if let crate::plan::types::UnitCall::Kernel { .. } = u.call {
+                    failed.insert(u.id, format!("failed: {e}"));
+                }
+            }
+        }
+    }
     let bar = opts
         .progress
         .then(|| units_bar("prepare", plan.units.len()));
@@ -144,7 +153,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             b.inc(1);
             b.set_message(u.label.clone());
         }
-        if !executable(u) {
+        if !executable(u) || failed.contains_key(&u.id) {
             continue;
         }
         let r = gpu
@@ -581,6 +590,13 @@ fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
     };
     let mut result = None;
     match &unit.call {
+        UnitCall::Kernel { args, .. } => {
+            for a in args {
+                if let crate::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
+                    set(*slot, *dtype);
+                }
+            }
+        }
         UnitCall::Gemm(g) => {
             set(g.a, g.a_type);
             set(g.b, g.b_type);

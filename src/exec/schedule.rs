@@ -163,6 +163,7 @@ mod tests {
             },
             iterations: Default::default(),
             dataflow: None,
+            binaries: Vec::new(),
         }
     }
 

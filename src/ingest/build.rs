@@ -351,6 +351,7 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     let mut op_ids: Vec<Vec<Option<OpId>>> = Vec::new();
     let mut cpu_ops: Vec<CpuOp> = Vec::new();
     let mut arg_lists: Vec<Vec<OpArg>> = vec![Vec::new()];
+    let mut compiled_launches: Vec<kc_ir::CompiledLaunch> = Vec::new();
     for (pos, (ops, parent, order)) in rank_ops.iter().enumerate() {
         let (info, base) = &meta[pos];
         let mut ids = vec![None; ops.len()];
@@ -377,6 +378,12 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
                 }),
                 None => (0, ArgsSource::None),
             };
+            if let Some(c) = &o.compiled {
+                compiled_launches.push(kc_ir::CompiledLaunch {
+                    op: id,
+                    ..(**c).clone()
+                });
+            }
             cpu_ops.push(CpuOp {
                 name: o.name,
                 kind: o.kind,
@@ -427,6 +434,8 @@ pub fn build(inputs: Vec<RankInput>, strings: Interner, diags: &mut Diagnostics)
     }
     graph.ops = cpu_ops;
     graph.arg_lists = arg_lists;
+    compiled_launches.sort_by_key(|l| l.op);
+    graph.compiled_launches = compiled_launches;
     iterations.sort_by_key(|it: &Iteration| (it.rank, it.start_ns));
     if iterations.is_empty() {
         iterations = repeating_iterations(&graph, &launch_info);

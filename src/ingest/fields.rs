@@ -301,6 +301,12 @@ pub struct ArgFields<'a> {
     pub out_nelems: Option<&'a [u8]>,
     pub group_size: Option<&'a [u8]>,
     pub process_group: Option<&'a [u8]>,
+    /// A compiled kernel's launch (torch.compile's Triton kernels).
+    pub kernel_backend: Option<&'a [u8]>,
+    pub kernel_file: Option<&'a [u8]>,
+    pub num_warps: Option<&'a [u8]>,
+    pub num_stages: Option<&'a [u8]>,
+    pub kernel_kwargs: Option<&'a [u8]>,
     /// A key that is not valid UTF-8.
     pub bad_key: bool,
 }
@@ -335,6 +341,11 @@ fn read_args_at(b: &[u8], start: usize) -> Result<(ArgFields<'_>, usize), Malfor
             b"Out msg nelems" => &mut a.out_nelems,
             b"Group size" => &mut a.group_size,
             b"Process Group Name" => &mut a.process_group,
+            b"kernel_backend" => &mut a.kernel_backend,
+            b"kernel_file" => &mut a.kernel_file,
+            b"num_warps" => &mut a.num_warps,
+            b"num_stages" => &mut a.num_stages,
+            b"kernel_kwargs" => &mut a.kernel_kwargs,
             _ => {
                 a.bad_key |= key_is_bad_utf8(k);
                 return Ok(Seen::Skip);

@@ -83,6 +83,8 @@ pub struct OpRec {
     pub sequence_number: Option<i64>,
     pub args_blob: Option<u32>,
     pub collective: Option<Box<CollectiveInfo>>,
+    /// A compiled kernel's launch record (its `op` is filled in by the graph builder).
+    pub compiled: Option<Box<kc_ir::CompiledLaunch>>,
     /// Event index: the final tie-break wherever ops are ordered, so the order in which
     /// records were collected never matters.
     pub index: u64,
@@ -647,6 +649,18 @@ impl FileRecords {
                         process_group: text(args.process_group),
                     })
                 });
+                // Only a launch that names its kernel file can be found in a cache.
+                let compiled = args.kernel_file.map(|f| {
+                    Box::new(kc_ir::CompiledLaunch {
+                        op: kc_ir::OpId(0),
+                        backend: text(args.kernel_backend),
+                        kernel_file: text(Some(f)),
+                        num_warps: args.num_warps.and_then(u64_of).map(|x| x as u32),
+                        num_stages: args.num_stages.and_then(u64_of).map(|x| x as u32),
+                        kwargs: text(args.kernel_kwargs),
+                        resolution: kc_ir::Resolution::NoCache,
+                    })
+                });
                 self.ops.push(OpRec {
                     name: name_id,
                     kind: if cat == Cat::Op {
@@ -662,6 +676,7 @@ impl FileRecords {
                     sequence_number: args.sequence_number.and_then(i64_of),
                     args_blob,
                     collective,
+                    compiled,
                     index,
                 });
             }

@@ -9,6 +9,7 @@
 pub mod args;
 pub mod build;
 pub mod fields;
+pub mod inductor;
 pub mod kineto;
 pub mod number;
 pub mod scan;
@@ -28,10 +29,11 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// The `.kcir` graph file. Version 2 appended tensor identities and the dataflow to the
-/// graph; version-1 graphs are still read (both empty).
+/// graph, version 3 its compiled-kernel launches and binaries; older graphs are still read
+/// (those fields empty).
 pub const GRAPH_FILE: Kind = Kind {
     magic: *b"KCIRGRPH",
-    version: 2,
+    version: 3,
     what: "graph",
 };
 
@@ -75,6 +77,13 @@ pub struct IngestOptions {
     /// An eager trace of the same model and step, to link the kernels a CUDA graph replay
     /// launched (which have no op) to the ops of their eager twins.
     pub eager: Option<PathBuf>,
+    /// The Inductor cache the trace's Triton kernels were compiled into (a directory or a
+    /// `.tar.gz` of one).
+    pub inductor_cache: Option<PathBuf>,
+    /// Without `inductor_cache`, look in `TORCHINDUCTOR_CACHE_DIR` or
+    /// `/tmp/torchinductor_$USER` (when the trace launched compiled kernels and that
+    /// directory exists), as the command line does.
+    pub default_inductor_cache: bool,
     /// Show a progress bar on stderr (only drawn when stderr is a terminal).
     pub progress: bool,
 }
@@ -963,6 +972,8 @@ pub fn ingest(
         let eager_opts = IngestOptions {
             shapes: None,
             eager: None,
+            inductor_cache: None,
+            default_inductor_cache: false,
             progress: opts.progress,
         };
         let (eager, _) = ingest(std::slice::from_ref(eager_path), &eager_opts)?;
@@ -981,6 +992,29 @@ pub fn ingest(
                 message,
             })?;
         build::reassign_signatures(&mut graph);
+    }
+    if !graph.compiled_launches.is_empty() {
+        let given = opts.inductor_cache.is_some();
+        let default = || {
+            opts.default_inductor_cache
+                .then(inductor::default_cache)
+                .flatten()
+        };
+        if let Some(cache) = opts.inductor_cache.clone().or_else(default) {
+            if !given {
+                diags.add(
+                    "inductor_cache_default",
+                    cache.display().to_string(),
+                    "no --inductor-cache given: compiled kernels are looked up in this default Inductor cache",
+                );
+            }
+            inductor::resolve_all(&mut graph, &cache, &mut diags).map_err(|message| {
+                IngestError::Input {
+                    path: cache.display().to_string(),
+                    message,
+                }
+            })?;
+        }
     }
     for n in graph.graph.node_weights() {
         if !n.link.is_linked() {
@@ -1075,11 +1109,16 @@ pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
     Ok(envelope::write_streamed(&GRAPH_FILE, g, path)?)
 }
 
-/// Decodes a graph file's bytes, of this version or version 1.
+/// Decodes a graph file's bytes, of this version or an older one.
 pub fn decode_graph(bytes: &[u8], path: &str) -> Result<KernelGraph, EnvelopeError> {
-    let appended =
+    let no_compiled = envelope::encode_fragment(&(
+        Vec::<kc_ir::CompiledLaunch>::new(),
+        Vec::<kc_ir::CompiledKernel>::new(),
+    ));
+    let mut v1 =
         envelope::encode_fragment(&(Vec::<kc_ir::OpTensors>::new(), kc_ir::Dataflow::default()));
-    envelope::decode_appended(&GRAPH_FILE, bytes, path, 1, &appended)
+    v1.extend_from_slice(&no_compiled);
+    envelope::decode_appended(&GRAPH_FILE, bytes, path, &[(1, &v1), (2, &no_compiled)])
 }
 
 pub fn read_graph(path: &Path) -> Result<KernelGraph, EnvelopeError> {

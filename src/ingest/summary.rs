@@ -46,6 +46,51 @@ pub struct IngestSummary {
     pub edges: BTreeMap<String, u64>,
     pub top_kernels: Vec<TopKernel>,
     pub diagnostics: DiagnosticSummary,
+    /// Compiled (Triton) kernel launches and how many found their binary; absent for
+    /// traces without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<CompiledIngest>,
+}
+
+/// Compiled-kernel launches of a trace and the binaries found for them.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct CompiledIngest {
+    pub launches: usize,
+    pub with_binary: usize,
+    pub binaries: usize,
+    /// Traced GPU time of the launches' kernels, and of those with a binary (us).
+    pub gpu_time_us: f64,
+    pub with_binary_us: f64,
+}
+
+fn compiled_summary(g: &KernelGraph) -> Option<CompiledIngest> {
+    if g.compiled_launches.is_empty() {
+        return None;
+    }
+    let mut time: HashMap<kc_ir::OpId, i64> = HashMap::new();
+    for n in g.graph.node_weights() {
+        if let Some(op) = n.op {
+            if g.compiled_launch(op).is_some() {
+                *time.entry(op).or_default() += n.dur_ns;
+            }
+        }
+    }
+    let with: Vec<_> = g
+        .compiled_launches
+        .iter()
+        .filter(|l| matches!(l.resolution, kc_ir::Resolution::Binary(_)))
+        .collect();
+    Some(CompiledIngest {
+        launches: g.compiled_launches.len(),
+        with_binary: with.len(),
+        binaries: g.compiled_kernels.len(),
+        gpu_time_us: time.values().sum::<i64>() as f64 / 1e3,
+        with_binary_us: with
+            .iter()
+            .map(|l| time.get(&l.op).copied().unwrap_or(0))
+            .sum::<i64>() as f64
+            / 1e3,
+    })
 }
 
 pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
@@ -142,6 +187,7 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
         edges,
         top_kernels,
         diagnostics: DiagnosticSummary::of(diags),
+        compiled: compiled_summary(g),
     }
 }
 
@@ -207,6 +253,19 @@ pub fn render_text(s: &IngestSummary) -> String {
     );
     for (k, v) in &s.edges {
         let _ = writeln!(o, "  edges {k:<17}{v:>10}");
+    }
+    if let Some(c) = &s.compiled {
+        let _ = writeln!(
+            o,
+            "  compiled launches  {:>10}  ({} with their binary, {} binaries; {:.1} of {:.1} us)",
+            c.launches, c.with_binary, c.binaries, c.with_binary_us, c.gpu_time_us
+        );
+        if c.with_binary < c.launches && c.binaries == 0 {
+            let _ = writeln!(
+                o,
+                "                     give the Inductor cache they were compiled into: --inductor-cache DIR"
+            );
+        }
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "  top kernels by traced time");

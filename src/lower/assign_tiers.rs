@@ -6,8 +6,8 @@
 use super::LowerCtx;
 use crate::diag::Diagnostic;
 use kc_ir::{
-    ArgsSource, Classification, KernelGraph, MemcpyKind, NodeKind, OpKind, Tier, UnitId,
-    UnitInstance, UnitParams, Unreplayable,
+    ArgsSource, Classification, CompiledCall, KernelArg, KernelGraph, MemcpyKind, NodeKind, OpArg,
+    OpKind, ParamSource, Resolution, Tier, UnitId, UnitInstance, UnitParams, Unreplayable,
 };
 
 /// One tier rule: its name (shown by `kc lower --explain`), priority, tier and meaning.
@@ -26,6 +26,8 @@ pub const RULES: &[Rule] = &[
     Rule { name: "nccl-collective", priority: 90, tier: Tier::Collective, doc: "NCCL/RCCL kernels replay through the collective executor" },
     Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --eager EAGER` lends it the op of its eager twin" },
     Rule { name: "no-launching-op", priority: 80, tier: Tier::Unreplayable, doc: "a kernel not attributed to any CPU op has nothing to rebuild" },
+    Rule { name: "compiled-kernel", priority: 75, tier: Tier::Compiled, doc: "a Triton kernel torch.compile generated replays from its cubin in the Inductor cache (`kc ingest --inductor-cache`) with the traced grid and the recorded arguments" },
+    Rule { name: "compiled-kernel-no-binary", priority: 74, tier: Tier::Unreplayable, doc: "a Triton kernel whose binary kc does not have (no Inductor cache given, or the cache lacks it) or whose recorded arguments do not fit its parameters" },
     Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered" },
     Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op" },
     Rule { name: "aten-op", priority: 50, tier: Tier::Op, doc: "kernels replay through the aten op that launched them, rebuilt from its recorded args" },
@@ -149,6 +151,18 @@ fn decide(
             )
         };
     };
+    if let Some(l) = g.compiled_launch(op_id) {
+        return match compiled_call(g, l, node) {
+            Ok(call) => (r("compiled-kernel"), UnitParams::Compiled(call)),
+            Err(why) => (
+                r("compiled-kernel-no-binary"),
+                UnitParams::None(Unreplayable::NoCompiledBinary {
+                    op: g.str(g.op(op_id).name).to_string(),
+                    why,
+                }),
+            ),
+        };
+    }
     if let Some((_, result)) = &ctx.gemm[i] {
         match result {
             Ok(call) => return (r("cublas-gemm"), UnitParams::Gemm(call.clone())),
@@ -202,4 +216,121 @@ fn decide(
             args: g.args(op_id).to_vec(),
         },
     )
+}
+
+/// A compiled launch's replay: its binary's parameters filled from the op's recorded
+/// arguments, with the traced launch geometry; or why it cannot be made.
+fn compiled_call(
+    g: &KernelGraph,
+    l: &kc_ir::CompiledLaunch,
+    node: &kc_ir::Node,
+) -> Result<CompiledCall, String> {
+    let k = match &l.resolution {
+        Resolution::Binary(k) => *k,
+        Resolution::Missing(why) => return Err(why.clone()),
+        Resolution::NoCache => {
+            return Err(format!(
+                "a {} kernel torch.compile generated (from {}): give the Inductor cache it was compiled into with `kc ingest --inductor-cache DIR` (TORCHINDUCTOR_CACHE_DIR, by default /tmp/torchinductor_$USER; a .tar.gz of it works too)",
+                if l.backend.is_empty() { "compiled" } else { &l.backend },
+                l.kernel_file.rsplit('/').next().unwrap_or(&l.kernel_file)
+            ))
+        }
+    };
+    let kernel = &g.compiled_kernels[k as usize];
+    let Some(geometry) = node.kind.geometry() else {
+        return Err("the kernel's launch geometry was not recorded".into());
+    };
+    if geometry.grid.contains(&0) || geometry.block.contains(&0) {
+        return Err(format!(
+            "the trace recorded an empty launch geometry (grid {:?}, block {:?})",
+            geometry.grid, geometry.block
+        ));
+    }
+    let recorded = g.args(l.op);
+    let programs: u64 = geometry.grid.iter().map(|&x| u64::from(x)).product();
+    let mut args = Vec::with_capacity(kernel.params.len());
+    let mut scratch = 0;
+    for p in &kernel.params {
+        let pos = match p.source {
+            ParamSource::Scratch => {
+                let per = if scratch == 0 {
+                    kernel.global_scratch_bytes
+                } else {
+                    kernel.profile_scratch_bytes
+                };
+                scratch += 1;
+                args.push(KernelArg::Scratch {
+                    bytes: u64::from(per) * programs,
+                });
+                continue;
+            }
+            ParamSource::Arg(pos) => pos as usize,
+        };
+        let a = recorded.get(pos).ok_or_else(|| {
+            format!(
+                "parameter {} takes argument {pos}, which was not recorded",
+                p.name
+            )
+        })?;
+        args.push(match (p.is_pointer(), a) {
+            (true, OpArg::Tensor(spec)) => KernelArg::Tensor {
+                spec: spec.clone(),
+                writes: p.writes(),
+            },
+            (true, _) => {
+                return Err(format!(
+                    "parameter {} is a pointer but the trace recorded no tensor for it",
+                    p.name
+                ))
+            }
+            (false, a) => {
+                let value = a.scalar_value().ok_or_else(|| {
+                    format!(
+                        "the value of parameter {} ({}) was not recorded",
+                        p.name, p.ty
+                    )
+                })?;
+                scalar_arg(&p.ty, value).ok_or_else(|| {
+                    format!(
+                        "parameter {} ({}): cannot pass the recorded value {value}",
+                        p.name, p.ty
+                    )
+                })?
+            }
+        });
+    }
+    Ok(CompiledCall {
+        kernel: k,
+        args,
+        grid: geometry.grid,
+        block: geometry.block,
+    })
+}
+
+/// A scalar parameter's value, by Triton's type of it (32- and 64-bit integers and floats:
+/// the only scalars Inductor passes).
+fn scalar_arg(ty: &str, value: &str) -> Option<KernelArg> {
+    let v = value.trim();
+    match ty {
+        "i32" | "u32" => Some(KernelArg::Int {
+            bits: 32,
+            value: v
+                .parse::<i64>()
+                .ok()
+                .filter(|x| i32::try_from(*x).is_ok() || ty == "u32")?,
+        }),
+        "i64" | "u64" => Some(KernelArg::Int {
+            bits: 64,
+            value: v.parse().ok()?,
+        }),
+        "fp32" => Some(KernelArg::Float {
+            bits: 32,
+            value: v.parse().ok()?,
+        }),
+        "fp64" => Some(KernelArg::Float {
+            bits: 64,
+            value: v.parse().ok()?,
+        }),
+        _ => None,
+    }
 }

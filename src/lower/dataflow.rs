@@ -125,6 +125,7 @@ fn one(a: Option<&ArgRefs>) -> Option<TensorRef> {
 /// Each operand's recorded tensor, for a unit of `params` launched by the op `refs`
 /// describes (its recorded arguments `args`).
 fn recorded_operands(
+    kernels: &[kc_ir::CompiledKernel],
     params: &UnitParams,
     op_name: &str,
     args: &[OpArg],
@@ -191,6 +192,23 @@ fn recorded_operands(
                 .map(|t| Some(*t))
                 .collect();
         }
+        UnitParams::Compiled(c) => {
+            // Tensor arguments follow the kernel's pointer parameters that take a
+            // recorded argument, in parameter order.
+            let positions = kernels.get(c.kernel as usize).map(|k| {
+                k.params
+                    .iter()
+                    .filter(|p| p.is_pointer())
+                    .filter_map(|p| match p.source {
+                        kc_ir::ParamSource::Arg(a) => Some(a as usize),
+                        kc_ir::ParamSource::Scratch => None,
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (k, pos) in positions.into_iter().flatten().enumerate().take(n) {
+                v[k] = one(refs.inputs.get(pos));
+            }
+        }
         UnitParams::Collective(_) | UnitParams::None(_) => {}
     }
     v.truncate(n);
@@ -223,6 +241,7 @@ fn from_execution_trace(
         let refs = op.and_then(|o| refs_of(g, o));
         if let (Some(op), Some(refs)) = (op, refs) {
             let (recorded, outputs) = recorded_operands(
+                &g.compiled_kernels,
                 &unit.params,
                 g.str(g.op(op).name),
                 g.args(op),

@@ -18,6 +18,7 @@ fn params_key(g: &KernelGraph, p: &UnitParams) -> String {
         UnitParams::Op { name, args } => format!("op {}({})", g.str(*name), args_str(args)),
         UnitParams::Collective(c) => format!("coll {c:?}"),
         UnitParams::None(r) => format!("none {r}"),
+        UnitParams::Compiled(c) => format!("compiled {}", c.describe(&g.compiled_kernels)),
     }
 }
 

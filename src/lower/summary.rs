@@ -34,7 +34,7 @@ pub struct LowerSummary {
     pub unique_units: usize,
     pub invocations: u64,
     pub gpu_time_us: f64,
-    /// Share of traced GPU time in tiers 1-3.
+    /// Share of traced GPU time in tiers 1-4.
     pub pct_replayable_time: f64,
     pub unreplayable: Vec<ReasonRow>,
     pub gemm_units: u64,
@@ -101,6 +101,7 @@ pub fn unit_rows(g: &KernelGraph) -> Vec<UnitRow> {
                     None,
                 ),
                 UnitParams::None(r) => (String::new(), Some(r.to_string())),
+                UnitParams::Compiled(c) => (c.describe(&g.compiled_kernels), None),
             };
             UnitRow {
                 id: u.id.0,
@@ -227,7 +228,7 @@ pub fn render_text(s: &LowerSummary) -> String {
     );
     let _ = writeln!(
         o,
-        "\n  replayable (tiers 1-3): {:.2} % of traced GPU time",
+        "\n  replayable (tiers 1-4): {:.2} % of traced GPU time",
         s.pct_replayable_time
     );
     if s.rocm {

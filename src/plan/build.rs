@@ -6,7 +6,7 @@
 use super::memory::{self, Slots};
 use super::types::*;
 use kc_ir::{
-    DType, DataflowSource, GemmEpilogue, KernelGraph, MemcpyKind, OpArg, OperandMemory,
+    DType, DataflowSource, GemmEpilogue, KernelArg, KernelGraph, MemcpyKind, OpArg, OperandMemory,
     StorageKind, TensorSpec, Tier, Transpose, UnitParams,
 };
 use petgraph::visit::EdgeRef;
@@ -37,6 +37,7 @@ fn tier(t: Tier) -> PlanTier {
         Tier::Runtime => PlanTier::Runtime,
         Tier::Gemm => PlanTier::Gemm,
         Tier::Op => PlanTier::AtenOp,
+        Tier::Compiled => PlanTier::Compiled,
         Tier::Collective => PlanTier::Collective,
         Tier::Unreplayable => PlanTier::NotReplayable,
     }
@@ -141,6 +142,29 @@ fn unit_call(g: &KernelGraph, params: &UnitParams, slots: &[u32]) -> UnitCall {
         UnitParams::None(r) => UnitCall::NotReplayable {
             reason: r.to_string(),
         },
+        UnitParams::Compiled(c) => {
+            let mut next = slots.iter().copied();
+            UnitCall::Kernel {
+                binary: c.kernel,
+                grid: c.grid,
+                block: c.block,
+                args: c
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        KernelArg::Tensor { spec, .. } => KernelArgValue::Pointer {
+                            slot: next.next().expect("one slot per tensor argument"),
+                            dtype: elem(spec.dtype),
+                        },
+                        KernelArg::Int { bits: 32, value } => KernelArgValue::I32(*value as i32),
+                        KernelArg::Int { value, .. } => KernelArgValue::I64(*value),
+                        KernelArg::Float { bits: 32, value } => KernelArgValue::F32(*value as f32),
+                        KernelArg::Float { value, .. } => KernelArgValue::F64(*value),
+                        KernelArg::Scratch { bytes } => KernelArgValue::Scratch { bytes: *bytes },
+                    })
+                    .collect(),
+            }
+        }
     }
 }
 
@@ -293,7 +317,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         .filter(|u| {
             matches!(
                 u.tier,
-                PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp
+                PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp | PlanTier::Compiled
             )
         })
         .map(|u| u.traced_ns_total)
@@ -346,6 +370,18 @@ pub fn build(g: &KernelGraph) -> Plan {
             found_by: g.iterations_found_by().to_string(),
         },
         dataflow,
+        binaries: g
+            .compiled_kernels
+            .iter()
+            .map(|k| KernelBinary {
+                name: k.name.clone(),
+                cubin: k.cubin.clone(),
+                arch: k.arch,
+                shared_bytes: k.shared_bytes,
+                num_warps: k.num_warps,
+                origin: k.origin.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -382,6 +418,13 @@ fn operand_roles(call: &UnitCall) -> Vec<(ElemType, RegionInit)> {
             }
             v
         }
+        UnitCall::Kernel { args, .. } => args
+            .iter()
+            .filter_map(|a| match a {
+                KernelArgValue::Pointer { dtype, .. } => Some((*dtype, Uniform)),
+                _ => None,
+            })
+            .collect(),
         UnitCall::Collective { .. } | UnitCall::NotReplayable { .. } => Vec::new(),
     }
 }

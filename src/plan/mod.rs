@@ -49,9 +49,13 @@ const PLAN_FILE_V1: Kind = Kind {
 };
 
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
-    // Version 3 only appended `dataflow`: a version-2 plan is one without it.
-    let no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
-    let plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, 2, &no_dataflow) {
+    // Version 3 appended `dataflow` and version 4 `binaries`: older plans are ones
+    // without them.
+    let no_binaries = envelope::encode_fragment(&Vec::<types::KernelBinary>::new());
+    let mut no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
+    no_dataflow.extend_from_slice(&no_binaries);
+    let older: [(u32, &[u8]); 2] = [(2, &no_dataflow), (3, &no_binaries)];
+    let plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {
             envelope::decode::<types::PlanV1>(&PLAN_FILE_V1, bytes, path)?.into()
         }

@@ -167,6 +167,15 @@ pub fn call_str(c: &UnitCall) -> String {
         UnitCall::AtenOp { op, args } => format!("{op} ({} args)", args.len()),
         UnitCall::Collective { collective, .. } => format!("collective {collective}"),
         UnitCall::NotReplayable { reason } => format!("not replayable: {reason}"),
+        UnitCall::Kernel {
+            binary,
+            grid,
+            block,
+            args,
+        } => format!(
+            "kernel binary {binary} grid={grid:?} block={block:?} ({} args)",
+            args.len()
+        ),
     }
 }
 
@@ -176,6 +185,7 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         PlanTier::Runtime,
         PlanTier::Gemm,
         PlanTier::AtenOp,
+        PlanTier::Compiled,
         PlanTier::Collective,
         PlanTier::NotReplayable,
     ] {

@@ -6,9 +6,10 @@
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the encoding of any type in this file changes. Version 2 added
-/// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]. Version 1 plans are still
-/// read ([`PlanV1`]), version 2 plans as plans without dataflow.
-pub const PLAN_FORMAT_VERSION: u32 = 3;
+/// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]; version 4 appended
+/// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]). Version 1 plans are still read
+/// ([`PlanV1`]), versions 2 and 3 as plans without what later versions appended.
+pub const PLAN_FORMAT_VERSION: u32 = 4;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -46,6 +47,7 @@ impl From<PlanV1> for Plan {
                 found_by: "not recorded (a version 1 plan)".into(),
             },
             dataflow: None,
+            binaries: Vec::new(),
         }
     }
 }
@@ -64,6 +66,40 @@ pub struct Plan {
     /// The model's memory image for graph mode: one arena holding every placed operand.
     /// `None` in plans without dataflow; graph mode then gives each unit its own slots.
     pub dataflow: Option<PlanDataflow>,
+    /// Compiled kernels' binaries, which tier-4 units launch ([`UnitCall::Kernel`]).
+    pub binaries: Vec<KernelBinary>,
+}
+
+/// A compiled kernel's binary: a cubin and the entry to launch in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelBinary {
+    pub name: String,
+    pub cubin: Vec<u8>,
+    /// The architecture it was compiled for (90 = sm_90); it loads only on that one.
+    pub arch: u32,
+    /// Dynamic shared memory each launch needs.
+    pub shared_bytes: u32,
+    pub num_warps: u32,
+    /// Where it came from (the compiler cache's directory of it).
+    pub origin: String,
+}
+
+/// One value a tier-4 launch passes, in the entry's parameter order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum KernelArgValue {
+    /// The address of a buffer slot (or the step's place in the memory image).
+    Pointer {
+        slot: u32,
+        dtype: ElemType,
+    },
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    /// Scratch memory of this many bytes; a null pointer when 0.
+    Scratch {
+        bytes: u64,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,7 +175,7 @@ pub struct PlanHeader {
     pub cuda_runtime_version: Option<u32>,
     /// Sum of traced durations of all GPU activities in the graph, replayable or not.
     pub traced_gpu_ns: i64,
-    /// Sum of traced durations of the activities this plan replays (tiers 1-3).
+    /// Sum of traced durations of the activities this plan replays (tiers 1-4).
     pub replayable_traced_ns: i64,
 }
 
@@ -189,6 +225,8 @@ pub enum PlanTier {
     AtenOp,
     Collective,
     NotReplayable,
+    /// Tier 4: a compiled kernel launched from its binary (last, so older plans decode).
+    Compiled,
 }
 
 impl PlanTier {
@@ -197,6 +235,7 @@ impl PlanTier {
             PlanTier::Runtime => "1",
             PlanTier::Gemm => "2",
             PlanTier::AtenOp => "3",
+            PlanTier::Compiled => "4",
             PlanTier::Collective => "collective",
             PlanTier::NotReplayable => "unreplayable",
         }
@@ -204,7 +243,10 @@ impl PlanTier {
 
     /// Tiers `kc exec` runs today; the others are reported as not executed.
     pub fn is_replayable(self) -> bool {
-        matches!(self, PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp)
+        matches!(
+            self,
+            PlanTier::Runtime | PlanTier::Gemm | PlanTier::AtenOp | PlanTier::Compiled
+        )
     }
 }
 
@@ -324,6 +366,14 @@ pub enum UnitCall {
     NotReplayable {
         reason: String,
     },
+    /// Tier 4: launch `binary` (an index into [`Plan::binaries`]) with the traced grid and
+    /// block and these arguments.
+    Kernel {
+        binary: u32,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: Vec<KernelArgValue>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -423,6 +473,28 @@ impl Plan {
                                 }
                             }
                             _ => {}
+                        }
+                    }
+                }
+                UnitCall::Kernel {
+                    binary,
+                    args,
+                    grid,
+                    block,
+                } => {
+                    if *binary as usize >= self.binaries.len() {
+                        return Err(format!(
+                            "unit {}: kernel binary {binary} out of range ({} binaries)",
+                            u.id,
+                            self.binaries.len()
+                        ));
+                    }
+                    if grid.contains(&0) || block.contains(&0) {
+                        return Err(format!("unit {}: empty launch geometry", u.id));
+                    }
+                    for a in args {
+                        if let KernelArgValue::Pointer { slot, .. } = a {
+                            slot_ok(*slot, "kernel argument", u.id)?;
                         }
                     }
                 }

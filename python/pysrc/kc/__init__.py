@@ -171,12 +171,14 @@ class Results:
         return f"<kc.Results: {self.mode} run of {', '.join(self.raw['plan']['sources'])} on {self.raw['device']['name']}>"
 
 
-def ingest(path_or_paths, shapes=None, eager=None):
+def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None):
     """Reads Kineto traces (one file per rank, or a directory) into a `Graph`, as `kc ingest`
     does; `shapes` is an Execution Trace or a kc JSONL shape log; `eager` is the eager twin
-    of a trace of CUDA-graph replays, whose ops its kernels take (`kc ingest --eager`)."""
-    return Graph(_native.ingest(_paths(path_or_paths), None if shapes is None else str(shapes),
-                                None if eager is None else str(eager)))
+    of a trace of CUDA-graph replays, whose ops its kernels take (`kc ingest --eager`);
+    `inductor_cache` is the Inductor cache (directory or .tar.gz) of a torch.compile'd
+    trace's Triton kernels (`kc ingest --inductor-cache`)."""
+    opt = lambda p: None if p is None else str(p)
+    return Graph(_native.ingest(_paths(path_or_paths), opt(shapes), opt(eager), opt(inductor_cache)))
 
 
 def read_graph(path):
