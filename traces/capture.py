@@ -2,12 +2,20 @@
 """Profile a model with torch.profiler and record what kc needs to judge a replay.
 
     capture.py --model qwen2 [--layers 8] [--batch 1] [--seq 128] [--dtype fp16]
-               [--iters 3] [--mode inference|train|decode] [--channels-last] --out DIR
+               [--iters 3] [--mode inference|train|decode] [--channels-last]
+               [--compile | --cuda-graph] --out DIR
 
 Writes into DIR:
   NAME.pt.trace.json.gz   Kineto trace (CPU + CUDA activities, record_shapes=True),
                           ProfilerStep#N per iteration
   NAME.et.json.gz         PyTorch Execution Trace of the same iterations (kc --shapes)
+  NAME.inductor_cache.tar.gz  with --compile: the Inductor cache the model's Triton
+                          kernels were compiled into (kc ingest --inductor-cache)
+  NAME_eager.pt.trace.json.gz, NAME_eager.et.json.gz  with --cuda-graph: NAME's trace then
+                          holds replays of the step captured in one CUDA graph (kernels
+                          launched by cudaGraphLaunch, no ops), and these are the eager
+                          trace of the same step that lends them their ops
+                          (kc ingest NAME... --eager NAME_eager...)
   reference.json          eager and CUDA-graph time per iteration (CUDA events, median/
                           min/max over 50 runs after 10 warm-ups) and NVML energy per run
                           (total-energy counter over a >= 2 s loop), like
@@ -99,6 +107,10 @@ def build(a):
         model = model.to(memory_format=torch.channels_last)
         inputs = inputs.contiguous(memory_format=torch.channels_last)
         desc["channels_last"] = True
+    if a.compile:
+        # The calls above look `model` up when they run, so they run the compiled module.
+        model = torch.compile(model)
+        desc["compiled"] = "torch.compile (Inductor, default mode)"
     if a.mode == "train":
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -171,18 +183,66 @@ def energy(fn, seconds=2.0):
             "avg_power_w": (e1 - e0) / 1000.0 / (t1 - t0)}
 
 
+def profile(fn, name, a, with_et=True):
+    """Profiles `a.iters` calls of `fn` (after one warm-up call) into DIR/NAME.pt.trace.json.gz
+    and, with `with_et`, an Execution Trace of the same calls; returns both paths (gzipped)."""
+    trace = os.path.join(a.out, f"{name}.pt.trace.json")
+    et_path = os.path.join(a.out, f"{name}.et.json")
+    et = torch.profiler.ExecutionTraceObserver().register_callback(et_path) if with_et else None
+    # The trace is exported when the active cycle ends (the profiler clears its events at
+    # the end of each cycle, so exporting after the `with` block would find none).
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+        record_shapes=True,
+        schedule=torch.profiler.schedule(wait=0, warmup=1, active=a.iters, repeat=1),
+        execution_trace_observer=et,
+        on_trace_ready=lambda prof: prof.export_chrome_trace(trace),
+    ) as prof:
+        for _ in range(1 + a.iters):
+            fn()
+            torch.cuda.synchronize()
+            prof.step()
+    trace_gz = gzip_file(trace)
+    et_gz = gzip_file(et_path) if with_et and os.path.exists(et_path) else None
+    return trace_gz, et_gz
+
+
+class capturing_as_seen_by_python:
+    """Makes Python code see a stream capture in progress while the eager twin is profiled.
+    Model code takes another path under capture (Hugging Face builds explicit attention masks
+    instead of its data-dependent shortcuts, which would synchronise): the twin must run the
+    step the graph holds, kernel for kernel, or the graph's extra kernels find no op."""
+
+    def __enter__(self):
+        self.saved = torch.cuda.is_current_stream_capturing
+        torch.cuda.is_current_stream_capturing = lambda: True
+        self.graphs_saved = torch.cuda.graphs.is_current_stream_capturing
+        torch.cuda.graphs.is_current_stream_capturing = lambda: True
+
+    def __exit__(self, *exc):
+        torch.cuda.is_current_stream_capturing = self.saved
+        torch.cuda.graphs.is_current_stream_capturing = self.graphs_saved
+        return False
+
+
+def capture_graph(step):
+    """`step` captured in one CUDA graph (after warm-ups on a side stream, as PyTorch asks)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    return g
+
+
 def cuda_graph(step):
     """Times `step` captured in one CUDA graph, or returns why it cannot be captured."""
     try:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                step()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            step()
+        g = capture_graph(step)
         r = time_runs(g.replay)
         r.update(energy(g.replay))
         r.update(graph_kernels(g.replay))
@@ -255,8 +315,23 @@ def main():
                         "decode step after a prefilled context of --seq tokens, static KV cache")
     p.add_argument("--channels-last", action="store_true",
                    help="torchvision models: weights and input in channels-last memory format")
+    p.add_argument("--compile", action="store_true",
+                   help="run the model under torch.compile (Inductor); its cache of Triton kernels is "
+                        "kept beside the trace as NAME.inductor_cache.tar.gz")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="profile replays of the step captured in one CUDA graph (as a serving loop runs "
+                        "it), and also write NAME_eager.*: the eager trace of the same step")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
+    if a.compile and a.mode == "decode":
+        sys.exit("capture.py: --compile with --mode decode is not supported (the KV cache's graph breaks)")
+    cache_dir = None
+    if a.compile:
+        # A fresh cache per capture, set before torch is imported: it then holds exactly the
+        # kernels of this model, and nothing another run compiled.
+        import tempfile
+        cache_dir = tempfile.mkdtemp(prefix="kc_inductor_")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     global torch
     try:
         import torch as torch_module
@@ -269,29 +344,30 @@ def main():
     torch.manual_seed(0)
     step, desc = build(a)
     size = f"s{a.seq}" if a.model in HF else f"i{a.image}"
-    name = a.name or f"{a.model}{'' if a.layers is None else f'_{a.layers}l'}_{a.mode}_b{a.batch}_{size}_{a.dtype}"
-    trace = os.path.join(a.out, f"{name}.pt.trace.json")
-    et_path = os.path.join(a.out, f"{name}.et.json")
+    suffix = "_compiled" if a.compile else "_graphreplay" if a.cuda_graph else ""
+    name = a.name or f"{a.model}{'' if a.layers is None else f'_{a.layers}l'}_{a.mode}_b{a.batch}_{size}_{a.dtype}{suffix}"
 
     for _ in range(5):
         step()
     torch.cuda.synchronize()
-    et = torch.profiler.ExecutionTraceObserver().register_callback(et_path)
-    # The trace is exported when the active cycle ends (the profiler clears its events at
-    # the end of each cycle, so exporting after the `with` block would find none).
-    with torch.profiler.profile(
-        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
-        record_shapes=True,
-        schedule=torch.profiler.schedule(wait=0, warmup=1, active=a.iters, repeat=1),
-        execution_trace_observer=et,
-        on_trace_ready=lambda prof: prof.export_chrome_trace(trace),
-    ) as prof:
-        for _ in range(1 + a.iters):
-            step()
-            torch.cuda.synchronize()
-            prof.step()
-    trace_gz = gzip_file(trace)
-    et_gz = gzip_file(et_path) if os.path.exists(et_path) else None
+    extra = {}
+    if a.cuda_graph:
+        # The eager twin first (the same step, eagerly), then the graph replays.
+        twin = name[: -len("_graphreplay")] if name.endswith("_graphreplay") else name
+        with capturing_as_seen_by_python():
+            twin_gz, twin_et = profile(step, f"{twin}_eager", a)
+        g = capture_graph(step)
+        trace_gz, et_gz = profile(g.replay, name, a, with_et=False)
+        extra = {"eager_twin": os.path.basename(twin_gz), "eager_twin_execution_trace": twin_et and os.path.basename(twin_et),
+                 "trace_holds": "CUDA-graph replays of the step"}
+    else:
+        trace_gz, et_gz = profile(step, name, a)
+    if cache_dir:
+        import tarfile
+        cache_tar = os.path.join(a.out, f"{name}.inductor_cache.tar.gz")
+        with tarfile.open(cache_tar, "w:gz") as t:
+            t.add(cache_dir, arcname="inductor_cache")
+        extra["inductor_cache"] = os.path.basename(cache_tar)
 
     eager = time_runs(step)
     eager.update(energy(step))
@@ -306,7 +382,7 @@ def main():
     entry = {"model": desc, "mode": a.mode, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
              "eager": eager, "cuda_graph": graph, "profiled_iterations": a.iters,
              "trace": os.path.basename(trace_gz),
-             "execution_trace": et_gz and os.path.basename(et_gz)}
+             "execution_trace": et_gz and os.path.basename(et_gz), **extra}
     replaced = merge_reference(os.path.join(a.out, "reference.json"), env, how, name, entry)
     if replaced:
         print(f"capture.py: replaced the earlier reference entry {replaced!r}", file=sys.stderr)

@@ -130,19 +130,40 @@ fn align<K: PartialEq>(a: &[(&str, K)], b: &[(&str, K)]) -> Vec<(usize, usize)> 
     out
 }
 
-/// Links the unlinked GPU activities of `graph` to copies of the ops of the kernels they
-/// align with in `eager`, rank by rank (ranks of the eager trace in file order).
+/// Whether a GPU activity needs an op from the twin: it has none, or a CUDA graph replay
+/// launched it and the op around the replay is no aten op (the profiler's step marker or a
+/// serving loop's annotation, which cannot rebuild the kernel).
+fn wants_op(g: &KernelGraph, id: NodeId) -> bool {
+    let n = &g.graph[id];
+    if !n.link.is_linked() {
+        return true;
+    }
+    let graph_launched = n
+        .launch
+        .as_ref()
+        .is_some_and(|l| g.strings.get(l.api).contains("GraphLaunch"));
+    graph_launched
+        && n.op.is_none_or(|op| {
+            let o = g.op(op);
+            o.kind != kc_ir::OpKind::Op || !g.str(o.name).starts_with("aten::")
+        })
+}
+
+/// Links the GPU activities of `graph` that need an op ([`wants_op`]) to copies of the
+/// ops of the kernels they align with in `eager`, rank by rank (ranks of the eager trace
+/// in file order).
 pub fn link_from_eager(
     graph: &mut KernelGraph,
     eager: &KernelGraph,
     eager_name: &str,
     diags: &mut Diagnostics,
 ) -> TwinSummary {
-    let unlinked_before = graph
+    let wanting: Vec<bool> = graph
         .graph
-        .node_weights()
-        .filter(|n| !n.link.is_linked())
-        .count();
+        .node_indices()
+        .map(|i| wants_op(graph, i))
+        .collect();
+    let unlinked_before = wanting.iter().filter(|&&w| w).count();
     let mut ranks: Vec<u32> = graph.graph.node_weights().map(|n| n.rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -173,7 +194,7 @@ pub fn link_from_eager(
             let mut planned: Vec<(NodeId, OpId)> = Vec::new();
             for (i, j, exact) in pairs {
                 let (gid, eid) = (g_ids[i], e_ids[j]);
-                if graph.graph[gid].link.is_linked() {
+                if !wanting[gid.index()] {
                     continue;
                 }
                 same_geometry += usize::from(exact);
@@ -202,13 +223,24 @@ pub fn link_from_eager(
                         args,
                         ..src.clone()
                     });
-                    OpId((graph.ops.len() - 1) as u32)
+                    let id = OpId((graph.ops.len() - 1) as u32);
+                    // A compiled kernel's launch record comes along (its binary is looked
+                    // up afterwards, like the graph trace's own).
+                    if let Some(l) = eager.compiled_launch(eop) {
+                        graph.compiled_launches.push(kc_ir::CompiledLaunch {
+                            op: id,
+                            resolution: kc_ir::Resolution::NoCache,
+                            ..l.clone()
+                        });
+                    }
+                    id
                 });
                 planned.push((gid, op));
             }
             matches.extend(planned);
         }
     }
+    graph.compiled_launches.sort_by_key(|l| l.op);
     for &(gid, op) in &matches {
         let n = &mut graph.graph[gid];
         n.op = Some(op);
@@ -220,7 +252,7 @@ pub fn link_from_eager(
             "not_in_eager_twin",
             eager_name.to_string(),
             format!(
-                "{} of {unlinked_before} unlinked GPU activities found no kernel of the same name in the eager trace",
+                "{} of {unlinked_before} GPU activities without an aten op found no kernel of the same name in the eager trace",
                 unlinked_before - aligned
             ),
         );
