@@ -75,6 +75,10 @@ pub struct GraphResult {
     pub replayed_traced_critical_path_us: f64,
     /// The same over every step of the plan, executed or not.
     pub traced_critical_path_us: f64,
+    /// The trace's own GPU time per iteration, first start to last end
+    /// ([`super::schedule::iteration_span_ns`]).
+    #[serde(default)]
+    pub traced_iteration_span_us: Option<f64>,
     /// Time of one replay of the whole graph, microseconds.
     pub replay_us: Stats,
     pub replay_samples_us: Vec<f64>,

@@ -490,6 +490,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_step) as f64
             / 1000.0,
         traced_critical_path_us: schedule::critical_path_ns(plan, on_rank) as f64 / 1000.0,
+        traced_iteration_span_us: schedule::iteration_span_ns(plan).map(|ns| ns / 1000.0),
         replay_us: replay,
         replay_samples_us: samples,
         timed_start_unix_ms: Some(timed_start),

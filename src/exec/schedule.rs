@@ -95,6 +95,33 @@ pub fn graph_program(plan: &Plan, runs: impl Fn(&Step) -> bool) -> Program {
 /// The traced critical path: the longest chain of steps through stream order and
 /// cross-stream waits, each step weighing its traced duration if `counts(step)` and
 /// nothing otherwise. A perfect replay of those steps cannot be faster.
+/// The trace's own time per iteration: from an iteration's first traced start to its last
+/// traced end, averaged over the iterations. A model's iteration repeats the same steps,
+/// so the plan's steps (in trace order) fall into `iterations` equal blocks; `None` when
+/// they do not (or the plan records no iterations). For a trace of CUDA-graph replays this
+/// is the model's own graph time on the GPU, launch latency aside.
+pub fn iteration_span_ns(plan: &Plan) -> Option<f64> {
+    let n = plan.iterations.count as usize;
+    if n == 0 || plan.steps.is_empty() || plan.steps.len() % n != 0 {
+        return None;
+    }
+    let per = plan.steps.len() / n;
+    let spans: Vec<i64> = plan
+        .steps
+        .chunks(per)
+        .map(|block| {
+            let start = block.iter().map(|s| s.traced_start_ns).min().unwrap_or(0);
+            let end = block
+                .iter()
+                .map(|s| s.traced_start_ns + s.traced_ns)
+                .max()
+                .unwrap_or(0);
+            end - start
+        })
+        .collect();
+    Some(spans.iter().sum::<i64>() as f64 / n as f64)
+}
+
 pub fn critical_path_ns(plan: &Plan, counts: impl Fn(&Step) -> bool) -> i64 {
     let mut finish = vec![0i64; plan.steps.len()];
     let mut stream_finish = vec![0i64; plan.streams.len()];
@@ -125,6 +152,26 @@ pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
 mod tests {
     use super::*;
     use crate::plan::types::*;
+
+    #[test]
+    fn iteration_span_is_the_mean_block_span() {
+        let mut p = plan(&[(0, 0, &[]), (1, 0, &[]), (0, 0, &[]), (1, 0, &[])]);
+        // Two iterations: steps start at 0, 10 (ends 15) and 100, 130 (ends 145).
+        for (s, (start, dur)) in p
+            .steps
+            .iter_mut()
+            .zip([(0, 5), (10, 5), (100, 5), (130, 15)])
+        {
+            s.traced_start_ns = start;
+            s.traced_ns = dur;
+        }
+        p.iterations.count = 2;
+        assert_eq!(iteration_span_ns(&p), Some((15.0 + 45.0) / 2.0));
+        p.iterations.count = 3;
+        assert_eq!(iteration_span_ns(&p), None);
+        p.iterations.count = 0;
+        assert_eq!(iteration_span_ns(&p), None);
+    }
 
     fn plan(steps: &[(u32, u32, &[u32])]) -> Plan {
         Plan {

@@ -22,6 +22,10 @@ pub struct TimeSummary {
     /// Traced time of the steps the graph replayed, and their critical path.
     pub replayed_traced_us: Option<f64>,
     pub traced_critical_path_us: Option<f64>,
+    /// The trace's own GPU time per iteration, first kernel start to last end (for a trace
+    /// of CUDA-graph replays: the model's graph on the GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_iteration_span_us: Option<f64>,
     /// Traced time of units not executed (tier 3, collectives, failed), excluded from
     /// both sides of the comparison.
     pub not_executed_traced_us: f64,
@@ -233,11 +237,16 @@ impl Report {
                 per(self.time.predicted_us),
                 per(self.energy.as_ref().and_then(|e| e.predicted_j)),
             ),
+            row(
+                "traced iteration, first kernel start to last end",
+                self.time.traced_iteration_span_us,
+                None,
+            ),
             row("traced kernel sum", per(traced_sum), None),
         ];
         for o in &self.other_isolated {
             rows.insert(
-                rows.len() - 1,
+                rows.len() - 2,
                 row(
                     &format!("Σ isolated × count ({} cache)", o.cache),
                     per(Some(o.predicted_us)),
@@ -489,6 +498,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
         r.fidelity = g.fidelity.clone();
         r.time.traced_critical_path_us = Some(g.replayed_traced_critical_path_us);
+        r.time.traced_iteration_span_us = g.traced_iteration_span_us;
         r.time.error_pct = predicted_total.and_then(|p| pct(p, g.replay_us.mean));
         if let Some(e) = &g.energy {
             let predicted = isolated

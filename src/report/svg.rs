@@ -16,6 +16,7 @@ fn tier_color(t: &str) -> &'static str {
         "1" => "#4e79a7",
         "2" => "#f28e2b",
         "3" => "#59a14f",
+        "4" => "#e15759",
         "collective" => "#b07aa1",
         _ => "#9c9c9c",
     }
@@ -46,7 +47,7 @@ fn header(o: &mut String, h: f64, title: &str) {
 fn legend(o: &mut String, x: f64, y: f64, tiers: &[&str], extra: &[(&str, &str)]) {
     let mut at = x;
     let mut items: Vec<(String, &str)> = Vec::new();
-    for t in ["1", "2", "3", "collective"] {
+    for t in ["1", "2", "3", "4", "collective"] {
         if tiers.contains(&t) {
             let name = if t == "collective" {
                 "collective".to_string()
