@@ -431,3 +431,75 @@ fn collectives_are_matched_across_ranks() {
             .is_none()
     );
 }
+
+/// Every collective of a multi-rank plan is one NCCL call kc can issue on that many ranks
+/// (kind, element type, counts), decided at `kc plan` time; what it cannot issue is named
+/// there, so no rank finds out while its partners wait.
+#[test]
+fn collective_calls_are_built_and_validated_for_the_job() {
+    use kc::plan::collectives::{CollectiveCall, CollectiveKind};
+    let plan_of_dir = |dir: &str| {
+        let (mut g, _) = ingest(&[shared().join(dir)]);
+        kc::lower::lower(&mut g).unwrap();
+        kc::plan::build::build(&g)
+    };
+    let tp = plan_of_dir("traces/h200x2");
+    let calls: Vec<CollectiveCall> = tp
+        .units
+        .iter()
+        .filter(|u| u.tier == PlanTier::Collective)
+        .map(|u| CollectiveCall::from_plan(&u.call, 2).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 1, "one all_reduce unit");
+    let c = &calls[0];
+    assert_eq!(c.kind, CollectiveKind::AllReduce);
+    assert_eq!((c.dtype.as_str(), c.elem_bytes), ("Half", 2));
+    // Batch 1 x seq 512 x hidden 4096.
+    assert_eq!((c.in_nelems, c.out_nelems), (2_097_152, 2_097_152));
+    assert!(CollectiveCall::from_plan(&tp.units[0].call, 2).is_err());
+    // The same unit on a job of 4 ranks is another communicator: refused.
+    let u = tp
+        .units
+        .iter()
+        .find(|u| u.tier == PlanTier::Collective)
+        .unwrap();
+    let e = CollectiveCall::from_plan(&u.call, 4).unwrap_err();
+    assert!(e.contains("sub-group"), "{e}");
+    // DLRM's 8 ranks (an older trace): its NCCL kernels carry no record_param_comms, so
+    // the plan names every collective as not replayable, and why; the ranks' sequences
+    // still match.
+    let dlrm = plan_of_dir("traces/public/facebookresearch__param/dlrm_kineto");
+    let named: Vec<&str> = dlrm
+        .units
+        .iter()
+        .filter(|u| u.family == "collective")
+        .map(|u| match &u.call {
+            kc::plan::types::UnitCall::NotReplayable { reason } => reason.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(!named.is_empty());
+    assert!(
+        named.iter().all(|r| r.contains("record_param_comms")),
+        "{named:?}"
+    );
+    assert!(kc::plan::collectives::match_ranks(&dlrm).unwrap().is_some());
+    // Kinds by name, as the profiler and c10d spell them.
+    for (n, k) in [
+        ("allreduce", CollectiveKind::AllReduce),
+        ("_allgather_base", CollectiveKind::AllGather),
+        (
+            "all_gather_into_tensor_coalesced",
+            CollectiveKind::AllGather,
+        ),
+        (
+            "reduce_scatter_tensor_coalesced",
+            CollectiveKind::ReduceScatter,
+        ),
+        ("broadcast", CollectiveKind::Broadcast),
+        ("all_to_all", CollectiveKind::AllToAll),
+    ] {
+        assert_eq!(CollectiveKind::of(n), Some(k), "{n}");
+    }
+    assert_eq!(CollectiveKind::of("wait"), None);
+}

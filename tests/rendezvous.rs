@@ -14,8 +14,25 @@ fn rank_process() {
     }
     let env = kc::exec::rendezvous::RankEnv::from_env(|k| std::env::var(k).ok()).unwrap();
     let secs: u64 = std::env::var("KC_TEST_TIMEOUT_S").unwrap().parse().unwrap();
-    match kc::exec::rendezvous::rendezvous(&env, Duration::from_secs(secs), || (0u8..128).collect())
-    {
+    let timeout = Duration::from_secs(secs);
+    if std::env::var("KC_TEST_JOB").is_ok() {
+        // A job's agreements after the rendezvous, as a replay makes them: every rank
+        // reports how many replays it launched and tops up to the most; a barrier; leave.
+        let run = || -> Result<(u64, u64), kc::exec::rendezvous::RendezvousError> {
+            let (mut job, _) = kc::exec::rendezvous::Job::join(&env, timeout, Vec::new)?;
+            let most = job.agree_max("launched", 100 + u64::from(env.rank) * 7)?;
+            job.barrier("unit 5")?;
+            let all = job.all_gather("ok", u64::from(env.rank))?;
+            job.finish()?;
+            Ok((most, all.iter().sum()))
+        };
+        match run() {
+            Ok((most, sum)) => println!("\nRANK-OK {} {most} {sum}", env.rank),
+            Err(e) => println!("\nRANK-ERR {} {e}", env.rank),
+        }
+        return;
+    }
+    match kc::exec::rendezvous::rendezvous(&env, timeout, || (0u8..128).collect()) {
         Ok(blob) => println!(
             "\nRANK-OK {} {}",
             env.rank,
@@ -34,7 +51,18 @@ fn free_port() -> u16 {
 }
 
 fn spawn_rank(rank: u32, world: u32, port: u16, timeout_s: u64) -> Child {
+    spawn_rank_with(rank, world, port, timeout_s, &[])
+}
+
+fn spawn_rank_with(
+    rank: u32,
+    world: u32,
+    port: u16,
+    timeout_s: u64,
+    extra: &[(&str, &str)],
+) -> Child {
     Command::new(std::env::current_exe().unwrap())
+        .envs(extra.iter().copied())
         .args([
             "--exact",
             "rank_process",
@@ -98,4 +126,70 @@ fn a_rank_that_never_starts_ends_the_others_with_its_name() {
     let port = free_port();
     let o = outcome(spawn_rank(1, 2, port, 2));
     assert!(o.contains("no rank 0 answered"), "{o}");
+}
+
+#[test]
+fn a_job_agrees_on_launch_counts_and_meets_at_barriers() {
+    let port = free_port();
+    let children: Vec<(u32, Child)> = (0..3)
+        .map(|r| (r, spawn_rank_with(r, 3, port, 20, &[("KC_TEST_JOB", "1")])))
+        .collect();
+    for (r, c) in children {
+        // The most launched is rank 2's 114; the ranks' numbers sum to 3.
+        assert_eq!(outcome(c), format!("RANK-OK {r} 114 3"), "rank {r}");
+    }
+}
+
+/// `kc exec PLAN --ranks all` on a machine where the ranks cannot replay (no GPU executor
+/// in this build): every rank fails, the job ends with an error naming a rank and its log,
+/// quickly, not a hang.
+#[test]
+fn ranks_all_ends_with_the_failing_rank_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/h200x2");
+    let kc = env!("CARGO_BIN_EXE_kc");
+    let g = dir.path().join("tp.kcir");
+    let l = dir.path().join("tp.l.kcir");
+    let p = dir.path().join("tp.kcplan");
+    for args in [
+        vec![
+            "ingest",
+            shared.to_str().unwrap(),
+            "-o",
+            g.to_str().unwrap(),
+        ],
+        vec![
+            "lower",
+            "--tiers",
+            g.to_str().unwrap(),
+            "-o",
+            l.to_str().unwrap(),
+        ],
+        vec!["plan", l.to_str().unwrap(), "-o", p.to_str().unwrap()],
+    ] {
+        assert!(Command::new(kc)
+            .args(&args)
+            .output()
+            .unwrap()
+            .status
+            .success());
+    }
+    let t = Instant::now();
+    let out = Command::new(kc)
+        .args(["exec", p.to_str().unwrap(), "--ranks", "all", "--no-energy"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("of 2 failed") && err.contains("the job was stopped"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(60));
+    // A single-rank plan is refused with a hint.
+    let one = Command::new(kc)
+        .args(["exec", p.to_str().unwrap(), "--ranks", "all", "--rank", "0"])
+        .output()
+        .unwrap();
+    assert!(!one.status.success());
 }

@@ -53,6 +53,13 @@ pub struct Args {
     /// With --verify: also write the kernel records CUPTI returned (JSON) to this file.
     #[arg(long, requires = "verify")]
     pub kernels_out: Option<PathBuf>,
+    /// Replay every rank of a multi-rank plan together, one GPU per rank, with the traced
+    /// collectives through NCCL. `all`: spawn one process per rank on this machine
+    /// (GPU i replays rank i; results in OUT.rankN.json and a job summary OUT.job.json);
+    /// `env`: this process is one rank of a job launched by torchrun, Slurm or mpirun
+    /// (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).
+    #[arg(long, value_parser = ["all", "env"], conflicts_with = "rank")]
+    pub ranks: Option<String>,
     /// Print the results as JSON instead of the summary table.
     #[arg(long)]
     pub json: bool,
@@ -104,6 +111,24 @@ pub fn run(a: Args) -> i32 {
         .output
         .clone()
         .unwrap_or_else(|| default_out(&a.plan, a.isolated, cache.as_str()));
+    if a.ranks.as_deref() == Some("all") {
+        return super::ranks::run_all(&a, &p, &out);
+    }
+    let job = match a.ranks.as_deref() {
+        Some("env") => match exec::rendezvous::RankEnv::from_env(|k| std::env::var(k).ok()) {
+            Ok(e) => Some(e),
+            Err(e) => return super::fail(e),
+        },
+        _ => None,
+    };
+    // Every rank of a job writes its own file (under torchrun or srun they share one
+    // command line, and often one file system).
+    let out = match &job {
+        Some(j) if !out.to_string_lossy().contains(".rank") => {
+            super::ranks::rank_path(&out, j.rank)
+        }
+        _ => out,
+    };
     let mut outs = vec![out.as_path()];
     outs.extend(a.trace_out.as_deref());
     for o in outs {
@@ -125,6 +150,7 @@ pub fn run(a: Args) -> i32 {
         dataflow: !a.no_dataflow,
         verify: a.verify,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
+        job,
         ..Default::default()
     };
     let r = match exec::execute(&p, &opts) {

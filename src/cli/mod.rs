@@ -8,6 +8,7 @@ pub mod exec;
 pub mod ingest;
 pub mod lower;
 pub mod plan;
+pub mod ranks;
 pub mod report;
 pub mod run;
 

@@ -31,6 +31,11 @@ pub struct Args {
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
     pub baseline: bool,
+    /// The files are the results of a job's ranks (`kc exec --ranks`), graph and/or
+    /// isolated: writes the job report (per rank, the whole job, the collectives) to
+    /// OUT/job.md and OUT/job.json. Needs --plan.
+    #[arg(long, conflicts_with = "baseline")]
+    pub job: bool,
     /// Latency regression threshold, percent.
     #[arg(long, default_value_t = 10.0)]
     pub threshold_time: f64,
@@ -45,6 +50,9 @@ pub struct Args {
 pub fn run(a: Args) -> i32 {
     if a.baseline {
         return run_baseline(&a);
+    }
+    if a.job {
+        return run_job(&a);
     }
     let [first] = a.files.as_slice() else {
         return super::fail(
@@ -417,4 +425,37 @@ fn default_energy_out(results: &Path) -> PathBuf {
         "{}.powerlog.json",
         s.strip_suffix(".json").unwrap_or(&s)
     ))
+}
+
+/// `kc report --job R0.json R1.json ... --plan P -o DIR`.
+fn run_job(a: &Args) -> i32 {
+    let Some(plan_path) = &a.plan else {
+        return super::fail("kc report --job needs --plan (the job's plan)");
+    };
+    let plan = match crate::plan::read(plan_path) {
+        Ok(p) => p,
+        Err(e) => return super::fail(e),
+    };
+    let job = match super::ranks::summarize_files(&a.files, &plan) {
+        Ok(j) => j,
+        Err(e) => return super::fail(e),
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.output) {
+        return super::fail(format!("{}: cannot create: {e}", a.output.display()));
+    }
+    let md = super::ranks::render_markdown(&job);
+    let json = serde_json::to_vec_pretty(&job).unwrap_or_default();
+    for (name, bytes) in [("job.md", md.as_bytes()), ("job.json", json.as_slice())] {
+        let p = a.output.join(name);
+        if let Err(e) = crate::files::write_atomic(&p, bytes) {
+            return super::fail(format!("{}: cannot write: {e}", p.display()));
+        }
+    }
+    if a.json {
+        super::print_json(&job);
+    } else {
+        print!("{}", super::ranks::render(&job));
+        println!("\n  job report written to {}", a.output.display());
+    }
+    0
 }

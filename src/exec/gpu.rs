@@ -189,12 +189,21 @@ pub struct Gpu {
     torch: super::torch::Torch,
     /// Tier 4's loaded binaries.
     kernels: super::compiled::Kernels,
+    /// The job's communicator when ranks replay together (`kc exec --ranks`).
+    nccl: Option<super::nccl::Nccl>,
     pub facts: DeviceFacts,
 }
 
 impl Gpu {
     /// Opens device 0 with `streams` streams. Fails cleanly without a driver or a GPU.
     pub fn open(streams: usize) -> Result<Gpu, ExecError> {
+        Self::open_on(0, streams)
+    }
+
+    /// Opens device `ordinal` (a rank's `LOCAL_RANK`) with `streams` streams.
+    pub fn open_on(ordinal: u32, streams: usize) -> Result<Gpu, ExecError> {
+        #[cfg(feature = "torch")]
+        super::torch::set_device(ordinal);
         // SAFETY: probing for the library loads nothing into the process state we rely on.
         if !unsafe { cu::is_culib_present() } {
             return Err(ExecError::NoDriver);
@@ -208,8 +217,13 @@ impl Gpu {
             if count == 0 {
                 return Err(ExecError::NoDevice);
             }
+            if ordinal as i32 >= count {
+                return Err(ExecError::Unsupported(format!(
+                    "this rank's GPU is device {ordinal} (LOCAL_RANK), but the driver sees {count}"
+                )));
+            }
             let mut dev: cu::CUdevice = 0;
-            cu_err(cu::cuDeviceGet(&mut dev, 0), "cuDeviceGet")?;
+            cu_err(cu::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;
             let mut ctx: cu::CUcontext = std::ptr::null_mut();
             cu_err(
                 cu::cuDevicePrimaryCtxRetain(&mut ctx, dev),
@@ -273,6 +287,7 @@ impl Gpu {
                 #[cfg(feature = "torch")]
                 torch: Default::default(),
                 kernels: Default::default(),
+                nccl: None,
                 facts: DeviceFacts {
                     name,
                     total_memory: total as u64,
@@ -617,6 +632,18 @@ impl Gpu {
         Ok(0)
     }
 
+    /// Joins the job's NCCL communicator (`id` from rank 0, through the rendezvous).
+    pub fn join_collectives(&mut self, id: &[u8], world: u32, rank: u32) -> Result<(), ExecError> {
+        // SAFETY: this Gpu's context is current on this thread.
+        self.nccl = Some(unsafe { super::nccl::Nccl::init(id, world, rank)? });
+        Ok(())
+    }
+
+    /// Whether collectives run here (a communicator was joined).
+    pub fn has_collectives(&self) -> bool {
+        self.nccl.is_some()
+    }
+
     /// Loads a plan's compiled-kernel binaries (tier 4), once, before any unit runs.
     pub fn load_binaries(
         &mut self,
@@ -630,6 +657,10 @@ impl Gpu {
     /// tier-3 op's tensors and outputs (which runs the op once, eagerly, on stream 0), or
     /// a compiled kernel's scratch memory.
     pub fn prepare(&mut self, unit: &PlanUnit) -> Result<(), ExecError> {
+        if let (UnitCall::Collective { .. }, Some(n)) = (&unit.call, self.nccl.as_mut()) {
+            // SAFETY: this Gpu's context is current on this thread.
+            return unsafe { n.prepare(unit) };
+        }
         if let UnitCall::Kernel { args, .. } = &unit.call {
             // Integer and boolean operands (indices, masks) keep private buffers; zeros are
             // valid indices, where the float pattern the buffers start with is not (a
@@ -887,6 +918,10 @@ impl Gpu {
                 UnitCall::Kernel { .. } => {
                     self.kernels
                         .launch(unit, |slot| self.addr(unit, slot, at), stream)
+                }
+                UnitCall::Collective { .. } if self.nccl.is_some() => {
+                    let n = self.nccl.as_ref().expect("checked");
+                    n.enqueue(unit, stream)
                 }
                 // Tier 3 replays on its own tensors (cold-cache rotation does not apply), or
                 // on a step's places in the memory image.
@@ -1211,6 +1246,7 @@ impl Drop for Gpu {
         unsafe {
             cu::cuCtxSynchronize();
             self.kernels.release();
+            drop(self.nccl.take());
             for (_, p) in self.lt_plans.drain() {
                 lt::cublasLtMatmulDescDestroy(p.desc);
                 lt::cublasLtMatrixLayoutDestroy(p.a);
@@ -1300,6 +1336,11 @@ impl<'g> Feeder<'g> {
             free,
             completed: 0,
         })
+    }
+
+    /// Launches enqueued so far (completed or in flight).
+    pub fn launched(&self) -> u64 {
+        self.completed + (self.in_flight.len() * self.batch) as u64
     }
 
     /// Retires finished batches, tops the queue up, and returns launches completed so far.

@@ -24,6 +24,8 @@ mod cupti;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 #[cfg(feature = "cuda")]
+pub mod nccl;
+#[cfg(feature = "cuda")]
 mod nvml;
 #[cfg(feature = "cuda")]
 mod run;
@@ -61,6 +63,8 @@ pub enum ExecError {
     Torch { op: String, message: String },
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
+    #[error("{0}")]
+    Job(#[from] rendezvous::RendezvousError),
     #[error("{path}: cannot write: {source}")]
     Io {
         path: String,
@@ -122,6 +126,10 @@ pub struct ExecOptions {
     pub verify: bool,
     /// With `verify`: also write CUPTI's kernel records (JSON) to this path.
     pub kernels_out: Option<String>,
+    /// This process is one rank of a job replaying every rank together (`kc exec --ranks`):
+    /// it replays the plan's rank of this job rank on GPU `LOCAL_RANK`, with the job's
+    /// collectives through NCCL.
+    pub job: Option<rendezvous::RankEnv>,
 }
 
 impl Default for ExecOptions {
@@ -143,6 +151,7 @@ impl Default for ExecOptions {
             kernels_out: None,
             plan_path: String::new(),
             plan_crc32: 0,
+            job: None,
         }
     }
 }
@@ -172,6 +181,13 @@ pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
     n
 }
 
+/// Whether a unit runs here: [`executable`], or a collective when the ranks replay
+/// together (`collectives`: a communicator was joined).
+pub fn runs_unit(unit: &PlanUnit, collectives: bool) -> bool {
+    executable(unit)
+        || (collectives && matches!(unit.call, crate::plan::types::UnitCall::Collective { .. }))
+}
+
 /// Whether a unit's tier is executed by this build: tiers 1, 2 and 4 with `cuda`, tier 3
 /// too with `torch`.
 pub fn executable(unit: &PlanUnit) -> bool {
@@ -193,7 +209,10 @@ pub fn not_executed_reason(unit: &PlanUnit) -> String {
             "not executed: tier 3 (libtorch op replay) needs kc built with `--features torch`"
                 .into()
         }
-        PlanTier::Collective => "not executed: collectives need a multi-GPU executor".into(),
+        PlanTier::Collective => {
+            "not executed: collectives replay with every rank together (`kc exec --ranks all`)"
+                .into()
+        }
         PlanTier::NotReplayable => "not executed: unreplayable".into(),
         _ => "not executed".into(),
     }

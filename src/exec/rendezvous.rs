@@ -241,7 +241,19 @@ pub struct RankEnv {
 }
 
 impl RankEnv {
+    /// Reads torchrun's variables; where one is missing, the one Slurm (`SLURM_PROCID`,
+    /// `SLURM_NTASKS`, `SLURM_LOCALID`) or Open MPI (`OMPI_COMM_WORLD_RANK`, `_SIZE`,
+    /// `_LOCAL_RANK`) sets for it. `MASTER_ADDR`/`MASTER_PORT` are always the user's.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, RendezvousError> {
+        let aliases = |name: &str| -> &'static [&'static str] {
+            match name {
+                "RANK" => &["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"],
+                "WORLD_SIZE" => &["SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"],
+                "LOCAL_RANK" => &["SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"],
+                _ => &[],
+            }
+        };
+        let get = |name: &str| get(name).or_else(|| aliases(name).iter().find_map(|a| get(a)));
         let num = |name: &'static str| -> Result<u32, RendezvousError> {
             let v = get(name).ok_or(RendezvousError::MissingVar(name))?;
             v.trim().parse().map_err(|_| RendezvousError::BadVar {
@@ -288,21 +300,111 @@ pub fn rendezvous(
     timeout: Duration,
     make_blob: impl FnOnce() -> Vec<u8>,
 ) -> Result<Vec<u8>, RendezvousError> {
-    let result = join(env, timeout, make_blob);
-    if env.rank == 0 && result.is_err() {
-        // Rank 0 keeps serving for one more deadline: every other rank's pending wait began
-        // before rank 0's ended, so each ends with the store's answer (naming the missing
-        // rank) rather than a dropped connection. Still bounded: failure within 2 x timeout.
-        std::thread::sleep(timeout);
+    let (job, blob) = Job::join(env, timeout, make_blob)?;
+    job.finish()?;
+    Ok(blob)
+}
+
+/// A joined job: the connection to rank 0's store, kept for the agreements a replay needs
+/// after the rendezvous (barriers, and how many replays every rank runs, so that no rank
+/// waits in a collective its partners never launch). Every rank makes the same calls in
+/// the same order; each call takes the next key of a sequence.
+pub struct Job {
+    client: Client,
+    pub env: RankEnv,
+    timeout: Duration,
+    seq: u64,
+}
+
+impl Job {
+    /// [`rendezvous`]'s first half: joined, the blob read, every rank arrived.
+    pub fn join(
+        env: &RankEnv,
+        timeout: Duration,
+        make_blob: impl FnOnce() -> Vec<u8>,
+    ) -> Result<(Job, Vec<u8>), RendezvousError> {
+        let result = join(env, timeout, make_blob);
+        if env.rank == 0 && result.is_err() {
+            // Rank 0 keeps serving for one more deadline: every other rank's pending wait
+            // began before rank 0's ended, so each ends with the store's answer (naming the
+            // missing rank) rather than a dropped connection. Bounded: 2 x timeout.
+            std::thread::sleep(timeout);
+        }
+        let (client, blob) = result?;
+        Ok((
+            Job {
+                client,
+                env: env.clone(),
+                timeout,
+                seq: 0,
+            },
+            blob,
+        ))
     }
-    result
+
+    /// Every rank's `value` for the next agreement, in rank order.
+    pub fn all_gather(&mut self, what: &str, value: u64) -> Result<Vec<u64>, RendezvousError> {
+        self.seq += 1;
+        let key = |r: u32| format!("{}/{what}/{r}", self.seq);
+        self.client.set(&key(self.env.rank), &value.to_le_bytes())?;
+        let mut out = Vec::with_capacity(self.env.world_size as usize);
+        for r in 0..self.env.world_size {
+            let v = self.client.get(&key(r))?.ok_or_else(|| {
+                RendezvousError::Timeout(format!(
+                    "rank {}: rank {r} did not reach \"{what}\" within {:.0} s (did it fail or die?)",
+                    self.env.rank,
+                    self.timeout.as_secs_f64()
+                ))
+            })?;
+            let b: [u8; 8] = v.as_slice().try_into().map_err(|_| {
+                RendezvousError::Message(format!("{what}: rank {r} sent {} bytes, not 8", v.len()))
+            })?;
+            out.push(u64::from_le_bytes(b));
+        }
+        Ok(out)
+    }
+
+    /// The largest of every rank's `value` (e.g. replays launched, so each rank tops its
+    /// own up to it).
+    pub fn agree_max(&mut self, what: &str, value: u64) -> Result<u64, RendezvousError> {
+        Ok(self
+            .all_gather(what, value)?
+            .into_iter()
+            .max()
+            .unwrap_or(value))
+    }
+
+    /// Waits until every rank got here.
+    pub fn barrier(&mut self, what: &str) -> Result<(), RendezvousError> {
+        self.all_gather(what, 0).map(|_| ())
+    }
+
+    /// Leaves the job: rank 0's store must outlive every other rank's last request, so
+    /// rank 0 returns only when all have said they are done.
+    pub fn finish(mut self) -> Result<(), RendezvousError> {
+        let env = self.env.clone();
+        let done = self.client.set(&format!("done/{}", env.rank), b"1");
+        if env.rank == 0 {
+            done?;
+            for r in 0..env.world_size {
+                if self.client.get(&format!("done/{r}"))?.is_none() {
+                    return Err(RendezvousError::Timeout(format!(
+                        "rank 0: rank {r} of {} did not finish within {:.0} s (did it die?)",
+                        env.world_size,
+                        self.timeout.as_secs_f64()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn join(
     env: &RankEnv,
     timeout: Duration,
     make_blob: impl FnOnce() -> Vec<u8>,
-) -> Result<Vec<u8>, RendezvousError> {
+) -> Result<(Client, Vec<u8>), RendezvousError> {
     if env.rank == 0 {
         let listener = TcpListener::bind(&env.master).map_err(|e| RendezvousError::Store {
             addr: env.master.clone(),
@@ -336,16 +438,7 @@ fn join(
         Ok(())
     };
     wait_all(&mut c, "arrived")?;
-    // Rank 0's store must outlive every other rank's last request: each says it is done,
-    // and rank 0 returns only when all have. That last reply may not arrive (rank 0 may
-    // end as soon as it has read the key), and a rank past the barrier has nothing left to
-    // learn from it, so only rank 0 waits on it.
-    let done = c.set(&format!("done/{}", env.rank), b"1");
-    if env.rank == 0 {
-        done?;
-        wait_all(&mut c, "done")?;
-    }
-    Ok(blob)
+    Ok((c, blob))
 }
 
 #[cfg(test)]
@@ -414,5 +507,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("MASTER_ADDR is not set"), "{e}");
+        // Slurm's and Open MPI's names stand in for torchrun's.
+        let slurm = env(&[
+            ("SLURM_PROCID", "3"),
+            ("SLURM_NTASKS", "8"),
+            ("SLURM_LOCALID", "1"),
+            ("MASTER_ADDR", "node0"),
+            ("MASTER_PORT", "29500"),
+        ])
+        .unwrap();
+        assert_eq!((slurm.rank, slurm.world_size, slurm.local_rank), (3, 8, 1));
+        let mpi = env(&[
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("MASTER_ADDR", "h"),
+            ("MASTER_PORT", "2"),
+        ])
+        .unwrap();
+        assert_eq!((mpi.rank, mpi.world_size, mpi.local_rank), (1, 2, 1));
     }
 }

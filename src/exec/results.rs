@@ -184,6 +184,19 @@ pub struct Results {
     /// Every energy window measured, in order.
     pub windows: Vec<EnergyWindow>,
     pub notes: Vec<String>,
+    /// Where this run stood in a job of ranks replayed together (`kc exec --ranks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobRank>,
+}
+
+/// One rank's place in a job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobRank {
+    pub rank: u32,
+    pub world_size: u32,
+    pub local_rank: u32,
+    /// The plan's (trace's) rank this process replayed.
+    pub trace_rank: u32,
 }
 
 /// The host wall clock, Unix milliseconds.

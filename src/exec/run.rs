@@ -9,7 +9,7 @@ use super::gpu::{At, Feeder, Gpu, Graph};
 use super::results::*;
 use super::schedule::{self, ProgramOp};
 use super::stats::Stats;
-use super::{executable, not_executed_reason, nvml, CachePolicy, ExecError, ExecOptions};
+use super::{not_executed_reason, nvml, runs_unit, CachePolicy, ExecError, ExecOptions};
 use crate::plan::show::call_str;
 use crate::plan::types::{ElemType, Plan, PlanUnit, Step};
 use std::collections::HashMap;
@@ -23,6 +23,30 @@ struct Energy<'a> {
     clock: SystemClock,
     windows: Vec<energy::EnergyWindow>,
     idle_w: Option<f64>,
+    /// The job, when ranks replay together: windows launch as many replays as the time
+    /// takes, which differs by rank, so each rank tops its launches up to the job's most
+    /// (a rank that stopped early would leave its partners waiting in a collective).
+    job: Option<super::rendezvous::Job>,
+}
+
+/// Every rank of a job ends a phase with the same number of launches of its graph: each
+/// tops its own up to the job's most (without waiting: the caller synchronises after).
+/// Without a job, nothing to do.
+fn even_out(
+    job: Option<&mut super::rendezvous::Job>,
+    gpu: &mut Gpu,
+    graph: &Graph,
+    launched: u64,
+    what: &str,
+) -> Result<(), ExecError> {
+    let Some(job) = job else {
+        return Ok(());
+    };
+    let most = job.agree_max(what, launched)?;
+    for _ in launched..most {
+        gpu.launch(graph)?;
+    }
+    Ok(())
 }
 
 /// What both replay modes read and fill: the plan and the rank replayed, the options, the
@@ -81,6 +105,14 @@ impl Energy<'_> {
                     })
                 },
             );
+            // In a job, the ranks first agree on how many replays each launches and top
+            // up to that, and only then wait: a rank that launched more would otherwise
+            // wait forever for partners that stopped earlier.
+            let launched = feeder.launched();
+            drop(feeder);
+            if gpu_err.is_none() {
+                even_out(self.job.as_mut(), gpu, graph, launched, label)?;
+            }
             gpu.synchronize()?;
             if let Some(e) = gpu_err {
                 return Err(e);
@@ -99,6 +131,17 @@ impl Energy<'_> {
     }
 }
 
+/// A phase of a job's rank, on its log (a hang shows where it stopped).
+fn job_phase(opts: &ExecOptions, what: &str) {
+    if let Some(j) = &opts.job {
+        eprintln!("rank {}: {what}", j.rank);
+    }
+}
+
+/// How long a rank waits for the others at any agreement of a job (rendezvous, barriers,
+/// launch counts) before it gives up with an error naming the rank it waited for.
+const JOB_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
 pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     let clock = SystemClock::default();
     let started = energy::iso8601_ms(clock.unix_ms());
@@ -110,7 +153,9 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             None
         }
     };
-    let nvml_dev = nvml.as_ref().and_then(|n| n.device_by_index(0).ok());
+    // A job's rank replays its trace rank on its own GPU (LOCAL_RANK).
+    let ordinal = opts.job.as_ref().map_or(0, |j| j.local_rank);
+    let nvml_dev = nvml.as_ref().and_then(|n| n.device_by_index(ordinal).ok());
     let mut device = DeviceInfo::default();
     if let Some(n) = &nvml {
         device.driver_version = n.sys_driver_version().unwrap_or_default();
@@ -120,7 +165,44 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         device.before = nvml::state(d);
         device.power_limit_w = nvml::power_limit_w(d);
     }
-    let mut gpu = Gpu::open(plan.streams.len())?;
+    // Joining the job comes first: a rank that cannot even open its GPU still arrives at
+    // the rendezvous' deadline with the others, which then end with a clear error.
+    let (mut job, nccl_id, trace_rank) = match &opts.job {
+        Some(env) => {
+            let ranks: Vec<u32> = plan
+                .streams
+                .iter()
+                .map(|s| s.rank)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if ranks.len() != env.world_size as usize {
+                return Err(ExecError::Unsupported(format!(
+                    "the plan holds {} ranks, the job has WORLD_SIZE={}: one process per traced rank",
+                    ranks.len(),
+                    env.world_size
+                )));
+            }
+            let id = if env.rank == 0 {
+                super::nccl::unique_id()?
+            } else {
+                Vec::new()
+            };
+            let (job, blob) = super::rendezvous::Job::join(env, JOB_TIMEOUT, move || id)?;
+            eprintln!(
+                "rank {} of {}: joined the job (trace rank {}, GPU {})",
+                env.rank, env.world_size, ranks[env.rank as usize], env.local_rank
+            );
+            (Some(job), blob, Some(ranks[env.rank as usize]))
+        }
+        None => (None, Vec::new(), None),
+    };
+    let mut gpu = Gpu::open_on(ordinal, plan.streams.len())?;
+    if let (Some(j), Some(_)) = (&job, trace_rank) {
+        gpu.join_collectives(&nccl_id, j.env.world_size, j.env.rank)?;
+        eprintln!("rank {}: NCCL communicator ready", j.env.rank);
+    }
+    let phase = |what: &str| job_phase(opts, what);
     device.name = gpu.facts.name.clone();
     device.total_memory_bytes = gpu.facts.total_memory;
     device.sm_count = Some(gpu.facts.sm_count);
@@ -153,8 +235,11 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             b.inc(1);
             b.set_message(u.label.clone());
         }
-        if !executable(u) || failed.contains_key(&u.id) {
+        if !runs_unit(u, gpu.has_collectives()) || failed.contains_key(&u.id) {
             continue;
+        }
+        if matches!(u.call, crate::plan::types::UnitCall::Collective { .. }) {
+            phase(&format!("unit {} ({}): first eager run", u.id, u.label));
         }
         let r = gpu
             .prepare(u)
@@ -183,6 +268,22 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         }
     }
     notes.append(&mut gpu.gemm_choices);
+    phase("every unit ran once");
+    // A collective that failed on one rank is left out on every rank (partners would wait
+    // for it forever).
+    if let Some(job) = job.as_mut() {
+        for u in &plan.units {
+            if let crate::plan::types::UnitCall::Collective { .. } = u.call {
+                let bad = job.agree_max(
+                    &format!("unit {} ok", u.id),
+                    u64::from(failed.contains_key(&u.id)),
+                )?;
+                if bad > 0 && !failed.contains_key(&u.id) {
+                    failed.insert(u.id, "failed on another rank of the job".into());
+                }
+            }
+        }
+    }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -192,6 +293,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         clock: SystemClock::default(),
         windows: Vec::new(),
         idle_w: None,
+        job,
     };
     let mut idle = None;
     if let (Some(meter), Some(min)) = (en.meter.as_mut(), opts.energy_window_s) {
@@ -212,16 +314,19 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         }
     }
 
-    let rank = super::replay_rank(plan, opts.rank)?;
+    let rank = match trace_rank {
+        Some(r) => r,
+        None => super::replay_rank(plan, opts.rank)?,
+    };
     let ranks = plan
         .streams
         .iter()
         .map(|s| s.rank)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    if ranks > 1 {
+    if ranks > 1 && trace_rank.is_none() {
         notes.push(format!(
-            "the plan holds {ranks} ranks; this run replays rank {rank} (--rank)"
+            "the plan holds {ranks} ranks; this run replays rank {rank} (--rank), its collectives not executed (`--ranks all` replays every rank together)"
         ));
     }
     let mut results = Results {
@@ -256,6 +361,15 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         device.after = nvml::state(&m.device);
     }
     results.device = device;
+    if let (Some(j), Some(tr)) = (en.job.take(), trace_rank) {
+        results.job = Some(super::results::JobRank {
+            rank: j.env.rank,
+            world_size: j.env.world_size,
+            local_rank: j.env.local_rank,
+            trace_rank: tr,
+        });
+        j.finish()?;
+    }
     results.windows = std::mem::take(&mut en.windows);
     results.notes = notes;
     results.finished = energy::iso8601_ms(clock.unix_ms());
@@ -289,8 +403,8 @@ fn unit_row(u: &PlanUnit, status: String) -> UnitResult {
     }
 }
 
-fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>) -> String {
-    if !executable(u) {
+fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, collectives: bool) -> String {
+    if !runs_unit(u, collectives) {
         not_executed_reason(u)
     } else if let Some(f) = failed.get(&u.id) {
         f.clone()
@@ -311,9 +425,10 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         notes,
     } = r;
     let on_rank = |s: &Step| plan.streams[s.stream as usize].rank == rank;
+    let collectives = gpu.has_collectives();
     let runs_step = |s: &Step| {
         let unit = &plan.units[s.unit as usize];
-        on_rank(s) && executable(unit) && !failed.contains_key(&s.unit)
+        on_rank(s) && runs_unit(unit, collectives) && !failed.contains_key(&s.unit)
     };
     let prog = schedule::graph_program(plan, runs_step);
     let mut step_event = HashMap::new();
@@ -397,6 +512,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
             Ok(())
         })
     };
+    job_phase(opts, "capturing the graph");
     let graph = match capture(gpu, image) {
         Ok(g) => g,
         Err(e) if image.is_some() => {
@@ -411,15 +527,19 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         Err(e) => return Err(e),
     };
+    job_phase(opts, "captured; warm-up replays");
     for _ in 0..opts.warmup {
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
+    job_phase(opts, "timing replays");
     let timed_start = unix_ms_now();
     let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
+    job_phase(opts, "energy windows");
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    job_phase(opts, "timed");
     // One more replay under CUPTI, before anything else touches the image.
     let fidelity = if opts.verify {
         let steps = super::fidelity::traced_steps(
@@ -457,7 +577,10 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 "{:.1} % of the memory image's float values are NaN or infinite after the replay: its power is not the model's",
                 share * 100.0
             ));
-            mi.nonfinite_producers = nonfinite_producers(plan, df, gpu, &runs_step, 5)?;
+            // The search replays steps one by one; in a job that would need every rank.
+            if en.job.is_none() {
+                mi.nonfinite_producers = nonfinite_producers(plan, df, gpu, &runs_step, 5)?;
+            }
             if let Some(first) = mi.nonfinite_producers.first() {
                 notes.push(format!("the first non-finite values come from {first}"));
             }
@@ -506,7 +629,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     results.units = plan
         .units
         .iter()
-        .map(|u| unit_row(u, status_of(u, failed)))
+        .map(|u| unit_row(u, status_of(u, failed, collectives)))
         .collect();
     Ok(())
 }
@@ -660,7 +783,7 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         for (i, s) in plan.steps.iter().enumerate() {
             let unit = &plan.units[s.unit as usize];
             if plan.streams[s.stream as usize].rank != rank
-                || !executable(unit)
+                || !runs_unit(unit, gpu.has_collectives())
                 || failed.contains_key(&s.unit)
             {
                 continue;
@@ -693,7 +816,7 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         if n == 0 {
             continue;
         }
-        let status = status_of(u, failed);
+        let status = status_of(u, failed, gpu.has_collectives());
         if status != "ok" {
             let mut row = unit_row(u, status);
             row.invocations = n;
@@ -701,6 +824,11 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             continue;
         }
         let places = image.zip(steps_of.get(&u.id).map(Vec::as_slice));
+        // A collective runs alone on every rank at once: the ranks meet first.
+        let collective = matches!(u.call, crate::plan::types::UnitCall::Collective { .. });
+        if let (true, Some(job)) = (collective, en.job.as_mut()) {
+            job.barrier(&format!("unit {}", u.id))?;
+        }
         match measure_unit(plan, u, n, places, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) => {
@@ -814,8 +942,13 @@ fn measure_unit(
         None
     };
     let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
-    let launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
+    let mut launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
+    // Every rank times a collective the same number of times (the job's most).
+    if let (crate::plan::types::UnitCall::Collective { .. }, Some(job)) = (&u.call, en.job.as_mut())
+    {
+        launches = job.agree_max(&format!("unit {} launches", u.id), launches as u64)? as usize;
+    }
     let timed_start = unix_ms_now();
     let samples = gpu.time_launches(&graph, launches)?;
     let timed_end = unix_ms_now();

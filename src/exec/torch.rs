@@ -52,6 +52,19 @@ extern "C" {
     fn kc_graph_free(graph: *mut c_void);
 }
 
+/// The GPU this process replays on (a job's rank replays on its `LOCAL_RANK`): libtorch's
+/// tensors and streams must be on the device whose context kc made current.
+static DEVICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets the device libtorch's tensors and streams use (before any unit is prepared).
+pub fn set_device(ordinal: u32) {
+    DEVICE.store(ordinal as usize, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn device() -> usize {
+    DEVICE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// One argument as torch_shim.cpp reads it (`struct KcArg`).
 #[repr(C)]
 struct KcArg {
@@ -122,7 +135,7 @@ fn placed_tensor(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
             &t.dims,
             &t.strides,
             kind,
-            Device::Cuda(0),
+            Device::Cuda(device()),
         )
     }
 }
@@ -170,7 +183,7 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
     let device = if t.host_scalar {
         Device::Cpu
     } else {
-        Device::Cuda(0)
+        Device::Cuda(device())
     };
     let n = kc_ir::TensorSpec::storage_elems(&t.dims, &t.strides) as i64;
     // Random values are drawn in a type every generator supports, then converted.
@@ -457,7 +470,7 @@ impl Torch {
                     || bytes > *avail
                     || stride.iter().any(|&s| s < 0)
                     || bytes != out.numel() as u64 * out.kind().elt_size_in_bytes() as u64
-                    || out.device() != Device::Cuda(0)
+                    || out.device() != Device::Cuda(device())
                 {
                     continue;
                 }
@@ -469,7 +482,7 @@ impl Torch {
                         &out.size(),
                         &out.stride(),
                         out.kind(),
-                        Device::Cuda(0),
+                        Device::Cuda(device()),
                     )
                 }
                 .map_err(|e| torch_err(name, e))?;
@@ -520,12 +533,12 @@ impl Torch {
 /// libtorch does after kc's streams are destroyed (its own teardown) uses one of them.
 pub fn release_stream() {
     // SAFETY: a null stream is the default stream, which always exists.
-    let _ = unsafe { torch_set_current_cuda_stream(std::ptr::null_mut(), 0) };
+    let _ = unsafe { torch_set_current_cuda_stream(std::ptr::null_mut(), device() as i32) };
 }
 
 fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
     // SAFETY: `stream` is a live stream of the current context, created by kc's Gpu.
-    let rc = unsafe { torch_set_current_cuda_stream(stream, 0) };
+    let rc = unsafe { torch_set_current_cuda_stream(stream, device() as i32) };
     if rc != 0 {
         return Err(ExecError::Torch {
             op: "torch_set_current_cuda_stream".into(),

@@ -205,6 +205,19 @@ pub fn build(g: &KernelGraph) -> Plan {
                 unit_tier = PlanTier::NotReplayable;
             }
         }
+        // A collective of a multi-rank plan must be one kc can issue with NCCL on that
+        // many ranks: decided here, so that no rank finds out while the others wait.
+        if let UnitCall::Collective { .. } = &call {
+            let world = g.meta.ranks.len().max(1) as u32;
+            if world > 1 {
+                if let Err(reason) = super::collectives::CollectiveCall::from_plan(&call, world) {
+                    call = UnitCall::NotReplayable {
+                        reason: format!("{}: {reason}", g.str(u.label)),
+                    };
+                    unit_tier = PlanTier::NotReplayable;
+                }
+            }
+        }
         let device_bytes: u64 = used
             .iter()
             .map(|&s| &slots.buffers[s as usize])

@@ -19,7 +19,123 @@ pub struct CollectiveSchedule {
     pub kinds: BTreeMap<String, usize>,
 }
 
-fn describe(c: &UnitCall) -> Option<String> {
+/// The collectives kc replays with NCCL.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum CollectiveKind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    AllToAll,
+}
+
+impl CollectiveKind {
+    /// The kind a trace's collective name means (`None`: not replayed, e.g. `wait`,
+    /// `barrier`).
+    pub fn of(name: &str) -> Option<CollectiveKind> {
+        let n = name
+            .trim_start_matches('_')
+            .to_ascii_lowercase()
+            .replace('_', "");
+        Some(match n.as_str() {
+            "allreduce" | "allreducecoalesced" => CollectiveKind::AllReduce,
+            "allgather" | "allgatherbase" | "allgatherintotensorcoalesced" => {
+                CollectiveKind::AllGather
+            }
+            "reducescatter" | "reducescatterbase" | "reducescattertensorcoalesced" => {
+                CollectiveKind::ReduceScatter
+            }
+            "broadcast" => CollectiveKind::Broadcast,
+            "alltoall" | "alltoallv" | "alltoallbase" => CollectiveKind::AllToAll,
+            _ => return None,
+        })
+    }
+}
+
+/// Bytes per element of a trace's collective dtype ("Half", "BFloat16", "Float", ...).
+pub fn elem_bytes(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "Half" | "Float16" | "c10::Half" | "BFloat16" | "c10::BFloat16" => 2,
+        "Float" | "Float32" | "Int" | "Int32" => 4,
+        "Double" | "Long" | "Int64" => 8,
+        "Byte" | "UInt8" | "Bool" | "Char" | "Int8" => 1,
+        _ => return None,
+    })
+}
+
+/// A collective unit's call, validated for a job of some number of ranks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollectiveCall {
+    pub kind: CollectiveKind,
+    pub dtype: String,
+    pub elem_bytes: u64,
+    /// Elements each rank sends and receives.
+    pub in_nelems: u64,
+    pub out_nelems: u64,
+}
+
+impl CollectiveCall {
+    /// The call a collective unit makes on a job of `world` ranks, or why kc cannot make
+    /// it (its kind, its element type, a sub-group communicator, counts that do not fit).
+    pub fn from_plan(call: &UnitCall, world: u32) -> Result<CollectiveCall, String> {
+        let UnitCall::Collective {
+            collective,
+            dtype,
+            in_nelems,
+            out_nelems,
+            group_size,
+        } = call
+        else {
+            return Err("not a collective".into());
+        };
+        if collective.is_empty() {
+            return Err(
+                "the trace records no collective parameters (PyTorch's record_param_comms: name, element counts, dtype), so the call cannot be sized"
+                    .into(),
+            );
+        }
+        let kind = CollectiveKind::of(collective)
+            .ok_or_else(|| format!("collective {collective:?} is not replayed"))?;
+        let elem =
+            elem_bytes(dtype).ok_or_else(|| format!("element type {dtype:?} has no NCCL type"))?;
+        if let Some(g) = group_size {
+            if *g != world {
+                return Err(format!(
+                    "a communicator of {g} ranks in a job of {world}: sub-group communicators are not replayed"
+                ));
+            }
+        }
+        let (Some(i), Some(o)) = (in_nelems, out_nelems) else {
+            return Err("element counts were not recorded".into());
+        };
+        let w = u64::from(world.max(1));
+        let fits = match kind {
+            CollectiveKind::AllReduce | CollectiveKind::Broadcast => i == o,
+            CollectiveKind::AllToAll => i == o && i % w == 0,
+            CollectiveKind::AllGather => Some(*o) == i.checked_mul(w),
+            CollectiveKind::ReduceScatter => Some(*i) == o.checked_mul(w),
+        };
+        if !fits || *i == 0 {
+            return Err(format!(
+                "{collective} with {i} elements in and {o} out does not fit {world} ranks"
+            ));
+        }
+        Ok(CollectiveCall {
+            kind,
+            dtype: dtype.clone(),
+            elem_bytes: elem,
+            in_nelems: *i,
+            out_nelems: *o,
+        })
+    }
+}
+
+fn describe(u: &super::types::PlanUnit) -> Option<String> {
+    // A collective the plan cannot replay still orders the ranks' sequences.
+    if let UnitCall::NotReplayable { .. } = &u.call {
+        return (u.family == "collective").then(|| format!("{} (not replayed)", u.label));
+    }
+    let c = &u.call;
     let UnitCall::Collective {
         collective,
         dtype,
@@ -49,7 +165,7 @@ pub fn match_ranks(plan: &Plan) -> Result<Option<CollectiveSchedule>, String> {
         ) else {
             continue;
         };
-        if let Some(d) = describe(&unit.call) {
+        if let Some(d) = describe(unit) {
             seq.entry(stream.rank).or_default().push(d);
         }
     }
