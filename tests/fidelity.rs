@@ -71,3 +71,54 @@ fn a_cnn_replay_adds_cudnn_memsets_that_stay_with_their_convolutions() {
     assert!(f.aligned_in_context_us > f.aligned_traced_us * 1.04);
     assert_eq!(f.worst_units[0].label, "aten::native_batch_norm");
 }
+
+/// The plan today's kc makes from the same trace has the same steps as the one the records
+/// were measured with, and records each kernel's traced launch geometry (plan version 5):
+/// the replay's kernels are then matched by name and by grid and block.
+#[test]
+fn kernels_match_by_name_and_launch_geometry() {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/examples/h100t2");
+    for (stem, want_matched) in [
+        ("gpt2s4l_decode_b4_eager", 0.99),
+        ("resnet18_b8_cl_et", 0.99),
+    ] {
+        let (old, records) = load(stem);
+        let et = examples.join(format!("{stem}.et.json.gz"));
+        let opts = kc::ingest::IngestOptions {
+            shapes: et.exists().then_some(et),
+            ..Default::default()
+        };
+        let (mut g, _) =
+            kc::ingest::ingest(&[examples.join(format!("{stem}.pt.trace.json.gz"))], &opts)
+                .unwrap();
+        kc::lower::lower(&mut g).unwrap();
+        let plan = kc::plan::build::build(&g);
+        assert_eq!(plan.steps.len(), old.steps.len(), "{stem}");
+        for (a, b) in plan.steps.iter().zip(&old.steps) {
+            assert_eq!(
+                plan.units[a.unit as usize].kernels, old.units[b.unit as usize].kernels,
+                "{stem}"
+            );
+        }
+        assert_eq!(plan.kernel_geometry.len(), plan.units.len());
+        let steps = fidelity::traced_steps(
+            &plan,
+            plan.steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.unit, i as u32)),
+        );
+        let f = fidelity::measure(&steps, &records);
+        assert_eq!(f.kernels_geometry_known, f.kernels_name_matched, "{stem}");
+        let share = f.kernels_geometry_matched as f64 / f.kernels_geometry_known as f64;
+        println!(
+            "{stem}: {} of {} name-matched kernels launched with the traced grid and block ({:.1} %)",
+            f.kernels_geometry_matched,
+            f.kernels_geometry_known,
+            100.0 * share
+        );
+        assert!(share >= want_matched, "{stem}: {share}");
+        // Without the geometry (an older plan), nothing is claimed about it.
+        assert_eq!(measure(stem).kernels_geometry_known, 0);
+    }
+}

@@ -352,6 +352,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                     },
                     dataflow: None,
                     binaries: Vec::new(),
+                    kernel_geometry: Vec::new(),
                 }
             })
     })

@@ -251,6 +251,13 @@ pub fn render(r: &Results) -> String {
                 f.step_median_abs_error_pct
                     .map_or("-".to_string(), |x| format!("{x:.1} %"))
             );
+            if f.kernels_geometry_known > 0 {
+                let _ = writeln!(
+                    o,
+                    "    launch geometry: {} of {} name-matched kernels with the traced grid and block",
+                    f.kernels_geometry_matched, f.kernels_geometry_known
+                );
+            }
             for w in f.worst_units.iter().take(5) {
                 let _ = writeln!(
                     o,

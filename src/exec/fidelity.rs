@@ -38,6 +38,9 @@ pub struct TracedStep<'a> {
     pub label: &'a str,
     /// Demangled kernel names of one invocation, in launch order (memcpy/memset excluded).
     pub kernels: Vec<&'a str>,
+    /// The traced launch geometry of each of `kernels` (empty when the plan does not
+    /// record it: plans before version 5).
+    pub geometry: Vec<Option<crate::plan::types::LaunchDims>>,
     pub traced_ns: i64,
 }
 
@@ -62,6 +65,12 @@ pub struct Fidelity {
     /// Aligned kernels whose traced name's base identifier appears in the launched name.
     pub kernels_aligned: u64,
     pub kernels_name_matched: u64,
+    /// Of the name-matched kernels whose traced geometry the plan records, those launched
+    /// with the same grid and block.
+    #[serde(default)]
+    pub kernels_geometry_known: u64,
+    #[serde(default)]
+    pub kernels_geometry_matched: u64,
     /// Launched kernels the trace does not have (a step took them on its way to its own).
     pub kernels_extra: u64,
     /// Steps aligned, of the replayed steps with kernels.
@@ -134,15 +143,23 @@ pub fn traced_steps<'a>(
     launches
         .map(|(unit, step)| {
             let u = &plan.units[unit as usize];
+            let dims = plan.kernel_geometry.get(unit as usize);
+            let kept: Vec<(usize, &str)> = u
+                .kernels
+                .iter()
+                .enumerate()
+                .map(|(k, n)| (k, n.as_str()))
+                .filter(|(_, k)| !is_runtime_copy(k))
+                .collect();
             TracedStep {
                 unit,
                 label: &u.label,
-                kernels: u
-                    .kernels
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|k| !is_runtime_copy(k))
-                    .collect(),
+                kernels: kept.iter().map(|(_, n)| *n).collect(),
+                geometry: dims.map_or_else(Vec::new, |d| {
+                    kept.iter()
+                        .map(|(k, _)| d.get(*k).copied().flatten())
+                        .collect()
+                }),
                 traced_ns: plan.steps[step as usize].traced_ns,
             }
         })
@@ -191,13 +208,23 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         // the next launched kernel whatever its name (another algorithm at that position).
         let first = at;
         let mut matched = 0usize;
-        for k in &s.kernels {
+        for (j, k) in s.kernels.iter().enumerate() {
             let base = base_name(k);
             let hit = (0..WINDOW)
                 .take_while(|d| at + d < recs.len())
                 .find(|d| recs[at + d].name.contains(base));
             match hit {
                 Some(d) => {
+                    if let Some(Some(g)) = s.geometry.get(j) {
+                        let r = recs[at + d];
+                        let same = |a: &[i32; 3], b: &[u32; 3]| {
+                            a.iter().zip(b).all(|(x, y)| i64::from(*x) == i64::from(*y))
+                        };
+                        f.kernels_geometry_known += 1;
+                        if same(&r.grid, &g.grid) && same(&r.block, &g.block) {
+                            f.kernels_geometry_matched += 1;
+                        }
+                    }
                     f.kernels_extra += d as u64;
                     at += d + 1;
                     matched += 1;
@@ -331,18 +358,21 @@ mod tests {
     fn records_align_to_steps_in_capture_order() {
         let steps = [
             TracedStep {
+                geometry: Vec::new(),
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
                 traced_ns: 10_000,
             },
             TracedStep {
+                geometry: Vec::new(),
                 unit: 1,
                 label: "aten::add",
                 kernels: vec!["void at::native::vectorized_elementwise_kernel<4>(int)"],
                 traced_ns: 2_000,
             },
             TracedStep {
+                geometry: Vec::new(),
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
@@ -377,12 +407,14 @@ mod tests {
     fn other_kernels_are_counted_and_missing_ones_cut_the_alignment() {
         let steps = [
             TracedStep {
+                geometry: Vec::new(),
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
                 traced_ns: 10_000,
             },
             TracedStep {
+                geometry: Vec::new(),
                 unit: 1,
                 label: "aten::add",
                 kernels: vec!["void at::native::elementwise_kernel<128, 2>(int)"],
@@ -400,6 +432,7 @@ mod tests {
         assert!(f.cut.as_deref().unwrap().contains("fewer"));
         // A kernel the trace does not have (cuDNN's workspace memset) goes with its step.
         let conv = [TracedStep {
+            geometry: Vec::new(),
             unit: 0,
             label: "aten::cudnn_convolution",
             kernels: vec!["void nhwcAddPaddingKernel<__half>(int)"],

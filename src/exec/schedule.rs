@@ -211,6 +211,7 @@ mod tests {
             iterations: Default::default(),
             dataflow: None,
             binaries: Vec::new(),
+            kernel_geometry: Vec::new(),
         }
     }
 

@@ -336,6 +336,13 @@ pub fn build(g: &KernelGraph) -> Plan {
         .map(|u| u.traced_ns_total)
         .sum();
     let dataflow = place(g, &instance_order, &units);
+    // Each unit's first invocation, for its traced launch geometry.
+    let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];
+    for (k, i) in g.instances.iter().enumerate() {
+        if let Some(slot) = first_instance.get_mut(i.unit.0 as usize) {
+            slot.get_or_insert(k);
+        }
+    }
     Plan {
         header: PlanHeader {
             kc_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -383,6 +390,28 @@ pub fn build(g: &KernelGraph) -> Plan {
             found_by: g.iterations_found_by().to_string(),
         },
         dataflow,
+        kernel_geometry: g
+            .units
+            .iter()
+            .map(|u| {
+                let first = first_instance
+                    .get(u.id.0 as usize)
+                    .copied()
+                    .flatten()
+                    .map(|k| &g.instances[k]);
+                first.map_or_else(Vec::new, |i| {
+                    i.nodes
+                        .iter()
+                        .map(|n| {
+                            g.graph[*n].kind.geometry().map(|k| LaunchDims {
+                                grid: k.grid,
+                                block: k.block,
+                            })
+                        })
+                        .collect()
+                })
+            })
+            .collect(),
         binaries: g
             .compiled_kernels
             .iter()

@@ -49,12 +49,14 @@ const PLAN_FILE_V1: Kind = Kind {
 };
 
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
-    // Version 3 appended `dataflow` and version 4 `binaries`: older plans are ones
-    // without them.
-    let no_binaries = envelope::encode_fragment(&Vec::<types::KernelBinary>::new());
+    // Version 3 appended `dataflow`, version 4 `binaries`, version 5 `kernel_geometry`:
+    // older plans are ones without them.
+    let no_geometry = envelope::encode_fragment(&Vec::<Vec<Option<types::LaunchDims>>>::new());
+    let mut no_binaries = envelope::encode_fragment(&Vec::<types::KernelBinary>::new());
+    no_binaries.extend_from_slice(&no_geometry);
     let mut no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
     no_dataflow.extend_from_slice(&no_binaries);
-    let older: [(u32, &[u8]); 2] = [(2, &no_dataflow), (3, &no_binaries)];
+    let older: [(u32, &[u8]); 3] = [(2, &no_dataflow), (3, &no_binaries), (4, &no_geometry)];
     let plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {
             envelope::decode::<types::PlanV1>(&PLAN_FILE_V1, bytes, path)?.into()

@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the encoding of any type in this file changes. Version 2 added
 /// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]; version 4 appended
-/// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]). Version 1 plans are still read
-/// ([`PlanV1`]), versions 2 and 3 as plans without what later versions appended.
-pub const PLAN_FORMAT_VERSION: u32 = 4;
+/// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
+/// [`Plan::kernel_geometry`]. Version 1 plans are still read ([`PlanV1`]), versions 2-4
+/// as plans without what later versions appended.
+pub const PLAN_FORMAT_VERSION: u32 = 5;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -48,6 +49,7 @@ impl From<PlanV1> for Plan {
             },
             dataflow: None,
             binaries: Vec::new(),
+            kernel_geometry: Vec::new(),
         }
     }
 }
@@ -68,6 +70,17 @@ pub struct Plan {
     pub dataflow: Option<PlanDataflow>,
     /// Compiled kernels' binaries, which tier-4 units launch ([`UnitCall::Kernel`]).
     pub binaries: Vec<KernelBinary>,
+    /// Per unit, parallel to its `kernels`: the traced launch geometry (grid, block) of its
+    /// first invocation's kernels (`None` for copies and fills), which `--verify` compares
+    /// with what the replay launched. Empty in plans before version 5.
+    pub kernel_geometry: Vec<Vec<Option<LaunchDims>>>,
+}
+
+/// A kernel launch's grid and block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchDims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
 }
 
 /// A compiled kernel's binary: a cubin and the entry to launch in it.

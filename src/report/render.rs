@@ -197,6 +197,15 @@ pub fn markdown(r: &Report) -> String {
             f.step_median_abs_error_pct
                 .map_or("-".to_string(), |x| format!("{x:.1} %"))
         );
+        if f.kernels_geometry_known > 0 {
+            let _ = writeln!(
+                o,
+                "\nLaunch geometry: {} of the {} name-matched kernels whose traced grid and block the plan records ({:.1} %) launched with the same grid and block.",
+                f.kernels_geometry_matched,
+                f.kernels_geometry_known,
+                100.0 * f.kernels_geometry_matched as f64 / f.kernels_geometry_known as f64
+            );
+        }
         if !f.worst_units.is_empty() {
             let _ = writeln!(o, "\nUnits whose kernels ran furthest from the trace inside kc's graph:\n\n| unit | label | steps | traced us | in context us | median error |\n|---|---|---|---|---|---|");
             for w in f.worst_units.iter().take(5) {
