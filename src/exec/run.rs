@@ -431,6 +431,24 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         on_rank(s) && runs_unit(unit, collectives) && !failed.contains_key(&s.unit)
     };
     let prog = schedule::graph_program(plan, runs_step);
+    // A graph of nothing would time an empty launch: say why nothing runs instead.
+    if prog.launched == 0 {
+        let on = plan.steps.iter().filter(|s| on_rank(s)).count();
+        let collective = plan.steps.iter().filter(|s| on_rank(s)).any(|s| {
+            matches!(
+                plan.units[s.unit as usize].call,
+                crate::plan::types::UnitCall::Collective { .. }
+            )
+        });
+        return Err(ExecError::Unsupported(format!(
+            "none of rank {rank}'s {on} steps is executed here ({}): nothing to replay",
+            if collective {
+                "its collectives need every rank together: `kc exec --ranks all`"
+            } else {
+                "see `kc plan show` for why each unit is not replayed"
+            }
+        )));
+    }
     let mut step_event = HashMap::new();
     for op in &prog.ops {
         if let ProgramOp::Record { step, .. } = op {
