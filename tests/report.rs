@@ -496,3 +496,40 @@ fn the_error_budget_adds_up_from_measured_parts() {
     let f = r.fidelity.as_ref().unwrap();
     assert_eq!((f.kernels_traced, f.kernels_name_matched), (387, 387));
 }
+
+/// A full tier 1-3 run (fixtures/results/gpt2s_b4s128_et.*, H100, 2026-11-24): the shared
+/// GPT-2-small-shaped prefill with its Execution Trace, replayed over the model's memory
+/// image with `--verify`, each unit alone in context, and the model's own measurement:
+/// the whole report (fidelity with launch geometry, error budget) is snapshot-tested.
+#[test]
+fn a_full_tier_three_run_reports_against_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = shared().join("examples/h100t2/reference.json");
+    let o = kc(&[
+        "report",
+        fixture("gpt2s_b4s128_et.graph.json").to_str().unwrap(),
+        "--isolated",
+        fixture("gpt2s_b4s128_et.iso.json").to_str().unwrap(),
+        "--plan",
+        fixture("gpt2s_b4s128_et.kcplan").to_str().unwrap(),
+        "--reference",
+        reference.to_str().unwrap(),
+        "-o",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r/report.json")).unwrap())
+            .unwrap();
+    // Tier 3 ran: every unit measured, none left out.
+    assert_eq!(json["time"]["units_not_executed"], 0);
+    assert!(md.contains("| 3 | 15 | 288 |"), "tier 3 row");
+    // The replay launched the traced kernels, with the traced geometry.
+    let f = &json["fidelity"];
+    assert_eq!((f["kernels_launched"].as_u64(), f["kernels_traced"].as_u64()), (Some(363), Some(363)));
+    assert_eq!(f["kernels_geometry_matched"], f["kernels_geometry_known"]);
+    // The error budget's parts add up.
+    assert!(md.contains("| unexplained | +0.0 |") || md.contains("| unexplained | -0.0 |"), "{md}");
+    insta_settings().bind(|| insta::assert_snapshot!("report_gpt2s_full_tier3", md));
+}
