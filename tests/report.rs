@@ -520,16 +520,21 @@ fn a_full_tier_three_run_reports_against_the_model() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
     let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("r/report.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(dir.path().join("r/report.json")).unwrap()).unwrap();
     // Tier 3 ran: every unit measured, none left out.
     assert_eq!(json["time"]["units_not_executed"], 0);
     assert!(md.contains("| 3 | 15 | 288 |"), "tier 3 row");
     // The replay launched the traced kernels, with the traced geometry.
     let f = &json["fidelity"];
-    assert_eq!((f["kernels_launched"].as_u64(), f["kernels_traced"].as_u64()), (Some(363), Some(363)));
+    assert_eq!(
+        (f["kernels_launched"].as_u64(), f["kernels_traced"].as_u64()),
+        (Some(363), Some(363))
+    );
     assert_eq!(f["kernels_geometry_matched"], f["kernels_geometry_known"]);
     // The error budget's parts add up.
-    assert!(md.contains("| unexplained | +0.0 |") || md.contains("| unexplained | -0.0 |"), "{md}");
+    assert!(
+        md.contains("| unexplained | +0.0 |") || md.contains("| unexplained | -0.0 |"),
+        "{md}"
+    );
     insta_settings().bind(|| insta::assert_snapshot!("report_gpt2s_full_tier3", md));
 }
