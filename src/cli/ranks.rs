@@ -365,10 +365,7 @@ fn tail(path: &Path, lines: usize) -> String {
 }
 
 pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
-    let mut ranks: Vec<u32> = plan.streams.iter().map(|s| s.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    let world = ranks.len() as u32;
+    let world = plan.ranks().len() as u32;
     if world < 2 {
         return super::fail(format!(
             "{}: the plan holds one rank; --ranks all replays multi-rank plans (drop --ranks)",

@@ -158,9 +158,7 @@ impl Default for ExecOptions {
 
 /// The rank a run replays: the one asked for, else the plan's lowest.
 pub fn replay_rank(plan: &Plan, asked: Option<u32>) -> Result<u32, ExecError> {
-    let mut ranks: Vec<u32> = plan.streams.iter().map(|s| s.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
+    let ranks = plan.ranks();
     match asked {
         Some(r) if ranks.contains(&r) => Ok(r),
         Some(r) => Err(ExecError::Unsupported(format!(

@@ -169,13 +169,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     // the rendezvous' deadline with the others, which then end with a clear error.
     let (mut job, nccl_id, trace_rank) = match &opts.job {
         Some(env) => {
-            let ranks: Vec<u32> = plan
-                .streams
-                .iter()
-                .map(|s| s.rank)
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
+            let ranks = plan.ranks();
             if ranks.len() != env.world_size as usize {
                 return Err(ExecError::Unsupported(format!(
                     "the plan holds {} ranks, the job has WORLD_SIZE={}: one process per traced rank",
@@ -318,12 +312,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         Some(r) => r,
         None => super::replay_rank(plan, opts.rank)?,
     };
-    let ranks = plan
-        .streams
-        .iter()
-        .map(|s| s.rank)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let ranks = plan.ranks().len();
     if ranks > 1 && trace_rank.is_none() {
         notes.push(format!(
             "the plan holds {ranks} ranks; this run replays rank {rank} (--rank), its collectives not executed (`--ranks all` replays every rank together)"

@@ -172,13 +172,7 @@ pub fn match_ranks(plan: &Plan) -> Result<Option<CollectiveSchedule>, String> {
     let Some((&first_rank, first)) = seq.iter().next() else {
         return Ok(None);
     };
-    let ranks: Vec<u32> = plan
-        .streams
-        .iter()
-        .map(|s| s.rank)
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let ranks = plan.ranks();
     for &r in &ranks {
         let Some(other) = seq.get(&r) else {
             return Err(format!(

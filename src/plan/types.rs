@@ -442,6 +442,14 @@ pub struct MemoryPlan {
 }
 
 impl Plan {
+    /// The ranks the plan's streams belong to, ascending, each once.
+    pub fn ranks(&self) -> Vec<u32> {
+        let mut r: Vec<u32> = self.streams.iter().map(|s| s.rank).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+
     /// Proves every index points inside the plan. A decoded plan that fails this is
     /// rejected, never executed.
     pub fn check(&self) -> Result<(), String> {
