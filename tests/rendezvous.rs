@@ -186,10 +186,12 @@ fn ranks_all_ends_with_the_failing_rank_named() {
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(60));
-    // A single-rank plan is refused with a hint.
-    let one = Command::new(kc)
+    // --ranks replays every rank; asking for one rank as well is refused.
+    let both = Command::new(kc)
         .args(["exec", p.to_str().unwrap(), "--ranks", "all", "--rank", "0"])
         .output()
         .unwrap();
-    assert!(!one.status.success());
+    assert!(!both.status.success());
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert!(err.contains("cannot be used with"), "{err}");
 }

@@ -158,6 +158,21 @@ impl KernelGraph {
         self.iterations.iter().filter(|i| i.rank == first).count() as u32
     }
 
+    /// Whether an op is an aten operator (what tier 3 can call), not an annotation,
+    /// autograd node or Python-level launch.
+    pub fn is_aten_op(&self, id: OpId) -> bool {
+        let o = self.op(id);
+        o.kind == crate::OpKind::Op && self.str(o.name).starts_with("aten::")
+    }
+
+    /// Whether a CUDA graph replay launched this GPU activity (its launch call is a
+    /// `cudaGraphLaunch`).
+    pub fn is_graph_launched(&self, n: &crate::Node) -> bool {
+        n.launch
+            .as_ref()
+            .is_some_and(|l| self.strings.get(l.api).contains("GraphLaunch"))
+    }
+
     /// The compiled-kernel launch an op made, if it made one.
     pub fn compiled_launch(&self, op: OpId) -> Option<&crate::CompiledLaunch> {
         self.compiled_launches

@@ -124,7 +124,11 @@ pub fn run(a: Args) -> i32 {
     // Every rank of a job writes its own file (under torchrun or srun they share one
     // command line, and often one file system).
     let out = match &job {
-        Some(j) if !out.to_string_lossy().contains(".rank") => {
+        Some(j)
+            if !out
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".rank")) =>
+        {
             super::ranks::rank_path(&out, j.rank)
         }
         _ => out,

@@ -23,20 +23,6 @@ use std::ffi::c_void;
 
 const WORKSPACE_BYTES: usize = 64 << 20;
 
-/// Whether an element type holds floating-point numbers (unknown counts as float: copies).
-fn is_float(t: ElemType) -> bool {
-    matches!(
-        t,
-        ElemType::F64
-            | ElemType::F32
-            | ElemType::F16
-            | ElemType::BF16
-            | ElemType::F8E4M3
-            | ElemType::F8E5M2
-            | ElemType::Unknown
-    )
-}
-
 pub(super) fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
     if r == cu::CUresult::CUDA_SUCCESS {
         return Ok(());
@@ -667,7 +653,8 @@ impl Gpu {
             // gather's bounds check would trap).
             for a in args {
                 if let crate::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
-                    if !is_float(*dtype) {
+                    // An operand of unknown type keeps the values it starts with.
+                    if !super::aten::is_float(*dtype) && *dtype != ElemType::Unknown {
                         let b = &self.buffers[*slot as usize];
                         if !b.host.is_null() {
                             continue;

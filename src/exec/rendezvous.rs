@@ -386,18 +386,39 @@ impl Job {
         let done = self.client.set(&format!("done/{}", env.rank), b"1");
         if env.rank == 0 {
             done?;
-            for r in 0..env.world_size {
-                if self.client.get(&format!("done/{r}"))?.is_none() {
-                    return Err(RendezvousError::Timeout(format!(
-                        "rank 0: rank {r} of {} did not finish within {:.0} s (did it die?)",
-                        env.world_size,
-                        self.timeout.as_secs_f64()
-                    )));
-                }
-            }
+            wait_all(
+                &mut self.client,
+                &env,
+                self.timeout,
+                "done",
+                "finish",
+                "did it die?",
+            )?;
         }
         Ok(())
     }
+}
+
+/// Waits until every rank has set `KEY/RANK`; names the first missing rank otherwise.
+fn wait_all(
+    c: &mut Client,
+    env: &RankEnv,
+    timeout: Duration,
+    key: &str,
+    verb: &str,
+    hint: &str,
+) -> Result<(), RendezvousError> {
+    for r in 0..env.world_size {
+        if c.get(&format!("{key}/{r}"))?.is_none() {
+            return Err(RendezvousError::Timeout(format!(
+                "rank {}: rank {r} of {} did not {verb} within {:.0} s ({hint})",
+                env.rank,
+                env.world_size,
+                timeout.as_secs_f64()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn join(
@@ -424,20 +445,14 @@ fn join(
         ))
     })?;
     c.set(&format!("arrived/{}", env.rank), b"1")?;
-    let wait_all = |c: &mut Client, what: &str| -> Result<(), RendezvousError> {
-        for r in 0..env.world_size {
-            if c.get(&format!("{what}/{r}"))?.is_none() {
-                return Err(RendezvousError::Timeout(format!(
-                    "rank {}: rank {r} of {} did not arrive within {:.0} s (did it die or never start?)",
-                    env.rank,
-                    env.world_size,
-                    timeout.as_secs_f64()
-                )));
-            }
-        }
-        Ok(())
-    };
-    wait_all(&mut c, "arrived")?;
+    wait_all(
+        &mut c,
+        env,
+        timeout,
+        "arrived",
+        "arrive",
+        "did it die or never start?",
+    )?;
     Ok((c, blob))
 }
 

@@ -562,15 +562,6 @@ fn parameters(
     Ok(params)
 }
 
-/// What resolution found, for ingest's summary.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct CompiledSummary {
-    pub cache: Option<String>,
-    pub launches: usize,
-    pub resolved: usize,
-    pub binaries: usize,
-}
-
 /// The cache to read: the flag's, else `TORCHINDUCTOR_CACHE_DIR`, else
 /// `/tmp/torchinductor_$USER`, when that exists (`None`: no cache).
 pub fn default_cache() -> Option<PathBuf> {
@@ -581,57 +572,68 @@ pub fn default_cache() -> Option<PathBuf> {
     env.into_iter().chain(user).find(|p| p.is_dir())
 }
 
-/// Resolves every compiled launch of `g` against the cache at `path`.
+/// What decides a launch's binary and parameters: kernel, module, traced config, and how
+/// many arguments the trace recorded.
+type LaunchKey<'a> = (&'a str, &'a str, Option<u32>, Option<u32>, usize);
+
+/// Resolves every compiled launch of `g` against the cache at `path` (what it found is
+/// counted from the graph by ingest's summary).
 pub fn resolve_all(
     g: &mut KernelGraph,
     path: &Path,
     diags: &mut Diagnostics,
-) -> Result<CompiledSummary, String> {
+) -> Result<(), String> {
     let files = CacheFiles::read(path)?;
     let index = CacheIndex::build(&files);
-    let mut summary = CompiledSummary {
-        cache: Some(path.display().to_string()),
-        launches: g.compiled_launches.len(),
-        ..Default::default()
-    };
-    // One binary per (kernel, module, config); launches share it.
-    let mut kernels: HashMap<CompiledKernel, u32> = HashMap::new();
+    // Launches of one kernel with one config resolve once (a model repeats its kernels
+    // every layer and iteration), and one binary is kept once however many configs of
+    // launches reach it.
+    let mut by_launch: HashMap<LaunchKey<'_>, Resolution> = HashMap::new();
+    let mut by_binary: HashMap<(String, String), u32> = HashMap::new();
+    let mut kernels: Vec<CompiledKernel> = Vec::new();
     let mut resolved = Vec::with_capacity(g.compiled_launches.len());
     for l in &g.compiled_launches {
         let name = g.str(g.op(l.op).name);
-        let r = index.resolve(
+        let args = g.args(l.op);
+        let key = (
             name,
-            &l.kernel_file,
+            l.kernel_file.as_str(),
             l.num_warps,
             l.num_stages,
-            g.args(l.op),
+            args.len(),
         );
-        resolved.push(match r {
-            Ok(k) => {
-                let n = kernels.len() as u32;
-                Resolution::Binary(*kernels.entry(k).or_insert(n))
-            }
-            Err(why) => {
-                diags.add(
-                    "compiled_kernel_missing",
-                    format!("{}", l.op),
-                    format!("{name}: {why}"),
-                );
-                Resolution::Missing(why)
-            }
-        });
-    }
-    let mut table: Vec<(u32, CompiledKernel)> = kernels.into_iter().map(|(k, i)| (i, k)).collect();
-    table.sort_by_key(|(i, _)| *i);
-    g.compiled_kernels = table.into_iter().map(|(_, k)| k).collect();
-    for (l, r) in g.compiled_launches.iter_mut().zip(resolved) {
-        if matches!(r, Resolution::Binary(_)) {
-            summary.resolved += 1;
+        let r = by_launch
+            .entry(key)
+            .or_insert_with(|| {
+                match index.resolve(name, &l.kernel_file, l.num_warps, l.num_stages, args) {
+                    Ok(k) => {
+                        let next = kernels.len() as u32;
+                        let id = *by_binary
+                            .entry((k.origin.clone(), k.name.clone()))
+                            .or_insert(next);
+                        if id == next {
+                            kernels.push(k);
+                        }
+                        Resolution::Binary(id)
+                    }
+                    Err(why) => Resolution::Missing(why),
+                }
+            })
+            .clone();
+        if let Resolution::Missing(why) = &r {
+            diags.add(
+                "compiled_kernel_missing",
+                format!("{}", l.op),
+                format!("{name}: {why}"),
+            );
         }
+        resolved.push(r);
+    }
+    g.compiled_kernels = kernels;
+    for (l, r) in g.compiled_launches.iter_mut().zip(resolved) {
         l.resolution = r;
     }
-    summary.binaries = g.compiled_kernels.len();
-    Ok(summary)
+    Ok(())
 }
 
 #[cfg(test)]

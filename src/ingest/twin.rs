@@ -138,15 +138,7 @@ fn wants_op(g: &KernelGraph, id: NodeId) -> bool {
     if !n.link.is_linked() {
         return true;
     }
-    let graph_launched = n
-        .launch
-        .as_ref()
-        .is_some_and(|l| g.strings.get(l.api).contains("GraphLaunch"));
-    graph_launched
-        && n.op.is_none_or(|op| {
-            let o = g.op(op);
-            o.kind != kc_ir::OpKind::Op || !g.str(o.name).starts_with("aten::")
-        })
+    g.is_graph_launched(n) && n.op.is_none_or(|op| !g.is_aten_op(op))
 }
 
 /// Links the GPU activities of `graph` that need an op ([`wants_op`]) to copies of the

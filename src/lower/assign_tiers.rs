@@ -7,7 +7,7 @@ use super::LowerCtx;
 use crate::diag::Diagnostic;
 use kc_ir::{
     ArgsSource, Classification, CompiledCall, KernelArg, KernelGraph, MemcpyKind, NodeKind, OpArg,
-    OpKind, ParamSource, Resolution, Tier, UnitId, UnitInstance, UnitParams, Unreplayable,
+    ParamSource, Resolution, Tier, UnitId, UnitInstance, UnitParams, Unreplayable,
 };
 
 /// One tier rule: its name (shown by `kc lower --explain`), priority, tier and meaning.
@@ -122,17 +122,9 @@ fn decide(
     // loop's annotation at most), so that op cannot rebuild them.
     let graph_launched = inst.nodes.iter().any(|&n| {
         let node = &g.graph[n];
-        node.link != kc_ir::LinkStatus::EagerTwin
-            && node
-                .launch
-                .as_ref()
-                .is_some_and(|l| g.strings.get(l.api).contains("GraphLaunch"))
+        node.link != kc_ir::LinkStatus::EagerTwin && g.is_graph_launched(node)
     });
-    let not_aten = |op: kc_ir::OpId| {
-        let o = g.op(op);
-        o.kind != OpKind::Op || !g.str(o.name).starts_with("aten::")
-    };
-    if graph_launched && op.is_none_or(not_aten) {
+    if graph_launched && op.is_none_or(|op| !g.is_aten_op(op)) {
         return (
             r("graph-launched"),
             UnitParams::None(Unreplayable::GraphLaunched),
@@ -184,7 +176,7 @@ fn decide(
     }
     let o = g.op(op_id);
     let name = g.str(o.name);
-    if o.kind != OpKind::Op || !name.starts_with("aten::") {
+    if !g.is_aten_op(op_id) {
         return (
             r("not-an-aten-op"),
             UnitParams::None(Unreplayable::NoAtenOp {

@@ -16,7 +16,7 @@
 
 use super::{LowerCtx, PendingInstance};
 use crate::diag::Diagnostic;
-use kc_ir::{Family, KernelGraph, NodeKind, OpKind};
+use kc_ir::{Family, KernelGraph, NodeKind};
 use std::collections::HashMap;
 
 pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
@@ -37,8 +37,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         }
         let mut best = op;
         for a in g.op_chain(op).skip(1) {
-            let o = g.op(a);
-            if o.kind != OpKind::Op || !g.str(o.name).starts_with("aten::") {
+            if !g.is_aten_op(a) {
                 break;
             }
             match launches.get(&a) {
