@@ -243,16 +243,18 @@ pub fn write_streamed<T: Serialize>(
 ) -> Result<(), EnvelopeError> {
     use std::io::{Seek, SeekFrom, Write};
     let p = path.display().to_string();
-    let io = |source| EnvelopeError::Io {
+    let io = |source| EnvelopeError::Write {
         path: p.clone(),
         source,
     };
-    if path.is_dir() {
+    // A directory, symlink, device or FIFO at `path` is refused before any work; the
+    // final rename checks again.
+    if let Some(kind) = crate::files::non_regular_kind(path) {
         return Err(EnvelopeError::Write {
             path: p,
             source: std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "it is a directory (name a file)",
+                std::io::ErrorKind::AlreadyExists,
+                format!("refusing to replace it: it is {kind}"),
             ),
         });
     }

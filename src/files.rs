@@ -50,8 +50,11 @@ impl Temp {
         &self.path
     }
 
-    /// Renames the temporary over `dest` (a file, or an empty or absent directory's place).
+    /// Renames the temporary over `dest`, which must be absent or a regular file: a
+    /// device, FIFO, socket, symlink or directory there is refused and left as it is (a
+    /// rename would replace it, and `-o /dev/null` run as root would destroy /dev/null).
     pub fn persist(mut self, dest: &Path) -> std::io::Result<()> {
+        refuse_non_regular(dest)?;
         std::fs::rename(&self.path, dest)?;
         self.kept = true;
         Ok(())
@@ -122,11 +125,54 @@ pub fn temp_beside(path: &Path) -> Temp {
     temp_named(path, TEMP_TAG)
 }
 
-/// Refuses an output path that cannot take a file: an existing directory.
+/// What stands at `path`, when it is something kc must not replace with a file: a
+/// directory, a symlink (its link would be replaced, not its target written), a device, a
+/// FIFO or a socket. `None` when the path is absent or a regular file. Looked at without
+/// following a final symlink.
+pub fn non_regular_kind(path: &Path) -> Option<&'static str> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let t = m.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory (name a file)");
+    }
+    if t.is_symlink() {
+        return Some("a symbolic link (name the file itself)");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_char_device() || t.is_block_device() {
+            return Some("a device, not a regular file");
+        }
+        if t.is_fifo() {
+            return Some("a FIFO, not a regular file");
+        }
+        if t.is_socket() {
+            return Some("a socket, not a regular file");
+        }
+    }
+    Some("not a regular file")
+}
+
+fn refuse_non_regular(path: &Path) -> std::io::Result<()> {
+    match non_regular_kind(path) {
+        None => Ok(()),
+        Some(kind) => Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("refusing to replace it: it is {kind}"),
+        )),
+    }
+}
+
+/// Refuses an output path that is there and is not a regular file: a directory, a
+/// symlink, a device, a FIFO or a socket is left as it is.
 pub fn check_output_file(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
+    if let Some(kind) = non_regular_kind(path) {
         return Err(format!(
-            "{}: cannot write: it is a directory (name a file)",
+            "{}: cannot write: refusing to replace it: it is {kind}",
             path.display()
         ));
     }
@@ -136,12 +182,7 @@ pub fn check_output_file(path: &Path) -> Result<(), String> {
 /// Writes atomically: to a temporary beside `path`, then renamed over it, so a failed or
 /// interrupted write never leaves a half file or destroys an older good one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "it is a directory (name a file)",
-        ));
-    }
+    refuse_non_regular(path)?;
     let tmp = temp_beside(path);
     std::fs::write(tmp.path(), bytes)?;
     tmp.persist(path)
@@ -153,15 +194,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// files are put back. Returns the path that failed and why.
 pub fn write_all(files: &[(PathBuf, Vec<u8>)]) -> Result<(), (PathBuf, std::io::Error)> {
     for (path, _) in files {
-        if path.is_dir() {
-            return Err((
-                path.clone(),
-                std::io::Error::new(
-                    std::io::ErrorKind::IsADirectory,
-                    "a directory is in the way of this output file",
-                ),
-            ));
-        }
+        refuse_non_regular(path).map_err(|e| (path.clone(), e))?;
     }
     let mut temps = Vec::with_capacity(files.len());
     for (path, bytes) in files {
@@ -342,6 +375,41 @@ mod tests {
         write_all(&[(a.clone(), b"a3".to_vec()), (b.clone(), b"b3".to_vec())]).unwrap();
         assert_eq!(std::fs::read(&b).unwrap(), b"b3");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A FIFO, a symlink or a device at an output path is refused and left as it is; the
+    /// rename of a whole-file write would otherwise replace it (as root, `-o /dev/null`
+    /// destroyed /dev/null).
+    #[cfg(unix)]
+    #[test]
+    fn outputs_that_are_not_regular_files_are_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        for p in [&fifo, &link] {
+            assert!(check_output_file(p).is_err());
+            assert!(write_atomic(p, b"x").is_err());
+            assert!(write_all(&[(p.to_path_buf(), b"x".to_vec())]).is_err());
+        }
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        // /dev/null itself is only looked at, never written.
+        assert!(check_output_file(Path::new("/dev/null")).is_err());
+        // No temporaries were left.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn plan_body(body: &[u8]) -> bool {
 pub fn inductor_cache(bytes: &[u8]) -> usize {
     use crate::ingest::inductor::*;
     let mut files = CacheFiles::default();
-    let _ = files.read_tar(bytes);
+    let _ = files.read_tar(bytes, None);
     let _ = read_meta(bytes);
     let _ = best_config_hash(bytes);
     let text = String::from_utf8_lossy(bytes);
@@ -62,11 +62,15 @@ pub fn inductor_cache(bytes: &[u8]) -> usize {
     let _ = ptx_param_count(&text, name);
     let _ = module_signature(&text, name);
     // The same bytes as every kind of file of one binary directory, and as a module.
-    for ext in ["json", "cubin", "ttir", "ptx"] {
+    for ext in ["json", "ttir", "ptx"] {
         files
             .files
             .insert(format!("triton/0/H/{name}.{ext}"), bytes.to_vec());
     }
+    files
+        .cubins
+        .insert(format!("triton/0/H/{name}.cubin"), bytes.len() as u64);
+    let _ = cubin_problem(bytes);
     files.files.insert("xx/cxx.py".into(), bytes.to_vec());
     let index = CacheIndex::build(&files);
     let recorded = vec![kc_ir::OpArg::None; 3];

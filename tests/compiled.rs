@@ -250,7 +250,9 @@ fn the_readers_read_the_real_files() {
         .iter()
         .find(|(n, _)| n.ends_with(".json"))
         .expect("a metadata file");
-    let meta = read_meta(&json.1).expect("Triton metadata");
+    let meta = read_meta(&json.1)
+        .expect("in range")
+        .expect("Triton metadata");
     assert!(meta.num_warps > 0 && meta.arch == 90, "{meta:?}");
     let ttir = m.iter().find(|(n, _)| n.ends_with(".ttir")).unwrap();
     let text = String::from_utf8_lossy(&ttir.1);
@@ -308,4 +310,120 @@ mod fuzzish {
             let _ = kc::fuzzing::inductor_cache(&b);
         }
     }
+}
+
+/// Rebuilds the fixture cache with `edit` applied to each member (name, bytes) -> members.
+fn cache_with(edit: impl Fn(&str, &[u8]) -> Vec<(String, Vec<u8>)>) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, bytes) in cache_members() {
+        for (n, data) in edit(&name, &bytes) {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, &n, data.as_slice()).unwrap();
+        }
+    }
+    b.into_inner().unwrap()
+}
+
+fn ingest_with_cache_bytes(tar: &[u8]) -> Result<kc_ir::KernelGraph, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("c.tar");
+    std::fs::write(&cache, tar).unwrap();
+    kc::ingest::ingest(
+        &[fixture(&format!("{QWEN}.pt.trace.json.gz"))],
+        &kc::ingest::IngestOptions {
+            inductor_cache: Some(cache),
+            ..Default::default()
+        },
+    )
+    .map(|(g, _)| g)
+    .map_err(|e| e.to_string())
+}
+
+fn resolved(g: &kc_ir::KernelGraph) -> usize {
+    g.compiled_launches
+        .iter()
+        .filter(|l| matches!(l.resolution, kc_ir::Resolution::Binary(_)))
+        .count()
+}
+
+/// A cache is read by its size, not by what it claims: cubins that are not CUDA ELF files
+/// never resolve, a second member of one name is refused, metadata out of range is
+/// refused (never truncated into range), and extension headers are bounded (hostile2
+/// cases 4b, 6b-6d).
+#[test]
+fn a_hostile_cache_resolves_nothing_it_should_not() {
+    use kc::ingest::inductor::*;
+    // The untouched cache, rebuilt the same way, resolves every launch.
+    let good =
+        ingest_with_cache_bytes(&cache_with(|n, b| vec![(n.to_string(), b.to_vec())])).unwrap();
+    assert_eq!(resolved(&good), good.compiled_launches.len());
+    assert!(good
+        .compiled_kernels
+        .iter()
+        .all(|k| cubin_problem(&k.cubin).is_none()));
+    // Cubins replaced by a shell script or nothing.
+    let g = ingest_with_cache_bytes(&cache_with(|n, b| {
+        let data = if n.ends_with(".cubin") {
+            if n.len() % 2 == 0 {
+                b"#!/bin/sh\necho hi\n".to_vec()
+            } else {
+                Vec::new()
+            }
+        } else {
+            b.to_vec()
+        };
+        vec![(n.to_string(), data)]
+    }))
+    .unwrap();
+    assert_eq!(resolved(&g), 0);
+    assert!(g.compiled_kernels.iter().all(|k| k.cubin.is_empty()));
+    // A second member of the same name (a later one would have won).
+    let e = ingest_with_cache_bytes(&cache_with(|n, b| {
+        let mut v = vec![(n.to_string(), b.to_vec())];
+        if n.ends_with(".cubin") {
+            v.push((n.to_string(), b"JUNKJUNKJUNK".to_vec()));
+        }
+        v
+    }))
+    .unwrap_err();
+    assert!(e.contains("a second member named"), "{e}");
+    // Metadata that does not fit the launch's 32 bits.
+    let g = ingest_with_cache_bytes(&cache_with(|n, b| {
+        let data = if n.ends_with(".json") && !n.ends_with("__grp__.json") {
+            let mut v: serde_json::Value = match serde_json::from_slice(b) {
+                Ok(v) => v,
+                Err(_) => return vec![(n.to_string(), b.to_vec())],
+            };
+            if v.get("num_warps").is_some() {
+                v["num_warps"] = serde_json::json!(1u64 << 40);
+            }
+            serde_json::to_vec(&v).unwrap()
+        } else {
+            b.to_vec()
+        };
+        vec![(n.to_string(), data)]
+    }))
+    .unwrap();
+    assert_eq!(resolved(&g), 0);
+    assert!(
+        read_meta(br#"{"name": "k", "num_warps": 4, "target": {"arch": 4294967386}}"#).is_err()
+    );
+    assert!(
+        read_meta(br#"{"name": "k", "num_warps": 4, "shared": 1180591620717411303424}"#).is_err()
+    );
+    // A GNU long name bigger than any path: refused before it is read whole.
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(1);
+    h.set_entry_type(tar::EntryType::Regular);
+    let long = format!("triton/{}.json", "x".repeat(200 << 10));
+    b.append_data(&mut h, &long, &b"x"[..]).unwrap();
+    let bytes = b.into_inner().unwrap();
+    let e = CacheFiles::default()
+        .read_tar(&bytes[..], None)
+        .unwrap_err();
+    assert!(e.contains("extension header"), "{e}");
 }

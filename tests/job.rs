@@ -11,7 +11,7 @@ fn run_dir() -> PathBuf {
 #[test]
 fn the_job_report_has_every_rank_the_whole_job_and_the_collectives() {
     let d = run_dir();
-    let plan = kc::plan::read(&d.join("tp2_llama7b4l_s512.kcplan")).unwrap();
+    let plan = d.join("tp2_llama7b4l_s512.kcplan");
     let files: Vec<PathBuf> = [
         "tp.rank1.isolated.context.json",
         "tp.rank0.graph.json",
@@ -21,7 +21,7 @@ fn the_job_report_has_every_rank_the_whole_job_and_the_collectives() {
     .iter()
     .map(|f| d.join(f))
     .collect();
-    let j = kc::cli::ranks::summarize_files(&files, &plan).unwrap();
+    let j = kc::report::job::summarize_files(&files, &plan).unwrap();
     assert_eq!(j.world_size, 2);
     assert_eq!(j.mode, "graph and isolated");
     assert_eq!(
@@ -51,10 +51,54 @@ fn the_job_report_has_every_rank_the_whole_job_and_the_collectives() {
         r1.collective_predicted_us.unwrap(),
     );
     assert!((c0 - c1).abs() / c0 < 0.05, "{c0} {c1}");
-    let md = kc::cli::ranks::render_markdown(&j);
+    let md = kc::report::job::render_markdown(&j);
     assert!(md.contains("| **job** |") && md.contains("Collectives (NCCL)"));
     // Results of a single-GPU run are not a job's.
-    let e =
-        kc::cli::ranks::summarize_files(&[d.join("tp.rank0alone.graph.json")], &plan).unwrap_err();
+    let e = kc::report::job::summarize_files(&[d.join("tp.rank0alone.graph.json")], &plan)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not the results of a job's rank"), "{e}");
+}
+
+/// Results of other plans, or ranks outside the world or disagreeing on it, never make a
+/// job figure (they did, exit 0, before: hostile2 case 7).
+#[test]
+fn a_job_is_made_only_of_ranks_of_this_plan() {
+    let d = run_dir();
+    let plan = d.join("tp2_llama7b4l_s512.kcplan");
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
+    let with_job = |src: &Path, name: &str, rank: u64, world: u64| -> PathBuf {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(src).unwrap()).unwrap();
+        v["job"] = serde_json::json!({"rank": rank, "world_size": world, "local_rank": rank, "trace_rank": rank});
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        p
+    };
+    // Two other models' results as ranks 0 and 1 of this plan: refused by CRC.
+    let j0 = with_job(&fixtures.join("bloom560m_seq5.graph.json"), "j0.json", 0, 2);
+    let j1 = with_job(
+        &fixtures.join("gpt2s_b4s128_et.graph.json"),
+        "j1.json",
+        1,
+        2,
+    );
+    let e = kc::report::job::summarize_files(&[j0, j1], &plan)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not the plan"), "{e}");
+    // This plan's own ranks, relabelled out of range or with another world size.
+    let r0 = d.join("tp.rank0.graph.json");
+    for (rank, world, why) in [
+        (7, 2, "outside a world of 2"),
+        (0, 64, "holds 2"),
+        (4294967295, 2, "outside"),
+    ] {
+        let bad = with_job(&r0, "bad.json", rank, world);
+        let e = kc::report::job::summarize_files(&[bad], &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{rank}/{world}: {e}");
+    }
 }

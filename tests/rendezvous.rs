@@ -62,7 +62,6 @@ fn spawn_rank_with(
     extra: &[(&str, &str)],
 ) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .envs(extra.iter().copied())
         .args([
             "--exact",
             "rank_process",
@@ -71,12 +70,15 @@ fn spawn_rank_with(
             "1",
         ])
         .env("KC_TEST_RANK_CHILD", "1")
+        .env("KC_JOB_SECRET", "a test job's secret, 32 chars..")
+        .env_remove("KC_JOB_ID")
         .env("KC_TEST_TIMEOUT_S", timeout_s.to_string())
         .env("RANK", rank.to_string())
         .env("WORLD_SIZE", world.to_string())
         .env("LOCAL_RANK", rank.to_string())
         .env("MASTER_ADDR", "127.0.0.1")
         .env("MASTER_PORT", port.to_string())
+        .envs(extra.iter().copied())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap()
@@ -138,6 +140,40 @@ fn a_job_agrees_on_launch_counts_and_meets_at_barriers() {
         // The most launched is rank 2's 114; the ranks' numbers sum to 3.
         assert_eq!(outcome(c), format!("RANK-OK {r} 114 3"), "rank {r}");
     }
+}
+
+/// Two jobs on one MASTER_PORT (torchrun's default 29500 is common): the second job's
+/// rank 0 fails at once (the port is taken), and its rank 1 refuses the first job's store
+/// (another job id), so it never reads the first job's blob.
+#[test]
+fn a_second_job_on_the_same_port_joins_nothing() {
+    let port = free_port();
+    let a0 = spawn_rank_with(0, 2, port, 4, &[("KC_JOB_ID", "job-a")]);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    let b0 = spawn_rank_with(0, 2, port, 4, &[("KC_JOB_ID", "job-b")]);
+    let o = outcome(b0);
+    assert!(o.contains("rank 0 cannot listen"), "{o}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let b1 = spawn_rank_with(1, 2, port, 4, &[("KC_JOB_ID", "job-b")]);
+    let o = outcome(b1);
+    assert!(o.contains("serves another job"), "{o}");
+    // Job A's rank 0 was joined by nobody: it names its missing rank 1.
+    let o = outcome(a0);
+    assert!(o.contains("rank 1 of 2 did not arrive"), "{o}");
+    // A rank with another secret is refused by the store.
+    let port = free_port();
+    let a0 = spawn_rank_with(0, 2, port, 3, &[]);
+    let x1 = spawn_rank_with(
+        1,
+        2,
+        port,
+        3,
+        &[("KC_JOB_SECRET", "another secret of 32 characters")],
+    );
+    let o = outcome(x1);
+    assert!(o.contains("refused our proof"), "{o}");
+    let _ = outcome(a0);
 }
 
 /// `kc exec PLAN --ranks all` on a machine where the ranks cannot replay (no GPU executor

@@ -75,16 +75,27 @@ impl TensorSpec {
 
     /// Elements of the storage a view with these sizes and strides reaches (0 when a
     /// dimension is empty; 1 for a 0-dim tensor).
+    /// Saturates at `u64::MAX` where the exact figure does not fit (readers refuse such
+    /// tensors with [`TensorSpec::checked_storage_elems`] first).
     pub fn storage_elems(dims: &[i64], strides: &[i64]) -> u64 {
+        Self::checked_storage_elems(dims, strides).unwrap_or(u64::MAX)
+    }
+
+    /// [`TensorSpec::storage_elems`], or `None` when a size is negative or the span does
+    /// not fit in an `i64` (a corrupt or hostile stride).
+    pub fn checked_storage_elems(dims: &[i64], strides: &[i64]) -> Option<u64> {
         if dims.contains(&0) {
-            return 0;
+            return Some(0);
         }
-        let last: i64 = dims
-            .iter()
-            .zip(strides)
-            .map(|(d, s)| (d - 1).max(0) * s.abs())
-            .sum();
-        (last + 1) as u64
+        let mut last: i64 = 0;
+        for (d, s) in dims.iter().zip(strides) {
+            if *d < 0 {
+                return None;
+            }
+            let term = (d - 1).max(0).checked_mul(s.checked_abs()?)?;
+            last = last.checked_add(term)?;
+        }
+        u64::try_from(last.checked_add(1)?).ok()
     }
 }
 
@@ -171,6 +182,13 @@ mod tests {
             1 + 4 * 64 + 15 * 320 + 63
         );
         assert_eq!(TensorSpec::storage_elems(&[0], &[1]), 0);
+        // A stride that overflows is refused, never wrapped into a small span.
+        assert_eq!(
+            TensorSpec::checked_storage_elems(&[3, 3], &[6226278986761232451, 1]),
+            None
+        );
+        assert_eq!(TensorSpec::checked_storage_elems(&[2], &[i64::MIN]), None);
+        assert_eq!(TensorSpec::checked_storage_elems(&[-3], &[1]), None);
         assert_eq!(TensorSpec::storage_elems(&[], &[]), 1);
     }
 }

@@ -120,6 +120,15 @@ fn columns<'py>(py: Python<'py>, cols: Vec<(&str, Col)>) -> PyResult<Bound<'py, 
 struct Graph {
     g: KernelGraph,
     diags: Vec<Diagnostic>,
+    /// The files it was read from: a write over any of them is refused, as the CLI does.
+    inputs: Vec<PathBuf>,
+}
+
+/// Refuses an output that is one of `inputs`, or a directory, symlink, device or FIFO.
+fn check_output(path: &std::path::Path, inputs: &[PathBuf]) -> PyResult<()> {
+    let ins: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+    kc::files::check_output_file(path).map_err(err)?;
+    kc::files::refuse_overwriting_input(path, &ins).map_err(err)
 }
 
 #[pymethods]
@@ -241,8 +250,10 @@ impl Graph {
         )
     }
 
-    /// Writes the graph as a `.kcir` file (what `kc ingest -o` writes).
+    /// Writes the graph as a `.kcir` file (what `kc ingest -o` writes); never over one of
+    /// the files it was read from.
     fn write(&self, path: PathBuf) -> PyResult<()> {
+        check_output(&path, &self.inputs)?;
         kc::ingest::write_graph(&self.g, &path).map_err(err)
     }
 }
@@ -252,6 +263,7 @@ impl Graph {
 struct Lowered {
     g: KernelGraph,
     diags: Vec<Diagnostic>,
+    inputs: Vec<PathBuf>,
 }
 
 #[pymethods]
@@ -266,8 +278,9 @@ impl Lowered {
         serde_json::to_string(&kc::lower::summary::unit_rows(&self.g)).map_err(err)
     }
 
-    /// Writes the lowered graph (what `kc lower -o` writes).
+    /// Writes the lowered graph (what `kc lower -o` writes); never over an input.
     fn write(&self, path: PathBuf) -> PyResult<()> {
+        check_output(&path, &self.inputs)?;
         kc::ingest::write_graph(&self.g, &path).map_err(err)
     }
 }
@@ -282,6 +295,11 @@ fn ingest(
     eager: Option<PathBuf>,
     inductor_cache: Option<PathBuf>,
 ) -> PyResult<Graph> {
+    if paths.is_empty() {
+        return Err(err("ingest: no trace given (a path, a list of paths, or a directory)"));
+    }
+    let mut inputs = paths.clone();
+    inputs.extend(shapes.iter().chain(&eager).chain(&inductor_cache).cloned());
     let opts = kc::ingest::IngestOptions {
         shapes,
         eager,
@@ -292,7 +310,7 @@ fn ingest(
     let (g, diags) = py
         .allow_threads(|| kc::ingest::ingest(&paths, &opts))
         .map_err(err)?;
-    Ok(Graph { g, diags })
+    Ok(Graph { g, diags, inputs })
 }
 
 /// Reads a `.kcir` graph file.
@@ -304,6 +322,7 @@ fn read_graph(py: Python<'_>, path: PathBuf) -> PyResult<Graph> {
     Ok(Graph {
         g,
         diags: Vec::new(),
+        inputs: vec![path],
     })
 }
 
@@ -312,13 +331,18 @@ fn read_graph(py: Python<'_>, path: PathBuf) -> PyResult<Graph> {
 fn lower(py: Python<'_>, graph: &Graph) -> PyResult<Lowered> {
     let mut g = graph.g.clone();
     let (_, diags) = py.allow_threads(|| kc::lower::lower(&mut g)).map_err(err)?;
-    Ok(Lowered { g, diags })
+    Ok(Lowered {
+        g,
+        diags,
+        inputs: graph.inputs.clone(),
+    })
 }
 
 /// Builds the plan of a lowered graph and writes it to `path`; returns the summary JSON of
 /// `kc plan --json`.
 #[pyfunction]
 fn plan(lowered: &Lowered, path: PathBuf) -> PyResult<String> {
+    check_output(&path, &lowered.inputs)?;
     let p = kc::plan::build::build(&lowered.g);
     p.check().map_err(err)?;
     let bytes = kc::plan::write(&p, &path).map_err(err)?;
@@ -348,6 +372,33 @@ fn read_results(path: PathBuf) -> PyResult<String> {
     serde_json::to_string(&r).map_err(err)
 }
 
+/// Writes the report of `kc report` into `output` and returns report.json's text. Prints
+/// nothing and touches no file descriptor, so threads may call it at once.
+#[pyfunction]
+#[pyo3(signature = (results, output, isolated=None, plan=None, reference=None, reference_entry=None))]
+fn report(
+    py: Python<'_>,
+    results: PathBuf,
+    output: PathBuf,
+    isolated: Option<PathBuf>,
+    plan: Option<PathBuf>,
+    reference: Option<PathBuf>,
+    reference_entry: Option<String>,
+) -> PyResult<String> {
+    let inputs = kc::report::bundle::Inputs {
+        results,
+        isolated,
+        plan,
+        reference,
+        reference_entry,
+        output,
+    };
+    let (rep, _) = py
+        .allow_threads(|| kc::report::bundle::make(&inputs))
+        .map_err(err)?;
+    serde_json::to_string(&rep).map_err(err)
+}
+
 /// Runs the kc command line with these arguments (without the program name); returns
 /// the exit code. Output goes to this process's stdout and stderr.
 #[pyfunction]
@@ -358,10 +409,16 @@ fn run_cli(py: Python<'_>, args: Vec<OsString>) -> i32 {
 
 /// Makes a closed stdout end the process quietly and Ctrl-C remove half-written files,
 /// as the `kc` binary does; for the `kc` console script only.
+/// `launcher` is the command that starts the package's `kc` again (the interpreter and
+/// `-m kc._cli`), which `kc exec --ranks all` runs once per rank.
 #[pyfunction]
-fn init_cli() {
+#[pyo3(signature = (launcher=None))]
+fn init_cli(launcher: Option<Vec<String>>) {
     kc::cli::quiet_on_closed_pipe();
     kc::files::clean_up_on_interrupt();
+    if let Some((program, args)) = launcher.as_deref().and_then(|l| l.split_first()) {
+        kc::cli::ranks::set_rank_launcher(PathBuf::from(program), args.to_vec());
+    }
 }
 
 #[pymodule]
@@ -377,6 +434,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_plan, m)?)?;
     m.add_function(wrap_pyfunction!(read_results, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(init_cli, m)?)?;
     Ok(())
 }

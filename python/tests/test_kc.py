@@ -2,6 +2,8 @@
 committed H100 results: the same numbers through both doors."""
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +110,52 @@ def test_the_kc_command_is_installed_and_the_same_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "kc._cli", "lower", "--tiers", "/dev/zero"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "not a kc graph" in bad.stderr
+
+
+def test_report_is_safe_from_threads_and_leaves_stdout_alone(tmp_path):
+    """kc.report once redirected fds 1 and 2 of the whole process: from threads, calls got
+    the other model's report and stdout was gone afterwards."""
+    import concurrent.futures as cf
+
+    pairs = {
+        "bloom": (RESULTS / "bloom560m_seq5.graph.json", RESULTS / "bloom560m_seq5.iso.json"),
+        "gpt2": (RESULTS / "gpt2s_b4s128_et.graph.json", RESULTS / "gpt2s_b4s128_et.iso.json"),
+    }
+    expect = {k: kc.report(g, isolated=i, output=tmp_path / f"solo_{k}")["time"] for k, (g, i) in pairs.items()}
+    assert expect["bloom"] != expect["gpt2"]
+    stdout_before = os.fstat(1)
+
+    def one(n):
+        k = "bloom" if n % 2 else "gpt2"
+        g, i = pairs[k]
+        return k, kc.report(g, isolated=i, output=tmp_path / f"r{n}")["time"]
+
+    with cf.ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(one, range(24)))
+    assert all(t == expect[k] for k, t in got)
+    after = os.fstat(1)
+    assert (after.st_dev, after.st_ino) == (stdout_before.st_dev, stdout_before.st_ino)
+
+
+def test_writes_never_replace_an_input_and_paths_are_typed(tmp_path):
+    shutil.copy(SHARED / "traces" / "h100" / "multistream_gemm_bf16.pt.trace.json.gz", tmp_path / "t.json.gz")
+    src = tmp_path / "t.json.gz"
+    before = src.read_bytes()
+    g = kc.ingest(src)
+    with pytest.raises(kc.KcError, match="refusing to write over an input"):
+        g.write(src)
+    with pytest.raises(kc.KcError, match="refusing to write over an input"):
+        kc.lower(g).write(str(src))
+    assert src.read_bytes() == before
+    with pytest.raises(TypeError):
+        kc.plan(kc.lower(g), None)
+    with pytest.raises(TypeError):
+        kc.plan(kc.lower(g), 2**70)
+    assert not (Path.cwd() / "None").exists()
+    with pytest.raises(kc.KcError, match="no trace given"):
+        kc.ingest([])
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    with pytest.raises(kc.KcError, match="FIFO"):
+        kc.plan(kc.lower(g), fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

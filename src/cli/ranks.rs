@@ -10,8 +10,7 @@
 use super::exec::Args;
 use crate::exec::results::Results;
 use crate::plan::Plan;
-use serde::Serialize;
-use std::fmt::Write as _;
+use crate::report::job::{render, summarize, summarize_rank};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -71,282 +70,34 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     v
 }
 
-/// One rank's figures in the job summary.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct RankSummary {
-    pub rank: u32,
-    pub trace_rank: u32,
-    pub results: String,
-    pub device: String,
-    /// Graph mode: mean replay time and energy per replay on this rank's GPU.
-    pub replay_us: Option<f64>,
-    pub energy_j: Option<f64>,
-    /// Isolated mode: Σ isolated × count, all units and the collectives alone.
-    pub predicted_us: Option<f64>,
-    pub predicted_energy_j: Option<f64>,
-    pub collective_predicted_us: Option<f64>,
-    pub collective_traced_us: f64,
-    pub traced_us: f64,
-}
-
-/// The whole job.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct JobSummary {
-    pub mode: String,
-    pub world_size: u32,
-    pub ranks: Vec<RankSummary>,
-    /// The job's time is its slowest rank's; its energy the sum over the ranks' GPUs.
-    pub replay_us: Option<f64>,
-    pub energy_j: Option<f64>,
-    pub predicted_us: Option<f64>,
-    pub predicted_energy_j: Option<f64>,
-}
-
-/// One rank's row from its graph and/or isolated results.
-pub fn summarize_rank(
-    graph: Option<(&Results, &Path)>,
-    isolated: Option<(&Results, &Path)>,
-    plan: &Plan,
-) -> RankSummary {
-    let any = graph.or(isolated).map(|(r, _)| r);
-    let job = any.and_then(|r| r.job.clone()).unwrap_or_default();
-    let collective_ids: Vec<u32> = plan
-        .units
-        .iter()
-        .filter(|u| matches!(u.call, crate::plan::types::UnitCall::Collective { .. }))
-        .map(|u| u.id)
-        .collect();
-    // This rank's own traced time (a unit's mean spans every rank's invocations, and a
-    // rank that waits in a collective for its partners records the wait).
-    let traced_on = |collective_only: bool| -> f64 {
-        plan.steps
-            .iter()
-            .filter(|st| plan.streams[st.stream as usize].rank == job.trace_rank)
-            .filter(|st| !collective_only || collective_ids.contains(&st.unit))
-            .map(|st| st.traced_ns as f64)
-            .sum::<f64>()
-            / 1000.0
-    };
-    let g = graph.map(|(r, _)| r);
-    let i = isolated.map(|(r, _)| r);
-    RankSummary {
-        rank: job.rank,
-        trace_rank: job.trace_rank,
-        results: [graph, isolated]
-            .iter()
-            .flatten()
-            .map(|(_, p)| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        device: any.map(|r| r.device.name.clone()).unwrap_or_default(),
-        replay_us: g.and_then(|r| r.graph.as_ref()).map(|g| g.replay_us.mean),
-        energy_j: g
-            .and_then(|r| r.graph.as_ref())
-            .and_then(|g| g.energy.as_ref())
-            .map(|e| e.per_item_j.mean),
-        predicted_us: i.and_then(|r| r.isolated.as_ref()).map(|x| x.predicted_us),
-        predicted_energy_j: i
-            .and_then(|r| r.isolated.as_ref())
-            .and_then(|x| x.predicted_energy_j),
-        collective_predicted_us: i.filter(|_| !collective_ids.is_empty()).map(|r| {
-            r.units
-                .iter()
-                .filter(|u| collective_ids.contains(&u.id) && u.status == "ok")
-                .filter_map(|u| u.predicted_us)
-                .sum()
-        }),
-        collective_traced_us: traced_on(true),
-        traced_us: traced_on(false),
+/// How this process starts itself as a rank: the `kc` binary, or, under the Python
+/// package (where the executable is the interpreter), the command the package registered
+/// with [`set_rank_launcher`].
+fn rank_launcher() -> Result<(PathBuf, Vec<String>), String> {
+    if let Some(l) = RANK_LAUNCHER.get() {
+        return Ok(l.clone());
     }
-}
-
-/// A rank's results and the file they came from.
-type RankFile = (Results, PathBuf);
-
-/// The job summary of ranks' results files (graph and/or isolated, any order), for
-/// `kc report --job`.
-pub fn summarize_files(files: &[PathBuf], plan: &Plan) -> Result<JobSummary, String> {
-    let mut by_rank: std::collections::BTreeMap<u32, (Option<RankFile>, Option<RankFile>)> =
-        Default::default();
-    for f in files {
-        let r = crate::report::read_results(f).map_err(|e| e.to_string())?;
-        let rank = r
-            .job
-            .as_ref()
-            .ok_or_else(|| {
-                format!(
-                    "{}: not the results of a job's rank (kc exec --ranks)",
-                    f.display()
-                )
-            })?
-            .rank;
-        let slot = by_rank.entry(rank).or_default();
-        let which = if r.mode == "graph" {
-            &mut slot.0
-        } else {
-            &mut slot.1
-        };
-        if which.is_some() {
-            return Err(format!(
-                "{}: a second {} results file of rank {rank}",
-                f.display(),
-                r.mode
-            ));
-        }
-        *which = Some((r, f.clone()));
-    }
-    let rows = by_rank
-        .values()
-        .map(|(g, i)| {
-            summarize_rank(
-                g.as_ref().map(|(r, p)| (r, p.as_path())),
-                i.as_ref().map(|(r, p)| (r, p.as_path())),
-                plan,
-            )
-        })
-        .collect();
-    let modes = (
-        by_rank.values().any(|x| x.0.is_some()),
-        by_rank.values().any(|x| x.1.is_some()),
-    );
-    Ok(summarize(
-        match modes {
-            (true, true) => "graph and isolated",
-            (false, true) => "isolated",
-            _ => "graph",
-        },
-        rows,
-    ))
-}
-
-pub fn summarize(mode: &str, ranks: Vec<RankSummary>) -> JobSummary {
-    let max = |f: &dyn Fn(&RankSummary) -> Option<f64>| -> Option<f64> {
-        let v: Option<Vec<f64>> = ranks.iter().map(f).collect();
-        v.and_then(|v| v.into_iter().reduce(f64::max))
-    };
-    let sum = |f: &dyn Fn(&RankSummary) -> Option<f64>| -> Option<f64> {
-        let v: Option<Vec<f64>> = ranks.iter().map(f).collect();
-        v.map(|v| v.into_iter().sum())
-    };
-    JobSummary {
-        mode: mode.to_string(),
-        world_size: ranks.len() as u32,
-        replay_us: max(&|r| r.replay_us),
-        energy_j: sum(&|r| r.energy_j),
-        predicted_us: max(&|r| r.predicted_us),
-        predicted_energy_j: sum(&|r| r.predicted_energy_j),
-        ranks,
-    }
-}
-
-pub fn render(j: &JobSummary) -> String {
-    let f = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "job of {} ranks, one GPU each ({})",
-        j.world_size, j.mode
-    );
-    let _ = writeln!(
-        o,
-        "  {:>4} {:>5} {:>12} {:>10} {:>13} {:>10} {:>15} {:>15}  device",
-        "rank",
-        "trace",
-        "replay us",
-        "J/replay",
-        "Σ isolated us",
-        "Σ iso J",
-        "collectives us",
-        "coll. traced us"
-    );
-    for r in &j.ranks {
-        let _ = writeln!(
-            o,
-            "  {:>4} {:>5} {:>12} {:>10} {:>13} {:>10} {:>15} {:>15.1}  {}",
-            r.rank,
-            r.trace_rank,
-            f(r.replay_us, 1),
-            f(r.energy_j, 4),
-            f(r.predicted_us, 1),
-            f(r.predicted_energy_j, 4),
-            f(r.collective_predicted_us, 1),
-            r.collective_traced_us,
-            r.device
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find kc's own executable: {e}"))?;
+    let name = exe
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if name.starts_with("python") {
+        return Err(
+            "--ranks all cannot start ranks from this Python process: run it with the `kc` command"
+                .into(),
         );
     }
-    let _ = writeln!(
-        o,
-        "  job: replay {} us (slowest rank), energy {} J (all GPUs); Σ isolated {} us, {} J",
-        f(j.replay_us, 1),
-        f(j.energy_j, 4),
-        f(j.predicted_us, 1),
-        f(j.predicted_energy_j, 4)
-    );
-    o
+    Ok((exe, Vec::new()))
 }
 
-/// The job summary as the report's Markdown: per rank, the whole job, and the collectives
-/// as their own row.
-pub fn render_markdown(j: &JobSummary) -> String {
-    let f = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
-    let mut o = String::new();
-    let _ = writeln!(o, "# kc job report: {} ranks ({})\n", j.world_size, j.mode);
-    let _ = writeln!(
-        o,
-        "Per replay of the plan (every profiled iteration of each rank). The job's time is its slowest rank's; its energy is the sum over the ranks' GPUs (NVML, each rank on its own GPU).\n"
-    );
-    let _ = writeln!(
-        o,
-        "| rank | trace rank | GPU | graph replay us | energy J | Σ isolated × count us | Σ isolated J | traced us (this rank) |"
-    );
-    let _ = writeln!(o, "|---|---|---|---|---|---|---|---|");
-    for r in &j.ranks {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} |",
-            r.rank,
-            r.trace_rank,
-            r.device,
-            f(r.replay_us, 1),
-            f(r.energy_j, 4),
-            f(r.predicted_us, 1),
-            f(r.predicted_energy_j, 4),
-            r.traced_us
-        );
-    }
-    let _ = writeln!(
-        o,
-        "| **job** | | | {} | {} | {} | {} | |\n",
-        f(j.replay_us, 1),
-        f(j.energy_j, 4),
-        f(j.predicted_us, 1),
-        f(j.predicted_energy_j, 4)
-    );
-    let _ = writeln!(o, "Collectives (NCCL), per rank:\n");
-    let _ = writeln!(
-        o,
-        "| rank | Σ isolated × count us | traced us | share of the rank's traced time |"
-    );
-    let _ = writeln!(o, "|---|---|---|---|");
-    for r in &j.ranks {
-        let share = if r.traced_us > 0.0 {
-            format!("{:.1} %", 100.0 * r.collective_traced_us / r.traced_us)
-        } else {
-            "-".into()
-        };
-        let _ = writeln!(
-            o,
-            "| {} | {} | {:.1} | {share} |",
-            r.rank,
-            f(r.collective_predicted_us, 1),
-            r.collective_traced_us
-        );
-    }
-    let _ = writeln!(
-        o,
-        "\nA rank's traced collective time includes the time its collectives waited for the other ranks to arrive; an isolated collective starts on every rank at once (a barrier first), so it measures the transfer alone."
-    );
-    o
+static RANK_LAUNCHER: std::sync::OnceLock<(PathBuf, Vec<String>)> = std::sync::OnceLock::new();
+
+/// Registers the command that starts this program again as a rank (the Python package
+/// passes its interpreter and `-m kc._cli`).
+pub fn set_rank_launcher(program: PathBuf, args: Vec<String>) {
+    let _ = RANK_LAUNCHER.set((program, args));
 }
 
 fn kill_all(children: &mut [(u32, Child)]) {
@@ -372,21 +123,39 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
             a.plan.display()
         ));
     }
-    let exe = match std::env::current_exe() {
+    let (exe, exe_args) = match rank_launcher() {
         Ok(e) => e,
-        Err(e) => return super::fail(format!("cannot find kc's own executable: {e}")),
+        Err(e) => return super::fail(e),
     };
-    // A free port for rank 0's store (the OS picks; a race with another program taking it
-    // in between ends the job with rank 0's "cannot listen", not a hang).
-    let port = match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+    // Every path a rank writes is checked before anything starts, as the single-rank path
+    // checks its output: never the input plan, never a symlink, FIFO or device.
+    let paths: Vec<(PathBuf, PathBuf)> = (0..world)
+        .map(|r| (rank_path(out, r), rank_path(out, r).with_extension("log")))
+        .collect();
+    for p in paths
+        .iter()
+        .flat_map(|(o, l)| [o, l])
+        .chain(std::iter::once(&job_path(out)))
+    {
+        if let Err(e) = super::check_output(p, &[&a.plan]) {
+            return super::fail(e);
+        }
+    }
+    // Rank 0's store listens on a socket bound here and handed to rank 0 alone (no other
+    // program can take the port in between); the job's secret and id are fresh.
+    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+        Ok(l) => l,
+        Err(e) => return super::fail(format!("cannot open a port for the rank store: {e}")),
+    };
+    let port = match listener.local_addr() {
         Ok(a) => a.port(),
-        Err(e) => return super::fail(format!("cannot find a free port for the rank store: {e}")),
+        Err(e) => return super::fail(format!("cannot open a port for the rank store: {e}")),
     };
+    let secret = crate::exec::rendezvous::JobKey::fresh_secret();
+    let job_id = format!("kc-{}-{port}", std::process::id());
     let mut children: Vec<(u32, Child)> = Vec::new();
     let mut logs = Vec::new();
-    for r in 0..world {
-        let rout = rank_path(out, r);
-        let log = rank_path(out, r).with_extension("log");
+    for (r, (rout, log)) in (0..world).zip(paths) {
         let file = match std::fs::File::create(&log) {
             Ok(f) => f,
             Err(e) => {
@@ -402,6 +171,7 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
             }
         };
         let mut cmd = Command::new(&exe);
+        cmd.args(&exe_args);
         // CUDA's device numbers follow the PCI bus, as NVML's do, so that rank r's GPU
         // and the GPU whose energy it reads are the same one.
         if std::env::var_os("CUDA_DEVICE_ORDER").is_none() {
@@ -413,11 +183,21 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
         {
             use std::os::unix::process::CommandExt;
             // SAFETY: prctl is async-signal-safe and touches only the child's own state.
+            let store_fd = (r == 0).then(|| std::os::unix::io::AsRawFd::as_raw_fd(&listener));
             unsafe {
-                cmd.pre_exec(|| {
+                cmd.pre_exec(move || {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    // Rank 0 alone inherits the store's socket (std opens it close-on-exec).
+                    if let Some(fd) = store_fd {
+                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
                     Ok(())
                 });
+            }
+            if let Some(fd) = store_fd {
+                cmd.env(crate::exec::rendezvous::STORE_FD_VAR, fd.to_string());
             }
         }
         let spawned = cmd
@@ -427,6 +207,8 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
             .env("LOCAL_RANK", r.to_string())
             .env("MASTER_ADDR", "127.0.0.1")
             .env("MASTER_PORT", port.to_string())
+            .env(crate::exec::rendezvous::SECRET_VAR, &secret)
+            .env(crate::exec::rendezvous::JOB_ID_VAR, &job_id)
             .stdin(Stdio::null())
             .stdout(Stdio::from(file))
             .stderr(Stdio::from(err))
@@ -440,6 +222,7 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
         }
         logs.push((rout, log));
     }
+    drop(listener); // rank 0 holds its own copy
     eprintln!(
         "kc exec --ranks all: {world} ranks started (store 127.0.0.1:{port}); logs in {}",
         logs.iter()
@@ -528,27 +311,5 @@ mod tests {
             job_path(Path::new("d/x.isolated.context.json")),
             PathBuf::from("d/x.job.isolated.json")
         );
-    }
-
-    #[test]
-    fn the_job_is_its_slowest_rank_and_all_its_energy() {
-        let r = |rank, t, e| RankSummary {
-            rank,
-            trace_rank: rank,
-            results: String::new(),
-            device: String::new(),
-            replay_us: Some(t),
-            energy_j: Some(e),
-            predicted_us: None,
-            predicted_energy_j: None,
-            collective_predicted_us: None,
-            collective_traced_us: 0.0,
-            traced_us: 0.0,
-        };
-        let j = summarize("graph", vec![r(0, 100.0, 1.0), r(1, 120.0, 1.5)]);
-        assert_eq!(j.replay_us, Some(120.0));
-        assert_eq!(j.energy_j, Some(2.5));
-        assert_eq!(j.predicted_us, None);
-        assert!(render(&j).contains("job: replay 120.0 us"));
     }
 }

@@ -1,8 +1,7 @@
 //! `kc report RESULTS [--isolated ISO] [--plan P] [-o DIR]`, `kc report --baseline OLD NEW`
 //! and `kc energy --power-log LOG RESULTS`.
 
-use crate::exec::results::Results;
-use crate::report::{self, baseline, model, powerlog, render, svg, trace_out, ReportError};
+use crate::report::{self, baseline, powerlog, render, ReportError};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -59,120 +58,18 @@ pub fn run(a: Args) -> i32 {
             "usage: kc report RESULTS.json [--isolated ISO.json] [--plan P.kcplan] [-o DIR]",
         );
     };
-    let first_r = match report::read_results(first) {
-        Ok(r) => r,
+    let inputs = report::bundle::Inputs {
+        results: first.clone(),
+        isolated: a.isolated.clone(),
+        plan: a.plan.clone(),
+        reference: a.reference.clone(),
+        reference_entry: a.reference_entry.clone(),
+        output: a.output.clone(),
+    };
+    let (rep, files) = match report::bundle::make(&inputs) {
+        Ok(x) => x,
         Err(e) => return super::fail(e),
     };
-    let iso_r = match &a.isolated {
-        Some(p) => match report::read_results(p) {
-            Ok(r) => Some(r),
-            Err(e) => return super::fail(e),
-        },
-        None => None,
-    };
-    let (graph, isolated): (Option<&Results>, Option<&Results>) =
-        match (first_r.mode.as_str(), &iso_r) {
-            ("graph", i) => (Some(&first_r), i.as_ref()),
-            ("isolated", None) => (None, Some(&first_r)),
-            (m, _) => {
-                return super::fail(format!(
-                    "{}: {} {m} results file cannot be combined with --isolated",
-                    first.display(),
-                    if m.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                        "an"
-                    } else {
-                        "a"
-                    }
-                ))
-            }
-        };
-    if let (Some(g), Some(i), Some(ip)) = (graph, isolated, &a.isolated) {
-        if let Err(e) = report::check_pair(g, first, i, ip) {
-            return super::fail(e);
-        }
-    }
-    if let Some(i) = isolated {
-        if i.mode != "isolated" {
-            return super::fail(format!(
-                "{}: not an isolated-mode results file",
-                a.isolated
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            ));
-        }
-    }
-    let plan = match &a.plan {
-        Some(p) => match report::read_measured_plan(p, &first_r, first) {
-            Ok(p) => Some(p),
-            Err(e) => return super::fail(e),
-        },
-        None => None,
-    };
-    let mut rep = model::build(graph, isolated);
-    if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
-        rep.set_iterations(p.iterations.count, &p.iterations.found_by);
-    }
-    if let Some(rp) = &a.reference {
-        if let Err(e) = report::add_reference(&mut rep, rp, a.reference_entry.as_deref()) {
-            return super::fail(e);
-        }
-    }
-    let measured = svg::measured_means(&rep);
-    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
-        (
-            a.output.join("report.json"),
-            serde_json::to_vec_pretty(&rep).unwrap_or_default(),
-        ),
-        (
-            a.output.join("report.md"),
-            render::markdown(&rep).into_bytes(),
-        ),
-        (a.output.join("units.csv"), render::csv(&rep).into_bytes()),
-        (
-            a.output.join("tiers.svg"),
-            svg::tier_bars(&rep).into_bytes(),
-        ),
-        (
-            a.output.join("scatter.svg"),
-            svg::scatter(&rep).into_bytes(),
-        ),
-        (
-            a.output.join("replay.trace.json"),
-            serde_json::to_vec(&trace_out::chrome_trace(
-                graph.or(isolated).expect("one results file"),
-                plan.as_ref().map(|p| (p, &measured)),
-            ))
-            .unwrap_or_default(),
-        ),
-    ];
-    if rep.error_budget.is_some() {
-        files.push((
-            a.output.join("budget.svg"),
-            svg::waterfall(&rep).into_bytes(),
-        ));
-    }
-    if let Some(p) = &plan {
-        files.push((
-            a.output.join("timeline.svg"),
-            svg::timeline(p, &rep).into_bytes(),
-        ));
-    }
-    let mut inputs: Vec<&Path> = vec![first.as_path()];
-    inputs.extend(a.isolated.as_deref());
-    inputs.extend(a.reference.as_deref());
-    inputs.extend(a.plan.as_deref());
-    for (p, _) in &files {
-        if let Err(e) = super::check_output(p, &inputs) {
-            return super::fail(e);
-        }
-    }
-    if let Err(e) = std::fs::create_dir_all(&a.output) {
-        return super::fail(format!("{}: cannot create: {e}", a.output.display()));
-    }
-    if let Err(e) = report::write_all(&files) {
-        return super::fail(e);
-    }
     if a.json {
         super::print_json(&rep);
     } else {
@@ -184,7 +81,7 @@ pub fn run(a: Args) -> i32 {
             a.output.display(),
             files
                 .iter()
-                .filter_map(|(p, _)| p.file_name())
+                .filter_map(|p| p.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -432,18 +329,21 @@ fn run_job(a: &Args) -> i32 {
     let Some(plan_path) = &a.plan else {
         return super::fail("kc report --job needs --plan (the job's plan)");
     };
-    let plan = match crate::plan::read(plan_path) {
-        Ok(p) => p,
-        Err(e) => return super::fail(e),
-    };
-    let job = match super::ranks::summarize_files(&a.files, &plan) {
+    let job = match report::job::summarize_files(&a.files, plan_path) {
         Ok(j) => j,
         Err(e) => return super::fail(e),
     };
+    let mut inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+    inputs.push(plan_path);
+    for name in ["job.md", "job.json"] {
+        if let Err(e) = super::check_output(&a.output.join(name), &inputs) {
+            return super::fail(e);
+        }
+    }
     if let Err(e) = std::fs::create_dir_all(&a.output) {
         return super::fail(format!("{}: cannot create: {e}", a.output.display()));
     }
-    let md = super::ranks::render_markdown(&job);
+    let md = report::job::render_markdown(&job);
     let json = serde_json::to_vec_pretty(&job).unwrap_or_default();
     for (name, bytes) in [("job.md", md.as_bytes()), ("job.json", json.as_slice())] {
         let p = a.output.join(name);
@@ -454,7 +354,7 @@ fn run_job(a: &Args) -> i32 {
     if a.json {
         super::print_json(&job);
     } else {
-        print!("{}", super::ranks::render(&job));
+        print!("{}", report::job::render(&job));
         println!("\n  job report written to {}", a.output.display());
     }
     0

@@ -267,46 +267,11 @@ fn replay(
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
-    let mut files = vec![
-        (
-            out_dir.join(super::exec::results_name("plan", false, "")),
-            pretty(&graph),
-        ),
-        (rdir.join("report.json"), pretty(&rep)),
-        (
-            rdir.join("report.md"),
-            crate::report::render::markdown(&rep).into_bytes(),
-        ),
-        (
-            rdir.join("units.csv"),
-            crate::report::render::csv(&rep).into_bytes(),
-        ),
-        (
-            rdir.join("tiers.svg"),
-            crate::report::svg::tier_bars(&rep).into_bytes(),
-        ),
-        (
-            rdir.join("scatter.svg"),
-            crate::report::svg::scatter(&rep).into_bytes(),
-        ),
-        (
-            rdir.join("timeline.svg"),
-            crate::report::svg::timeline(p, &rep).into_bytes(),
-        ),
-        (
-            rdir.join("replay.trace.json"),
-            pretty(&crate::report::trace_out::chrome_trace(
-                &graph,
-                Some((p, &crate::report::svg::measured_means(&rep))),
-            )),
-        ),
-    ];
-    if rep.error_budget.is_some() {
-        files.push((
-            rdir.join("budget.svg"),
-            crate::report::svg::waterfall(&rep).into_bytes(),
-        ));
-    }
+    let mut files = vec![(
+        out_dir.join(super::exec::results_name("plan", false, "")),
+        pretty(&graph),
+    )];
+    files.extend(crate::report::bundle::files(&rep, &graph, Some(p), &rdir));
     for (cache, r) in caches.iter().zip(&isolated_runs) {
         files.push((
             out_dir.join(super::exec::results_name("plan", true, cache.as_str())),

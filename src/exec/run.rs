@@ -450,7 +450,9 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .collect::<Result<Vec<_>, _>>()?;
     // The model's memory image: tiers 1 and 2 address the arena directly, tier-3 steps
     // are prepared once each with their tensors as views over it.
-    let image = plan.dataflow.as_ref().filter(|_| opts.dataflow);
+    // Only this rank's regions, in an arena of this rank's size.
+    let image_of_rank = plan.dataflow_of_rank(rank).filter(|_| opts.dataflow);
+    let image = image_of_rank.as_ref();
     let mut memory_image = None;
     if let Some(df) = image {
         gpu.allocate_arena(df)?;
@@ -780,10 +782,10 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } = r;
     // Context: the units' invocations run at their places in the memory image, so the
     // image is allocated and every tier-3 step prepared over it, as in graph mode.
-    let image = plan
-        .dataflow
-        .as_ref()
+    let image_of_rank = plan
+        .dataflow_of_rank(rank)
         .filter(|_| opts.cache == CachePolicy::Context && opts.dataflow);
+    let image = image_of_rank.as_ref();
     let mut steps_of: HashMap<u32, Vec<u32>> = HashMap::new();
     if let Some(df) = image {
         gpu.allocate_arena(df)?;
@@ -809,6 +811,12 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             "cache context needs the plan's memory image (dataflow); measured warm instead".into(),
         );
     }
+    // What the results say is what was measured: context without a memory image is warm.
+    let measured_cache = if opts.cache == CachePolicy::Context && image.is_none() {
+        CachePolicy::Warm
+    } else {
+        opts.cache
+    };
     let bar = opts
         .progress
         .then(|| units_bar("isolated", plan.units.len()));
@@ -862,7 +870,7 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .sum();
     let energy_all = ok.iter().all(|r| r.predicted_energy_j.is_some());
     results.isolated = Some(IsolatedSummary {
-        cache: opts.cache.as_str().to_string(),
+        cache: measured_cache.as_str().to_string(),
         predicted_us: ok.iter().filter_map(|r| r.predicted_us).sum(),
         executed_traced_us: executed_traced,
         not_executed_traced_us: all_traced - executed_traced,

@@ -30,10 +30,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The files of a cache kc reads, by their path relative to the cache's root (with the
-/// root found as the folder above `triton/`, or the archive's top).
+/// root found as the folder above `triton/`, or the archive's top). Cubins are not read
+/// here: only their sizes are noted, and [`CacheFiles::load_cubins`] reads the ones a
+/// launch resolved to, so a cache is held about once whatever else it holds.
 #[derive(Default)]
 pub struct CacheFiles {
     pub files: BTreeMap<String, Vec<u8>>,
+    /// Cubins by path, with their size.
+    pub cubins: BTreeMap<String, u64>,
+    /// The bytes held in `files`.
+    held: u64,
 }
 
 /// Which cache files kc needs: modules, autotuner choices, and per binary its metadata,
@@ -53,8 +59,31 @@ fn wanted(name: &str) -> bool {
         && !name.ends_with("__grp__.json")
 }
 
-/// Largest single cache file read (a cubin of a big fused kernel is a few MB).
-const MAX_FILE: u64 = 256 << 20;
+/// Largest single cache file kc reads (a cubin of a big fused kernel is a few MB; a
+/// module's PTX tens of MB at most).
+pub const MAX_CACHE_FILE: u64 = 64 << 20;
+/// Largest total of the files kc holds from one cache (cubins not included: only those a
+/// launch needs are read, each once).
+pub const MAX_CACHE_BYTES: u64 = 512 << 20;
+/// Largest tar extension header (GNU long name or link, PAX): a path is at most a few KiB.
+pub const MAX_TAR_EXTENSION: u64 = 64 << 10;
+/// The ELF header's machine number of a CUDA cubin.
+const EM_CUDA: u16 = 190;
+
+/// Why a cubin cannot be handed to the driver: it must be an ELF file for EM_CUDA
+/// (`cuModuleLoadData` takes no length and trusts what it is given).
+pub fn cubin_problem(bytes: &[u8]) -> Option<String> {
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
+        return Some(format!(
+            "its cubin is not an ELF file ({} bytes, starting {:02x?})",
+            bytes.len(),
+            &bytes[..bytes.len().min(4)]
+        ));
+    }
+    let machine = u16::from_le_bytes([bytes[18], bytes[19]]);
+    (machine != EM_CUDA)
+        .then(|| format!("its cubin is an ELF file for machine {machine}, not CUDA ({EM_CUDA})"))
+}
 
 impl CacheFiles {
     /// Reads a cache directory or a `.tar.gz`/`.tgz`/`.tar` of one.
@@ -64,19 +93,28 @@ impl CacheFiles {
         if meta.is_dir() {
             c.read_dir(path, path)?;
         } else {
-            let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-            let name = path.to_string_lossy();
-            let reader: Box<dyn Read> = if name.ends_with(".gz") || name.ends_with(".tgz") {
-                Box::new(flate2::read::GzDecoder::new(std::io::BufReader::new(f)))
-            } else {
-                Box::new(std::io::BufReader::new(f))
-            };
-            c.read_tar(reader)?;
+            c.read_tar(open_archive(path)?, None)?;
         }
-        if c.files.is_empty() {
+        if c.files.is_empty() && c.cubins.is_empty() {
             return Err("holds no Inductor cache files (.py, triton/*/*.cubin)".into());
         }
         Ok(c)
+    }
+
+    fn keep(&mut self, path: String, bytes: Vec<u8>, at: &str) -> Result<(), String> {
+        self.held += bytes.len() as u64;
+        if self.held > MAX_CACHE_BYTES {
+            return Err(format!(
+                "{at}: the cache's files exceed {} MiB in all, more than an Inductor cache holds",
+                MAX_CACHE_BYTES >> 20
+            ));
+        }
+        if self.files.insert(path.clone(), bytes).is_some() || self.cubins.contains_key(&path) {
+            return Err(format!(
+                "{at}: a second member named {path}; a cache names each file once"
+            ));
+        }
+        Ok(())
     }
 
     fn read_dir(&mut self, root: &Path, dir: &Path) -> Result<(), String> {
@@ -91,17 +129,30 @@ impl CacheFiles {
             };
             if m.is_dir() {
                 self.read_dir(root, &p)?;
-            } else if m.is_file() && m.len() <= MAX_FILE {
+            } else if m.is_file() {
                 let rel = p
                     .strip_prefix(root)
                     .unwrap_or(&p)
                     .to_string_lossy()
                     .to_string();
-                if wanted(&rel) {
-                    let bytes = std::fs::read(&p)
-                        .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
-                    self.files.insert(rel, bytes);
+                if !wanted(&rel) {
+                    continue;
                 }
+                if m.len() > MAX_CACHE_FILE {
+                    return Err(format!(
+                        "{}: {} bytes, more than the {} MiB a cache file may hold",
+                        p.display(),
+                        m.len(),
+                        MAX_CACHE_FILE >> 20
+                    ));
+                }
+                if rel.ends_with(".cubin") {
+                    self.cubins.insert(rel, m.len());
+                    continue;
+                }
+                let bytes = crate::files::read_capped(&p, MAX_CACHE_FILE, "cache file")
+                    .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+                self.keep(rel, bytes, &p.display().to_string())?;
             }
         }
         Ok(())
@@ -109,30 +160,156 @@ impl CacheFiles {
 
     /// Reads the wanted members of a tar stream. Member paths are kept as written, with a
     /// leading `./` dropped; lookups match on path suffixes, so any top folder works.
-    pub fn read_tar(&mut self, r: impl Read) -> Result<(), String> {
+    /// Extension headers (GNU long names, PAX) are read by kc itself, bounded by
+    /// [`MAX_TAR_EXTENSION`]; with `cubins` given, only those cubins are read (into it),
+    /// otherwise cubins are only noted.
+    pub fn read_tar(
+        &mut self,
+        r: impl Read,
+        mut cubins: Option<&mut BTreeMap<String, Vec<u8>>>,
+    ) -> Result<(), String> {
         let mut ar = tar::Archive::new(r);
         let entries = ar
             .entries()
-            .map_err(|e| format!("not a tar archive: {e}"))?;
+            .map_err(|e| format!("not a tar archive: {e}"))?
+            .raw(true);
+        let mut long_name: Option<String> = None;
+        let mut offset: u64 = 0;
         for (i, e) in entries.enumerate() {
-            let mut e = e.map_err(|e| format!("tar member {i}: {e}"))?;
-            if !e.header().entry_type().is_file() || e.size() > MAX_FILE {
+            let mut e = e.map_err(|e| format!("tar member {i} (byte {offset}): {e}"))?;
+            offset = e.raw_header_position();
+            let at = |path: &str| format!("tar member {i} ({path}, header at byte {offset})");
+            let size = e
+                .header()
+                .size()
+                .map_err(|err| format!("tar member {i} (byte {offset}): {err}"))?;
+            let kind = e.header().entry_type();
+            if kind.is_gnu_longname()
+                || kind.is_gnu_longlink()
+                || kind.is_pax_local_extensions()
+                || kind.is_pax_global_extensions()
+            {
+                if size > MAX_TAR_EXTENSION {
+                    return Err(format!(
+                        "tar member {i} (byte {offset}): an extension header of {size} bytes, more than the {} KiB a path needs",
+                        MAX_TAR_EXTENSION >> 10
+                    ));
+                }
+                let mut b = Vec::with_capacity(size as usize);
+                (&mut e)
+                    .take(MAX_TAR_EXTENSION)
+                    .read_to_end(&mut b)
+                    .map_err(|err| format!("tar member {i} (byte {offset}): {err}"))?;
+                if kind.is_gnu_longname() {
+                    long_name = Some(
+                        String::from_utf8_lossy(&b)
+                            .trim_end_matches('\0')
+                            .to_string(),
+                    );
+                } else if kind.is_pax_local_extensions() {
+                    // "LEN path=VALUE\n" records; only the path matters here.
+                    for rec in b.split(|&c| c == b'\n') {
+                        let t = String::from_utf8_lossy(rec);
+                        if let Some((_, kv)) = t.split_once(' ') {
+                            if let Some(v) = kv.strip_prefix("path=") {
+                                long_name = Some(v.to_string());
+                            }
+                        }
+                    }
+                }
                 continue;
             }
-            let path = match e.path() {
-                Ok(p) => p.to_string_lossy().trim_start_matches("./").to_string(),
-                Err(_) => continue,
+            let name = long_name.take();
+            if !kind.is_file() {
+                continue;
+            }
+            let path = match name {
+                Some(n) => n,
+                None => match e.path() {
+                    Ok(p) => p.to_string_lossy().to_string(),
+                    Err(_) => continue,
+                },
             };
+            let path = path.trim_start_matches("./").to_string();
             if !wanted(&path) {
                 continue;
             }
-            let mut bytes = Vec::with_capacity(e.size() as usize);
-            e.read_to_end(&mut bytes)
-                .map_err(|err| format!("tar member {i} ({path}): {err}"))?;
-            self.files.insert(path, bytes);
+            if size > MAX_CACHE_FILE {
+                return Err(format!(
+                    "{}: {size} bytes, more than the {} MiB a cache file may hold",
+                    at(&path),
+                    MAX_CACHE_FILE >> 20
+                ));
+            }
+            let read = |e: &mut tar::Entry<'_, _>| -> Result<Vec<u8>, String> {
+                let mut bytes = Vec::with_capacity(size as usize);
+                e.take(MAX_CACHE_FILE)
+                    .read_to_end(&mut bytes)
+                    .map_err(|err| format!("{}: {err}", at(&path)))?;
+                Ok(bytes)
+            };
+            if path.ends_with(".cubin") {
+                match cubins.as_deref_mut() {
+                    Some(want) => {
+                        if let Some(slot) = want.get_mut(&path) {
+                            *slot = read(&mut e)?;
+                        }
+                    }
+                    None => {
+                        if self.cubins.insert(path.clone(), size).is_some() {
+                            return Err(format!(
+                                "{}: a second member named {path}; a cache names each file once",
+                                at(&path)
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            if cubins.is_none() {
+                let bytes = read(&mut e)?;
+                let where_ = at(&path);
+                self.keep(path, bytes, &where_)?;
+            }
         }
         Ok(())
     }
+
+    /// Reads the cubins at `paths` (relative, as listed in `cubins`) from the cache at
+    /// `root` (a directory or an archive, read a second time for only these members).
+    pub fn load_cubins(root: &Path, paths: &[String]) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let mut want: BTreeMap<String, Vec<u8>> =
+            paths.iter().map(|p| (p.clone(), Vec::new())).collect();
+        if root.is_dir() {
+            for (p, bytes) in want.iter_mut() {
+                let f = root.join(p);
+                *bytes = crate::files::read_capped(&f, MAX_CACHE_FILE, "cubin")
+                    .map_err(|e| format!("{}: cannot read: {e}", f.display()))?;
+            }
+        } else {
+            CacheFiles::default().read_tar(open_archive(root)?, Some(&mut want))?;
+        }
+        Ok(want)
+    }
+}
+
+fn open_archive(path: &Path) -> Result<Box<dyn Read>, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let name = path.to_string_lossy();
+    let mut head = [0u8; 2];
+    let gz = {
+        use std::io::Read as _;
+        let mut r = &f;
+        r.read(&mut head)
+            .map(|n| n == 2 && head == [0x1f, 0x8b])
+            .unwrap_or(false)
+    };
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    Ok(if gz || name.ends_with(".gz") || name.ends_with(".tgz") {
+        Box::new(flate2::read::GzDecoder::new(std::io::BufReader::new(f)))
+    } else {
+        Box::new(std::io::BufReader::new(f))
+    })
 }
 
 /// One compiled config found in the cache.
@@ -144,7 +321,8 @@ pub struct Binary {
     pub name: String,
     pub module: Option<String>,
     pub meta: BinaryMeta,
-    pub cubin: Vec<u8>,
+    /// The cubin's path in the cache (read once a launch resolves to it).
+    pub cubin: String,
     /// The Triton IR entry's parameters: (name, Triton type).
     pub ir_params: Option<Vec<(String, String)>>,
     pub ptx_params: Option<usize>,
@@ -164,32 +342,51 @@ pub struct BinaryMeta {
     pub profile_scratch_align: u32,
 }
 
-/// Reads a Triton kernel's metadata JSON (`None` when it is not one).
-pub fn read_meta(bytes: &[u8]) -> Option<BinaryMeta> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let o = v.as_object()?;
-    let u = |k: &str| {
-        o.get(k)
-            .and_then(Value::as_u64)
-            .map(|x| x.min(u64::from(u32::MAX)) as u32)
+/// Reads a Triton kernel's metadata JSON: `Ok(None)` when it is not one, an error when a
+/// number does not fit the 32 bits the launch takes (never truncated into range).
+pub fn read_meta(bytes: &[u8]) -> Result<Option<BinaryMeta>, String> {
+    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+        return Ok(None);
     };
-    let name = o.get("name")?.as_str()?.to_string();
+    let Some(o) = v.as_object() else {
+        return Ok(None);
+    };
+    let Some(name) = o.get("name").and_then(Value::as_str).map(str::to_string) else {
+        return Ok(None);
+    };
+    let u = |k: &str, default: Option<u32>| -> Result<Option<u32>, String> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .and_then(|x| u32::try_from(x).ok())
+                .map(Some)
+                .ok_or_else(|| format!("{name}: metadata {k} = {n} does not fit in 32 bits")),
+            Some(other) => Err(format!("{name}: metadata {k} = {other} is not a count")),
+        }
+    };
     let arch = match o.get("target").and_then(|t| t.get("arch")) {
-        Some(Value::Number(n)) => n.as_u64().unwrap_or(0) as u32,
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(|| format!("{name}: metadata target.arch = {n} is not an architecture"))?,
         // AMD targets name an architecture ("gfx942"): no cubin to launch here.
         _ => 0,
     };
-    Some(BinaryMeta {
-        name,
+    let Some(num_warps) = u("num_warps", None)? else {
+        return Ok(None);
+    };
+    Ok(Some(BinaryMeta {
+        name: name.clone(),
         arch,
-        num_warps: u("num_warps")?,
-        num_stages: u("num_stages").unwrap_or(0),
-        shared: u("shared").unwrap_or(0),
-        global_scratch_size: u("global_scratch_size").unwrap_or(0),
-        global_scratch_align: u("global_scratch_align").unwrap_or(1),
-        profile_scratch_size: u("profile_scratch_size").unwrap_or(0),
-        profile_scratch_align: u("profile_scratch_align").unwrap_or(1),
-    })
+        num_warps,
+        num_stages: u("num_stages", Some(0))?.unwrap_or(0),
+        shared: u("shared", Some(0))?.unwrap_or(0),
+        global_scratch_size: u("global_scratch_size", Some(0))?.unwrap_or(0),
+        global_scratch_align: u("global_scratch_align", Some(1))?.unwrap_or(1),
+        profile_scratch_size: u("profile_scratch_size", Some(0))?.unwrap_or(0),
+        profile_scratch_align: u("profile_scratch_align", Some(1))?.unwrap_or(1),
+    }))
 }
 
 /// The module a Triton IR file was generated from: its first `#loc = loc("PATH":L:C)`,
@@ -333,6 +530,9 @@ pub struct CacheIndex {
     modules: HashMap<String, String>,
     /// Binary directories some `.best_config` names.
     chosen: std::collections::HashSet<String>,
+    /// Metadata kc refused (a number out of range), by the file it came from: a launch of
+    /// such a kernel is told why.
+    refused: Vec<String>,
 }
 
 fn file_name(p: &str) -> &str {
@@ -345,6 +545,15 @@ impl CacheIndex {
         let mut chosen = std::collections::HashSet::new();
         // Binary directories: every `.../triton/<dev>/<HASH>/` holding a cubin.
         let mut dirs: BTreeMap<String, Vec<(&str, &[u8])>> = BTreeMap::new();
+        let mut dir_cubins: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        let in_triton = |dir: &str| dir.contains("triton/") || dir.starts_with("triton");
+        for path in c.cubins.keys() {
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                if in_triton(dir) {
+                    dir_cubins.entry(dir.to_string()).or_default().push(path);
+                }
+            }
+        }
         for (path, bytes) in &c.files {
             let fname = file_name(path);
             if fname.ends_with(".py") {
@@ -360,7 +569,7 @@ impl CacheIndex {
                 continue;
             }
             if let Some((dir, _)) = path.rsplit_once('/') {
-                if dir.contains("triton/") || dir.starts_with("triton") {
+                if in_triton(dir) {
                     dirs.entry(dir.to_string())
                         .or_default()
                         .push((fname, bytes));
@@ -368,15 +577,22 @@ impl CacheIndex {
             }
         }
         let mut binaries = Vec::new();
+        let mut refused = Vec::new();
         for (dir, files) in dirs {
+            let cubins = dir_cubins.get(&dir).cloned().unwrap_or_default();
             // A directory may hold several kernels' files only in odd caches; take each
             // metadata JSON that names a cubin beside it.
             for (f, bytes) in &files {
                 if !f.ends_with(".json") {
                     continue;
                 }
-                let Some(meta) = read_meta(bytes) else {
-                    continue;
+                let meta = match read_meta(bytes) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => continue,
+                    Err(why) => {
+                        refused.push(why);
+                        continue;
+                    }
                 };
                 let stem = &f[..f.len() - ".json".len()];
                 let find = |ext: &str| {
@@ -389,7 +605,8 @@ impl CacheIndex {
                         })
                         .map(|(_, b)| *b)
                 };
-                let Some(cubin) = find(".cubin") else {
+                let want = format!("{stem}.cubin");
+                let Some(cubin) = cubins.iter().find(|p| file_name(p) == want) else {
                     continue;
                 };
                 let ir = find(".ttir")
@@ -403,7 +620,7 @@ impl CacheIndex {
                     ir_params: ir.and_then(|t| ir_params(t, &meta.name)),
                     ptx_params: ptx.and_then(|t| ptx_param_count(t, &meta.name)),
                     name: meta.name.clone(),
-                    cubin: cubin.to_vec(),
+                    cubin: cubin.to_string(),
                     meta,
                 });
             }
@@ -412,6 +629,7 @@ impl CacheIndex {
             binaries,
             modules,
             chosen,
+            refused,
         }
     }
 
@@ -431,6 +649,13 @@ impl CacheIndex {
             .filter(|b| b.name == kernel && b.module.as_deref().is_none_or(|m| m == module))
             .collect();
         if cands.is_empty() {
+            if let Some(why) = self
+                .refused
+                .iter()
+                .find(|w| w.starts_with(&format!("{kernel}:")))
+            {
+                return Err(format!("the Inductor cache's metadata is refused: {why}"));
+            }
             return Err(format!(
                 "the Inductor cache holds no compiled {kernel} (from {module}): give the cache this trace was compiled into"
             ));
@@ -472,7 +697,9 @@ impl CacheIndex {
         let params = parameters(b, signature.as_deref(), recorded.len())?;
         Ok(CompiledKernel {
             name: b.name.clone(),
-            cubin: b.cubin.clone(),
+            // Filled by `resolve_all` once every launch resolved: only the cubins used are
+            // read, each once.
+            cubin: Vec::new(),
             arch: b.meta.arch,
             num_warps: b.meta.num_warps,
             num_stages: b.meta.num_stages,
@@ -482,7 +709,7 @@ impl CacheIndex {
             global_scratch_align: b.meta.global_scratch_align,
             profile_scratch_bytes: b.meta.profile_scratch_size,
             profile_scratch_align: b.meta.profile_scratch_align,
-            origin: b.dir.clone(),
+            origin: b.cubin.clone(),
         })
     }
 }
@@ -563,13 +790,70 @@ fn parameters(
 }
 
 /// The cache to read: the flag's, else `TORCHINDUCTOR_CACHE_DIR`, else
-/// `/tmp/torchinductor_$USER`, when that exists (`None`: no cache).
-pub fn default_cache() -> Option<PathBuf> {
+/// `/tmp/torchinductor_$USER`, when that exists (`None`: no cache). A default cache is
+/// used only when it is trusted ([`untrusted_why`]); otherwise it comes back as the error,
+/// for a diagnostic: the user did not name it, and anyone could have made it in /tmp.
+pub fn default_cache() -> Option<Result<PathBuf, (PathBuf, String)>> {
     let env = std::env::var_os("TORCHINDUCTOR_CACHE_DIR").map(PathBuf::from);
     let user = std::env::var("USER")
         .ok()
         .map(|u| PathBuf::from(format!("/tmp/torchinductor_{u}")));
-    env.into_iter().chain(user).find(|p| p.is_dir())
+    let p = env.into_iter().chain(user).find(|p| p.is_dir())?;
+    Some(match untrusted_why(&p) {
+        None => Ok(p),
+        Some(why) => Err((p, why)),
+    })
+}
+
+/// Why a cache folder kc was not told to use is not to be trusted: it (or a folder in it)
+/// belongs to another user (root aside), or others may write into it, or it is a link.
+pub fn untrusted_why(root: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let mut stack = vec![root.to_path_buf()];
+        let mut seen = 0usize;
+        while let Some(d) = stack.pop() {
+            let m = match std::fs::symlink_metadata(&d) {
+                Ok(m) => m,
+                Err(e) => return Some(format!("{}: {e}", d.display())),
+            };
+            if m.file_type().is_symlink() {
+                return Some(format!("{} is a symbolic link", d.display()));
+            }
+            if m.uid() != me && m.uid() != 0 {
+                return Some(format!(
+                    "{} belongs to uid {}, not to you (uid {me})",
+                    d.display(),
+                    m.uid()
+                ));
+            }
+            if m.mode() & 0o022 != 0 {
+                return Some(format!(
+                    "{} can be written by others (mode {:o})",
+                    d.display(),
+                    m.mode() & 0o7777
+                ));
+            }
+            if m.is_dir() {
+                seen += 1;
+                if seen > 100_000 {
+                    break;
+                }
+                if let Ok(rd) = std::fs::read_dir(&d) {
+                    stack.extend(rd.flatten().map(|e| e.path()));
+                }
+            }
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        None
+    }
 }
 
 /// What decides a launch's binary and parameters: kernel, module, traced config, and how
@@ -629,8 +913,33 @@ pub fn resolve_all(
         }
         resolved.push(r);
     }
+    drop(by_launch);
+    drop(index);
+    drop(files);
+    // Only now the cubins: those some launch resolved to, read once each, and checked to
+    // be CUDA ELF files before anything may hand them to the driver.
+    let wanted: Vec<String> = kernels.iter().map(|k| k.origin.clone()).collect();
+    let mut loaded = CacheFiles::load_cubins(path, &wanted)?;
+    let mut bad: HashMap<u32, String> = HashMap::new();
+    for (id, k) in kernels.iter_mut().enumerate() {
+        k.cubin = loaded.remove(&k.origin).unwrap_or_default();
+        if let Some(why) = cubin_problem(&k.cubin) {
+            bad.insert(id as u32, format!("{}: {why} ({})", k.name, k.origin));
+            k.cubin = Vec::new();
+        }
+        // The binary's directory names it (as before): the cubin's path told where to read.
+        if let Some((dir, _)) = k.origin.rsplit_once('/') {
+            k.origin = dir.to_string();
+        }
+    }
     g.compiled_kernels = kernels;
-    for (l, r) in g.compiled_launches.iter_mut().zip(resolved) {
+    for (l, mut r) in g.compiled_launches.iter_mut().zip(resolved) {
+        if let Resolution::Binary(id) = r {
+            if let Some(why) = bad.get(&id) {
+                diags.add("compiled_kernel_missing", format!("{}", l.op), why.clone());
+                r = Resolution::Missing(why.clone());
+            }
+        }
         l.resolution = r;
     }
     Ok(())

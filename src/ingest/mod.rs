@@ -800,11 +800,16 @@ fn read_stream(
         match key.as_str() {
             "baseTimeNanoseconds" => info.base_time_ns = v.as_i64().unwrap_or(0),
             "distributedInfo" => {
-                explicit_rank = v.get("rank").and_then(Value::as_u64).map(|r| r as u32);
+                // A rank or world size that does not fit in 32 bits is not recorded, never
+                // truncated into another rank.
+                explicit_rank = v
+                    .get("rank")
+                    .and_then(Value::as_u64)
+                    .and_then(|r| u32::try_from(r).ok());
                 info.world_size = v
                     .get("world_size")
                     .and_then(Value::as_u64)
-                    .map(|r| r as u32);
+                    .and_then(|r| u32::try_from(r).ok());
             }
             "cuda_runtime_version" => info.cuda_runtime_version = v.as_u64().map(|x| x as u32),
             "cuda_driver_version" => info.cuda_driver_version = v.as_u64().map(|x| x as u32),
@@ -995,12 +1000,24 @@ pub fn ingest(
     }
     if !graph.compiled_launches.is_empty() {
         let given = opts.inductor_cache.is_some();
-        let default = || {
-            opts.default_inductor_cache
-                .then(inductor::default_cache)
-                .flatten()
+        let mut default = || match opts
+            .default_inductor_cache
+            .then(inductor::default_cache)
+            .flatten()
+        {
+            Some(Ok(p)) => Some(p),
+            Some(Err((p, why))) => {
+                diags.add(
+                    "inductor_cache_untrusted",
+                    p.display().to_string(),
+                    format!("the default Inductor cache is not used: {why}; name a cache you trust with --inductor-cache"),
+                );
+                None
+            }
+            None => None,
         };
-        if let Some(cache) = opts.inductor_cache.clone().or_else(default) {
+        let cache = opts.inductor_cache.clone().or_else(&mut default);
+        if let Some(cache) = cache {
             if !given {
                 diags.add(
                     "inductor_cache_default",
@@ -1029,19 +1046,43 @@ pub fn ingest(
     Ok((graph, diags.into_vec()))
 }
 
+/// The largest shape file (Execution Trace or JSONL shape log, decompressed) kc reads: an
+/// ET is parsed whole, at about 15 times its size in memory.
+pub const MAX_SHAPES_BYTES: u64 = 192 << 20;
+
 fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), IngestError> {
     let p = path.display().to_string();
     let io = |source| IngestError::Io {
         path: p.clone(),
         source,
     };
-    // A mapped file is read where it lies; a stream is read into memory once.
+    // A mapped file is read where it lies; a stream is read into memory once, never past
+    // the limit (a gzip bomb, /dev/zero or a FIFO fed forever is refused at the cap).
+    let too_big = |at: u64| {
+        IngestError::Input {
+        path: p.clone(),
+        message: format!(
+            "shape file larger than {} MiB (refused at byte {at}); an Execution Trace or shape log of a model step is far smaller",
+            MAX_SHAPES_BYTES >> 20
+        ),
+    }
+    };
     let mut source = open_input(path)?.source;
     let mut read = Vec::new();
     let bytes: &[u8] = match &mut source {
-        Source::Mapped(m) => m,
+        Source::Mapped(m) => {
+            if m.len() as u64 > MAX_SHAPES_BYTES {
+                return Err(too_big(MAX_SHAPES_BYTES));
+            }
+            m
+        }
         Source::Reader(r) => {
-            r.read_to_end(&mut read).map_err(io)?;
+            r.take(MAX_SHAPES_BYTES + 1)
+                .read_to_end(&mut read)
+                .map_err(io)?;
+            if read.len() as u64 > MAX_SHAPES_BYTES {
+                return Err(too_big(MAX_SHAPES_BYTES));
+            }
             &read
         }
     };

@@ -48,35 +48,56 @@ fn attr(node: &Value, key: &str) -> Option<u64> {
 /// One tensor of an Execution Trace: the id tuple `[tensor_id, storage_id, offset (elements),
 /// numel, itemsize, device]` with its shape, strides and type. `None` when the tuple is not
 /// one (schema 1.0 traces record no ids).
-fn tensor_ref(value: &Value, dims: &Value, strides: &Value, ty: &str) -> Option<TensorRef> {
-    let t = value.as_array()?;
+fn tensor_ref(
+    value: &Value,
+    dims: &Value,
+    strides: &Value,
+    ty: &str,
+) -> Result<Option<TensorRef>, String> {
+    let Some(t) = value.as_array() else {
+        return Ok(None);
+    };
     if t.len() < 6 {
-        return None;
+        return Ok(None);
     }
-    let storage = t[1].as_u64()?;
-    let offset = t[2].as_u64()?;
-    let itemsize = t[4].as_u64()?;
-    let device = t[5].as_str()?;
+    let (Some(storage), Some(offset), Some(itemsize), Some(device)) =
+        (t[1].as_u64(), t[2].as_u64(), t[4].as_u64(), t[5].as_str())
+    else {
+        return Ok(None);
+    };
     let ints =
         |v: &Value| -> Option<Vec<i64>> { v.as_array()?.iter().map(Value::as_i64).collect() };
-    let dims = ints(dims)?;
+    let Some(dims) = ints(dims) else {
+        return Ok(None);
+    };
     let strides = ints(strides)
         .filter(|s| s.len() == dims.len())
         .unwrap_or_else(|| kc_ir::TensorSpec::contiguous_strides(&dims));
-    let span = kc_ir::TensorSpec::storage_elems(&dims, &strides);
-    Some(TensorRef {
+    // A span or offset that does not fit is a corrupt record, refused: wrapped, it would
+    // place the tensor anywhere in the memory image.
+    let fits = |x: Option<u64>| x.filter(|v| *v <= i64::MAX as u64);
+    let span = kc_ir::TensorSpec::checked_storage_elems(&dims, &strides);
+    let (Some(offset_bytes), Some(span_bytes)) = (
+        fits(offset.checked_mul(itemsize)),
+        fits(span.and_then(|s| s.checked_mul(itemsize))),
+    ) else {
+        return Err(format!(
+            "tensor of sizes {dims:?}, strides {strides:?}, offset {offset} and {itemsize}-byte items spans more than 2^63 bytes"
+        ));
+    };
+    Ok(Some(TensorRef {
         storage,
-        offset_bytes: offset.checked_mul(itemsize)?,
-        span_bytes: span.checked_mul(itemsize)?,
+        offset_bytes,
+        span_bytes,
         float: DType::from_torch_name(ty).is_some_and(DType::is_float),
         on_device: device.starts_with("cuda") || device.starts_with("hip"),
-    })
+    }))
 }
 
 /// The tensors of an Execution Trace node's `inputs` or `outputs` object, by position.
-fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
+fn tensor_refs(io: Option<&Value>) -> Result<Vec<ArgRefs>, String> {
     let Some(Value::Object(io)) = io else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let empty = Vec::new();
     let arr = |k: &str| io.get(k).and_then(Value::as_array).unwrap_or(&empty);
@@ -91,14 +112,14 @@ fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
             let dims = shapes.get(i).unwrap_or(&null);
             let st = strides.get(i).unwrap_or(&null);
             if ty.starts_with("Tensor(") {
-                tensor_ref(v, dims, st, ty).map_or(ArgRefs::None, ArgRefs::One)
+                Ok(tensor_ref(v, dims, st, ty)?.map_or(ArgRefs::None, ArgRefs::One))
             } else if let Some(inner) = ty
                 .strip_prefix("GenericList[")
                 .filter(|t| t.starts_with("Tensor"))
             {
                 let tys: Vec<&str> = inner.trim_end_matches(']').split(',').collect();
                 let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
-                let refs: Option<Vec<TensorRef>> = items
+                let refs: Result<Option<Vec<TensorRef>>, String> = items
                     .iter()
                     .enumerate()
                     .map(|(k, t)| {
@@ -109,10 +130,11 @@ fn tensor_refs(io: Option<&Value>) -> Vec<ArgRefs> {
                             tys.get(k).copied().unwrap_or(""),
                         )
                     })
-                    .collect();
-                refs.map_or(ArgRefs::None, ArgRefs::List)
+                    .collect::<Result<Vec<Option<TensorRef>>, String>>()
+                    .map(|v| v.into_iter().collect());
+                Ok(refs?.map_or(ArgRefs::None, ArgRefs::List))
             } else {
-                ArgRefs::None
+                Ok(ArgRefs::None)
             }
         })
         .collect()
@@ -238,6 +260,29 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
             })
             .unwrap_or(Value::Null);
         let id = n.get("id").and_then(Value::as_u64).unwrap_or(0);
+        let bad = |side: &str, why: String| ShapesError::Invalid {
+            path: path.to_string(),
+            message: format!("node {id} ({name}), {side}: {why}"),
+        };
+        let inputs = tensor_refs(n.get("inputs")).map_err(|w| bad("inputs", w))?;
+        let outputs = tensor_refs(n.get("outputs")).map_err(|w| bad("outputs", w))?;
+        let args = typed_args(shapes, strides, &types, &Value::Array(concrete));
+        if let Some(t) = args.iter().find_map(|a| match a {
+            OpArg::Tensor(t) => {
+                kc_ir::TensorSpec::checked_storage_elems(&t.dims, &t.effective_strides())
+                    .is_none()
+                    .then_some(t)
+            }
+            _ => None,
+        }) {
+            return Err(bad(
+                "inputs",
+                format!(
+                    "tensor of sizes {:?} and strides {:?} spans more than 2^63 elements",
+                    t.dims, t.strides
+                ),
+            ));
+        }
         out.push((
             id,
             ShapeRecord {
@@ -245,8 +290,8 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                 rf_id: attr(n, "rf_id"),
                 external_id: None,
                 rank: None,
-                args: typed_args(shapes, strides, &types, &Value::Array(concrete)),
-                tensors: Some((tensor_refs(n.get("inputs")), tensor_refs(n.get("outputs")))),
+                args,
+                tensors: Some((inputs, outputs)),
             },
         ));
     }
@@ -285,7 +330,18 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
             name: name.to_string(),
             rf_id: v.get("rf_id").and_then(Value::as_u64),
             external_id: v.get("external_id").and_then(Value::as_u64),
-            rank: v.get("rank").and_then(Value::as_u64).map(|r| r as u32),
+            rank: match v.get("rank") {
+                None | Some(Value::Null) => None,
+                Some(r) => Some(r.as_u64().and_then(|r| u32::try_from(r).ok()).ok_or_else(
+                    || ShapesError::Invalid {
+                        path: path.to_string(),
+                        message: format!(
+                            "line {} (byte {at}): rank {r} is not a rank (0 to 4294967295)",
+                            lineno + 1
+                        ),
+                    },
+                )?),
+            },
             args: typed_args(
                 v.get("dims").unwrap_or(&null),
                 v.get("strides").unwrap_or(&null),

@@ -547,22 +547,55 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
     }
     let used = |s: usize| first[s] != u32::MAX;
     let round = |b: u64| b.max(1).div_ceil(512) * 512;
+    // Each rank's storages are laid out from offset 0 on their own (a rank's GPU holds only
+    // its own image: `Plan::dataflow_of_rank`); a storage belongs to the rank of its first
+    // step.
+    let storage_rank: Vec<u32> = {
+        let mut r = vec![0u32; n];
+        for (step, &i) in instance_order.iter().enumerate() {
+            let p = &df.instances[i];
+            for pl in p.operands.iter().chain(&p.outputs).flatten() {
+                let s = pl.storage as usize;
+                if first[s] == step as u32 {
+                    r[s] = g.instances[i].rank;
+                }
+            }
+        }
+        r
+    };
+    let mut ranks: Vec<u32> = (0..n)
+        .filter(|&s| used(s))
+        .map(|s| storage_rank[s])
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
     let mut offset = vec![0u64; n];
-    let mut parameter_bytes = 0u64;
-    for s in (0..n).filter(|&s| used(s) && df.storages[s].kind == StorageKind::Parameter) {
-        offset[s] = parameter_bytes;
-        parameter_bytes += round(df.storages[s].bytes);
-    }
-    let activations: Vec<usize> = (0..n)
-        .filter(|&s| used(s) && df.storages[s].kind == StorageKind::Activation)
-        .collect();
-    let items: Vec<(u64, u32, u32)> = activations
-        .iter()
-        .map(|&s| (df.storages[s].bytes, first[s], last[s]))
-        .collect();
-    let (packed, packed_bytes, peak) = kc_ir::dataflow::pack_by_liveness(&items);
-    for (k, &s) in activations.iter().enumerate() {
-        offset[s] = parameter_bytes + packed[k];
+    let (mut arena_bytes, mut parameter_bytes, mut peak) = (0u64, 0u64, 0u64);
+    for &rank in &ranks {
+        let mine = |s: &usize| used(*s) && storage_rank[*s] == rank;
+        let mut params = 0u64;
+        for s in (0..n)
+            .filter(mine)
+            .filter(|&s| df.storages[s].kind == StorageKind::Parameter)
+        {
+            offset[s] = params;
+            params += round(df.storages[s].bytes);
+        }
+        let activations: Vec<usize> = (0..n)
+            .filter(mine)
+            .filter(|&s| df.storages[s].kind == StorageKind::Activation)
+            .collect();
+        let items: Vec<(u64, u32, u32)> = activations
+            .iter()
+            .map(|&s| (df.storages[s].bytes, first[s], last[s]))
+            .collect();
+        let (packed, packed_bytes, rank_peak) = kc_ir::dataflow::pack_by_liveness(&items);
+        for (k, &s) in activations.iter().enumerate() {
+            offset[s] = params + packed[k];
+        }
+        arena_bytes = arena_bytes.max(params + packed_bytes);
+        parameter_bytes = parameter_bytes.max(params);
+        peak = peak.max(rank_peak);
     }
     // Each storage's element type and starting values, from the calls that touch it.
     let mut dtype = vec![ElemType::Unknown; n];
@@ -655,7 +688,8 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
     Some(PlanDataflow {
         derivation: df.source.as_str().to_string(),
         regions,
-        arena_bytes: parameter_bytes + packed_bytes,
+        // The largest rank's image: every rank's regions lie inside it.
+        arena_bytes,
         parameter_bytes,
         peak_activation_bytes: peak,
         steps,

@@ -443,6 +443,49 @@ pub struct MemoryPlan {
 
 impl Plan {
     /// The ranks the plan's streams belong to, ascending, each once.
+    /// The memory image one rank's GPU holds: the regions its own steps touch (a region
+    /// belongs to the rank of the first step that touches it), in an arena as large as
+    /// they reach. Plans lay each rank out from offset 0, so no GPU allocates the others'.
+    pub fn dataflow_of_rank(&self, rank: u32) -> Option<PlanDataflow> {
+        let df = self.dataflow.as_ref()?;
+        if self.ranks().len() <= 1 {
+            return Some(df.clone());
+        }
+        let region_rank = |r: &Region| {
+            self.steps
+                .get(r.first_step as usize)
+                .and_then(|s| self.streams.get(s.stream as usize))
+                .map(|s| s.rank)
+        };
+        let regions: Vec<Region> = df
+            .regions
+            .iter()
+            .filter(|r| region_rank(r) == Some(rank))
+            .cloned()
+            .collect();
+        let end = |k: RegionKind| {
+            regions
+                .iter()
+                .filter(|r| r.kind == k)
+                .map(|r| r.offset + r.bytes)
+                .max()
+                .unwrap_or(0)
+        };
+        let arena_bytes = regions
+            .iter()
+            .map(|r| (r.offset + r.bytes).div_ceil(512) * 512)
+            .max()
+            .unwrap_or(0);
+        Some(PlanDataflow {
+            derivation: df.derivation.clone(),
+            arena_bytes,
+            parameter_bytes: end(RegionKind::Parameter).div_ceil(512) * 512,
+            peak_activation_bytes: df.peak_activation_bytes,
+            regions,
+            steps: df.steps.clone(),
+        })
+    }
+
     pub fn ranks(&self) -> Vec<u32> {
         let mut r: Vec<u32> = self.streams.iter().map(|s| s.rank).collect();
         r.sort_unstable();

@@ -8,6 +8,8 @@
 //! and checked, and files are written whole (temporary file, then rename).
 
 pub mod baseline;
+pub mod bundle;
+pub mod job;
 pub mod model;
 pub mod powerlog;
 pub mod reference;

@@ -53,10 +53,29 @@ def _frame(columns):
     return _pd.DataFrame(data, copy=False)
 
 
+def _path(p, what="path"):
+    """A path argument as text: a str or an os.PathLike, nothing else (`None` or a number
+    would otherwise become a file named 'None' or '1180591620717411303424')."""
+    import os
+
+    if isinstance(p, str):
+        return p
+    if isinstance(p, os.PathLike):
+        return os.fspath(p)
+    raise TypeError(f"{what} must be a str or os.PathLike, not {type(p).__name__}")
+
+
+def _opt_path(p, what):
+    return None if p is None else _path(p, what)
+
+
 def _paths(path_or_paths):
-    if isinstance(path_or_paths, (str, _Path)):
-        return [str(path_or_paths)]
-    return [str(p) for p in path_or_paths]
+    if isinstance(path_or_paths, (str, _Path)) or hasattr(path_or_paths, "__fspath__"):
+        return [_path(path_or_paths)]
+    paths = [_path(p) for p in path_or_paths]
+    if not paths:
+        raise KcError("ingest: no trace given (a path, a list of paths, or a directory)")
+    return paths
 
 
 class Graph:
@@ -82,7 +101,7 @@ class Graph:
 
     def write(self, path):
         """Writes the graph as a `.kcir` file, as `kc ingest -o PATH` does."""
-        self._g.write(str(path))
+        self._g.write(_path(path))
 
     def __repr__(self):
         s = self.summary()
@@ -107,7 +126,7 @@ class Lowered:
 
     def write(self, path):
         """Writes the lowered graph, as `kc lower -o PATH` does."""
-        self._l.write(str(path))
+        self._l.write(_path(path))
 
 
 class Plan:
@@ -177,13 +196,13 @@ def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None):
     of a trace of CUDA-graph replays, whose ops its kernels take (`kc ingest --eager`);
     `inductor_cache` is the Inductor cache (directory or .tar.gz) of a torch.compile'd
     trace's Triton kernels (`kc ingest --inductor-cache`)."""
-    opt = lambda p: None if p is None else str(p)
-    return Graph(_native.ingest(_paths(path_or_paths), opt(shapes), opt(eager), opt(inductor_cache)))
+    return Graph(_native.ingest(_paths(path_or_paths), _opt_path(shapes, "shapes"),
+                                _opt_path(eager, "eager"), _opt_path(inductor_cache, "inductor_cache")))
 
 
 def read_graph(path):
     """Reads a `.kcir` file written by `kc ingest` or `Graph.write`."""
-    return Graph(_native.read_graph(str(path)))
+    return Graph(_native.read_graph(_path(path)))
 
 
 def lower(graph):
@@ -194,50 +213,31 @@ def lower(graph):
 def plan(lowered, path):
     """Builds the replay plan of a `Lowered` graph, writes it to `path` and returns the
     `Plan` (what `kc plan --json` prints)."""
-    return Plan(_json.loads(_native.plan(lowered._l, str(path))))
+    return Plan(_json.loads(_native.plan(lowered._l, _path(path))))
 
 
 def read_plan(path):
     """Reads a `.kcplan` file."""
-    return Plan(_json.loads(_native.read_plan(str(path))))
+    return Plan(_json.loads(_native.read_plan(_path(path))))
 
 
 def read_results(path):
     """Reads a results file of `kc exec` (schema-checked; absurd figures refused)."""
-    return Results(_json.loads(_native.read_results(str(path))))
+    return Results(_json.loads(_native.read_results(_path(path))))
 
 
-def report(results, isolated=None, plan=None, output="kc-report"):
+def report(results, isolated=None, plan=None, output="kc-report", reference=None, reference_entry=None):
     """Writes the report of `kc report` (JSON, Markdown, CSV, SVG, Chrome trace) into
-    `output` and returns report.json as a dict. Raises `KcError` with kc's message when kc
-    refuses the inputs."""
-    import os
-    import sys
-    import tempfile
-
-    args = ["report", str(results), "-o", str(output), "--json"]
-    if isolated is not None:
-        args += ["--isolated", str(isolated)]
-    if plan is not None:
-        args += ["--plan", str(plan)]
-    # kc writes to the process's own stdout/stderr (file descriptors 1 and 2): capture them.
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        saved = os.dup(1), os.dup(2)
-        try:
-            os.dup2(out.fileno(), 1)
-            os.dup2(err.fileno(), 2)
-            code = _native.run_cli(args)
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-        out.seek(0)
-        err.seek(0)
-        text, message = out.read().decode(), err.read().decode()
-    if code != 0:
-        lines = [l for l in message.splitlines() if l.startswith("error: ")]
-        raise KcError(lines[0][len("error: "):] if lines else message.strip())
+    `output` and returns report.json as a dict; `reference` is capture.py's reference.json
+    (the model's own measurement), `reference_entry` the entry to use. Raises `KcError`
+    with kc's message when kc refuses the inputs. Safe to call from several threads: it
+    prints nothing and leaves the process's file descriptors alone."""
+    text = _native.report(
+        _path(results, "results"),
+        _path(output, "output"),
+        _opt_path(isolated, "isolated"),
+        _opt_path(plan, "plan"),
+        _opt_path(reference, "reference"),
+        reference_entry,
+    )
     return _json.loads(text)

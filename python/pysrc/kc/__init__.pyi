@@ -50,4 +50,6 @@ def report(
     isolated: Optional[_Path] = None,
     plan: Optional[_Path] = None,
     output: _Path = "kc-report",
+    reference: Optional[_Path] = None,
+    reference_entry: Optional[str] = None,
 ) -> dict[str, Any]: ...

@@ -6,7 +6,8 @@ from . import _native
 
 
 def main():
-    _native.init_cli()
+    # `kc exec --ranks all` starts each rank with this same entry point.
+    _native.init_cli([sys.executable, "-m", "kc._cli"])
     sys.exit(_native.run_cli(sys.argv[1:]))
 
 

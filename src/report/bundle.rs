@@ -1,0 +1,124 @@
+//! The report as files: one list of what `kc report` and `kc run` write (JSON, Markdown,
+//! CSV, SVG charts, the Chrome trace), and the whole step from results files to a written
+//! report that the CLI and the Python package call.
+//!
+//! Invariant: every input is read and checked (results schema, graph/isolated pairing,
+//! the plan's CRC, the reference entry) before any file is written, and then all files are
+//! written or none; nothing here prints or touches a file descriptor, so it is safe to call
+//! from several threads at once.
+
+use super::{model, render, svg, trace_out, ReportError};
+use crate::exec::results::Results;
+use std::path::{Path, PathBuf};
+
+/// The report's files in `dir`: report.json, report.md, units.csv, tiers.svg, scatter.svg,
+/// replay.trace.json, and where they apply budget.svg and timeline.svg.
+pub fn files(
+    rep: &model::Report,
+    trace_source: &Results,
+    plan: Option<&crate::plan::Plan>,
+    dir: &Path,
+) -> Vec<(PathBuf, Vec<u8>)> {
+    let measured = svg::measured_means(rep);
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (
+            dir.join("report.json"),
+            serde_json::to_vec_pretty(rep).unwrap_or_default(),
+        ),
+        (dir.join("report.md"), render::markdown(rep).into_bytes()),
+        (dir.join("units.csv"), render::csv(rep).into_bytes()),
+        (dir.join("tiers.svg"), svg::tier_bars(rep).into_bytes()),
+        (dir.join("scatter.svg"), svg::scatter(rep).into_bytes()),
+        (
+            dir.join("replay.trace.json"),
+            serde_json::to_vec(&trace_out::chrome_trace(
+                trace_source,
+                plan.map(|p| (p, &measured)),
+            ))
+            .unwrap_or_default(),
+        ),
+    ];
+    if rep.error_budget.is_some() {
+        files.push((dir.join("budget.svg"), svg::waterfall(rep).into_bytes()));
+    }
+    if let Some(p) = plan {
+        files.push((dir.join("timeline.svg"), svg::timeline(p, rep).into_bytes()));
+    }
+    files
+}
+
+/// What a report is made from (the arguments of `kc report RESULTS`).
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub results: PathBuf,
+    pub isolated: Option<PathBuf>,
+    pub plan: Option<PathBuf>,
+    pub reference: Option<PathBuf>,
+    pub reference_entry: Option<String>,
+    pub output: PathBuf,
+}
+
+/// Reads and checks the inputs, builds the report and writes its files into
+/// `inputs.output`. Returns the report and the files written.
+pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportError> {
+    let first = &inputs.results;
+    let first_r = super::read_results(first)?;
+    let iso_r = match &inputs.isolated {
+        Some(p) => Some(super::read_results(p)?),
+        None => None,
+    };
+    let (graph, isolated): (Option<&Results>, Option<&Results>) =
+        match (first_r.mode.as_str(), &iso_r) {
+            ("graph", i) => (Some(&first_r), i.as_ref()),
+            ("isolated", None) => (None, Some(&first_r)),
+            (m, _) => {
+                return Err(ReportError::Refused(format!(
+                    "{}: {} {m} results file cannot be combined with --isolated",
+                    first.display(),
+                    if m.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    }
+                )))
+            }
+        };
+    if let (Some(g), Some(i), Some(ip)) = (graph, isolated, &inputs.isolated) {
+        super::check_pair(g, first, i, ip)?;
+    }
+    if let (Some(i), Some(ip)) = (isolated, &inputs.isolated) {
+        if i.mode != "isolated" {
+            return Err(ReportError::Refused(format!(
+                "{}: not an isolated-mode results file",
+                ip.display()
+            )));
+        }
+    }
+    let plan = match &inputs.plan {
+        Some(p) => Some(super::read_measured_plan(p, &first_r, first)?),
+        None => None,
+    };
+    let mut rep = model::build(graph, isolated);
+    if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
+        rep.set_iterations(p.iterations.count, &p.iterations.found_by);
+    }
+    if let Some(rp) = &inputs.reference {
+        super::add_reference(&mut rep, rp, inputs.reference_entry.as_deref())?;
+    }
+    let source = graph.or(isolated).expect("one results file");
+    let files = files(&rep, source, plan.as_ref(), &inputs.output);
+    let mut read: Vec<&Path> = vec![first.as_path()];
+    read.extend(inputs.isolated.as_deref());
+    read.extend(inputs.reference.as_deref());
+    read.extend(inputs.plan.as_deref());
+    for (p, _) in &files {
+        crate::files::check_output_file(p).map_err(ReportError::Refused)?;
+        crate::files::refuse_overwriting_input(p, &read).map_err(ReportError::Refused)?;
+    }
+    std::fs::create_dir_all(&inputs.output).map_err(|source| ReportError::Write {
+        path: inputs.output.display().to_string(),
+        source,
+    })?;
+    super::write_all(&files)?;
+    Ok((rep, files.into_iter().map(|(p, _)| p).collect()))
+}
