@@ -77,3 +77,32 @@ pub fn inductor_cache(bytes: &[u8]) -> usize {
     let _ = index.resolve(name, "/tmp/x/xx/cxx.py", Some(4), None, &recorded);
     index.binaries.len()
 }
+
+/// Shape files: the bytes as an Execution Trace (JSON with `nodes`) and as a kc JSONL shape
+/// log, as `kc ingest --shapes` reads them. Returns how many records were read.
+pub fn shapes(bytes: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(bytes);
+    let mut n = 0;
+    if let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) {
+        if let Ok(r) = crate::ingest::shapes::from_execution_trace(&doc, "fuzz") {
+            n += r.len();
+        }
+    }
+    if let Ok(r) = crate::ingest::shapes::from_jsonl(&text, "fuzz") {
+        n += r.len();
+    }
+    n
+}
+
+/// The rank store's wire format: the bytes as a client's answer to the challenge and as a
+/// stream of requests. Returns how many requests were read.
+pub fn rank_store(bytes: &[u8]) -> usize {
+    use crate::exec::rendezvous::{read_hello, read_message};
+    let _ = read_hello(&mut &bytes[..]);
+    let mut r = bytes;
+    let mut n = 0;
+    while let Ok(Some(_)) = read_message(&mut r) {
+        n += 1;
+    }
+    n
+}
