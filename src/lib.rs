@@ -1,20 +1,12 @@
-//! kc: a trace-ingest-and-replay compiler for GPU ML workloads. The library holds the
-//! pipeline stages as modules named like the CLI verbs; `main.rs` only parses arguments.
+//! kc: a trace-ingest-and-replay compiler for GPU ML workloads. This crate is the command
+//! line (`cli`, run by `main.rs` and by the Python package); the compiler is `kc-core`
+//! (ingest, lower, plan, results, report: no GPU) and the executor `kc-exec` (a device
+//! core, one back end per tier, the measurement procedure), re-exported here under the
+//! names the stages have always had.
 //!
-//! - [`ingest`]: Kineto/CUPTI traces (+ shapes) -> kernel graph (`.kcir`)
-//! - [`lower`]: graph -> classified graph with replay tiers and units
-//! - [`plan`]: lowered graph -> versioned, checksummed replay plan
-//! - [`report`]: results -> JSON, Markdown, CSV, SVG
+//! Layering, enforced by the crates' dependencies: kc-ir <- kc-core <- kc-exec <- kc.
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 
 pub mod cli;
-pub mod diag;
-pub mod envelope;
-pub mod exec;
-pub mod files;
-pub mod fuzzing;
-pub mod ingest;
-pub mod lower;
-pub mod plan;
-pub mod report;
-pub mod words;
+pub use kc_core::{diag, envelope, files, fuzzing, ingest, lower, plan, report, results, words};
+pub use kc_exec as exec;

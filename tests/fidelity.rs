@@ -3,7 +3,7 @@
 //! measured with) are matched against the trace's steps: counts, names, kernels the
 //! replay added (cuDNN's workspace memsets), and in-context durations.
 
-use kc::exec::fidelity::{self, KernelRecord};
+use kc::results::fidelity::{self, KernelRecord};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {

@@ -384,7 +384,7 @@ fn multi_rank_plans_replay_one_rank() {
     assert!(steps0 > 0 && steps1 > 0);
     let n0: u64 = kc::exec::invocations_on_rank(&p, 0).iter().sum();
     assert_eq!(n0 as usize, steps0);
-    let prog = kc::exec::schedule::graph_program(&p, on0);
+    let prog = kc::plan::schedule::graph_program(&p, on0);
     assert_eq!(prog.launched, steps0);
     assert_eq!(prog.skipped, steps1);
 }

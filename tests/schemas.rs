@@ -245,9 +245,9 @@ fn an_execution_trace_completes_the_optimizers_tensor_lists() {
         if let kc::plan::types::UnitCall::AtenOp { op, args } = &u.call {
             if op.starts_with("aten::_foreach_") {
                 foreach += 1;
-                let c = kc::exec::aten::build(op, args, &u.kernels).unwrap();
+                let c = kc::plan::aten_call::build(op, args, &u.kernels).unwrap();
                 assert!(c.args.iter().any(
-                    |a| matches!(a, kc::exec::aten::CallArg::TensorList(ts) if !ts.is_empty())
+                    |a| matches!(a, kc::plan::aten_call::CallArg::TensorList(ts) if !ts.is_empty())
                 ));
             }
         }

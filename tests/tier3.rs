@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use kc::exec::aten::{self, CallArg, Fill};
+use kc::plan::aten_call::{self, CallArg, Fill};
 use kc::plan::types::UnitCall;
 use std::collections::BTreeMap;
 
@@ -32,7 +32,7 @@ fn every_tier3_unit_of_the_h100_plans_maps_to_a_call_or_a_reason() {
                 continue;
             };
             all_ns += u.traced_ns_total;
-            let r = aten::build(op, args, &u.kernels);
+            let r = aten_call::build(op, args, &u.kernels);
             assert!(r.is_ok(), "a plan holds only tier-3 calls that build: {op}");
             let text = match &r {
                 Ok(c) => {
@@ -79,7 +79,7 @@ fn the_embedding_lookup_of_bloom_reads_valid_rows() {
     let UnitCall::AtenOp { op, args } = &u.call else {
         unreachable!()
     };
-    let c = aten::build(op, args, &[]).unwrap();
+    let c = aten_call::build(op, args, &[]).unwrap();
     match &c.args[2] {
         CallArg::Tensor(t) => assert_eq!(t.fill, Fill::Indices { high: 250880 }),
         other => panic!("{other:?}"),
@@ -95,7 +95,7 @@ fn zero_dim_operands_are_cpu_scalars_only_where_the_kernel_says_so() {
         let UnitCall::AtenOp { op, args } = &u.call else {
             continue;
         };
-        let Ok(c) = aten::build(op, args, &u.kernels) else {
+        let Ok(c) = aten_call::build(op, args, &u.kernels) else {
             continue;
         };
         let zero_dim: Vec<bool> = c

@@ -314,7 +314,7 @@ pub fn render(r: &Results) -> String {
         if let Some(e) = s.predicted_energy_j {
             let _ = writeln!(o, "  predicted energy (sum of energy x count): {e:.4} J");
         }
-        let verified: Vec<&exec::results::UnitResult> = r
+        let verified: Vec<&crate::results::UnitResult> = r
             .units
             .iter()
             .filter(|u| u.launches_verified.is_some())

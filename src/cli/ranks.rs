@@ -8,9 +8,9 @@
 //! rank and ends with its last lines; every rank's own waits have deadlines besides.
 
 use super::exec::Args;
-use crate::exec::results::Results;
 use crate::plan::Plan;
 use crate::report::job::{render, summarize, summarize_rank};
+use crate::results::Results;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! says so in the results' notes.
 
 use super::energy::PowerMeter;
-use super::results::DeviceState;
+use kc_core::results::DeviceState;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::{Device, Nvml};
 

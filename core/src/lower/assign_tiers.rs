@@ -161,7 +161,7 @@ fn decide(
             Err(_) => {
                 let o = g.op(op_id);
                 if o.args_source != ArgsSource::None
-                    && crate::exec::aten::op_supported(g.str(o.name), g.args(op_id)).is_ok()
+                    && crate::plan::aten_call::op_supported(g.str(o.name), g.args(op_id)).is_ok()
                 {
                     return (
                         r("aten-op-gemm-unrecovered"),
@@ -192,7 +192,7 @@ fn decide(
             }),
         );
     }
-    if let Err(why) = crate::exec::aten::op_supported(name, g.args(op_id)) {
+    if let Err(why) = crate::plan::aten_call::op_supported(name, g.args(op_id)) {
         return (
             r("aten-op-unbound"),
             UnitParams::None(Unreplayable::BadArgs {

@@ -227,7 +227,7 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         cold_extra_peak_bytes: plan.memory.cold_extra_peak_bytes,
         traced_gpu_us: plan.header.traced_gpu_ns as f64 / 1000.0,
         replayable_traced_us: plan.header.replayable_traced_ns as f64 / 1000.0,
-        traced_critical_path_us: crate::exec::schedule::critical_path_ns(
+        traced_critical_path_us: crate::plan::schedule::critical_path_ns(
             plan,
             |_: &crate::plan::types::Step| true,
         ) as f64

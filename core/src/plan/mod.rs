@@ -6,9 +6,11 @@
 //! CRC32 match, and a decoded plan is only returned after [`types::Plan::check`] proves
 //! every index in it is in range.
 
+pub mod aten_call;
 pub mod build;
 pub mod collectives;
 pub mod memory;
+pub mod schedule;
 pub mod show;
 pub mod types;
 

@@ -6,8 +6,8 @@
 //! replay (a separate process, from time 0) last their unit's isolated mean time, or the
 //! traced time where the unit was not measured, and say which.
 
-use crate::exec::results::Results;
 use crate::plan::types::Plan;
+use crate::results::Results;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 

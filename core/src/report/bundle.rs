@@ -8,7 +8,7 @@
 //! from several threads at once.
 
 use super::{model, render, svg, trace_out, ReportError};
-use crate::exec::results::Results;
+use crate::results::Results;
 use std::path::{Path, PathBuf};
 
 /// The report's files in `dir`: report.json, report.md, units.csv, tiers.svg, scatter.svg,

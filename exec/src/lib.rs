@@ -9,13 +9,10 @@
 //! collectives, unreplayable units) are never silently dropped: they are listed as not
 //! executed, with their traced time carried separately.
 
-pub mod aten;
 pub mod energy;
-pub mod fidelity;
 pub mod rendezvous;
-pub mod results;
-pub mod schedule;
-pub mod stats;
+// The results schema lives in kc-core (reports read it without the executor).
+pub use kc_core::results;
 
 #[cfg(feature = "cuda")]
 mod compiled;
@@ -32,8 +29,8 @@ mod run;
 #[cfg(feature = "torch")]
 pub mod torch;
 
-use crate::plan::types::{Plan, PlanUnit};
-pub use results::Results;
+use kc_core::plan::types::{Plan, PlanUnit};
+pub use kc_core::results::Results;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -62,7 +59,7 @@ pub enum ExecError {
     #[error("libtorch aten::{op}: {message}")]
     Torch { op: String, message: String },
     #[error(transparent)]
-    Plan(#[from] crate::plan::PlanError),
+    Plan(#[from] kc_core::plan::PlanError),
     #[error("{0}")]
     Job(#[from] rendezvous::RendezvousError),
     #[error("{path}: cannot write: {source}")]
@@ -183,13 +180,13 @@ pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
 /// together (`collectives`: a communicator was joined).
 pub fn runs_unit(unit: &PlanUnit, collectives: bool) -> bool {
     executable(unit)
-        || (collectives && matches!(unit.call, crate::plan::types::UnitCall::Collective { .. }))
+        || (collectives && matches!(unit.call, kc_core::plan::types::UnitCall::Collective { .. }))
 }
 
 /// Whether a unit's tier is executed by this build: tiers 1, 2 and 4 with `cuda`, tier 3
 /// too with `torch`.
 pub fn executable(unit: &PlanUnit) -> bool {
-    use crate::plan::types::UnitCall;
+    use kc_core::plan::types::UnitCall;
     matches!(
         unit.call,
         UnitCall::Memcpy { .. }
@@ -201,7 +198,7 @@ pub fn executable(unit: &PlanUnit) -> bool {
 
 /// Why a unit is not executed, for the results.
 pub fn not_executed_reason(unit: &PlanUnit) -> String {
-    use crate::plan::types::PlanTier;
+    use kc_core::plan::types::PlanTier;
     match unit.tier {
         PlanTier::AtenOp => {
             "not executed: tier 3 (libtorch op replay) needs kc built with `--features torch`"

@@ -11,8 +11,8 @@
 
 use super::gpu::cu_err;
 use super::ExecError;
-use crate::plan::types::{KernelArgValue, KernelBinary, PlanUnit, UnitCall};
 use cudarc::driver::sys as cu;
+use kc_core::plan::types::{KernelArgValue, KernelBinary, PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 

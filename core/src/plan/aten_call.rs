@@ -278,7 +278,9 @@ fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
     })
 }
 
-pub(crate) fn is_float(d: ElemType) -> bool {
+/// Whether an element type is a floating-point one (a tensor the replay fills with normal
+/// values, never an index).
+pub fn is_float(d: ElemType) -> bool {
     matches!(
         d,
         ElemType::F64

@@ -5,7 +5,7 @@
 //! Invariant: every optional figure is `None` when the results it needs are missing, never
 //! zero.
 
-use crate::exec::results::Results;
+use crate::results::Results;
 use serde::Serialize;
 
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -121,7 +121,7 @@ pub struct Report {
     /// The prediction's error, decomposed into measured parts.
     pub error_budget: Option<ErrorBudget>,
     /// What the graph replay launched against the trace (`kc exec --verify`).
-    pub fidelity: Option<crate::exec::fidelity::Fidelity>,
+    pub fidelity: Option<crate::results::fidelity::Fidelity>,
 }
 
 /// One measured part of the error budget, per replay.

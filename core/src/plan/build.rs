@@ -198,7 +198,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         // scalars the binding can pass): decided here, so exec never finds it out.
         if let UnitCall::AtenOp { op, args } = &call {
             let kernels: Vec<String> = u.kernels.iter().map(|k| g.str(*k).to_string()).collect();
-            if let Err(reason) = crate::exec::aten::build(op, args, &kernels) {
+            if let Err(reason) = crate::plan::aten_call::build(op, args, &kernels) {
                 call = UnitCall::NotReplayable {
                     reason: format!("{op}: {reason}"),
                 };

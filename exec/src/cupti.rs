@@ -6,9 +6,9 @@
 //! Invariant: recording is enabled only for the closure and always disabled after it; the
 //! buffers CUPTI fills are kc's (allocated in the request callback, freed once parsed).
 
-use super::fidelity::KernelRecord;
 use super::ExecError;
 use cudarc::cupti::sys;
+use kc_core::results::fidelity::KernelRecord;
 use std::alloc::{alloc, dealloc, Layout};
 use std::sync::Mutex;
 

@@ -3,7 +3,7 @@
 //! slower or costlier counts as a regression; units whose call changed between the two
 //! files are listed as not comparable rather than compared.
 
-use crate::exec::results::Results;
+use crate::results::Results;
 use serde::Serialize;
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -219,8 +219,8 @@ pub fn render(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::results::{GraphResult, IsolatedSummary, UnitResult};
-    use crate::exec::stats::Stats;
+    use crate::results::stats::Stats;
+    use crate::results::{GraphResult, IsolatedSummary, UnitResult};
 
     fn graph(mean: f64) -> Results {
         Results {

@@ -6,12 +6,12 @@
 
 use super::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
 use super::gpu::{At, Feeder, Gpu, Graph};
-use super::results::*;
-use super::schedule::{self, ProgramOp};
-use super::stats::Stats;
 use super::{not_executed_reason, nvml, runs_unit, CachePolicy, ExecError, ExecOptions};
-use crate::plan::show::call_str;
-use crate::plan::types::{ElemType, Plan, PlanUnit, Step};
+use kc_core::plan::schedule::{self, ProgramOp};
+use kc_core::plan::show::call_str;
+use kc_core::plan::types::{ElemType, Plan, PlanUnit, Step};
+use kc_core::results::stats::Stats;
+use kc_core::results::*;
 use std::collections::HashMap;
 
 /// Target GPU time of one feeder batch: long enough that host launch overhead does not
@@ -215,7 +215,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     if !plan.binaries.is_empty() {
         if let Err(e) = gpu.load_binaries(&plan.binaries) {
             for u in &plan.units {
-                if let crate::plan::types::UnitCall::Kernel { .. } = u.call {
+                if let kc_core::plan::types::UnitCall::Kernel { .. } = u.call {
                     failed.insert(u.id, format!("failed: {e}"));
                 }
             }
@@ -232,7 +232,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         if !runs_unit(u, gpu.has_collectives()) || failed.contains_key(&u.id) {
             continue;
         }
-        if matches!(u.call, crate::plan::types::UnitCall::Collective { .. }) {
+        if matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. }) {
             phase(&format!("unit {} ({}): first eager run", u.id, u.label));
         }
         let r = gpu
@@ -250,7 +250,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             }
             Ok(()) => {}
         }
-        if u.tier == crate::plan::types::PlanTier::AtenOp {
+        if u.tier == kc_core::plan::types::PlanTier::AtenOp {
             let captured = gpu.capture(|gpu| gpu.enqueue(u, 0, At::Slots(0)));
             if let Err(e) = captured.and_then(|g| {
                 gpu.launch(&g)?;
@@ -267,7 +267,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     // for it forever).
     if let Some(job) = job.as_mut() {
         for u in &plan.units {
-            if let crate::plan::types::UnitCall::Collective { .. } = u.call {
+            if let kc_core::plan::types::UnitCall::Collective { .. } = u.call {
                 let bad = job.agree_max(
                     &format!("unit {} ok", u.id),
                     u64::from(failed.contains_key(&u.id)),
@@ -351,7 +351,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     }
     results.device = device;
     if let (Some(j), Some(tr)) = (en.job.take(), trace_rank) {
-        results.job = Some(super::results::JobRank {
+        results.job = Some(kc_core::results::JobRank {
             rank: j.env.rank,
             world_size: j.env.world_size,
             local_rank: j.env.local_rank,
@@ -426,7 +426,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         let collective = plan.steps.iter().filter(|s| on_rank(s)).any(|s| {
             matches!(
                 plan.units[s.unit as usize].call,
-                crate::plan::types::UnitCall::Collective { .. }
+                kc_core::plan::types::UnitCall::Collective { .. }
             )
         });
         return Err(ExecError::Unsupported(format!(
@@ -456,7 +456,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let mut memory_image = None;
     if let Some(df) = image {
         gpu.allocate_arena(df)?;
-        let summary = crate::plan::show::dataflow_summary(plan);
+        let summary = kc_core::plan::show::dataflow_summary(plan);
         let mut mi = MemoryImage {
             derivation: df.derivation.clone(),
             arena_bytes: df.arena_bytes,
@@ -466,7 +466,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         };
         for (i, s) in plan.steps.iter().enumerate() {
             let unit = &plan.units[s.unit as usize];
-            if !runs_step(s) || unit.tier != crate::plan::types::PlanTier::AtenOp {
+            if !runs_step(s) || unit.tier != kc_core::plan::types::PlanTier::AtenOp {
                 continue;
             }
             mi.results_planned += df.steps[i].outputs.iter().flatten().count() as u64;
@@ -488,7 +488,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         memory_image = Some(mi);
     }
-    let capture = |gpu: &mut Gpu, image: Option<&crate::plan::types::PlanDataflow>| {
+    let capture = |gpu: &mut Gpu, image: Option<&kc_core::plan::types::PlanDataflow>| {
         gpu.capture(|gpu| {
             gpu.record(fork, 0)?;
             for s in 1..gpu.streams.len() {
@@ -551,7 +551,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     job_phase(opts, "timed");
     // One more replay under CUPTI, before anything else touches the image.
     let fidelity = if opts.verify {
-        let steps = super::fidelity::traced_steps(
+        let steps = kc_core::results::fidelity::traced_steps(
             plan,
             prog.ops.iter().filter_map(|op| match *op {
                 ProgramOp::Launch { unit, step, .. } => Some((unit, step)),
@@ -565,11 +565,12 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
             Ok(records) => {
                 if let Some(path) = &opts.kernels_out {
                     let text = serde_json::to_vec(&records).unwrap_or_default();
-                    if let Err(e) = crate::files::write_atomic(std::path::Path::new(path), &text) {
+                    if let Err(e) = kc_core::files::write_atomic(std::path::Path::new(path), &text)
+                    {
                         notes.push(format!("{path}: cannot write the kernel records: {e}"));
                     }
                 }
-                Some(super::fidelity::measure(&steps, &records))
+                Some(kc_core::results::fidelity::measure(&steps, &records))
             }
             Err(e) => {
                 notes.push(format!("--verify: {e}"));
@@ -650,7 +651,7 @@ fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
 /// the self-check (the first 64 KiB of each place).
 fn nonfinite_producers(
     plan: &Plan,
-    df: &crate::plan::types::PlanDataflow,
+    df: &kc_core::plan::types::PlanDataflow,
     gpu: &mut Gpu,
     runs_step: &dyn Fn(&Step) -> bool,
     limit: usize,
@@ -714,7 +715,7 @@ fn nonfinite_producers(
 /// the call does not say) and at its tier-3 results (the first floating-point input's, for
 /// ops that keep their input's type; `None` for conversions and ops without one).
 fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
-    use crate::plan::types::UnitCall;
+    use kc_core::plan::types::UnitCall;
     let mut types = vec![ElemType::Unknown; unit.slots.len()];
     let mut set = |slot: u32, d: ElemType| {
         if let Some(k) = unit.slots.iter().position(|&s| s == slot) {
@@ -725,7 +726,7 @@ fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
     match &unit.call {
         UnitCall::Kernel { args, .. } => {
             for a in args {
-                if let crate::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
+                if let kc_core::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
                     set(*slot, *dtype);
                 }
             }
@@ -739,12 +740,12 @@ fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
             }
         }
         UnitCall::AtenOp { op, args } => {
-            if let Ok(c) = super::aten::build(op, args, &unit.kernels) {
+            if let Ok(c) = kc_core::plan::aten_call::build(op, args, &unit.kernels) {
                 for a in &c.args {
                     match a {
-                        super::aten::CallArg::Tensor(t) => set(t.slot, t.dtype),
-                        super::aten::CallArg::TensorList(ts)
-                        | super::aten::CallArg::OptionalTensorList(ts) => {
+                        kc_core::plan::aten_call::CallArg::Tensor(t) => set(t.slot, t.dtype),
+                        kc_core::plan::aten_call::CallArg::TensorList(ts)
+                        | kc_core::plan::aten_call::CallArg::OptionalTensorList(ts) => {
                             ts.iter().for_each(|t| set(t.slot, t.dtype))
                         }
                         _ => {}
@@ -756,7 +757,9 @@ fn step_types(unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
                 );
                 if !converts {
                     result = c.args.iter().find_map(|a| match a {
-                        super::aten::CallArg::Tensor(t) if super::aten::is_float(t.dtype) => {
+                        kc_core::plan::aten_call::CallArg::Tensor(t)
+                            if kc_core::plan::aten_call::is_float(t.dtype) =>
+                        {
                             Some(t.dtype)
                         }
                         _ => None,
@@ -797,7 +800,7 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             {
                 continue;
             }
-            if unit.tier == crate::plan::types::PlanTier::AtenOp {
+            if unit.tier == kc_core::plan::types::PlanTier::AtenOp {
                 // A step that cannot be placed runs on its unit's own tensors (enqueue
                 // falls back to them), as in graph mode.
                 let _ = gpu
@@ -840,7 +843,7 @@ fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         let places = image.zip(steps_of.get(&u.id).map(Vec::as_slice));
         // A collective runs alone on every rank at once: the ranks meet first.
-        let collective = matches!(u.call, crate::plan::types::UnitCall::Collective { .. });
+        let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });
         if let (true, Some(job)) = (collective, en.job.as_mut()) {
             job.barrier(&format!("unit {}", u.id))?;
         }
@@ -895,7 +898,7 @@ fn measure_unit(
     plan: &Plan,
     u: &PlanUnit,
     invocations: u64,
-    places: Option<(&crate::plan::types::PlanDataflow, &[u32])>,
+    places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -904,7 +907,7 @@ fn measure_unit(
     // Tier-3 ops replay on their own tensors, so their buffers are not rotated.
     let rotation = match opts.cache {
         _ if places.is_some() => 1,
-        _ if u.tier == crate::plan::types::PlanTier::AtenOp => 1,
+        _ if u.tier == kc_core::plan::types::PlanTier::AtenOp => 1,
         CachePolicy::Warm | CachePolicy::Context => 1,
         CachePolicy::Cold => u.cold_rotation.max(1),
     };
@@ -944,9 +947,11 @@ fn measure_unit(
                     .kernels
                     .iter()
                     .map(String::as_str)
-                    .filter(|k| !super::fidelity::is_runtime_copy(k))
+                    .filter(|k| !kc_core::results::fidelity::is_runtime_copy(k))
                     .collect();
-                Some(super::fidelity::unit_launches(&traced, &records, unroll))
+                Some(kc_core::results::fidelity::unit_launches(
+                    &traced, &records, unroll,
+                ))
             }
             Err(e) => {
                 notes.push(format!("unit {} --verify: {e}", u.id));
@@ -960,7 +965,8 @@ fn measure_unit(
     let mut launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
     // Every rank times a collective the same number of times (the job's most).
-    if let (crate::plan::types::UnitCall::Collective { .. }, Some(job)) = (&u.call, en.job.as_mut())
+    if let (kc_core::plan::types::UnitCall::Collective { .. }, Some(job)) =
+        (&u.call, en.job.as_mut())
     {
         launches = job.agree_max(&format!("unit {} launches", u.id), launches as u64)? as usize;
     }

@@ -6,7 +6,7 @@
 //! what NCCL moves).
 //!
 //! Which collectives: what the profiler's `record_param_comms` names, mapped onto NCCL's
-//! calls by the plan ([`crate::plan::collectives::CollectiveCall`], which also refuses, at
+//! calls by the plan ([`kc_core::plan::collectives::CollectiveCall`], which also refuses, at
 //! `kc plan` time, what kc cannot replay); the reduction is a sum (the profiler does not
 //! record it, and a sum is what data and tensor parallelism reduce with). Invariant: a unit
 //! is enqueued only with a kind and an element type NCCL has and counts that fit its
@@ -14,10 +14,10 @@
 
 use super::gpu::cu_err;
 use super::ExecError;
-use crate::plan::collectives::{CollectiveCall, CollectiveKind};
-use crate::plan::types::PlanUnit;
 use cudarc::driver::sys as cu;
 use cudarc::nccl::sys as nc;
+use kc_core::plan::collectives::{CollectiveCall, CollectiveKind};
+use kc_core::plan::types::PlanUnit;
 use std::collections::HashMap;
 use std::ffi::c_void;
 

@@ -12,12 +12,12 @@
 //! the call (and the unit, where there is one); no handle outlives the [`Gpu`] that made it.
 
 use super::ExecError;
-use crate::plan::types::{
-    ElemType, Epilogue, GemmParams, Location, Op, Plan, PlanUnit, RegionInit, UnitCall,
-};
 use cudarc::cublas::sys as cb;
 use cudarc::cublaslt::sys as lt;
 use cudarc::driver::sys as cu;
+use kc_core::plan::types::{
+    ElemType, Epilogue, GemmParams, Location, Op, Plan, PlanUnit, RegionInit, UnitCall,
+};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 
@@ -127,7 +127,7 @@ pub enum At<'a> {
     Slots(u32),
     Step {
         step: u32,
-        places: &'a crate::plan::types::StepPlaces,
+        places: &'a kc_core::plan::types::StepPlaces,
     },
 }
 
@@ -493,7 +493,7 @@ impl Gpu {
     /// numbers must stay the kind of numbers the model computes with.
     pub fn allocate_arena(
         &mut self,
-        df: &crate::plan::types::PlanDataflow,
+        df: &kc_core::plan::types::PlanDataflow,
     ) -> Result<(), ExecError> {
         if self.arena != 0 {
             return Ok(());
@@ -504,7 +504,7 @@ impl Gpu {
 
     /// Writes every region's starting values again (the arena keeps its address, so views
     /// over it stay valid).
-    pub fn fill_arena(&mut self, df: &crate::plan::types::PlanDataflow) -> Result<(), ExecError> {
+    pub fn fill_arena(&mut self, df: &kc_core::plan::types::PlanDataflow) -> Result<(), ExecError> {
         const PATTERN: usize = 16 << 20;
         let arena = self.arena;
         let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
@@ -578,7 +578,7 @@ impl Gpu {
     /// went non-finite would make the replay's power a property of NaNs, not of the model.
     pub fn arena_nonfinite_share(
         &self,
-        df: &crate::plan::types::PlanDataflow,
+        df: &kc_core::plan::types::PlanDataflow,
     ) -> Result<Option<f64>, ExecError> {
         if self.arena == 0 {
             return Ok(None);
@@ -599,7 +599,7 @@ impl Gpu {
         &mut self,
         unit: &PlanUnit,
         step: u32,
-        places: &crate::plan::types::StepPlaces,
+        places: &kc_core::plan::types::StepPlaces,
     ) -> Result<usize, ExecError> {
         let stream = self.streams[0] as *mut c_void;
         let arena = self.arena;
@@ -613,7 +613,7 @@ impl Gpu {
         &mut self,
         _unit: &PlanUnit,
         _step: u32,
-        _places: &crate::plan::types::StepPlaces,
+        _places: &kc_core::plan::types::StepPlaces,
     ) -> Result<usize, ExecError> {
         Ok(0)
     }
@@ -633,7 +633,7 @@ impl Gpu {
     /// Loads a plan's compiled-kernel binaries (tier 4), once, before any unit runs.
     pub fn load_binaries(
         &mut self,
-        binaries: &[crate::plan::types::KernelBinary],
+        binaries: &[kc_core::plan::types::KernelBinary],
     ) -> Result<(), ExecError> {
         // SAFETY: this Gpu's context is current on this thread (made so by `open`).
         unsafe { self.kernels.load(binaries, self.facts.sm) }
@@ -652,9 +652,9 @@ impl Gpu {
             // valid indices, where the float pattern the buffers start with is not (a
             // gather's bounds check would trap).
             for a in args {
-                if let crate::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
+                if let kc_core::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
                     // An operand of unknown type keeps the values it starts with.
-                    if !super::aten::is_float(*dtype) && *dtype != ElemType::Unknown {
+                    if !kc_core::plan::aten_call::is_float(*dtype) && *dtype != ElemType::Unknown {
                         let b = &self.buffers[*slot as usize];
                         if !b.host.is_null() {
                             continue;
@@ -692,7 +692,7 @@ impl Gpu {
         let Some(traced) = unit.kernels.first() else {
             return;
         };
-        let want = super::fidelity::base_name(traced).to_string();
+        let want = kc_core::results::fidelity::base_name(traced).to_string();
         let n = self
             .lt_plans
             .get(&unit.id)

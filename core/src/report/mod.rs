@@ -17,7 +17,7 @@ pub mod render;
 pub mod svg;
 pub mod trace_out;
 
-use crate::exec::results::{Results, RESULTS_SCHEMA_VERSION};
+use crate::results::{Results, RESULTS_SCHEMA_VERSION};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]

@@ -4,9 +4,13 @@
 //! millisecond stamps, and what was not executed. Invariant: every figure is a measurement
 //! or is derived from measurements by the formula its field documents.
 
-use super::energy::EnergyWindow;
-use super::stats::Stats;
+pub mod energy;
+pub mod fidelity;
+pub mod stats;
+
+use energy::EnergyWindow;
 use serde::{Deserialize, Serialize};
+use stats::Stats;
 
 /// Bumped when a field changes meaning or disappears.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
@@ -93,7 +97,7 @@ pub struct GraphResult {
     pub memory_image: Option<MemoryImage>,
     /// `--verify`: the kernels one replay launched (CUPTI) against the trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fidelity: Option<super::fidelity::Fidelity>,
+    pub fidelity: Option<fidelity::Fidelity>,
 }
 
 /// What graph mode's memory image held and how much of the replay used it.
@@ -150,7 +154,7 @@ pub struct UnitResult {
     pub measured_end_unix_ms: Option<i64>,
     /// `--isolated --verify`: what one unrolled launch of the unit ran (CUPTI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launches_verified: Option<super::fidelity::UnitLaunches>,
+    pub launches_verified: Option<fidelity::UnitLaunches>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

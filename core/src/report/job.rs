@@ -7,8 +7,8 @@
 //! ranks inside it; anything else is refused naming the file.
 
 use super::ReportError;
-use crate::exec::results::Results;
 use crate::plan::Plan;
+use crate::results::Results;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Tier 3 on the GPU: replays the aten op behind a unit through libtorch, on kc's own CUDA
 //! stream, so that the op's kernels land in the same CUDA graph as tiers 1 and 2 (or in the
 //! unit's own graph in isolated mode). The call itself (overload, typed arguments, output
-//! policy) is decided by [`super::aten::build`] without libtorch; this file only turns it
+//! policy) is decided by [`kc_core::plan::aten_call::build`] without libtorch; this file only turns it
 //! into tensors and one call of libtorch's boxed dispatcher, through the C++ shim
 //! (`torch_shim.cpp`): one mechanism for every op.
 //!
@@ -17,9 +17,9 @@
 //! Invariant: every libtorch error becomes an [`ExecError`] naming the op; an op runs only on
 //! the stream it was handed (the thread's current libtorch stream is set before each call).
 
-use super::aten::{self, AtenCall, CallArg, Fill, TensorInput};
 use super::ExecError;
-use crate::plan::types::{ElemType, PlanUnit, UnitCall};
+use kc_core::plan::aten_call::{self, AtenCall, CallArg, Fill, TensorInput};
+use kc_core::plan::types::{ElemType, PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use tch::{Device, Kind, Tensor};
@@ -403,7 +403,7 @@ impl Torch {
     pub fn prepare_placed(
         &mut self,
         unit: &PlanUnit,
-        placed: Option<(u32, &crate::plan::types::StepPlaces, u64)>,
+        placed: Option<(u32, &kc_core::plan::types::StepPlaces, u64)>,
         stream: *mut c_void,
     ) -> Result<usize, ExecError> {
         let UnitCall::AtenOp { op, args } = &unit.call else {

@@ -393,7 +393,7 @@ pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         use std::io::Read;
-        let gz: &[u8] = include_bytes!("../../data/aten_schemas.txt.gz");
+        let gz: &[u8] = include_bytes!("../../../data/aten_schemas.txt.gz");
         let mut text = String::new();
         // The embedded file is written by tools/aten_schemas.sh and checked by a test;
         // a broken copy leaves the registry empty, and every op is then refused by name.

@@ -93,16 +93,3 @@ pub fn shapes(bytes: &[u8]) -> usize {
     }
     n
 }
-
-/// The rank store's wire format: the bytes as a client's answer to the challenge and as a
-/// stream of requests. Returns how many requests were read.
-pub fn rank_store(bytes: &[u8]) -> usize {
-    use crate::exec::rendezvous::{read_hello, read_message};
-    let _ = read_hello(&mut &bytes[..]);
-    let mut r = bytes;
-    let mut n = 0;
-    while let Ok(Some(_)) = read_message(&mut r) {
-        n += 1;
-    }
-    n
-}

@@ -1,0 +1,53 @@
+//! The record of one energy window as results files keep it (what ran, when, the energy
+//! and average power NVML's counter gave, the ticks it spanned), and the UTC time stamps
+//! they are written with. Measuring them is the executor's (`kc_exec::energy`).
+//!
+//! Invariant: times are the host's UTC wall clock in milliseconds, written ISO-8601.
+
+use super::stats::Stats;
+use serde::{Deserialize, Serialize};
+
+/// One measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnergyWindow {
+    /// What ran: "idle", "graph", "unit 12"...
+    pub label: String,
+    pub start: String,
+    pub end: String,
+    pub start_unix_ms: i64,
+    pub end_unix_ms: i64,
+    pub duration_s: f64,
+    pub energy_j: f64,
+    pub avg_power_w: f64,
+    /// Instantaneous power samples taken while the window ran.
+    pub power_w: Stats,
+    /// Counter ticks observed inside the window (start and end included).
+    pub ticks: u32,
+    /// Work items (graph replays) completed between the two ticks.
+    pub completed: u64,
+}
+
+/// ISO-8601 UTC with milliseconds.
+pub fn iso8601_ms(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let ms = unix_ms.rem_euclid(1000);
+    let days = secs.div_euclid(86400);
+    let sod = secs.rem_euclid(86400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
