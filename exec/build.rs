@@ -1,4 +1,6 @@
-//! Build steps for the `torch` feature; nothing happens in other builds.
+//! kc-exec's build steps for the `torch` feature (the C++ shim and libtorch's libraries);
+//! nothing happens in other builds. The `kc` package's build.rs sets the link arguments of
+//! its programs.
 //!
 //! rustc links with `--as-needed`, which drops libtorch_cuda.so because no Rust symbol refers
 //! to it directly; without it libtorch reports CUDA as unavailable. It is therefore linked
@@ -6,7 +8,7 @@
 //! are not present on the build machine, so undefined symbols in shared libraries are
 //! allowed at link time; the GPU machine resolves them at load time.
 //!
-//! The C++ shim (`src/exec/torch_shim.cpp`: libtorch's boxed dispatcher and its CUDA graph
+//! The C++ shim (`src/torch_shim.cpp`: libtorch's boxed dispatcher and its CUDA graph
 //! capture) is compiled against libtorch's headers and the CUDA runtime headers, found in
 //! `KC_CUDA_INCLUDE`, `$CUDA_HOME/include`, `.libtorch/cuda-include` or
 //! `/usr/local/cuda/include`, in that order.
@@ -17,7 +19,7 @@ fn main() {
     if std::env::var_os("CARGO_FEATURE_TORCH").is_none() {
         return;
     }
-    println!("cargo:rerun-if-changed=src/exec/torch_shim.cpp");
+    println!("cargo:rerun-if-changed=src/torch_shim.cpp");
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-env-changed=KC_CUDA_INCLUDE");
     println!("cargo:rerun-if-env-changed=CUDA_HOME");
@@ -31,7 +33,7 @@ fn main() {
         .into_iter()
         .chain(std::env::var_os("CUDA_HOME").map(|h| PathBuf::from(h).join("include")))
         .chain([
-            manifest.join(".libtorch/cuda-include"),
+            manifest.join("../.libtorch/cuda-include"),
             PathBuf::from("/usr/local/cuda/include"),
         ])
         .find(|p| p.join("cuda_runtime_api.h").is_file())
@@ -41,7 +43,7 @@ fn main() {
         );
     cc::Build::new()
         .cpp(true)
-        .file("src/exec/torch_shim.cpp")
+        .file("src/torch_shim.cpp")
         .include(libtorch.join("include"))
         .include(libtorch.join("include/torch/csrc/api/include"))
         .include(&cuda_include)
@@ -56,8 +58,6 @@ fn main() {
     );
     println!("cargo:rustc-link-lib=dylib=c10_cuda");
     println!("cargo:rustc-link-lib=dylib=torch_cuda");
-    println!("cargo:rustc-link-arg-bins=-Wl,--no-as-needed");
-    println!("cargo:rustc-link-arg-bins=-ltorch_cuda");
-    println!("cargo:rustc-link-arg-bins=-Wl,--as-needed");
-    println!("cargo:rustc-link-arg=-Wl,--allow-shlib-undefined");
+    // The link arguments of the programs that use this crate (`--no-as-needed` for
+    // libtorch_cuda, `--allow-shlib-undefined`) are set by the `kc` package's build.rs.
 }

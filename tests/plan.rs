@@ -317,7 +317,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                         traced_start_ns: i as i64,
                     })
                     .collect();
-                Plan {
+                let mut p = Plan {
                     header: PlanHeader {
                         kc_version: "t".into(),
                         sources: vec![],
@@ -353,7 +353,11 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                     dataflow: None,
                     binaries: Vec::new(),
                     kernel_geometry: Vec::new(),
-                }
+                    aten_calls: vec![None; nunits],
+                };
+                // Tier-3 units carry their built call (or become not replayable).
+                p.store_calls();
+                p
             })
     })
 }

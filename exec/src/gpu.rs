@@ -630,6 +630,14 @@ impl Gpu {
         self.nccl.is_some()
     }
 
+    /// Takes the plan's tier-3 calls (built by the plan, never here).
+    pub fn load_calls(&mut self, calls: &[Option<kc_core::plan::aten_call::AtenCall>]) {
+        #[cfg(feature = "torch")]
+        self.torch.load_calls(calls);
+        #[cfg(not(feature = "torch"))]
+        let _ = calls;
+    }
+
     /// Loads a plan's compiled-kernel binaries (tier 4), once, before any unit runs.
     pub fn load_binaries(
         &mut self,

@@ -52,10 +52,10 @@ pub enum ExecError {
     OutOfMemory { needed: u64, free: u64 },
     #[error("{0}")]
     Unsupported(String),
-    /// The recorded call cannot be rebuilt (the reason from [`aten::build`]); the unit is
-    /// reported not executed rather than failed.
-    #[error("aten::{op} cannot be rebuilt from the trace: {reason}")]
-    Unreplayable { op: String, reason: String },
+    /// The plan accepted a unit this executor cannot run: a defect of the plan's verdict
+    /// (`kc_core::plan::calls`), reported as a failure, never as "not executed".
+    #[error("unit {unit}: the plan accepted a call this executor cannot make: {why}")]
+    PlanDefect { unit: u32, why: String },
     #[error("libtorch aten::{op}: {message}")]
     Torch { op: String, message: String },
     #[error(transparent)]

@@ -216,9 +216,9 @@ impl Nccl {
         if self.calls.contains_key(&unit.id) {
             return Ok(());
         }
-        let unreplayable = |why: String| ExecError::Unreplayable {
-            op: unit.label.clone(),
-            reason: why,
+        let unreplayable = |why: String| ExecError::PlanDefect {
+            unit: unit.id,
+            why: format!("{}: {why}", unit.label),
         };
         let call = CollectiveCall::from_plan(&unit.call, self.world).map_err(unreplayable)?;
         let dtype = nccl_type(&call.dtype)

@@ -121,6 +121,8 @@ struct Prepared {
 #[derive(Default)]
 pub struct Torch {
     units: HashMap<(u32, Option<u32>), Prepared>,
+    /// Every tier-3 unit's call, as the plan stores it (by unit id).
+    calls: HashMap<u32, AtenCall>,
 }
 
 /// A tensor over plan memory at `addr`: a view with the call's sizes and strides that
@@ -147,7 +149,7 @@ fn placed_tensor(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
 fn placeable(t: &TensorInput) -> bool {
     t.fill == Fill::Normal
         && !t.host_scalar
-        && aten::is_float(t.dtype)
+        && aten_call::is_float(t.dtype)
         && !matches!(t.dtype, ElemType::F8E4M3 | ElemType::F8E5M2)
 }
 
@@ -392,6 +394,15 @@ impl Torch {
 
     /// Builds the unit's arguments and runs it once eagerly on `stream` (outside any
     /// capture), keeping its outputs for the out-variant invocations that follow.
+    /// Takes the plan's built calls (one per tier-3 unit).
+    pub fn load_calls(&mut self, calls: &[Option<AtenCall>]) {
+        self.calls = calls
+            .iter()
+            .enumerate()
+            .filter_map(|(id, c)| c.clone().map(|c| (id as u32, c)))
+            .collect();
+    }
+
     pub fn prepare(&mut self, unit: &PlanUnit, stream: *mut c_void) -> Result<(), ExecError> {
         self.prepare_placed(unit, None, stream).map(drop)
     }
@@ -413,11 +424,17 @@ impl Torch {
         if self.units.contains_key(&key) {
             return Ok(0);
         }
+        let _ = args;
         let name = op.strip_prefix("aten::").unwrap_or(op);
-        let call =
-            aten::build(op, args, &unit.kernels).map_err(|reason| ExecError::Unreplayable {
-                op: name.to_string(),
-                reason,
+        // The plan built the call (it stores one for every tier-3 unit); nothing is built or
+        // refused here.
+        let call = self
+            .calls
+            .get(&unit.id)
+            .cloned()
+            .ok_or_else(|| ExecError::PlanDefect {
+                unit: unit.id,
+                why: "the plan stores no call for this tier-3 unit".into(),
             })?;
         set_stream(stream)?;
         // The arena address of a tensor operand of this step, if it is placed.
@@ -452,7 +469,7 @@ impl Torch {
             .map_err(|e| torch_err(name, e))?;
         let mut outputs =
             call_op(&call.op, &call.overload, &values, &[]).map_err(|e| torch_err(name, e))?;
-        let keep = matches!(call.outputs, aten::Outputs::OutVariant(_));
+        let keep = matches!(call.outputs, aten_call::Outputs::OutVariant(_));
         let mut moved_results = 0;
         if let (true, Some((_, places, arena))) = (keep, placed) {
             // Results move into the arena where the step's result place holds them, so the
@@ -520,7 +537,7 @@ impl Torch {
         // back to libtorch's cache (the graph's private pool under capture), and the
         // captured kernels keep their addresses.
         let overload = match &p.call.outputs {
-            aten::Outputs::OutVariant(o) => o.as_str(),
+            aten_call::Outputs::OutVariant(o) => o.as_str(),
             _ => p.call.overload.as_str(),
         };
         call_op(&p.call.op, overload, &p.values, &p.outputs)

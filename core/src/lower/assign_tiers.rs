@@ -1,6 +1,7 @@
-//! Pass 4, tiers: decides how each unit instance replays, by the ordered rules in
-//! [`RULES`] (highest priority first; the first that matches wins), and records per node
-//! its family, tier and rule. Invariant: an instance gets a replayable tier only with every
+//! Pass 4, tiers: decides how each unit instance replays, by walking the rules in
+//! [`RULES`] (highest priority first; the first that applies wins), and records per node
+//! its family, tier and rule. Tier 3 and collectives are given only when the plan's own call
+//! builder accepts the call ([`crate::plan::calls::verdict`]): one verdict, made here. Invariant: an instance gets a replayable tier only with every
 //! parameter its replay needs (a runtime call's size, a recovered GEMM, an aten op's shapes).
 
 use super::LowerCtx;
@@ -10,30 +11,121 @@ use kc_ir::{
     ParamSource, Resolution, Tier, UnitId, UnitInstance, UnitParams, Unreplayable,
 };
 
-/// One tier rule: its name (shown by `kc lower --explain`), priority, tier and meaning.
+/// What a rule looks at for one unit instance: its first node, its launching op, whether a
+/// CUDA graph launched it, its recovered GEMM, its kernels' names and the job's size.
+pub struct Facts<'a> {
+    pub g: &'a KernelGraph,
+    pub node: &'a kc_ir::Node,
+    pub op: Option<kc_ir::OpId>,
+    pub graph_launched: bool,
+    pub gemm: Option<&'a Result<kc_ir::GemmCall, String>>,
+    pub kernels: Vec<String>,
+    pub world: u32,
+}
+
+impl Facts<'_> {
+    fn is_kernel(&self) -> bool {
+        matches!(self.node.kind, NodeKind::Kernel { .. })
+    }
+
+    /// The launching op, when it is an aten op with recorded arguments.
+    fn aten_op_with_args(&self) -> Option<kc_ir::OpId> {
+        let op = self.op?;
+        (self.is_kernel()
+            && self.g.compiled_launch(op).is_none()
+            && self.g.is_aten_op(op)
+            && self.g.op(op).args_source != ArgsSource::None)
+            .then_some(op)
+    }
+
+    fn op_params(&self, op: kc_ir::OpId) -> UnitParams {
+        UnitParams::Op {
+            name: self.g.op(op).name,
+            args: self.g.args(op).to_vec(),
+        }
+    }
+
+    /// The plan's verdict on these parameters ([`crate::plan::calls::verdict`]).
+    fn verdict(&self, params: &UnitParams) -> Result<(), String> {
+        crate::plan::calls::verdict(self.g, params, &self.kernels, self.world)
+    }
+}
+
+/// One tier rule: its name (shown by `kc lower --explain`), priority, tier and meaning,
+/// and the test that decides whether it applies (with the unit's parameters when it does).
 pub struct Rule {
     pub name: &'static str,
     pub priority: i32,
     pub tier: Tier,
     pub doc: &'static str,
+    pub applies: fn(&Facts<'_>) -> Option<UnitParams>,
 }
 
-/// Every rule, in the order they are tried.
+/// Every rule, highest priority first: [`decide`] walks them in this order and the first
+/// that applies wins (a test proves the table is sorted and that the order decides).
 pub const RULES: &[Rule] = &[
-    Rule { name: "runtime-memcpy", priority: 100, tier: Tier::Runtime, doc: "a memcpy of known direction replays as cudaMemcpyAsync of the same size" },
-    Rule { name: "runtime-memcpy-unknown", priority: 100, tier: Tier::Unreplayable, doc: "a memcpy whose direction is not recorded" },
-    Rule { name: "runtime-memset", priority: 100, tier: Tier::Runtime, doc: "a memset replays as cudaMemsetAsync of the same size" },
-    Rule { name: "nccl-collective", priority: 90, tier: Tier::Collective, doc: "NCCL/RCCL kernels replay through the collective executor" },
-    Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --eager EAGER` lends it the op of its eager twin" },
-    Rule { name: "no-launching-op", priority: 80, tier: Tier::Unreplayable, doc: "a kernel not attributed to any CPU op has nothing to rebuild" },
-    Rule { name: "compiled-kernel", priority: 75, tier: Tier::Compiled, doc: "a Triton kernel torch.compile generated replays from its cubin in the Inductor cache (`kc ingest --inductor-cache`) with the traced grid and the recorded arguments" },
-    Rule { name: "compiled-kernel-no-binary", priority: 74, tier: Tier::Unreplayable, doc: "a Triton kernel whose binary kc does not have (no Inductor cache given, or the cache lacks it) or whose recorded arguments do not fit its parameters" },
-    Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered" },
-    Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op" },
-    Rule { name: "aten-op", priority: 50, tier: Tier::Op, doc: "kernels replay through the aten op that launched them, rebuilt from its recorded args" },
-    Rule { name: "aten-op-unbound", priority: 45, tier: Tier::Unreplayable, doc: "the recorded call resolves to no overload of libtorch's operator registry, or an argument it needs was not recorded (decided here, so exec never finds it out)" },
-    Rule { name: "no-shapes", priority: 40, tier: Tier::Unreplayable, doc: "the launching aten op's argument shapes were not recorded (profile with record_shapes=True or pass --shapes)" },
-    Rule { name: "not-an-aten-op", priority: 30, tier: Tier::Unreplayable, doc: "the launching op is not an aten op (user annotation, autograd node, Python launch)" },
+    Rule { name: "runtime-memcpy", priority: 100, tier: Tier::Runtime, doc: "a memcpy of known direction replays as cudaMemcpyAsync of the same size", applies: |f| match &f.node.kind {
+        NodeKind::Memcpy { kind, bytes, .. } if *kind != MemcpyKind::Unknown => Some(UnitParams::Memcpy { kind: *kind, bytes: *bytes }),
+        _ => None,
+    } },
+    Rule { name: "runtime-memcpy-unknown", priority: 100, tier: Tier::Unreplayable, doc: "a memcpy whose direction is not recorded", applies: |f| matches!(f.node.kind, NodeKind::Memcpy { .. }).then_some(UnitParams::None(Unreplayable::UnknownCopy)) },
+    Rule { name: "runtime-memset", priority: 100, tier: Tier::Runtime, doc: "a memset replays as cudaMemsetAsync of the same size", applies: |f| match &f.node.kind {
+        NodeKind::Memset { bytes, .. } => Some(UnitParams::Memset { bytes: *bytes, value: 0 }),
+        _ => None,
+    } },
+    Rule { name: "nccl-collective", priority: 90, tier: Tier::Collective, doc: "NCCL/RCCL kernels replay through the collective executor (in a multi-rank job, when NCCL can issue the call on that many ranks)", applies: |f| match &f.node.kind {
+        NodeKind::Collective { info, .. } => {
+            let p = UnitParams::Collective(info.clone());
+            f.verdict(&p).is_ok().then_some(p)
+        }
+        _ => None,
+    } },
+    Rule { name: "nccl-collective-unissuable", priority: 89, tier: Tier::Unreplayable, doc: "a collective of a multi-rank job that NCCL cannot issue as recorded (parameters not recorded, a sub-group communicator, counts that do not fit the ranks)", applies: |f| match &f.node.kind {
+        NodeKind::Collective { info, .. } => {
+            let why = f.verdict(&UnitParams::Collective(info.clone())).err()?;
+            Some(UnitParams::None(Unreplayable::BadArgs { op: info.collective.clone(), why }))
+        }
+        _ => None,
+    } },
+    Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --eager EAGER` lends it the op of its eager twin", applies: |f| (f.is_kernel() && f.graph_launched && f.op.is_none_or(|op| !f.g.is_aten_op(op))).then_some(UnitParams::None(Unreplayable::GraphLaunched)) },
+    Rule { name: "no-launching-op", priority: 80, tier: Tier::Unreplayable, doc: "a kernel not attributed to any CPU op has nothing to rebuild", applies: |f| (f.is_kernel() && f.op.is_none()).then_some(UnitParams::None(Unreplayable::NoLaunchingOp)) },
+    Rule { name: "compiled-kernel", priority: 75, tier: Tier::Compiled, doc: "a Triton kernel torch.compile generated replays from its cubin in the Inductor cache (`kc ingest --inductor-cache`) with the traced grid and the recorded arguments", applies: |f| {
+        let l = f.g.compiled_launch(f.op?)?;
+        compiled_call(f.g, l, f.node).ok().map(UnitParams::Compiled)
+    } },
+    Rule { name: "compiled-kernel-no-binary", priority: 74, tier: Tier::Unreplayable, doc: "a Triton kernel whose binary kc does not have (no Inductor cache given, or the cache lacks it) or whose recorded arguments do not fit its parameters", applies: |f| {
+        let op = f.op?;
+        let l = f.g.compiled_launch(op)?;
+        let why = compiled_call(f.g, l, f.node).err()?;
+        Some(UnitParams::None(Unreplayable::NoCompiledBinary { op: f.g.str(f.g.op(op).name).to_string(), why }))
+    } },
+    Rule { name: "cublas-gemm", priority: 70, tier: Tier::Gemm, doc: "GEMM kernels of mm/addmm/bmm/baddbmm/linear/matmul with every cuBLAS parameter recovered", applies: |f| match f.gemm {
+        Some(Ok(call)) if f.op.is_some_and(|op| f.g.compiled_launch(op).is_none()) => Some(UnitParams::Gemm(call.clone())),
+        _ => None,
+    } },
+    Rule { name: "aten-op-gemm-unrecovered", priority: 60, tier: Tier::Op, doc: "GEMM kernels whose cuBLAS call could not be recovered replay through their aten op", applies: |f| {
+        let op = f.aten_op_with_args()?;
+        let p = f.op_params(op);
+        (matches!(f.gemm, Some(Err(_))) && f.verdict(&p).is_ok()).then_some(p)
+    } },
+    Rule { name: "aten-op", priority: 50, tier: Tier::Op, doc: "kernels replay through the aten op that launched them, its call built from the recorded args (the plan builds the same call and stores it)", applies: |f| {
+        let p = f.op_params(f.aten_op_with_args()?);
+        f.verdict(&p).is_ok().then_some(p)
+    } },
+    Rule { name: "aten-op-unbound", priority: 45, tier: Tier::Unreplayable, doc: "the recorded call resolves to no overload of libtorch's operator registry, or an argument it needs was not recorded, or the executor cannot pass it (decided here, with the plan's own call builder, so plan and exec never find it out)", applies: |f| {
+        let op = f.aten_op_with_args()?;
+        let why = f.verdict(&f.op_params(op)).err()?;
+        Some(UnitParams::None(Unreplayable::BadArgs { op: f.g.str(f.g.op(op).name).to_string(), why }))
+    } },
+    Rule { name: "no-shapes", priority: 40, tier: Tier::Unreplayable, doc: "the launching aten op's argument shapes were not recorded (profile with record_shapes=True or pass --shapes)", applies: |f| {
+        let op = f.op?;
+        (f.is_kernel() && f.g.is_aten_op(op) && f.g.op(op).args_source == ArgsSource::None)
+            .then(|| UnitParams::None(Unreplayable::NoShapes { op: f.g.str(f.g.op(op).name).to_string() }))
+    } },
+    Rule { name: "not-an-aten-op", priority: 30, tier: Tier::Unreplayable, doc: "the launching op is not an aten op (user annotation, autograd node, Python launch)", applies: |f| {
+        let op = f.op?;
+        f.is_kernel().then(|| UnitParams::None(Unreplayable::NoAtenOp { op: f.g.str(f.g.op(op).name).to_string() }))
+    } },
 ];
 
 pub fn rule(name: &str) -> Option<&'static Rule> {
@@ -46,7 +138,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     ctx.params = Vec::with_capacity(ctx.instances.len());
     for (i, inst) in ctx.instances.iter().enumerate() {
         let first = &g.graph[inst.nodes[0]];
-        let (rule, params) = decide(g, ctx, i, inst.op);
+        let (rule, params) = decide(&facts(g, ctx, i));
         let traced_ns = inst.nodes.iter().map(|n| g.graph[*n].dur_ns).sum();
         instances.push(UnitInstance {
             unit: UnitId(0),
@@ -78,136 +170,42 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     Vec::new()
 }
 
-fn decide(
-    g: &KernelGraph,
-    ctx: &LowerCtx,
-    i: usize,
-    op: Option<kc_ir::OpId>,
-) -> (&'static Rule, UnitParams) {
+/// The facts of pending instance `i`.
+pub fn facts<'a>(g: &'a KernelGraph, ctx: &'a LowerCtx, i: usize) -> Facts<'a> {
     let inst = &ctx.instances[i];
-    let node = &g.graph[inst.nodes[0]];
-    let r = |name| rule(name).expect("rule names are constants");
-    match &node.kind {
-        NodeKind::Memcpy { kind, bytes, .. } => {
-            return if *kind == MemcpyKind::Unknown {
-                (
-                    r("runtime-memcpy-unknown"),
-                    UnitParams::None(Unreplayable::UnknownCopy),
-                )
-            } else {
-                (
-                    r("runtime-memcpy"),
-                    UnitParams::Memcpy {
-                        kind: *kind,
-                        bytes: *bytes,
-                    },
-                )
-            };
-        }
-        NodeKind::Memset { bytes, .. } => {
-            return (
-                r("runtime-memset"),
-                UnitParams::Memset {
-                    bytes: *bytes,
-                    value: 0,
-                },
-            );
-        }
-        NodeKind::Collective { info, .. } => {
-            return (r("nccl-collective"), UnitParams::Collective(info.clone()))
-        }
-        NodeKind::Kernel { .. } => {}
-    }
     // A graph replay's kernels are not launched by the op around the replay call (a serving
     // loop's annotation at most), so that op cannot rebuild them.
     let graph_launched = inst.nodes.iter().any(|&n| {
         let node = &g.graph[n];
         node.link != kc_ir::LinkStatus::EagerTwin && g.is_graph_launched(node)
     });
-    if graph_launched && op.is_none_or(|op| !g.is_aten_op(op)) {
-        return (
-            r("graph-launched"),
-            UnitParams::None(Unreplayable::GraphLaunched),
-        );
+    Facts {
+        g,
+        node: &g.graph[inst.nodes[0]],
+        op: inst.op,
+        graph_launched,
+        gemm: ctx.gemm[i].as_ref().map(|(_, r)| r),
+        kernels: inst
+            .nodes
+            .iter()
+            .map(|&n| g.str(g.graph[n].kind.name()).to_string())
+            .collect(),
+        world: g.meta.ranks.len().max(1) as u32,
     }
-    let Some(op_id) = op else {
-        return if graph_launched {
+}
+
+/// The first rule of [`RULES`] that applies, with the unit's parameters. Every instance
+/// matches one: the last rules cover every kind of node.
+pub fn decide(f: &Facts<'_>) -> (&'static Rule, UnitParams) {
+    RULES
+        .iter()
+        .find_map(|r| (r.applies)(f).map(|p| (r, p)))
+        .unwrap_or_else(|| {
             (
-                r("graph-launched"),
-                UnitParams::None(Unreplayable::GraphLaunched),
-            )
-        } else {
-            (
-                r("no-launching-op"),
+                rule("no-launching-op").expect("a constant rule"),
                 UnitParams::None(Unreplayable::NoLaunchingOp),
             )
-        };
-    };
-    if let Some(l) = g.compiled_launch(op_id) {
-        return match compiled_call(g, l, node) {
-            Ok(call) => (r("compiled-kernel"), UnitParams::Compiled(call)),
-            Err(why) => (
-                r("compiled-kernel-no-binary"),
-                UnitParams::None(Unreplayable::NoCompiledBinary {
-                    op: g.str(g.op(op_id).name).to_string(),
-                    why,
-                }),
-            ),
-        };
-    }
-    if let Some((_, result)) = &ctx.gemm[i] {
-        match result {
-            Ok(call) => return (r("cublas-gemm"), UnitParams::Gemm(call.clone())),
-            Err(_) => {
-                let o = g.op(op_id);
-                if o.args_source != ArgsSource::None
-                    && crate::plan::aten_call::op_supported(g.str(o.name), g.args(op_id)).is_ok()
-                {
-                    return (
-                        r("aten-op-gemm-unrecovered"),
-                        UnitParams::Op {
-                            name: o.name,
-                            args: g.args(op_id).to_vec(),
-                        },
-                    );
-                }
-            }
-        }
-    }
-    let o = g.op(op_id);
-    let name = g.str(o.name);
-    if !g.is_aten_op(op_id) {
-        return (
-            r("not-an-aten-op"),
-            UnitParams::None(Unreplayable::NoAtenOp {
-                op: name.to_string(),
-            }),
-        );
-    }
-    if o.args_source == ArgsSource::None {
-        return (
-            r("no-shapes"),
-            UnitParams::None(Unreplayable::NoShapes {
-                op: name.to_string(),
-            }),
-        );
-    }
-    if let Err(why) = crate::plan::aten_call::op_supported(name, g.args(op_id)) {
-        return (
-            r("aten-op-unbound"),
-            UnitParams::None(Unreplayable::BadArgs {
-                op: name.to_string(),
-                why,
-            }),
-        );
-    }
-    (
-        r("aten-op"),
-        UnitParams::Op {
-            name: o.name,
-            args: g.args(op_id).to_vec(),
-        },
-    )
+        })
 }
 
 /// A compiled launch's replay: its binary's parameters filled from the op's recorded

@@ -9,6 +9,11 @@
 //! of its own, in place, or allocated by the op. One mechanism serves every op: the back
 //! end calls the overload through libtorch's boxed dispatcher.
 //!
+//! The call is built once, when the plan is (`plan::build`), and stored in it
+//! ([`crate::plan::types::Plan::aten_calls`]); lowering asks the same question through
+//! [`crate::plan::calls::verdict`] before it gives a unit tier 3, so the tier table, the
+//! plan and the executor agree on what replays.
+//!
 //! Invariant: `build` either returns a call whose every argument is determined by the
 //! recording (or is the schema's default for a string the profiler does not record, which
 //! the call lists in `assumed`), or an error saying what is missing; it never guesses a
@@ -16,9 +21,10 @@
 
 use crate::lower::aten_schema::{self, Recorded, Schema, SchemaType};
 use crate::plan::types::{AtenArg, ElemType, TensorArg};
+use serde::{Deserialize, Serialize};
 
 /// How a tensor is filled before the op runs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Fill {
     /// Standard normal values (floating point data).
     Normal,
@@ -34,7 +40,7 @@ pub enum Fill {
     Ones,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TensorInput {
     pub dims: Vec<i64>,
     pub strides: Vec<i64>,
@@ -48,7 +54,7 @@ pub struct TensorInput {
 }
 
 /// One argument, typed by the schema.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum CallArg {
     Tensor(TensorInput),
     /// An undefined tensor where the schema takes a plain `Tensor` (autograd formulas pass
@@ -71,7 +77,7 @@ pub enum CallArg {
 }
 
 /// How the op's outputs come to exist.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outputs {
     /// Call this `.out` overload ("out") with outputs preallocated (shapes from one eager
     /// run before capture), so nothing allocates while the graph is captured.
@@ -83,7 +89,7 @@ pub enum Outputs {
     Allocates,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AtenCall {
     /// The op without its namespace ("mm", "native_layer_norm").
     pub op: String,

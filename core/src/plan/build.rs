@@ -3,170 +3,12 @@
 //! replay needs. Invariant: the plan holds every unit instance of the graph exactly once as
 //! a step, so sum(unit invocations) == steps, and the plan passes [`Plan::check`].
 
+use super::calls::{tier, unit_call};
 use super::memory::{self, Slots};
 use super::types::*;
-use kc_ir::{
-    DType, DataflowSource, GemmEpilogue, KernelArg, KernelGraph, MemcpyKind, OpArg, OperandMemory,
-    StorageKind, TensorSpec, Tier, Transpose, UnitParams,
-};
+use kc_ir::{DataflowSource, KernelGraph, OperandMemory, StorageKind};
 use petgraph::visit::EdgeRef;
 use std::collections::{BTreeSet, HashMap};
-
-fn elem(d: DType) -> ElemType {
-    match d {
-        DType::F64 => ElemType::F64,
-        DType::F32 => ElemType::F32,
-        DType::F16 => ElemType::F16,
-        DType::BF16 => ElemType::BF16,
-        DType::F8E4M3 => ElemType::F8E4M3,
-        DType::F8E5M2 => ElemType::F8E5M2,
-        DType::I64 => ElemType::I64,
-        DType::I32 => ElemType::I32,
-        DType::I16 => ElemType::I16,
-        DType::I8 => ElemType::I8,
-        DType::U8 => ElemType::U8,
-        DType::Bool => ElemType::Bool,
-        DType::C64 => ElemType::C64,
-        DType::C128 => ElemType::C128,
-        DType::Unknown => ElemType::Unknown,
-    }
-}
-
-fn tier(t: Tier) -> PlanTier {
-    match t {
-        Tier::Runtime => PlanTier::Runtime,
-        Tier::Gemm => PlanTier::Gemm,
-        Tier::Op => PlanTier::AtenOp,
-        Tier::Compiled => PlanTier::Compiled,
-        Tier::Collective => PlanTier::Collective,
-        Tier::Unreplayable => PlanTier::NotReplayable,
-    }
-}
-
-fn op(t: Transpose) -> Op {
-    match t {
-        Transpose::N => Op::N,
-        Transpose::T => Op::T,
-    }
-}
-
-/// The call a unit makes, its operands given the slots `slots` (one per
-/// [`UnitParams::operands`] entry, in that order).
-fn unit_call(g: &KernelGraph, params: &UnitParams, slots: &[u32]) -> UnitCall {
-    match params {
-        UnitParams::Memcpy { kind, bytes } => UnitCall::Memcpy {
-            kind: match kind {
-                MemcpyKind::HtoD => CopyKind::HtoD,
-                MemcpyKind::DtoH => CopyKind::DtoH,
-                MemcpyKind::DtoD | MemcpyKind::Unknown => CopyKind::DtoD,
-                MemcpyKind::HtoH => CopyKind::HtoH,
-                MemcpyKind::PtoP => CopyKind::PtoP,
-            },
-            bytes: *bytes,
-            src: slots[0],
-            dst: slots[1],
-        },
-        UnitParams::Memset { bytes, value } => UnitCall::Memset {
-            bytes: *bytes,
-            value: *value,
-            dst: slots[0],
-        },
-        UnitParams::Gemm(c) => UnitCall::Gemm(GemmParams {
-            transa: op(c.transa),
-            transb: op(c.transb),
-            m: c.m,
-            n: c.n,
-            k: c.k,
-            lda: c.lda,
-            ldb: c.ldb,
-            ldc: c.ldc,
-            batch: c.batch,
-            stride_a: c.stride_a,
-            stride_b: c.stride_b,
-            stride_c: c.stride_c,
-            a_type: elem(c.a_type),
-            b_type: elem(c.b_type),
-            c_type: elem(c.c_type),
-            compute_type: elem(c.compute_type),
-            alpha: c.alpha,
-            beta: c.beta,
-            epilogue: match c.epilogue {
-                GemmEpilogue::None => Epilogue::None,
-                GemmEpilogue::Bias => Epilogue::Bias,
-                GemmEpilogue::BiasGelu => Epilogue::BiasGelu,
-                GemmEpilogue::BiasRelu => Epilogue::BiasRelu,
-            },
-            a: slots[0],
-            b: slots[1],
-            c: slots[2],
-            bias: slots.get(3).copied(),
-        }),
-        UnitParams::Op { name, args } => {
-            let mut next = slots.iter().copied();
-            let mut tensor = |t: &TensorSpec| TensorArg {
-                dims: t.dims.clone(),
-                strides: t.effective_strides(),
-                dtype: elem(t.dtype),
-                slot: next.next().expect("one slot per tensor operand"),
-            };
-            UnitCall::AtenOp {
-                op: g.str(*name).to_string(),
-                args: args
-                    .iter()
-                    .map(|a| match a {
-                        OpArg::Tensor(t) => AtenArg::Tensor(tensor(t)),
-                        OpArg::TensorList(ts) => {
-                            AtenArg::TensorList(ts.iter().map(&mut tensor).collect())
-                        }
-                        OpArg::Scalar { ty, value } => AtenArg::Scalar {
-                            ty: ty.clone(),
-                            value: value.clone(),
-                        },
-                        OpArg::ScalarList { ty, value } => AtenArg::ScalarList {
-                            ty: ty.clone(),
-                            value: value.clone(),
-                        },
-                        OpArg::None => AtenArg::None,
-                        OpArg::Other { ty } => AtenArg::Other { ty: ty.clone() },
-                    })
-                    .collect(),
-            }
-        }
-        UnitParams::Collective(i) => UnitCall::Collective {
-            collective: i.collective.clone(),
-            dtype: i.dtype.clone(),
-            in_nelems: i.in_nelems,
-            out_nelems: i.out_nelems,
-            group_size: i.group_size,
-        },
-        UnitParams::None(r) => UnitCall::NotReplayable {
-            reason: r.to_string(),
-        },
-        UnitParams::Compiled(c) => {
-            let mut next = slots.iter().copied();
-            UnitCall::Kernel {
-                binary: c.kernel,
-                grid: c.grid,
-                block: c.block,
-                args: c
-                    .args
-                    .iter()
-                    .map(|a| match a {
-                        KernelArg::Tensor { spec, .. } => KernelArgValue::Pointer {
-                            slot: next.next().expect("one slot per tensor argument"),
-                            dtype: elem(spec.dtype),
-                        },
-                        KernelArg::Int { bits: 32, value } => KernelArgValue::I32(*value as i32),
-                        KernelArg::Int { value, .. } => KernelArgValue::I64(*value),
-                        KernelArg::Float { bits: 32, value } => KernelArgValue::F32(*value as f32),
-                        KernelArg::Float { value, .. } => KernelArgValue::F64(*value),
-                        KernelArg::Scratch { bytes } => KernelArgValue::Scratch { bytes: *bytes },
-                    })
-                    .collect(),
-            }
-        }
-    }
-}
 
 /// Builds the plan of a lowered graph.
 pub fn build(g: &KernelGraph) -> Plan {
@@ -179,6 +21,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         .unwrap_or(memory::DEFAULT_L2_BYTES);
     let mut slots = Slots::default();
     let mut units = Vec::with_capacity(g.units.len());
+    let mut aten_calls = Vec::with_capacity(g.units.len());
     for u in &g.units {
         let used: Vec<u32> = u
             .params
@@ -194,30 +37,22 @@ pub fn build(g: &KernelGraph) -> Plan {
             .collect();
         let mut call = unit_call(g, &u.params, &used);
         let mut unit_tier = tier(u.tier);
-        // The tier-3 call must be buildable from what the trace recorded (index lists,
-        // scalars the binding can pass): decided here, so exec never finds it out.
-        if let UnitCall::AtenOp { op, args } = &call {
-            let kernels: Vec<String> = u.kernels.iter().map(|k| g.str(*k).to_string()).collect();
-            if let Err(reason) = crate::plan::aten_call::build(op, args, &kernels) {
+        // The call is built here, once, and stored: lowering gave the unit its tier only
+        // after the same builder accepted it (`calls::verdict`), so a refusal here would be
+        // a lowering defect; it is still never passed on to the executor.
+        let kernels: Vec<String> = u.kernels.iter().map(|k| g.str(*k).to_string()).collect();
+        let built = super::calls::check(&call, &kernels, g.meta.ranks.len().max(1) as u32);
+        let mut aten_call = None;
+        match built {
+            Ok(c) => aten_call = c,
+            Err(reason) => {
                 call = UnitCall::NotReplayable {
-                    reason: format!("{op}: {reason}"),
+                    reason: format!("{}: {reason}", g.str(u.label)),
                 };
                 unit_tier = PlanTier::NotReplayable;
             }
         }
-        // A collective of a multi-rank plan must be one kc can issue with NCCL on that
-        // many ranks: decided here, so that no rank finds out while the others wait.
-        if let UnitCall::Collective { .. } = &call {
-            let world = g.meta.ranks.len().max(1) as u32;
-            if world > 1 {
-                if let Err(reason) = super::collectives::CollectiveCall::from_plan(&call, world) {
-                    call = UnitCall::NotReplayable {
-                        reason: format!("{}: {reason}", g.str(u.label)),
-                    };
-                    unit_tier = PlanTier::NotReplayable;
-                }
-            }
-        }
+        aten_calls.push(aten_call);
         let device_bytes: u64 = used
             .iter()
             .map(|&s| &slots.buffers[s as usize])
@@ -390,6 +225,7 @@ pub fn build(g: &KernelGraph) -> Plan {
             found_by: g.iterations_found_by().to_string(),
         },
         dataflow,
+        aten_calls,
         kernel_geometry: g
             .units
             .iter()

@@ -8,6 +8,7 @@
 
 pub mod aten_call;
 pub mod build;
+pub mod calls;
 pub mod collectives;
 pub mod memory;
 pub mod schedule;
@@ -51,20 +52,32 @@ const PLAN_FILE_V1: Kind = Kind {
 };
 
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
-    // Version 3 appended `dataflow`, version 4 `binaries`, version 5 `kernel_geometry`:
-    // older plans are ones without them.
-    let no_geometry = envelope::encode_fragment(&Vec::<Vec<Option<types::LaunchDims>>>::new());
+    // Version 3 appended `dataflow`, version 4 `binaries`, version 5 `kernel_geometry`,
+    // version 6 `aten_calls`: older plans are ones without them.
+    let no_calls = envelope::encode_fragment(&Vec::<Option<aten_call::AtenCall>>::new());
+    let mut no_geometry = envelope::encode_fragment(&Vec::<Vec<Option<types::LaunchDims>>>::new());
+    no_geometry.extend_from_slice(&no_calls);
     let mut no_binaries = envelope::encode_fragment(&Vec::<types::KernelBinary>::new());
     no_binaries.extend_from_slice(&no_geometry);
     let mut no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
     no_dataflow.extend_from_slice(&no_binaries);
-    let older: [(u32, &[u8]); 3] = [(2, &no_dataflow), (3, &no_binaries), (4, &no_geometry)];
-    let plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
+    let older: [(u32, &[u8]); 4] = [
+        (2, &no_dataflow),
+        (3, &no_binaries),
+        (4, &no_geometry),
+        (5, &no_calls),
+    ];
+    let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {
             envelope::decode::<types::PlanV1>(&PLAN_FILE_V1, bytes, path)?.into()
         }
         other => other?,
     };
+    // A plan written before calls were stored gets them now, by the same builder; a call
+    // it can no longer build leaves its unit not replayable, with the reason.
+    if plan.aten_calls.is_empty() {
+        plan.store_calls();
+    }
     plan.check().map_err(|why| PlanError::Invalid {
         path: path.to_string(),
         why,

@@ -212,6 +212,7 @@ mod tests {
             dataflow: None,
             binaries: Vec::new(),
             kernel_geometry: Vec::new(),
+            aten_calls: Vec::new(),
         }
     }
 

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever the encoding of any type in this file changes. Version 2 added
 /// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]; version 4 appended
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
-/// [`Plan::kernel_geometry`]. Version 1 plans are still read ([`PlanV1`]), versions 2-4
-/// as plans without what later versions appended.
-pub const PLAN_FORMAT_VERSION: u32 = 5;
+/// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
+/// call, built once here). Version 1 plans are still read ([`PlanV1`]), versions 2-5 as
+/// plans without what later versions appended (their calls are built as they are read).
+pub const PLAN_FORMAT_VERSION: u32 = 6;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -50,6 +51,7 @@ impl From<PlanV1> for Plan {
             dataflow: None,
             binaries: Vec::new(),
             kernel_geometry: Vec::new(),
+            aten_calls: Vec::new(),
         }
     }
 }
@@ -74,6 +76,10 @@ pub struct Plan {
     /// first invocation's kernels (`None` for copies and fills), which `--verify` compares
     /// with what the replay launched. Empty in plans before version 5.
     pub kernel_geometry: Vec<Vec<Option<LaunchDims>>>,
+    /// Per unit (by id), the call a tier-3 unit makes, built once when the plan was:
+    /// `Some` exactly for the units of tier 3 ([`PlanTier::AtenOp`]). The executor runs
+    /// this call; it never builds or refuses one.
+    pub aten_calls: Vec<Option<crate::plan::aten_call::AtenCall>>,
 }
 
 /// A kernel launch's grid and block.
@@ -486,6 +492,24 @@ impl Plan {
         })
     }
 
+    /// Builds and stores every tier-3 unit's call (plans of format 5 and older did not
+    /// store them); a unit whose call cannot be built becomes not replayable, with why.
+    pub fn store_calls(&mut self) {
+        let world = self.ranks().len().max(1) as u32;
+        let mut calls = Vec::with_capacity(self.units.len());
+        for u in &mut self.units {
+            match crate::plan::calls::check(&u.call, &u.kernels, world) {
+                Ok(c) => calls.push(c),
+                Err(reason) => {
+                    u.call = UnitCall::NotReplayable { reason };
+                    u.tier = PlanTier::NotReplayable;
+                    calls.push(None);
+                }
+            }
+        }
+        self.aten_calls = calls;
+    }
+
     pub fn ranks(&self) -> Vec<u32> {
         let mut r: Vec<u32> = self.streams.iter().map(|s| s.rank).collect();
         r.sort_unstable();
@@ -497,6 +521,16 @@ impl Plan {
     /// rejected, never executed.
     pub fn check(&self) -> Result<(), String> {
         let nb = self.buffers.len() as u32;
+        if self.aten_calls.len() != self.units.len()
+            || self.units.iter().any(|u| {
+                self.aten_calls
+                    .get(u.id as usize)
+                    .is_some_and(Option::is_some)
+                    != matches!(u.call, UnitCall::AtenOp { .. })
+            })
+        {
+            return Err("the stored tier-3 calls do not match the units".into());
+        }
         let slot_ok = |s: u32, what: &str, u: u32| -> Result<(), String> {
             if s < nb {
                 Ok(())
@@ -528,6 +562,21 @@ impl Plan {
                     }
                 }
                 UnitCall::AtenOp { args, .. } => {
+                    // The stored call is this unit's, and its tensors are the unit's slots.
+                    let Some(Some(call)) = self.aten_calls.get(u.id as usize) else {
+                        return Err(format!("unit {}: tier 3 without its built call", u.id));
+                    };
+                    for a in &call.args {
+                        use crate::plan::aten_call::CallArg;
+                        let ts: &[crate::plan::aten_call::TensorInput] = match a {
+                            CallArg::Tensor(t) => std::slice::from_ref(t),
+                            CallArg::TensorList(ts) | CallArg::OptionalTensorList(ts) => ts,
+                            _ => &[],
+                        };
+                        for t in ts {
+                            slot_ok(t.slot, "call tensor", u.id)?;
+                        }
+                    }
                     for a in args {
                         match a {
                             AtenArg::Tensor(t) => slot_ok(t.slot, "tensor", u.id)?,
