@@ -8,7 +8,7 @@
 //! are not present on the build machine, so undefined symbols in shared libraries are
 //! allowed at link time; the GPU machine resolves them at load time.
 //!
-//! The C++ shim (`src/torch_shim.cpp`: libtorch's boxed dispatcher and its CUDA graph
+//! The C++ shim (`src/backends/torch_shim.cpp`: libtorch's boxed dispatcher and its CUDA graph
 //! capture) is compiled against libtorch's headers and the CUDA runtime headers, found in
 //! `KC_CUDA_INCLUDE`, `$CUDA_HOME/include`, `.libtorch/cuda-include` or
 //! `/usr/local/cuda/include`, in that order.
@@ -19,7 +19,7 @@ fn main() {
     if std::env::var_os("CARGO_FEATURE_TORCH").is_none() {
         return;
     }
-    println!("cargo:rerun-if-changed=src/torch_shim.cpp");
+    println!("cargo:rerun-if-changed=src/backends/torch_shim.cpp");
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-env-changed=KC_CUDA_INCLUDE");
     println!("cargo:rerun-if-env-changed=CUDA_HOME");
@@ -43,7 +43,7 @@ fn main() {
         );
     cc::Build::new()
         .cpp(true)
-        .file("src/torch_shim.cpp")
+        .file("src/backends/torch_shim.cpp")
         .include(libtorch.join("include"))
         .include(libtorch.join("include/torch/csrc/api/include"))
         .include(&cuda_include)

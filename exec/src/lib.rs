@@ -15,19 +15,11 @@ pub mod rendezvous;
 pub use kc_core::results;
 
 #[cfg(feature = "cuda")]
-mod compiled;
+pub mod backends;
 #[cfg(feature = "cuda")]
-mod cupti;
+pub mod device;
 #[cfg(feature = "cuda")]
-pub mod gpu;
-#[cfg(feature = "cuda")]
-pub mod nccl;
-#[cfg(feature = "cuda")]
-mod nvml;
-#[cfg(feature = "cuda")]
-mod run;
-#[cfg(feature = "torch")]
-pub mod torch;
+mod procedure;
 
 use kc_core::plan::types::{Plan, PlanUnit};
 pub use kc_core::results::Results;
@@ -217,7 +209,7 @@ pub fn not_executed_reason(unit: &PlanUnit) -> String {
 pub fn gpu_present() -> bool {
     #[cfg(feature = "cuda")]
     {
-        gpu::probe()
+        device::probe()
     }
     #[cfg(not(feature = "cuda"))]
     {
@@ -229,7 +221,7 @@ pub fn gpu_present() -> bool {
 pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     #[cfg(feature = "cuda")]
     {
-        run::execute(plan, opts)
+        procedure::execute(plan, opts)
     }
     #[cfg(not(feature = "cuda"))]
     {

@@ -12,12 +12,12 @@
 //! is enqueued only with a kind and an element type NCCL has and counts that fit its
 //! buffers.
 
-use super::gpu::cu_err;
-use super::ExecError;
+use crate::device::cu_err;
+use crate::ExecError;
 use cudarc::driver::sys as cu;
 use cudarc::nccl::sys as nc;
 use kc_core::plan::collectives::{CollectiveCall, CollectiveKind};
-use kc_core::plan::types::PlanUnit;
+use kc_core::plan::types::{PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
@@ -324,5 +324,38 @@ impl Drop for Nccl {
                 (l.comm_destroy)(self.comm);
             }
         }
+    }
+}
+
+/// The back end's name ([`super::Gpu::has_collectives`] looks for it).
+pub const NAME: &str = "NCCL";
+
+impl super::Backend for Nccl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn makes(&self, call: &UnitCall) -> bool {
+        matches!(call, UnitCall::Collective { .. })
+    }
+
+    fn prepare(
+        &mut self,
+        _dev: &mut crate::device::Device,
+        unit: &PlanUnit,
+    ) -> Result<(), ExecError> {
+        // SAFETY: the rank's context is current on this thread.
+        unsafe { Nccl::prepare(self, unit) }
+    }
+
+    fn enqueue(
+        &self,
+        dev: &crate::device::Device,
+        unit: &PlanUnit,
+        s: usize,
+        _at: super::At<'_>,
+    ) -> Result<(), ExecError> {
+        // SAFETY: the stream belongs to the rank's context.
+        unsafe { Nccl::enqueue(self, unit, dev.streams[s]) }
     }
 }

@@ -17,7 +17,7 @@
 //! Invariant: every libtorch error becomes an [`ExecError`] naming the op; an op runs only on
 //! the stream it was handed (the thread's current libtorch stream is set before each call).
 
-use super::ExecError;
+use crate::ExecError;
 use kc_core::plan::aten_call::{self, AtenCall, CallArg, Fill, TensorInput};
 use kc_core::plan::types::{ElemType, PlanUnit, UnitCall};
 use std::collections::HashMap;
@@ -563,4 +563,111 @@ fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
         });
     }
     Ok(())
+}
+
+/// Tier 3 as a back end: every aten op through libtorch's boxed dispatcher, the call the
+/// plan built and stored; captures go through libtorch's CUDAGraph once any tier-3 call
+/// is prepared.
+#[derive(Default)]
+pub struct Aten {
+    torch: Torch,
+}
+
+impl super::Backend for Aten {
+    fn name(&self) -> &'static str {
+        "libtorch"
+    }
+
+    fn makes(&self, call: &UnitCall) -> bool {
+        matches!(call, UnitCall::AtenOp { .. })
+    }
+
+    fn captures_alone_first(&self) -> bool {
+        true
+    }
+
+    fn prepares_steps(&self) -> bool {
+        true
+    }
+
+    fn load(
+        &mut self,
+        _dev: &mut crate::device::Device,
+        plan: &kc_core::plan::types::Plan,
+    ) -> Result<(), ExecError> {
+        self.torch.load_calls(&plan.aten_calls);
+        Ok(())
+    }
+
+    fn prepare(
+        &mut self,
+        dev: &mut crate::device::Device,
+        unit: &PlanUnit,
+    ) -> Result<(), ExecError> {
+        self.torch.prepare(unit, super::stream_ptr(dev, 0))
+    }
+
+    fn prepare_step(
+        &mut self,
+        dev: &mut crate::device::Device,
+        unit: &PlanUnit,
+        step: u32,
+        places: &kc_core::plan::types::StepPlaces,
+    ) -> Result<usize, ExecError> {
+        let stream = super::stream_ptr(dev, 0);
+        self.torch
+            .prepare_placed(unit, Some((step, places, dev.arena)), stream)
+    }
+
+    fn enqueue(
+        &self,
+        dev: &crate::device::Device,
+        unit: &PlanUnit,
+        s: usize,
+        at: super::At<'_>,
+    ) -> Result<(), ExecError> {
+        // Tier 3 replays on its own tensors (cold-cache rotation does not apply), or on a
+        // step's places in the memory image.
+        let step = match at {
+            super::At::Step { step, .. } => Some(step),
+            super::At::Slots(_) => None,
+        };
+        self.torch.enqueue(unit.id, step, super::stream_ptr(dev, s))
+    }
+
+    fn begin_capture(
+        &self,
+        dev: &crate::device::Device,
+    ) -> Result<Option<crate::device::CaptureOwner>, ExecError> {
+        if !self.torch.is_active() {
+            return Ok(None);
+        }
+        // SAFETY: stream 0 is live and not capturing (captures never nest).
+        let handle = unsafe { capture_begin(super::stream_ptr(dev, 0))? };
+        Ok(Some(crate::device::CaptureOwner {
+            handle,
+            free: capture_free,
+        }))
+    }
+
+    fn end_capture(
+        &self,
+        dev: &crate::device::Device,
+        owner: &crate::device::CaptureOwner,
+    ) -> Result<cudarc::driver::sys::CUgraph, ExecError> {
+        // SAFETY: the handle came from `begin_capture` on stream 0 and was not freed.
+        let raw = unsafe { capture_end(owner.handle, super::stream_ptr(dev, 0))? };
+        Ok(raw as cudarc::driver::sys::CUgraph)
+    }
+}
+
+impl Drop for Aten {
+    fn drop(&mut self) {
+        // libtorch's tensors go first, while the streams they were used on and the arena
+        // their views cover still exist; then its current stream goes back to the default.
+        // SAFETY: waits for all work in the current context.
+        unsafe { cudarc::driver::sys::cuCtxSynchronize() };
+        drop(std::mem::take(&mut self.torch));
+        release_stream();
+    }
 }

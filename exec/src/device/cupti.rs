@@ -6,7 +6,7 @@
 //! Invariant: recording is enabled only for the closure and always disabled after it; the
 //! buffers CUPTI fills are kc's (allocated in the request callback, freed once parsed).
 
-use super::ExecError;
+use crate::ExecError;
 use cudarc::cupti::sys;
 use kc_core::results::fidelity::KernelRecord;
 use std::alloc::{alloc, dealloc, Layout};

@@ -5,14 +5,14 @@
 //! grid and block and the plan's argument values, so it is captured into a CUDA graph like
 //! any other kernel launch.
 //!
-//! Invariant: every module loaded here is unloaded by [`Kernels::release`] (called by the
-//! GPU's teardown), and a launch passes exactly the entry's parameters, in order, each of
+//! Invariant: every module loaded here is unloaded when the back end drops, and a launch passes exactly the entry's parameters, in order, each of
 //! the width its type declares.
 
-use super::gpu::cu_err;
-use super::ExecError;
+use super::{At, Backend};
+use crate::device::{cu_err, is_float, Device};
+use crate::ExecError;
 use cudarc::driver::sys as cu;
-use kc_core::plan::types::{KernelArgValue, KernelBinary, PlanUnit, UnitCall};
+use kc_core::plan::types::{ElemType, KernelArgValue, KernelBinary, Plan, PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 
@@ -198,5 +198,76 @@ impl Kernels {
         self.functions.clear();
         self.shared.clear();
         self.names.clear();
+    }
+}
+
+/// Tier 4 as a back end: the plan's binaries loaded once, integer operands zeroed, scratch
+/// allocated, one `cuLaunchKernel` per invocation.
+#[derive(Default)]
+pub struct Compiled {
+    kernels: Kernels,
+}
+
+impl Backend for Compiled {
+    fn name(&self) -> &'static str {
+        "compiled kernels"
+    }
+
+    fn makes(&self, call: &UnitCall) -> bool {
+        matches!(call, UnitCall::Kernel { .. })
+    }
+
+    fn load(&mut self, dev: &mut Device, plan: &Plan) -> Result<(), ExecError> {
+        if plan.binaries.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the device's context is current on this thread (made so by `open`).
+        unsafe { self.kernels.load(&plan.binaries, dev.facts.sm) }
+    }
+
+    fn prepare(&mut self, dev: &mut Device, unit: &PlanUnit) -> Result<(), ExecError> {
+        let UnitCall::Kernel { args, .. } = &unit.call else {
+            return Ok(());
+        };
+        // Integer and boolean operands (indices, masks) keep private buffers; zeros are
+        // valid indices, where the float pattern the buffers start with is not (a gather's
+        // bounds check would trap).
+        for a in args {
+            if let KernelArgValue::Pointer { slot, dtype } = a {
+                // An operand of unknown type keeps the values it starts with.
+                if !is_float(*dtype) && *dtype != ElemType::Unknown {
+                    let b = &dev.buffers[*slot as usize];
+                    if !b.host.is_null() {
+                        continue;
+                    }
+                    // SAFETY: a live device allocation of `bytes` bytes.
+                    unsafe { cu_err(cu::cuMemsetD8_v2(b.ptr, 0, b.bytes as usize), "cuMemset")? };
+                }
+            }
+        }
+        // SAFETY: the device's context is current on this thread.
+        unsafe { self.kernels.prepare(unit) }
+    }
+
+    fn enqueue(
+        &self,
+        dev: &Device,
+        unit: &PlanUnit,
+        s: usize,
+        at: At<'_>,
+    ) -> Result<(), ExecError> {
+        // SAFETY: the unit's operands are live slots (or image places) of the sizes the
+        // plan computed.
+        unsafe {
+            self.kernels
+                .launch(unit, |slot| dev.addr(unit, slot, at), dev.streams[s])
+        }
+    }
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        // SAFETY: the device is synchronised (by `Gpu`'s drop) before back ends drop.
+        unsafe { self.kernels.release() }
     }
 }

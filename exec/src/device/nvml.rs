@@ -1,9 +1,9 @@
-//! NVML readings: the energy counter and power for [`super::energy`], and the device state
+//! NVML readings: the energy counter and power for [`crate::energy`], and the device state
 //! (clocks, temperature, power limit, driver) recorded before and after a run.
 //! Invariant: NVML being absent is not an error; the run goes on with timing only and
 //! says so in the results' notes.
 
-use super::energy::PowerMeter;
+use crate::energy::PowerMeter;
 use kc_core::results::DeviceState;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::{Device, Nvml};

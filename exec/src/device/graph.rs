@@ -1,0 +1,199 @@
+//! Graph capture and timed launches on the device core: a capture on stream 0 (other
+//! streams join through event waits), or one a back end owns (libtorch's CUDAGraph, whose
+//! RNG and allocator must know a capture is under way), instantiated into a [`Graph`];
+//! back-to-back launches timed with CUDA events; the [`Feeder`] that keeps the GPU busy for
+//! energy windows.
+//!
+//! Invariant: a capture begun is always ended, also when what was enqueued failed; a graph
+//! frees its executable graph and, through its owner's free function, what the owner kept.
+
+use super::{cu_err, Device, Event};
+use crate::ExecError;
+use cudarc::driver::sys as cu;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+
+/// A capture a back end began (its handle) and how to free what it keeps for the graph.
+pub struct CaptureOwner {
+    pub handle: *mut c_void,
+    /// Frees the handle once the executable graph is gone.
+    pub free: unsafe fn(*mut c_void),
+}
+
+impl Device {
+    /// Begins kc's own capture on stream 0.
+    pub fn begin_capture(&self) -> Result<(), ExecError> {
+        // SAFETY: starts capturing on stream 0; other streams join through event waits.
+        unsafe {
+            cu_err(
+                cu::cuStreamBeginCapture_v2(
+                    self.streams[0],
+                    cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
+                ),
+                "cuStreamBeginCapture",
+            )
+        }
+    }
+
+    /// Ends kc's own capture on stream 0; returns the captured graph.
+    pub fn end_capture(&self) -> Result<cu::CUgraph, ExecError> {
+        let mut g: cu::CUgraph = std::ptr::null_mut();
+        // SAFETY: ends the capture begun on stream 0.
+        unsafe {
+            cu_err(
+                cu::cuStreamEndCapture(self.streams[0], &mut g),
+                "cuStreamEndCapture",
+            )?;
+        }
+        Ok(g)
+    }
+
+    /// Instantiates a captured graph. A graph kc captured itself (no owner) is destroyed
+    /// after instantiation; one a back end captured belongs to its owner, which the
+    /// returned [`Graph`] frees when it drops.
+    ///
+    /// # Safety
+    /// `g` is a graph captured on this device and not yet instantiated or destroyed.
+    pub unsafe fn instantiate(
+        &self,
+        g: cu::CUgraph,
+        owner: Option<CaptureOwner>,
+    ) -> Result<Graph, ExecError> {
+        // SAFETY: `g` is a captured graph; the executable graph is `Graph`'s.
+        unsafe {
+            let mut exec: cu::CUgraphExec = std::ptr::null_mut();
+            let r = cu::cuGraphInstantiateWithFlags(&mut exec, g, 0);
+            let mut nodes = 0usize;
+            cu::cuGraphGetNodes(g, std::ptr::null_mut(), &mut nodes);
+            if owner.is_none() {
+                cu::cuGraphDestroy(g);
+            }
+            let graph = Graph { exec, nodes, owner };
+            cu_err(r, "cuGraphInstantiate")?;
+            Ok(graph)
+        }
+    }
+
+    pub fn launch(&self, g: &Graph) -> Result<(), ExecError> {
+        // SAFETY: launches an instantiated graph on stream 0.
+        unsafe { cu_err(cu::cuGraphLaunch(g.exec, self.streams[0]), "cuGraphLaunch") }
+    }
+
+    /// Launches `g` `n` times back to back with a timing event between launches;
+    /// returns each launch's time in microseconds.
+    pub fn time_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {
+        let evs: Vec<Event> = (0..=n)
+            .map(|_| self.event(true))
+            .collect::<Result<_, _>>()?;
+        self.record(evs[0], 0)?;
+        for e in &evs[1..] {
+            self.launch(g)?;
+            self.record(*e, 0)?;
+        }
+        self.synchronize()?;
+        let mut out = Vec::with_capacity(n);
+        for w in evs.windows(2) {
+            let mut ms = 0f32;
+            // SAFETY: both events completed (synchronised above) and were timing events.
+            unsafe {
+                cu_err(
+                    cu::cuEventElapsedTime_v2(&mut ms, w[0].0, w[1].0),
+                    "cuEventElapsedTime",
+                )?
+            };
+            out.push(f64::from(ms) * 1000.0);
+        }
+        self.release_events(evs)?;
+        Ok(out)
+    }
+
+    pub fn release_events(&mut self, evs: Vec<Event>) -> Result<(), ExecError> {
+        for e in evs {
+            self.events.retain(|x| *x != e);
+            // SAFETY: the event is complete and no longer referenced.
+            unsafe { cu_err(cu::cuEventDestroy_v2(e.0), "cuEventDestroy")? };
+        }
+        Ok(())
+    }
+}
+
+/// An instantiated CUDA graph.
+pub struct Graph {
+    exec: cu::CUgraphExec,
+    pub nodes: usize,
+    /// The back end that captured it (libtorch's CUDAGraph, which owns the captured graph
+    /// and the memory pool of the ops that allocated inside it); `None` when kc did.
+    owner: Option<CaptureOwner>,
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: destroys the executable graph this value owns (null after a failed
+        // instantiation), then the CUDAGraph behind it.
+        unsafe {
+            if !self.exec.is_null() {
+                cu::cuGraphExecDestroy(self.exec);
+            }
+        }
+        // SAFETY: the executable graph made from it is destroyed above; freed once here.
+        if let Some(o) = self.owner.take() {
+            unsafe { (o.free)(o.handle) };
+        }
+    }
+}
+
+/// Keeps the device busy with back-to-back launches of a graph for energy windows: at most
+/// two batches in flight, each ending in an event, and a count of completed launches.
+pub struct Feeder<'g> {
+    graph: &'g Graph,
+    batch: usize,
+    in_flight: VecDeque<Event>,
+    free: Vec<Event>,
+    pub completed: u64,
+}
+
+impl<'g> Feeder<'g> {
+    pub fn new(gpu: &mut Device, graph: &'g Graph, batch: usize) -> Result<Feeder<'g>, ExecError> {
+        let free = (0..3)
+            .map(|_| gpu.event(false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Feeder {
+            graph,
+            batch: batch.max(1),
+            in_flight: VecDeque::new(),
+            free,
+            completed: 0,
+        })
+    }
+
+    /// Launches enqueued so far (completed or in flight).
+    pub fn launched(&self) -> u64 {
+        self.completed + (self.in_flight.len() * self.batch) as u64
+    }
+
+    /// Retires finished batches, tops the queue up, and returns launches completed so far.
+    pub fn pump(&mut self, gpu: &Device) -> Result<u64, ExecError> {
+        while let Some(&e) = self.in_flight.front() {
+            // SAFETY: querying an event this feeder recorded.
+            let r = unsafe { cu::cuEventQuery(e.0) };
+            if r == cu::CUresult::CUDA_SUCCESS {
+                self.in_flight.pop_front();
+                self.free.push(e);
+                self.completed += self.batch as u64;
+            } else if r == cu::CUresult::CUDA_ERROR_NOT_READY {
+                break;
+            } else {
+                cu_err(r, "cuEventQuery")?;
+            }
+        }
+        while self.in_flight.len() < 2 {
+            let Some(e) = self.free.pop() else { break };
+            for _ in 0..self.batch {
+                gpu.launch(self.graph)?;
+            }
+            gpu.record(e, 0)?;
+            self.in_flight.push_back(e);
+        }
+        Ok(self.completed)
+    }
+}

@@ -1,0 +1,375 @@
+//! The device core's memory: the plan's buffer slots (filled with finite values), the
+//! extra copies cold-cache rotation needs, and the model's memory image (every region filled
+//! with values of its element type and role), with the non-finite check of the image.
+//!
+//! Invariant: every allocation is freed by [`super::Device`]'s drop; fills write only
+//! inside the allocation they name.
+
+use super::{cu_err, At, Buffer, Device};
+use crate::ExecError;
+use cudarc::driver::sys as cu;
+use kc_core::plan::types::{ElemType, Location, Plan, PlanUnit, RegionInit};
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+/// Whether an element type holds floating-point numbers.
+pub(crate) fn is_float(d: ElemType) -> bool {
+    kc_core::plan::aten_call::is_float(d)
+}
+
+impl Device {
+    pub fn alloc_raw(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
+        let mut p: cu::CUdeviceptr = 0;
+        // SAFETY: a plain allocation with a valid out-pointer.
+        let r = unsafe { cu::cuMemAlloc_v2(&mut p, bytes.max(1) as usize) };
+        if r == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            return Err(ExecError::OutOfMemory {
+                needed: bytes,
+                free: self.facts.free_memory,
+            });
+        }
+        cu_err(r, "cuMemAlloc")?;
+        Ok(p)
+    }
+
+    /// Allocates every buffer of the plan and fills it with values in [-1, 1), as
+    /// half-precision bit patterns that read as finite numbers in f16, bf16 and f32 alike.
+    /// `reserved` is what the back ends hold besides (cuBLAS workspaces), for the check.
+    pub fn allocate(&mut self, plan: &Plan, reserved: u64) -> Result<(), ExecError> {
+        let needed = plan.memory.device_bytes + reserved;
+        if needed > self.facts.free_memory {
+            return Err(ExecError::OutOfMemory {
+                needed,
+                free: self.facts.free_memory,
+            });
+        }
+        let pattern = typed_pattern(16 << 20, ElemType::F16, RegionInit::Uniform);
+        let staging = self.alloc_raw(pattern.len() as u64)?;
+        // SAFETY: copies from a live host vector into a fresh allocation of its size.
+        unsafe {
+            cu_err(
+                cu::cuMemcpyHtoD_v2(staging, pattern.as_ptr() as *const c_void, pattern.len()),
+                "cuMemcpyHtoD",
+            )?;
+        }
+        for b in &plan.buffers {
+            let buf = match b.location {
+                Location::Device => {
+                    let ptr = self.alloc_raw(b.bytes)?;
+                    self.fill(ptr, b.bytes, staging, pattern.len() as u64)?;
+                    Buffer {
+                        ptr,
+                        host: std::ptr::null_mut(),
+                        bytes: b.bytes,
+                    }
+                }
+                Location::PinnedHost => {
+                    let mut host: *mut c_void = std::ptr::null_mut();
+                    // SAFETY: pinned allocation; the device alias is looked up for UVA copies.
+                    unsafe {
+                        cu_err(
+                            cu::cuMemHostAlloc(&mut host, b.bytes as usize, 0),
+                            "cuMemHostAlloc",
+                        )?;
+                        std::ptr::write_bytes(host as *mut u8, 0x3c, b.bytes as usize);
+                        let mut dptr: cu::CUdeviceptr = 0;
+                        cu_err(
+                            cu::cuMemHostGetDevicePointer_v2(&mut dptr, host, 0),
+                            "cuMemHostGetDevicePointer",
+                        )?;
+                        Buffer {
+                            ptr: dptr,
+                            host,
+                            bytes: b.bytes,
+                        }
+                    }
+                }
+            };
+            self.buffers.push(buf);
+        }
+        // SAFETY: the staging buffer is no longer referenced once the fills completed.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            cu_err(cu::cuMemFree_v2(staging), "cuMemFree")?;
+        }
+        Ok(())
+    }
+
+    pub fn fill(
+        &self,
+        dst: cu::CUdeviceptr,
+        bytes: u64,
+        src: cu::CUdeviceptr,
+        src_len: u64,
+    ) -> Result<(), ExecError> {
+        let mut off = 0;
+        while off < bytes {
+            let n = (bytes - off).min(src_len);
+            // SAFETY: both ranges lie inside live allocations.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoD_v2(dst + off, src, n as usize),
+                    "cuMemcpyDtoD",
+                )?
+            };
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Makes `copies - 1` extra copies of every device slot of `unit`, for cold-cache
+    /// rotation; frees any copies made for an earlier unit first.
+    pub fn make_copies(
+        &mut self,
+        plan: &Plan,
+        unit: &PlanUnit,
+        copies: u32,
+    ) -> Result<(), ExecError> {
+        self.free_copies()?;
+        if copies <= 1 {
+            return Ok(());
+        }
+        for &slot in &unit.slots {
+            if plan.buffers[slot as usize].location != Location::Device {
+                continue;
+            }
+            let bytes = self.buffers[slot as usize].bytes;
+            let mut v = Vec::new();
+            for _ in 1..copies {
+                let p = self.alloc_raw(bytes)?;
+                // SAFETY: same-size device-to-device copy between live allocations.
+                unsafe {
+                    cu_err(
+                        cu::cuMemcpyDtoD_v2(p, self.buffers[slot as usize].ptr, bytes as usize),
+                        "cuMemcpyDtoD",
+                    )?
+                };
+                v.push(p);
+            }
+            self.copies.insert(slot, v);
+        }
+        // SAFETY: waits for the copies above.
+        unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize") }
+    }
+
+    pub fn free_copies(&mut self) -> Result<(), ExecError> {
+        // SAFETY: nothing in flight uses the copies: callers synchronise first.
+        unsafe { cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")? };
+        for (_, v) in self.copies.drain() {
+            for p in v {
+                // SAFETY: each pointer came from cuMemAlloc and is freed once.
+                unsafe { cu_err(cu::cuMemFree_v2(p), "cuMemFree")? };
+            }
+        }
+        Ok(())
+    }
+
+    pub fn ptr(&self, slot: u32, copy: u32) -> cu::CUdeviceptr {
+        if copy > 0 {
+            if let Some(v) = self.copies.get(&slot) {
+                return v[(copy as usize - 1) % v.len()];
+            }
+        }
+        self.buffers[slot as usize].ptr
+    }
+
+    /// The address of operand `slot` of `unit` for an invocation `at`.
+    pub fn addr(&self, unit: &PlanUnit, slot: u32, at: At<'_>) -> cu::CUdeviceptr {
+        match at {
+            At::Slots(copy) => self.ptr(slot, copy),
+            At::Step { places, .. } => {
+                let placed = unit
+                    .slots
+                    .iter()
+                    .position(|&x| x == slot)
+                    .and_then(|k| places.operands.get(k).copied().flatten());
+                match placed {
+                    Some(off) if self.arena != 0 => self.arena + off,
+                    _ => self.ptr(slot, 0),
+                }
+            }
+        }
+    }
+
+    /// Allocates graph mode's memory image and fills every region with its starting
+    /// values in its element type ([`RegionInit`]): data flows through the replay, so the
+    /// numbers must stay the kind of numbers the model computes with.
+    pub fn allocate_arena(
+        &mut self,
+        df: &kc_core::plan::types::PlanDataflow,
+    ) -> Result<(), ExecError> {
+        if self.arena != 0 {
+            return Ok(());
+        }
+        self.arena = self.alloc_raw(df.arena_bytes)?;
+        self.fill_arena(df)
+    }
+
+    /// Writes every region's starting values again (the arena keeps its address, so views
+    /// over it stay valid).
+    pub fn fill_arena(&mut self, df: &kc_core::plan::types::PlanDataflow) -> Result<(), ExecError> {
+        const PATTERN: usize = 16 << 20;
+        let arena = self.arena;
+        let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
+        let result = (|| {
+            for r in &df.regions {
+                let key = (r.dtype, r.init);
+                let src = match staged.get(&key) {
+                    Some(&p) => p,
+                    None => {
+                        let pattern = typed_pattern(PATTERN, r.dtype, r.init);
+                        let p = self.alloc_raw(pattern.len() as u64)?;
+                        // SAFETY: copies a live host vector into a fresh allocation of its size.
+                        unsafe {
+                            cu_err(
+                                cu::cuMemcpyHtoD_v2(
+                                    p,
+                                    pattern.as_ptr() as *const c_void,
+                                    pattern.len(),
+                                ),
+                                "cuMemcpyHtoD",
+                            )?;
+                        }
+                        staged.insert(key, p);
+                        p
+                    }
+                };
+                self.fill(arena + r.offset, r.bytes, src, PATTERN as u64)?;
+            }
+            Ok(())
+        })();
+        // SAFETY: the fills are complete once the context synchronises; then the staging
+        // buffers are unreferenced.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            for (_, p) in staged {
+                cu_err(cu::cuMemFree_v2(p), "cuMemFree")?;
+            }
+        }
+        result
+    }
+
+    /// Non-finite and all floating-point values among the first `bytes` (at most 64 KiB)
+    /// at arena offset `offset`, read as `dtype`; other types count nothing.
+    pub fn nonfinite_at(
+        &self,
+        offset: u64,
+        bytes: u64,
+        dtype: ElemType,
+    ) -> Result<(u64, u64), ExecError> {
+        if self.arena == 0 || bytes == 0 {
+            return Ok((0, 0));
+        }
+        let mut buf = vec![0u8; (bytes as usize).min(64 << 10)];
+        // SAFETY: reads at most `bytes` from inside the live arena into `buf` (the caller
+        // passes a place and a size the plan keeps inside the arena).
+        unsafe {
+            cu_err(
+                cu::cuMemcpyDtoH_v2(
+                    buf.as_mut_ptr() as *mut c_void,
+                    self.arena + offset,
+                    buf.len(),
+                ),
+                "cuMemcpyDtoH",
+            )?;
+        }
+        Ok(count_nonfinite(&buf, dtype))
+    }
+
+    /// The share of non-finite values (NaN, infinity) in the floating-point regions of the
+    /// memory image, read back from up to the first 64 KiB of every region: data that
+    /// went non-finite would make the replay's power a property of NaNs, not of the model.
+    pub fn arena_nonfinite_share(
+        &self,
+        df: &kc_core::plan::types::PlanDataflow,
+    ) -> Result<Option<f64>, ExecError> {
+        if self.arena == 0 {
+            return Ok(None);
+        }
+        self.synchronize()?;
+        let (mut bad, mut all) = (0u64, 0u64);
+        for r in &df.regions {
+            let (b, a) = self.nonfinite_at(r.offset, r.bytes, r.dtype)?;
+            bad += b;
+            all += a;
+        }
+        Ok((all > 0).then(|| bad as f64 / all as f64))
+    }
+}
+
+/// Non-finite and all values of `b` read as `dtype` (floating-point types only).
+fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64) {
+    let (mut bad, mut all) = (0u64, 0u64);
+    let mut count = |finite: &mut dyn Iterator<Item = bool>| {
+        for f in finite {
+            all += 1;
+            bad += u64::from(!f);
+        }
+    };
+    match dtype {
+        ElemType::F32 => count(
+            &mut b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+        ),
+        // Exponent all ones: 5 bits in f16, 8 in bf16.
+        ElemType::F16 => count(
+            &mut b
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
+        ),
+        ElemType::BF16 => count(
+            &mut b
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
+        ),
+        _ => {}
+    }
+    (bad, all)
+}
+
+/// `bytes` of values for a region of element type `dtype` starting as `init` (a pattern
+/// repeated over the region; xorshift, deterministic). Unknown types get half-precision
+/// values.
+fn typed_pattern(bytes: usize, dtype: ElemType, init: RegionInit) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes + 8);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bound = match init {
+        RegionInit::Weight { fan_in } => 1.0 / (fan_in.max(1) as f64).sqrt(),
+        _ => 1.0,
+    };
+    while out.len() < bytes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        let v = match init {
+            RegionInit::Uniform | RegionInit::Weight { .. } => u * bound,
+            RegionInit::Ones => 1.0,
+            RegionInit::Zeros => 0.0,
+        };
+        match dtype {
+            ElemType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+            ElemType::F64 => out.extend_from_slice(&v.to_le_bytes()),
+            ElemType::BF16 => {
+                out.extend_from_slice(&(((v as f32).to_bits() >> 16) as u16).to_le_bytes())
+            }
+            _ => out.extend_from_slice(&f16_bits(v as f32).to_le_bytes()),
+        }
+    }
+    out.truncate(bytes);
+    out
+}
+
+/// IEEE half-precision bits of `v` (|v| < 2, rounding toward zero; enough for test data).
+fn f16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    let mant = ((b >> 13) & 0x3ff) as u16;
+    if exp <= 0 {
+        sign
+    } else {
+        sign | ((exp as u16) << 10) | mant
+    }
+}

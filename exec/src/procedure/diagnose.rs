@@ -1,0 +1,139 @@
+//! Diagnosis after a replay: where the memory image's non-finite values come from. The
+//! steps are replayed one at a time from the image's starting values and the first that
+//! leave non-finite values where every value was finite before are named.
+//!
+//! Invariant: the diagnosis only reads the image and replays steps the plan accepted; it
+//! changes no measured figure.
+
+use crate::backends::{At, Gpu};
+use crate::ExecError;
+use kc_core::plan::types::{ElemType, Plan, PlanDataflow, PlanUnit, Step};
+
+/// Replays the steps one at a time, in plan order on stream 0, from the memory image's
+/// starting values, and names the first `limit` steps that leave non-finite values in a
+/// place they read or write while every value there was finite before them: where a NaN
+/// chain starts, as opposed to the steps that only carry it on. Values are sampled as in
+/// the self-check (the first 64 KiB of each place).
+pub(super) fn nonfinite_producers(
+    plan: &Plan,
+    df: &PlanDataflow,
+    gpu: &mut Gpu,
+    runs_step: &dyn Fn(&Step) -> bool,
+    limit: usize,
+) -> Result<Vec<String>, ExecError> {
+    gpu.fill_arena(df)?;
+    let mut found = Vec::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if !runs_step(s) {
+            continue;
+        }
+        let unit = &plan.units[s.unit as usize];
+        let places = &df.steps[i];
+        // Each place is read with the element type this step uses there (memory the
+        // allocator reused holds other types at other times); places whose type the step
+        // does not state are not sampled.
+        let (operand_types, result_type) = step_types(plan, unit);
+        let mut spots: Vec<(u64, u64, ElemType)> = places
+            .operands
+            .iter()
+            .zip(&unit.slots)
+            .zip(&operand_types)
+            .filter_map(|((o, slot), d)| {
+                Some((o.as_ref().copied()?, plan.buffers[*slot as usize].bytes, *d))
+            })
+            .collect();
+        if let Some(d) = result_type {
+            spots.extend(places.outputs.iter().flatten().map(|&(o, b)| (o, b, d)));
+        }
+        let bad = |gpu: &Gpu| -> Result<u64, ExecError> {
+            let mut n = 0;
+            for &(off, bytes, d) in &spots {
+                n += gpu.nonfinite_at(off, bytes, d)?.0;
+            }
+            Ok(n)
+        };
+        let before = bad(gpu)?;
+        gpu.enqueue(
+            unit,
+            0,
+            At::Step {
+                step: i as u32,
+                places,
+            },
+        )?;
+        gpu.synchronize()?;
+        let after = bad(gpu)?;
+        if before == 0 && after > 0 {
+            found.push(format!(
+                "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before",
+                unit.id, unit.label
+            ));
+            if found.len() >= limit {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The element type a step uses at each operand (the unit's slot order; `Unknown` where
+/// the call does not say) and at its tier-3 results (the first floating-point input's, for
+/// ops that keep their input's type; `None` for conversions and ops without one).
+fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>) {
+    use kc_core::plan::types::UnitCall;
+    let mut types = vec![ElemType::Unknown; unit.slots.len()];
+    let mut set = |slot: u32, d: ElemType| {
+        if let Some(k) = unit.slots.iter().position(|&s| s == slot) {
+            types[k] = d;
+        }
+    };
+    let mut result = None;
+    match &unit.call {
+        UnitCall::Kernel { args, .. } => {
+            for a in args {
+                if let kc_core::plan::types::KernelArgValue::Pointer { slot, dtype } = a {
+                    set(*slot, *dtype);
+                }
+            }
+        }
+        UnitCall::Gemm(g) => {
+            set(g.a, g.a_type);
+            set(g.b, g.b_type);
+            set(g.c, g.c_type);
+            if let Some(bias) = g.bias {
+                set(bias, g.c_type);
+            }
+        }
+        UnitCall::AtenOp { .. } => {
+            // The call the plan built and stored (never rebuilt here).
+            if let Some(Some(c)) = plan.aten_calls.get(unit.id as usize) {
+                for a in &c.args {
+                    match a {
+                        kc_core::plan::aten_call::CallArg::Tensor(t) => set(t.slot, t.dtype),
+                        kc_core::plan::aten_call::CallArg::TensorList(ts)
+                        | kc_core::plan::aten_call::CallArg::OptionalTensorList(ts) => {
+                            ts.iter().for_each(|t| set(t.slot, t.dtype))
+                        }
+                        _ => {}
+                    }
+                }
+                let converts = matches!(
+                    c.op.as_str(),
+                    "_to_copy" | "to" | "type_as" | "_softmax" | "_log_softmax" | "view_as_real"
+                );
+                if !converts {
+                    result = c.args.iter().find_map(|a| match a {
+                        kc_core::plan::aten_call::CallArg::Tensor(t)
+                            if kc_core::plan::aten_call::is_float(t.dtype) =>
+                        {
+                            Some(t.dtype)
+                        }
+                        _ => None,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    (types, result)
+}

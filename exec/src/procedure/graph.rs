@@ -1,0 +1,325 @@
+//! Graph mode: the plan's steps of one rank captured into one CUDA graph on the trace's
+//! streams (over the model's memory image when the plan has one), warmed up, timed over
+//! back-to-back replays, energy windows over back-to-back replays, one more replay under
+//! CUPTI with `--verify`, and the image's non-finite self-check.
+//!
+//! Invariant: the results count exactly the steps captured (`steps_replayed`) and give the
+//! traced time of the steps not executed beside it.
+
+use super::{job_phase, status_of, unit_row, Replay};
+use crate::backends::{At, Gpu};
+use crate::device::{Event, Graph};
+use crate::{runs_unit, ExecError, ExecOptions};
+use kc_core::plan::schedule::{self, ProgramOp};
+use kc_core::plan::types::{Plan, PlanDataflow, Step};
+use kc_core::results::stats::Stats;
+use kc_core::results::*;
+use std::collections::HashMap;
+
+pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
+    let Replay {
+        plan,
+        rank,
+        opts,
+        gpu,
+        en,
+        failed,
+        results,
+        notes,
+    } = r;
+    let on_rank = |s: &Step| plan.streams[s.stream as usize].rank == rank;
+    let collectives = gpu.has_collectives();
+    let runs_step = |s: &Step| {
+        let unit = &plan.units[s.unit as usize];
+        on_rank(s) && runs_unit(unit, collectives) && !failed.contains_key(&s.unit)
+    };
+    let prog = schedule::graph_program(plan, runs_step);
+    // A graph of nothing would time an empty launch: say why nothing runs instead.
+    if prog.launched == 0 {
+        let on = plan.steps.iter().filter(|s| on_rank(s)).count();
+        let collective = plan.steps.iter().filter(|s| on_rank(s)).any(|s| {
+            matches!(
+                plan.units[s.unit as usize].call,
+                kc_core::plan::types::UnitCall::Collective { .. }
+            )
+        });
+        return Err(ExecError::Unsupported(format!(
+            "none of rank {rank}'s {on} steps is executed here ({}): nothing to replay",
+            if collective {
+                "its collectives need every rank together: `kc exec --ranks all`"
+            } else {
+                "see `kc plan show` for why each unit is not replayed"
+            }
+        )));
+    }
+    // The model's memory image, this rank's regions only: tiers 1, 2 and 4 address the
+    // arena directly, tier-3 steps are prepared once each with their tensors as views over it.
+    let image_of_rank = plan.dataflow_of_rank(rank).filter(|_| opts.dataflow);
+    let image = image_of_rank.as_ref();
+    let mut memory_image = match image {
+        Some(df) => Some(prepare_image(plan, df, gpu, &runs_step, notes)?),
+        None => None,
+    };
+    let events = GraphEvents::new(gpu, &prog)?;
+    let capture = |gpu: &mut Gpu, image: Option<&PlanDataflow>| {
+        capture_program(gpu, plan, &prog, &events, image)
+    };
+    job_phase(opts, "capturing the graph");
+    let graph = match capture(gpu, image) {
+        Ok(g) => g,
+        Err(e) if image.is_some() => {
+            // A placed call that ran eagerly but not under capture: replay as before,
+            // said plainly, rather than not at all.
+            notes.push(format!(
+                "graph mode over the memory image failed to capture ({e}); replayed on per-unit buffers"
+            ));
+            memory_image = None;
+            gpu.synchronize()?;
+            capture(gpu, None)?
+        }
+        Err(e) => return Err(e),
+    };
+    job_phase(opts, "captured; warm-up replays");
+    for _ in 0..opts.warmup {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    job_phase(opts, "timing replays");
+    let timed_start = unix_ms_now();
+    let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
+    let timed_end = unix_ms_now();
+    let replay = Stats::of(&samples);
+    job_phase(opts, "energy windows");
+    let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    job_phase(opts, "timed");
+    // One more replay under CUPTI, before anything else touches the image.
+    let fidelity = if opts.verify {
+        verify(plan, &prog, gpu, &graph, opts, notes)
+    } else {
+        None
+    };
+    if let (Some(mi), Some(df)) = (memory_image.as_mut(), image) {
+        check_image(plan, df, gpu, mi, en.job.is_none(), &runs_step, notes)?;
+    }
+    let executed_traced: i64 = plan
+        .steps
+        .iter()
+        .filter(|s| runs_step(s))
+        .map(|s| s.traced_ns)
+        .sum();
+    let skipped_traced: i64 = plan
+        .steps
+        .iter()
+        .filter(|s| on_rank(s) && !runs_step(s))
+        .map(|s| s.traced_ns)
+        .sum();
+    results.graph = Some(GraphResult {
+        runs: samples.len(),
+        warmup: opts.warmup,
+        streams: gpu.streams.len(),
+        steps_replayed: prog.launched,
+        steps_not_executed: plan
+            .steps
+            .iter()
+            .filter(|s| on_rank(s) && !runs_step(s))
+            .count(),
+        not_executed_traced_us: skipped_traced as f64 / 1000.0,
+        replayed_traced_us: executed_traced as f64 / 1000.0,
+        replayed_traced_critical_path_us: schedule::critical_path_ns(plan, runs_step) as f64
+            / 1000.0,
+        traced_critical_path_us: schedule::critical_path_ns(plan, on_rank) as f64 / 1000.0,
+        traced_iteration_span_us: schedule::iteration_span_ns(plan).map(|ns| ns / 1000.0),
+        replay_us: replay,
+        replay_samples_us: samples,
+        timed_start_unix_ms: Some(timed_start),
+        timed_end_unix_ms: Some(timed_end),
+        energy,
+        memory_image,
+        fidelity,
+    });
+    notes.push(format!(
+        "graph mode: captured graph has {} nodes",
+        graph.nodes
+    ));
+    results.units = plan
+        .units
+        .iter()
+        .map(|u| unit_row(u, status_of(u, failed, collectives)))
+        .collect();
+    Ok(())
+}
+
+/// Allocates this rank's memory image and prepares every tier-3 step over it (their
+/// tensors become views of the image; results move into it where their place holds them).
+fn prepare_image(
+    plan: &Plan,
+    df: &PlanDataflow,
+    gpu: &mut Gpu,
+    runs_step: &dyn Fn(&Step) -> bool,
+    notes: &mut Vec<String>,
+) -> Result<MemoryImage, ExecError> {
+    gpu.allocate_arena(df)?;
+    let summary = kc_core::plan::show::dataflow_summary(plan);
+    let mut mi = MemoryImage {
+        derivation: df.derivation.clone(),
+        arena_bytes: df.arena_bytes,
+        operands_placed: summary.as_ref().map_or(0, |d| d.operands_placed),
+        operands_private: summary.as_ref().map_or(0, |d| d.operands_private),
+        ..Default::default()
+    };
+    for (i, s) in plan.steps.iter().enumerate() {
+        let unit = &plan.units[s.unit as usize];
+        if !runs_step(s) || !gpu.prepares_steps(&unit.call) {
+            continue;
+        }
+        mi.results_planned += df.steps[i].outputs.iter().flatten().count() as u64;
+        match gpu
+            .prepare_step(unit, i as u32, &df.steps[i])
+            .and_then(|n| gpu.synchronize().map(|_| n))
+        {
+            Ok(n) => mi.results_placed += n as u64,
+            Err(e) => {
+                if mi.tier3_steps_unplaced < 3 {
+                    notes.push(format!(
+                        "step {i} ({}) runs on its unit's own tensors: {e}",
+                        unit.label
+                    ));
+                }
+                mi.tier3_steps_unplaced += 1;
+            }
+        }
+    }
+    Ok(mi)
+}
+
+/// The step program's events: one per recorded step, the fork of the side streams from
+/// stream 0 and their joins back into it.
+struct GraphEvents {
+    step: HashMap<u32, Event>,
+    fork: Event,
+    joins: Vec<Event>,
+}
+
+impl GraphEvents {
+    fn new(gpu: &mut Gpu, prog: &schedule::Program) -> Result<GraphEvents, ExecError> {
+        let mut step = HashMap::new();
+        for op in &prog.ops {
+            if let ProgramOp::Record { step: s, .. } = op {
+                step.insert(*s, gpu.event(false)?);
+            }
+        }
+        let fork = gpu.event(false)?;
+        let joins = (1..gpu.streams.len())
+            .map(|_| gpu.event(false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(GraphEvents { step, fork, joins })
+    }
+}
+
+/// Captures the program: stream 0 forks the others, every step is enqueued on its stream
+/// (on its places in the image, or its unit's own buffers), waits become event waits, and
+/// the side streams join stream 0 at the end.
+fn capture_program(
+    gpu: &mut Gpu,
+    plan: &Plan,
+    prog: &schedule::Program,
+    ev: &GraphEvents,
+    image: Option<&PlanDataflow>,
+) -> Result<Graph, ExecError> {
+    gpu.capture(|gpu| {
+        gpu.record(ev.fork, 0)?;
+        for s in 1..gpu.streams.len() {
+            gpu.wait(s, ev.fork)?;
+        }
+        for op in &prog.ops {
+            match *op {
+                ProgramOp::Wait { stream, step } => gpu.wait(stream as usize, ev.step[&step])?,
+                ProgramOp::Launch { unit, stream, step } => {
+                    let at = match image {
+                        Some(df) => At::Step {
+                            step,
+                            places: &df.steps[step as usize],
+                        },
+                        None => At::Slots(0),
+                    };
+                    gpu.enqueue(&plan.units[unit as usize], stream as usize, at)?
+                }
+                ProgramOp::Record { step, stream } => {
+                    gpu.record(ev.step[&step], stream as usize)?
+                }
+            }
+        }
+        for (k, s) in (1..gpu.streams.len()).enumerate() {
+            gpu.record(ev.joins[k], s)?;
+            gpu.wait(0, ev.joins[k])?;
+        }
+        Ok(())
+    })
+}
+
+/// One more replay of `graph` under CUPTI: what it launched, measured against the trace
+/// (and written to `--kernels-out`); `None`, with a note, when CUPTI is not there.
+fn verify(
+    plan: &Plan,
+    prog: &schedule::Program,
+    gpu: &mut Gpu,
+    graph: &Graph,
+    opts: &ExecOptions,
+    notes: &mut Vec<String>,
+) -> Option<kc_core::results::fidelity::Fidelity> {
+    let steps = kc_core::results::fidelity::traced_steps(
+        plan,
+        prog.ops.iter().filter_map(|op| match *op {
+            ProgramOp::Launch { unit, step, .. } => Some((unit, step)),
+            _ => None,
+        }),
+    );
+    match crate::device::cupti::record(|| {
+        gpu.launch(graph)?;
+        gpu.synchronize()
+    }) {
+        Ok(records) => {
+            if let Some(path) = &opts.kernels_out {
+                let text = serde_json::to_vec(&records).unwrap_or_default();
+                if let Err(e) = kc_core::files::write_atomic(std::path::Path::new(path), &text) {
+                    notes.push(format!("{path}: cannot write the kernel records: {e}"));
+                }
+            }
+            Some(kc_core::results::fidelity::measure(&steps, &records))
+        }
+        Err(e) => {
+            notes.push(format!("--verify: {e}"));
+            None
+        }
+    }
+}
+
+/// The image's non-finite self-check after the replay; above 1 %, a note, and (outside a
+/// job: the search replays steps one by one) the first steps that produce them.
+#[allow(clippy::too_many_arguments)]
+fn check_image(
+    plan: &Plan,
+    df: &PlanDataflow,
+    gpu: &mut Gpu,
+    mi: &mut MemoryImage,
+    search: bool,
+    runs_step: &dyn Fn(&Step) -> bool,
+    notes: &mut Vec<String>,
+) -> Result<(), ExecError> {
+    mi.nonfinite_share = gpu.arena_nonfinite_share(df)?;
+    if let Some(share) = mi.nonfinite_share.filter(|&x| x > 0.01) {
+        notes.push(format!(
+            "{:.1} % of the memory image's float values are NaN or infinite after the replay: its power is not the model's",
+            share * 100.0
+        ));
+        // The search replays steps one by one; in a job that would need every rank.
+        if search {
+            mi.nonfinite_producers =
+                super::diagnose::nonfinite_producers(plan, df, gpu, runs_step, 5)?;
+        }
+        if let Some(first) = mi.nonfinite_producers.first() {
+            notes.push(format!("the first non-finite values come from {first}"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! Isolated mode: every unit this rank executes, alone, captured unrolled (about 1 ms of GPU
+//! time per launch) on its own buffers (warm), on rotated copies spanning twice L2 (cold),
+//! or at each invocation's own places in the memory image (context); timed until enough
+//! GPU time is measured, with its own energy windows.
+//!
+//! Invariant: the results say which cache state was measured (context without an image
+//! is measured, and labelled, warm).
+
+use super::{status_of, unit_row, units_bar, Energy, Replay};
+use crate::backends::{At, Gpu};
+use crate::{runs_unit, CachePolicy, ExecError, ExecOptions};
+use kc_core::plan::schedule;
+use kc_core::plan::types::{Plan, PlanUnit};
+use kc_core::results::stats::Stats;
+use kc_core::results::*;
+use std::collections::HashMap;
+
+pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
+    let Replay {
+        plan,
+        rank,
+        opts,
+        gpu,
+        en,
+        failed,
+        results,
+        notes,
+    } = r;
+    // Context: the units' invocations run at their places in the memory image, so the
+    // image is allocated and every tier-3 step prepared over it, as in graph mode.
+    let image_of_rank = plan
+        .dataflow_of_rank(rank)
+        .filter(|_| opts.cache == CachePolicy::Context && opts.dataflow);
+    let image = image_of_rank.as_ref();
+    let mut steps_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Some(df) = image {
+        gpu.allocate_arena(df)?;
+        for (i, s) in plan.steps.iter().enumerate() {
+            let unit = &plan.units[s.unit as usize];
+            if plan.streams[s.stream as usize].rank != rank
+                || !runs_unit(unit, gpu.has_collectives())
+                || failed.contains_key(&s.unit)
+            {
+                continue;
+            }
+            if unit.tier == kc_core::plan::types::PlanTier::AtenOp {
+                // A step that cannot be placed runs on its unit's own tensors (enqueue
+                // falls back to them), as in graph mode.
+                let _ = gpu
+                    .prepare_step(unit, i as u32, &df.steps[i])
+                    .and_then(|_| gpu.synchronize());
+            }
+            steps_of.entry(s.unit).or_default().push(i as u32);
+        }
+    } else if opts.cache == CachePolicy::Context {
+        notes.push(
+            "cache context needs the plan's memory image (dataflow); measured warm instead".into(),
+        );
+    }
+    // What the results say is what was measured: context without a memory image is warm.
+    let measured_cache = if opts.cache == CachePolicy::Context && image.is_none() {
+        CachePolicy::Warm
+    } else {
+        opts.cache
+    };
+    let bar = opts
+        .progress
+        .then(|| units_bar("isolated", plan.units.len()));
+    let counts = crate::invocations_on_rank(plan, rank);
+    let mut rows = Vec::with_capacity(plan.units.len());
+    for u in &plan.units {
+        if let Some(b) = &bar {
+            b.set_message(u.label.clone());
+            b.inc(1);
+        }
+        let n = counts[u.id as usize];
+        if n == 0 {
+            continue;
+        }
+        let status = status_of(u, failed, gpu.has_collectives());
+        if status != "ok" {
+            let mut row = unit_row(u, status);
+            row.invocations = n;
+            rows.push(row);
+            continue;
+        }
+        let places = image.zip(steps_of.get(&u.id).map(Vec::as_slice));
+        // A collective runs alone on every rank at once: the ranks meet first.
+        let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });
+        if let (true, Some(job)) = (collective, en.job.as_mut()) {
+            job.barrier(&format!("unit {}", u.id))?;
+        }
+        match measure_unit(plan, u, n, places, opts, gpu, en, notes) {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                // A unit that fails is named and the run goes on with the rest.
+                let _ = gpu.synchronize();
+                let mut row = unit_row(u, format!("failed: {e}"));
+                row.invocations = n;
+                rows.push(row);
+            }
+        }
+    }
+    gpu.free_copies()?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
+    let executed_traced: f64 = ok
+        .iter()
+        .map(|r| r.traced_mean_us * r.invocations as f64)
+        .sum();
+    let all_traced: f64 = rows
+        .iter()
+        .map(|r| r.traced_mean_us * r.invocations as f64)
+        .sum();
+    let energy_all = ok.iter().all(|r| r.predicted_energy_j.is_some());
+    results.isolated = Some(IsolatedSummary {
+        cache: measured_cache.as_str().to_string(),
+        predicted_us: ok.iter().filter_map(|r| r.predicted_us).sum(),
+        executed_traced_us: executed_traced,
+        not_executed_traced_us: all_traced - executed_traced,
+        predicted_energy_j: (energy_all && !ok.is_empty())
+            .then(|| ok.iter().filter_map(|r| r.predicted_energy_j).sum()),
+        units_ok: ok.len(),
+        units_not_executed: rows
+            .iter()
+            .filter(|r| r.status.starts_with("not executed"))
+            .count(),
+        units_failed: rows
+            .iter()
+            .filter(|r| r.status.starts_with("failed"))
+            .count(),
+    });
+    results.units = rows;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_unit(
+    plan: &Plan,
+    u: &PlanUnit,
+    invocations: u64,
+    places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    notes: &mut Vec<String>,
+) -> Result<UnitResult, ExecError> {
+    // Tier-3 ops replay on their own tensors, so their buffers are not rotated.
+    let rotation = match opts.cache {
+        _ if places.is_some() => 1,
+        _ if u.tier == kc_core::plan::types::PlanTier::AtenOp => 1,
+        CachePolicy::Warm | CachePolicy::Context => 1,
+        CachePolicy::Cold => u.cold_rotation.max(1),
+    };
+    gpu.make_copies(plan, u, rotation)?;
+    // In context every step of the unit runs once per cycle, in model order.
+    let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
+    let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
+        .max(cycle.min(opts.max_unroll));
+    let graph = gpu.capture(|gpu| {
+        for i in 0..unroll {
+            let at = match places {
+                Some((df, steps)) if !steps.is_empty() => {
+                    let step = steps[(i as usize) % steps.len()];
+                    At::Step {
+                        step,
+                        places: &df.steps[step as usize],
+                    }
+                }
+                _ => At::Slots(i % rotation),
+            };
+            gpu.enqueue(u, 0, at)?;
+        }
+        Ok(())
+    })?;
+    for _ in 0..2 {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    // What one launch of the unit's graph ran, before it is timed (CUPTI, --verify).
+    let launches_verified = if opts.verify {
+        match crate::device::cupti::record(|| {
+            gpu.launch(&graph)?;
+            gpu.synchronize()
+        }) {
+            Ok(records) => {
+                let traced: Vec<&str> = u
+                    .kernels
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|k| !kc_core::results::fidelity::is_runtime_copy(k))
+                    .collect();
+                Some(kc_core::results::fidelity::unit_launches(
+                    &traced, &records, unroll,
+                ))
+            }
+            Err(e) => {
+                notes.push(format!("unit {} --verify: {e}", u.id));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
+    let mut launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
+        .clamp(10, opts.runs.max(10) * 20);
+    // Every rank times a collective the same number of times (the job's most).
+    if let (kc_core::plan::types::UnitCall::Collective { .. }, Some(job)) =
+        (&u.call, en.job.as_mut())
+    {
+        launches = job.agree_max(&format!("unit {} launches", u.id), launches as u64)? as usize;
+    }
+    let timed_start = unix_ms_now();
+    let samples = gpu.time_launches(&graph, launches)?;
+    let timed_end = unix_ms_now();
+    let per_launch = Stats::of(&samples);
+    let time = per_launch.scaled(f64::from(unroll));
+    let label = format!("unit {} {}", u.id, u.label);
+    let energy = en.windows_of(
+        gpu,
+        &graph,
+        &label,
+        per_launch.mean,
+        f64::from(unroll),
+        opts,
+        notes,
+    )?;
+    let mut row = unit_row(u, "ok".into());
+    row.invocations = invocations;
+    row.unroll = unroll;
+    row.launches = samples.len();
+    row.predicted_us = Some(time.mean * invocations as f64);
+    row.predicted_energy_j = energy
+        .as_ref()
+        .map(|e| e.per_item_j.mean * invocations as f64);
+    row.time_us = Some(time);
+    row.energy = energy;
+    row.measured_start_unix_ms = Some(timed_start);
+    row.measured_end_unix_ms = Some(timed_end);
+    row.launches_verified = launches_verified;
+    Ok(row)
+}

@@ -1,0 +1,442 @@
+//! The measurement procedure on the GPU: join the job (ranks replaying together), open the
+//! GPU with its back ends, an eager check of every unit, the idle GPU's power, then graph
+//! mode ([`graph`]) or isolated mode ([`isolated`]), and the results. It sees the device core
+//! and [`Gpu`], never a back end's insides.
+//!
+//! Invariant: every window and every timed sample in the results was measured in this run;
+//! derived figures say how they were derived.
+
+mod diagnose;
+mod graph;
+mod isolated;
+
+use crate::backends::{At, Gpu};
+use crate::device::nvml;
+use crate::device::{Feeder, Graph};
+use crate::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
+use crate::{not_executed_reason, runs_unit, ExecError, ExecOptions};
+use kc_core::plan::show::call_str;
+use kc_core::plan::types::{Plan, PlanUnit};
+use kc_core::results::*;
+use std::collections::HashMap;
+
+/// Target GPU time of one feeder batch: long enough that host launch overhead does not
+/// starve the GPU, short enough to count completions finely.
+const BATCH_NS: f64 = 20_000_000.0;
+
+pub(super) struct Energy<'a> {
+    meter: Option<nvml::NvmlMeter<'a>>,
+    clock: SystemClock,
+    windows: Vec<energy::EnergyWindow>,
+    idle_w: Option<f64>,
+    /// The job, when ranks replay together: windows launch as many replays as the time
+    /// takes, which differs by rank, so each rank tops its launches up to the job's most
+    /// (a rank that stopped early would leave its partners waiting in a collective).
+    job: Option<crate::rendezvous::Job>,
+}
+
+/// Every rank of a job ends a phase with the same number of launches of its graph: each
+/// tops its own up to the job's most (without waiting: the caller synchronises after).
+/// Without a job, nothing to do.
+fn even_out(
+    job: Option<&mut crate::rendezvous::Job>,
+    gpu: &mut Gpu,
+    graph: &Graph,
+    launched: u64,
+    what: &str,
+) -> Result<(), ExecError> {
+    let Some(job) = job else {
+        return Ok(());
+    };
+    let most = job.agree_max(what, launched)?;
+    for _ in launched..most {
+        gpu.launch(graph)?;
+    }
+    Ok(())
+}
+
+/// What both replay modes read and fill: the plan and the rank replayed, the options, the
+/// GPU, the energy meter, the units that failed their trial run (left out and reported), the
+/// results being written and the notes that go with them.
+pub(super) struct Replay<'a, 'm> {
+    plan: &'a Plan,
+    rank: u32,
+    opts: &'a ExecOptions,
+    gpu: &'a mut Gpu,
+    en: &'a mut Energy<'m>,
+    failed: &'a HashMap<u32, String>,
+    results: &'a mut Results,
+    notes: &'a mut Vec<String>,
+}
+
+impl Energy<'_> {
+    /// Measures `repeats` windows while `graph` is replayed back to back; `items` work
+    /// items (unit invocations) complete per replay.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn windows_of(
+        &mut self,
+        gpu: &mut Gpu,
+        graph: &Graph,
+        label: &str,
+        per_launch_us: f64,
+        items: f64,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<EnergySummary>, ExecError> {
+        let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
+            return Ok(None);
+        };
+        let batch =
+            ((BATCH_NS / 1000.0 / per_launch_us.max(0.001)).ceil() as usize).clamp(1, 100_000);
+        let first = self.windows.len();
+        let mut got = Vec::new();
+        for _ in 0..opts.energy_repeats.max(1) {
+            let mut feeder = Feeder::new(gpu, graph, batch)?;
+            let spec = WindowSpec {
+                label,
+                min_seconds: min,
+                poll_seconds: 0.002,
+                stall_seconds: 3.0,
+            };
+            let mut gpu_err = None;
+            let w = energy::measure(
+                meter as &mut dyn PowerMeter,
+                &self.clock,
+                &spec,
+                &mut || {
+                    feeder.pump(gpu).map_err(|e| {
+                        let m = e.to_string();
+                        gpu_err = Some(e);
+                        m
+                    })
+                },
+            );
+            // In a job, the ranks first agree on how many replays each launches and top
+            // up to that, and only then wait: a rank that launched more would otherwise
+            // wait forever for partners that stopped earlier.
+            let launched = feeder.launched();
+            drop(feeder);
+            if gpu_err.is_none() {
+                even_out(self.job.as_mut(), gpu, graph, launched, label)?;
+            }
+            gpu.synchronize()?;
+            if let Some(e) = gpu_err {
+                return Err(e);
+            }
+            match w {
+                Ok(w) => got.push(w),
+                Err(e) => {
+                    notes.push(format!("{label}: energy window failed: {e}"));
+                    return Ok(None);
+                }
+            }
+        }
+        let s = energy_summary(&got, first, self.idle_w, items);
+        self.windows.extend(got);
+        Ok(Some(s))
+    }
+}
+
+/// A phase of a job's rank, on its log (a hang shows where it stopped).
+pub(super) fn job_phase(opts: &ExecOptions, what: &str) {
+    if let Some(j) = &opts.job {
+        eprintln!("rank {}: {what}", j.rank);
+    }
+}
+
+/// How long a rank waits for the others at any agreement of a job (rendezvous, barriers,
+/// launch counts) before it gives up with an error naming the rank it waited for.
+const JOB_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
+pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
+    let clock = SystemClock::default();
+    let started = energy::iso8601_ms(clock.unix_ms());
+    let mut notes = Vec::new();
+    let nvml = match nvml::init() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            notes.push(e);
+            None
+        }
+    };
+    // A job's rank replays its trace rank on its own GPU (LOCAL_RANK).
+    let ordinal = opts.job.as_ref().map_or(0, |j| j.local_rank);
+    let nvml_dev = nvml.as_ref().and_then(|n| n.device_by_index(ordinal).ok());
+    let mut device = DeviceInfo::default();
+    if let Some(n) = &nvml {
+        device.driver_version = n.sys_driver_version().unwrap_or_default();
+        device.cuda_driver_version = n.sys_cuda_driver_version().ok();
+    }
+    if let Some(d) = &nvml_dev {
+        device.before = nvml::state(d);
+        device.power_limit_w = nvml::power_limit_w(d);
+    }
+    // Joining the job comes first: a rank that cannot even open its GPU still arrives at
+    // the rendezvous' deadline with the others, which then end with a clear error.
+    let (mut job, nccl_id, trace_rank) = join_job(plan, opts)?;
+    let mut gpu = Gpu::open_on(ordinal, plan.streams.len())?;
+    if let (Some(j), Some(_)) = (&job, trace_rank) {
+        gpu.join_collectives(&nccl_id, j.env.world_size, j.env.rank)?;
+        eprintln!("rank {}: NCCL communicator ready", j.env.rank);
+    }
+    device.name = gpu.facts.name.clone();
+    device.total_memory_bytes = gpu.facts.total_memory;
+    device.sm_count = Some(gpu.facts.sm_count);
+    device.cublas_version = gpu.facts.cublas_version;
+    if device.cuda_driver_version.is_none() {
+        device.cuda_driver_version = Some(gpu.facts.driver_version);
+    }
+    gpu.allocate(plan)?;
+
+    let failed = prepare_units(plan, opts, &mut gpu, job.as_mut(), &mut notes)?;
+    let mut en = Energy {
+        meter: nvml_dev.map(|device| nvml::NvmlMeter { device }),
+        clock: SystemClock::default(),
+        windows: Vec::new(),
+        idle_w: None,
+        job,
+    };
+    let idle = measure_idle(&mut gpu, &mut en, opts, &mut notes)?;
+    let rank = match trace_rank {
+        Some(r) => r,
+        None => crate::replay_rank(plan, opts.rank)?,
+    };
+    let ranks = plan.ranks().len();
+    if ranks > 1 && trace_rank.is_none() {
+        notes.push(format!(
+            "the plan holds {ranks} ranks; this run replays rank {rank} (--rank), its collectives not executed (`--ranks all` replays every rank together)"
+        ));
+    }
+    let mut results = Results {
+        schema_version: RESULTS_SCHEMA_VERSION,
+        kc_version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: if opts.isolated { "isolated" } else { "graph" }.to_string(),
+        started,
+        plan: PlanIdentity {
+            file: opts.plan_path.clone(),
+            crc32: opts.plan_crc32,
+            sources: plan.header.sources.iter().map(|s| s.file.clone()).collect(),
+            units: plan.units.len(),
+            steps: plan.steps.len(),
+            iterations: plan.iterations.count,
+            iterations_found_by: plan.iterations.found_by.clone(),
+        },
+        idle,
+        ..Default::default()
+    };
+    let replay = if opts.isolated {
+        isolated::isolated
+    } else {
+        graph::graph_mode
+    };
+    replay(Replay {
+        plan,
+        rank,
+        opts,
+        gpu: &mut gpu,
+        en: &mut en,
+        failed: &failed,
+        results: &mut results,
+        notes: &mut notes,
+    })?;
+    if let Some(m) = &en.meter {
+        device.after = nvml::state(&m.device);
+    }
+    results.device = device;
+    if let (Some(j), Some(tr)) = (en.job.take(), trace_rank) {
+        results.job = Some(kc_core::results::JobRank {
+            rank: j.env.rank,
+            world_size: j.env.world_size,
+            local_rank: j.env.local_rank,
+            trace_rank: tr,
+        });
+        j.finish()?;
+    }
+    results.windows = std::mem::take(&mut en.windows);
+    results.notes = notes;
+    results.finished = energy::iso8601_ms(clock.unix_ms());
+    Ok(results)
+}
+
+/// Joins the job when this process is one of its ranks: the rank store, the NCCL id (rank
+/// 0 makes it), and the trace rank this process replays.
+#[allow(clippy::type_complexity)]
+fn join_job(
+    plan: &Plan,
+    opts: &ExecOptions,
+) -> Result<(Option<crate::rendezvous::Job>, Vec<u8>, Option<u32>), ExecError> {
+    Ok(match &opts.job {
+        Some(env) => {
+            let ranks = plan.ranks();
+            if ranks.len() != env.world_size as usize {
+                return Err(ExecError::Unsupported(format!(
+                    "the plan holds {} ranks, the job has WORLD_SIZE={}: one process per traced rank",
+                    ranks.len(),
+                    env.world_size
+                )));
+            }
+            let id = if env.rank == 0 {
+                crate::backends::nccl::unique_id()?
+            } else {
+                Vec::new()
+            };
+            let (job, blob) = crate::rendezvous::Job::join(env, JOB_TIMEOUT, move || id)?;
+            eprintln!(
+                "rank {} of {}: joined the job (trace rank {}, GPU {})",
+                env.rank, env.world_size, ranks[env.rank as usize], env.local_rank
+            );
+            (Some(job), blob, Some(ranks[env.rank as usize]))
+        }
+        None => (None, Vec::new(), None),
+    })
+}
+
+/// Runs every unit this build executes once, eagerly (libraries initialise outside any
+/// capture; a unit that fails is left out and reported), and returns the units that failed.
+/// A back end that asks for it also has each unit captured once on its own (a tier-3 op that
+/// cannot run inside a capture is found here, not in the capture of the whole plan). A
+/// collective that failed on one rank is left out on every rank.
+fn prepare_units(
+    plan: &Plan,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    job: Option<&mut crate::rendezvous::Job>,
+    notes: &mut Vec<String>,
+) -> Result<HashMap<u32, String>, ExecError> {
+    // Every executable unit runs once eagerly: it initialises the libraries outside any
+    // capture and finds units that fail, which are then left out and reported.
+    // Tier-3 units are also captured once on their own: an op that cannot run inside a
+    // capture (a host sync) is found here and left
+    // out, instead of failing the capture of the whole plan.
+    let phase = |what: &str| job_phase(opts, what);
+    let mut failed: HashMap<u32, String> = HashMap::new();
+    // Every back end takes what it needs of the plan; a back end that cannot (a binary
+    // built for another GPU) fails its units, not the run.
+    for (backend, e) in gpu.load(plan) {
+        for u in &plan.units {
+            if gpu.runs(&u.call) && backend == gpu.backend_name(&u.call) {
+                failed.insert(u.id, format!("failed: {e}"));
+            }
+        }
+    }
+    let bar = opts
+        .progress
+        .then(|| units_bar("prepare", plan.units.len()));
+    for u in plan.units.iter() {
+        if let Some(b) = &bar {
+            b.inc(1);
+            b.set_message(u.label.clone());
+        }
+        if !runs_unit(u, gpu.has_collectives()) || failed.contains_key(&u.id) {
+            continue;
+        }
+        if matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. }) {
+            phase(&format!("unit {} ({}): first eager run", u.id, u.label));
+        }
+        let r = gpu
+            .prepare(u)
+            .and_then(|_| gpu.enqueue(u, 0, At::Slots(0)))
+            .and_then(|_| gpu.synchronize());
+        if let Err(e) = r {
+            failed.insert(u.id, format!("failed: {e}"));
+            continue;
+        }
+        if gpu.captures_alone_first(&u.call) {
+            let captured = gpu.capture(|gpu| gpu.enqueue(u, 0, At::Slots(0)));
+            if let Err(e) = captured.and_then(|g| {
+                gpu.launch(&g)?;
+                gpu.synchronize()
+            }) {
+                let _ = gpu.synchronize();
+                failed.insert(u.id, format!("failed: cannot be captured: {e}"));
+            }
+        }
+    }
+    notes.extend(gpu.take_notes());
+    phase("every unit ran once");
+    // A collective that failed on one rank is left out on every rank (partners would wait
+    // for it forever).
+    if let Some(job) = job {
+        for u in &plan.units {
+            if let kc_core::plan::types::UnitCall::Collective { .. } = u.call {
+                let bad = job.agree_max(
+                    &format!("unit {} ok", u.id),
+                    u64::from(failed.contains_key(&u.id)),
+                )?;
+                if bad > 0 && !failed.contains_key(&u.id) {
+                    failed.insert(u.id, "failed on another rank of the job".into());
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+
+    Ok(failed)
+}
+
+/// One energy window of the idle GPU (the baseline reports subtract), when energy is on.
+fn measure_idle(
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    opts: &ExecOptions,
+    notes: &mut Vec<String>,
+) -> Result<Option<energy::EnergyWindow>, ExecError> {
+    let mut idle = None;
+    if let (Some(meter), Some(min)) = (en.meter.as_mut(), opts.energy_window_s) {
+        gpu.synchronize()?;
+        let spec = WindowSpec {
+            label: "idle",
+            min_seconds: min,
+            poll_seconds: 0.002,
+            stall_seconds: 3.0,
+        };
+        match energy::measure(meter, &en.clock, &spec, &mut || Ok(0)) {
+            Ok(w) => {
+                en.idle_w = Some(w.avg_power_w);
+                en.windows.push(w.clone());
+                idle = Some(w);
+            }
+            Err(e) => notes.push(format!("idle window failed: {e}")),
+        }
+    }
+    Ok(idle)
+}
+
+/// A progress bar over a plan's units, labelled with the phase.
+pub(super) fn units_bar(phase: &str, units: usize) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(units as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {phase} [{{bar:30}}] {{pos}}/{{len}} units {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    b
+}
+
+pub(super) fn unit_row(u: &PlanUnit, status: String) -> UnitResult {
+    UnitResult {
+        id: u.id,
+        label: u.label.clone(),
+        tier: u.tier.as_str().to_string(),
+        family: u.family.clone(),
+        call: call_str(&u.call),
+        invocations: u.invocations,
+        traced_mean_us: u.traced_ns_mean() / 1000.0,
+        status,
+        ..Default::default()
+    }
+}
+
+pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, collectives: bool) -> String {
+    if !runs_unit(u, collectives) {
+        not_executed_reason(u)
+    } else if let Some(f) = failed.get(&u.id) {
+        f.clone()
+    } else {
+        "ok".into()
+    }
+}
