@@ -22,7 +22,7 @@ Writes into DIR:
                           ../shared/traces/h100/reference.json
 
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
-llama, gpt2, bloom; shape flags override the defaults), or any torchvision model name
+llama, gpt2, bloom, mixtral (mixture of experts); shape flags override the defaults), or any torchvision model name
 (resnet50, vit_b_16, ...), also with random weights. Nothing is downloaded.
 
 Requirements (on the GPU machine): a CUDA build of PyTorch (torch >= 2.4; 2.11 is what kc
@@ -56,6 +56,19 @@ HF = {
                                   num_key_value_heads=32, intermediate_size=11008, vocab_size=32000)),
     "gpt2": ("GPT2Config", dict(n_embd=768, n_layer=12, n_head=12, vocab_size=50257)),
     "bloom": ("BloomConfig", dict(hidden_size=1024, n_layer=24, n_head=16, vocab_size=250880)),
+    # Mixture of experts: 8 experts, 2 chosen per token (routing: topk, sort, histc, index).
+    "mixtral": ("MixtralConfig", dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+                                      num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
+                                      num_local_experts=8, num_experts_per_tok=2,
+                                      max_position_embeddings=4096)),
+}
+# The optimizers a training step can take (--optimizer), as torch.optim builds them.
+OPTIMIZERS = {
+    "adamw": lambda params, torch: torch.optim.AdamW(params, lr=1e-4),
+    "adamw-fused": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, fused=True),
+    "adamw-foreach": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, foreach=True),
+    "adam-fused": lambda params, torch: torch.optim.Adam(params, lr=1e-4, fused=True),
+    "sgd-momentum": lambda params, torch: torch.optim.SGD(params, lr=1e-2, momentum=0.9),
 }
 # Which config key each shape flag sets, per config family.
 KEYS = {
@@ -113,7 +126,8 @@ def build(a):
         desc["compiled"] = "torch.compile (Inductor, default mode)"
     if a.mode == "train":
         model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        opt = OPTIMIZERS[a.optimizer](model.parameters(), torch)
+        desc["optimizer"] = a.optimizer
 
         def step():
             loss = loss_of(call())
@@ -300,7 +314,8 @@ def gzip_file(path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
-                   help="qwen2, mistral, llama, gpt2, bloom (Hugging Face config) or a torchvision model name")
+                   help="qwen2, mistral, llama, gpt2, bloom, mixtral (Hugging Face config) or a "
+                        "torchvision model name (resnet50, vit_b_16, swin_t, convnext_tiny, ...)")
     p.add_argument("--name", help="file name stem (default: derived from the model and shape)")
     for flag in KEYS:
         p.add_argument("--" + flag.replace("_", "-"), dest=flag, type=int,
@@ -313,6 +328,12 @@ def main():
     p.add_argument("--mode", choices=["inference", "train", "decode"], default="inference",
                    help="a forward pass, a training step with AdamW, or (Hugging Face models) one "
                         "decode step after a prefilled context of --seq tokens, static KV cache")
+    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adamw",
+                   help="--mode train: the optimizer step (default adamw: PyTorch's default foreach "
+                        "on CUDA; adamw-fused / adam-fused: one fused kernel; sgd-momentum)")
+    p.add_argument("--tf32", action="store_true",
+                   help="fp32 matmuls and convolutions in TF32 (torch.backends.*.allow_tf32), as "
+                        "fp32 models are commonly run; recorded in reference.json's math_modes")
     p.add_argument("--channels-last", action="store_true",
                    help="torchvision models: weights and input in channels-last memory format")
     p.add_argument("--compile", action="store_true",
@@ -342,6 +363,9 @@ def main():
         sys.exit("capture.py: no CUDA device")
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
+    if a.tf32:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     step, desc = build(a)
     size = f"s{a.seq}" if a.model in HF else f"i{a.image}"
     suffix = "_compiled" if a.compile else "_graphreplay" if a.cuda_graph else ""
@@ -374,6 +398,18 @@ def main():
     graph = cuda_graph(step)
     env = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
            "cudnn": torch.backends.cudnn.version()}
+    # The math modes the trace cannot say: what the model's kernels were chosen under.
+    extra["math_modes"] = {
+        "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "matmul_allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "matmul_allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
+    }
     how = ("capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
            "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
            "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs; cuda_graph.kernel_time_us = "
