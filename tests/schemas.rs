@@ -15,7 +15,7 @@ fn kinds(args: &[OpArg]) -> String {
     args.iter()
         .map(|a| match a {
             OpArg::Tensor(_) => "T".to_string(),
-            OpArg::TensorList(_) => "T[]".to_string(),
+            OpArg::TensorList(_) | OpArg::OptionalTensorList(_) => "T[]".to_string(),
             OpArg::Scalar { value, .. } => {
                 // Values say which overload fits (an int or a float), not which one ran.
                 let v = value.trim();

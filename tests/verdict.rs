@@ -59,6 +59,28 @@ fn cases() -> Vec<(String, Vec<PathBuf>, kc::ingest::IngestOptions)> {
     ] {
         v.push((name.to_string(), vec![ex.join(trace)], o));
     }
+    // The modern workloads' fixtures (a fused optimizer, MoE routing), with and without
+    // their Execution Traces.
+    let modern = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/modern");
+    for stem in [
+        "llama2l_train_fusedadamw_b4s256",
+        "mixtral2l_prefill_b2s256",
+    ] {
+        let trace = modern.join(format!("{stem}.pt.trace.json.gz"));
+        v.push((
+            format!("{stem} (no ET)"),
+            vec![trace.clone()],
+            Default::default(),
+        ));
+        v.push((
+            format!("{stem} + ET"),
+            vec![trace],
+            kc::ingest::IngestOptions {
+                shapes: Some(modern.join(format!("{stem}.et.json.gz"))),
+                ..Default::default()
+            },
+        ));
+    }
     // The two-rank tensor-parallel job, as one plan.
     v.push((
         "h200x2 (2 ranks)".into(),

@@ -197,6 +197,67 @@ def energy(fn, seconds=2.0):
             "avg_power_w": (e1 - e0) / 1000.0 / (t1 - t0)}
 
 
+def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
+    """Time and energy per call of `fn` run back to back, as kc times its replays: `repeats`
+    windows, each starting at a tick of NVML's energy counter (it advances about every
+    100 ms), running batches of calls for at least `seconds` and until the counter ticks
+    again; time per call = CUDA-event time of the window's calls / calls, energy per call =
+    the counter's difference / calls. Returns the medians and the spread of the windows."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        counter = lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
+    except Exception:  # NVML absent: time only
+        counter = None
+    batch = max(1, int(20_000 / max(per_call_us, 1.0)))  # about 20 ms of GPU work
+    times, energies = [], []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        if counter:
+            e_start = counter()
+            while counter() == e_start:  # wait for a tick
+                time.sleep(0.001)
+            e_start = counter()
+        s = torch.cuda.Event(enable_timing=True)
+        s.record()
+        t0, n, in_flight, last = time.time(), 0, [], None
+        # Two batches in flight, as kc's feeder keeps them: the GPU never waits for the host.
+        while True:
+            for _ in range(batch):
+                fn()
+            n += batch
+            done = torch.cuda.Event()
+            done.record()
+            in_flight.append(done)
+            if len(in_flight) > 2:
+                in_flight.pop(0).synchronize()
+            if time.time() - t0 < seconds:
+                continue
+            if counter is None:
+                break
+            # End at the counter's next tick after the minimum time.
+            if last is None:
+                last = counter()
+            elif counter() != last:
+                break
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        e.synchronize()
+        if counter:
+            energies.append((counter() - e_start) / n)
+        times.append(s.elapsed_time(e) * 1000.0 / n)
+    med = statistics.median(times)
+    out = {"back_to_back_us": med, "back_to_back_calls_per_window": n,
+           "back_to_back_windows": repeats,
+           "back_to_back_spread_pct": (max(times) - min(times)) / med * 100.0}
+    if energies:
+        em = statistics.median(energies)
+        out.update({"back_to_back_energy_per_run_mj": em,
+                    "back_to_back_energy_spread_pct": (max(energies) - min(energies)) / em * 100.0})
+    return out
+
+
 def profile(fn, name, a, with_et=True):
     """Profiles `a.iters` calls of `fn` (after one warm-up call) into DIR/NAME.pt.trace.json.gz
     and, with `with_et`, an Execution Trace of the same calls; returns both paths (gzipped)."""
@@ -259,6 +320,7 @@ def cuda_graph(step):
         g = capture_graph(step)
         r = time_runs(g.replay)
         r.update(energy(g.replay))
+        r.update(back_to_back(g.replay, r["median_us"]))
         r.update(graph_kernels(g.replay))
         return r
     except Exception as e:
@@ -395,6 +457,7 @@ def main():
 
     eager = time_runs(step)
     eager.update(energy(step))
+    eager.update(back_to_back(step, eager["median_us"]))
     graph = cuda_graph(step)
     env = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
            "cudnn": torch.backends.cudnn.version()}
@@ -413,7 +476,10 @@ def main():
     how = ("capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
            "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
            "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs; cuda_graph.kernel_time_us = "
-           "the sum of the GPU's kernel, copy and fill durations per graph replay (profiler, 5 replays). Each trace holds "
+           "the sum of the GPU's kernel, copy and fill durations per graph replay (profiler, 5 replays); "
+           "back_to_back_us / back_to_back_energy_per_run_mj = calls run back to back over 3 windows of >= 2 s, "
+           "each starting and ending at a tick of NVML's energy counter (median; spread = (max-min)/median), "
+           "the like-with-like figure for kc's replay time and energy. Each trace holds "
            "`profiled_iterations` profiled iterations (CPU+CUDA, record_shapes=True). Random weights.")
     entry = {"model": desc, "mode": a.mode, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
              "eager": eager, "cuda_graph": graph, "profiled_iterations": a.iters,

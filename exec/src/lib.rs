@@ -61,29 +61,7 @@ pub enum ExecError {
     },
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum CachePolicy {
-    /// Every invocation reuses the same buffers (what a model's own replay does).
-    Warm,
-    /// Invocations rotate through copies of their buffers spanning twice L2.
-    Cold,
-    /// Each invocation runs on its own place in the plan's memory image (needs dataflow):
-    /// the unit's invocations in one unrolled graph read the parameters they read in the
-    /// model (distinct per layer, so not L2-resident from the invocation before, as in the
-    /// model) and the activations at the model's places, which its neighbouring
-    /// invocations keep warm. Without dataflow it is `warm`.
-    Context,
-}
-
-impl CachePolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CachePolicy::Warm => "warm",
-            CachePolicy::Cold => "cold",
-            CachePolicy::Context => "context",
-        }
-    }
-}
+pub use kc_core::results::CachePolicy;
 
 #[derive(Clone, Debug)]
 pub struct ExecOptions {

@@ -159,7 +159,7 @@ impl UnitParams {
     /// flattened); a compiled kernel's tensor arguments in parameter order. Collectives and
     /// unreplayable units have none here.
     pub fn operands(&self, op_name: &str) -> Vec<Operand> {
-        use crate::{GemmEpilogue, MemcpyKind, OpArg, Transpose};
+        use crate::{GemmEpilogue, MemcpyKind, Transpose};
         let dev = |bytes: u64, writes: bool, float: Option<bool>| Operand {
             bytes,
             memory: OperandMemory::Device,
@@ -233,12 +233,7 @@ impl UnitParams {
                 let in_place = op_name.ends_with('_') && !op_name.ends_with("__");
                 let mut v = Vec::new();
                 for a in args {
-                    let ts: &[crate::TensorSpec] = match a {
-                        OpArg::Tensor(t) => std::slice::from_ref(t),
-                        OpArg::TensorList(ts) => ts,
-                        _ => &[],
-                    };
-                    for t in ts {
+                    for t in a.tensors() {
                         let writes = in_place && v.is_empty();
                         v.push(dev(t.storage_bytes(), writes, Some(t.dtype.is_float())));
                     }

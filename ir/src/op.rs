@@ -120,9 +120,23 @@ pub enum OpArg {
     Other {
         ty: String,
     },
+    /// A list of optional tensors as an Execution Trace records one (`Tensor?[]`, e.g.
+    /// `index`'s indices): `None` where an entry holds no tensor. (Appended last, so
+    /// graphs written before it decode unchanged.)
+    OptionalTensorList(Vec<Option<TensorSpec>>),
 }
 
 impl OpArg {
+    /// The tensors this argument passes, in order (a list's present entries).
+    pub fn tensors(&self) -> Vec<&TensorSpec> {
+        match self {
+            OpArg::Tensor(t) => vec![t],
+            OpArg::TensorList(ts) => ts.iter().collect(),
+            OpArg::OptionalTensorList(ts) => ts.iter().flatten().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn tensor(&self) -> Option<&TensorSpec> {
         match self {
             OpArg::Tensor(t) => Some(t),

@@ -34,6 +34,13 @@ pub fn arg_str(a: &OpArg) -> String {
         OpArg::ScalarList { value, .. } => value.clone(),
         OpArg::None => "None".into(),
         OpArg::Other { ty } => format!("<{ty}>"),
+        OpArg::OptionalTensorList(ts) => {
+            let v: Vec<String> = ts
+                .iter()
+                .map(|t| t.as_ref().map_or_else(|| "None".to_string(), tensor_str))
+                .collect();
+            format!("({})", v.join(","))
+        }
     }
 }
 

@@ -21,8 +21,8 @@ pub struct Args {
     /// Isolated cache state. context: each invocation at its place in the model's memory
     /// image (the default when the plan has one); warm: reuse one set of buffers; cold:
     /// rotate buffer copies spanning twice L2.
-    #[arg(long, value_parser = ["context", "warm", "cold"])]
-    pub cache: Option<String>,
+    #[arg(long, value_enum)]
+    pub cache: Option<CachePolicy>,
     /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
     #[arg(long, default_value_t = 1.0)]
     pub energy_window: f64,
@@ -82,17 +82,6 @@ fn default_out(p: &Path, isolated: bool, cache: &str) -> PathBuf {
 }
 
 pub fn run(a: Args) -> i32 {
-    let asked = match a.cache.as_deref() {
-        None => None,
-        Some("warm") => Some(CachePolicy::Warm),
-        Some("cold") => Some(CachePolicy::Cold),
-        Some("context") => Some(CachePolicy::Context),
-        Some(other) => {
-            return super::fail(format!(
-                "--cache must be context, warm or cold, not {other:?}"
-            ))
-        }
-    };
     let bytes = match crate::envelope::read_bytes(&plan::PLAN_FILE, &a.plan) {
         Ok(b) => b,
         Err(e) => return super::fail(e),
@@ -102,11 +91,7 @@ pub fn run(a: Args) -> i32 {
         Err(e) => return super::fail(e),
     };
     // Context is the default where the plan knows the model's memory image.
-    let cache = asked.unwrap_or(if p.dataflow.is_some() && !a.no_dataflow {
-        CachePolicy::Context
-    } else {
-        CachePolicy::Warm
-    });
+    let cache = CachePolicy::resolve(a.cache, p.dataflow.is_some() && !a.no_dataflow);
     let out = a
         .output
         .clone()

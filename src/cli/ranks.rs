@@ -52,7 +52,7 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     v.extend(["--runs".into(), a.runs.to_string()]);
     v.extend(["--warmup".into(), a.warmup.to_string()]);
     if let Some(c) = &a.cache {
-        v.extend(["--cache".into(), c.clone()]);
+        v.extend(["--cache".into(), c.as_str().to_string()]);
     }
     v.extend(["--energy-window".into(), a.energy_window.to_string()]);
     v.extend(["--energy-repeats".into(), a.energy_repeats.to_string()]);

@@ -32,8 +32,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Cache state of the isolated replay (GPU builds): context (each invocation at its place
     /// in the model's memory image; the default when the plan has one), warm or cold.
-    #[arg(long, value_parser = ["context", "warm", "cold"])]
-    pub cache: Option<String>,
+    #[arg(long, value_enum)]
+    pub cache: Option<crate::results::CachePolicy>,
     /// Energy windows per measured item on the GPU; 0 measures time only.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
@@ -132,7 +132,7 @@ pub fn run(a: Args) -> i32 {
             &p,
             &plan_path,
             &out_dir,
-            a.cache.as_deref(),
+            a.cache,
             a.energy_repeats,
             !a.json,
             a.reference.as_deref(),
@@ -203,7 +203,7 @@ fn replay(
     p: &plan::Plan,
     plan_path: &Path,
     out_dir: &Path,
-    cache: Option<&str>,
+    cache: Option<crate::results::CachePolicy>,
     energy_repeats: usize,
     progress: bool,
     reference: Option<&Path>,
@@ -212,18 +212,11 @@ fn replay(
     // Without --cache, every cache state is measured: the first gives the units' rows,
     // the others their sums beside it.
     let caches: Vec<CachePolicy> = match cache {
-        Some("warm") => vec![CachePolicy::Warm],
-        Some("cold") => vec![CachePolicy::Cold],
-        Some("context") => vec![CachePolicy::Context],
+        Some(c) => vec![c],
         None if p.dataflow.is_some() => {
             vec![CachePolicy::Context, CachePolicy::Warm, CachePolicy::Cold]
         }
         None => vec![CachePolicy::Warm, CachePolicy::Cold],
-        Some(other) => {
-            return Err(format!(
-                "--cache must be context, warm or cold, not {other:?}"
-            ))
-        }
     };
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;

@@ -27,6 +27,32 @@ fn scalar_text(v: Option<&Value>) -> String {
     }
 }
 
+/// The element types of an Execution Trace's "GenericList[A,B(x, y),C]": split at the
+/// commas outside parentheses.
+fn list_elements(ty: &str) -> Vec<&str> {
+    let inner = ty
+        .strip_prefix("GenericList[")
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or("");
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner.trim().is_empty() {
+        out.push(inner[start..].trim());
+    }
+    out
+}
+
 /// Builds typed args from the four parallel lists. Missing lists count as empty.
 pub fn typed_args(dims: &Value, strides: &Value, types: &Value, concrete: &Value) -> Vec<OpArg> {
     let empty = Vec::new();
@@ -46,6 +72,27 @@ pub fn typed_args(dims: &Value, strides: &Value, types: &Value, concrete: &Value
                     strides: ints(s).unwrap_or_default(),
                     dtype,
                 });
+            }
+            // An Execution Trace's list that holds tensors and absent entries (`Tensor?[]`:
+            // "GenericList[None,Tensor(long int)]"): each entry a tensor or `None`.
+            if ty.starts_with("GenericList[") && ty.contains("Tensor(") && ty.contains("None") {
+                let ds = d.as_array().cloned().unwrap_or_default();
+                let ss = s.as_array().cloned().unwrap_or_default();
+                let elems = list_elements(ty);
+                return OpArg::OptionalTensorList(
+                    elems
+                        .iter()
+                        .enumerate()
+                        .map(|(k, e)| {
+                            let inner = e.strip_prefix("Tensor(")?.strip_suffix(')')?;
+                            Some(TensorSpec {
+                                dims: ds.get(k).and_then(ints).unwrap_or_default(),
+                                strides: ss.get(k).and_then(ints).unwrap_or_default(),
+                                dtype: DType::from_torch_name(inner).unwrap_or(DType::Unknown),
+                            })
+                        })
+                        .collect(),
+                );
             }
             if ty == "TensorList" || ty.starts_with("GenericList[Tensor") {
                 let ds = int_lists(d).unwrap_or_default();

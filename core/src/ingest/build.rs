@@ -751,10 +751,9 @@ fn assign_signatures(g: &mut KernelGraph, strings: &mut Interner) {
                         .iter()
                         .filter_map(|a| match a {
                             OpArg::Tensor(t) => Some(tensor_str(t)),
-                            OpArg::TensorList(ts) => Some(format!(
-                                "({})",
-                                ts.iter().map(tensor_str).collect::<Vec<_>>().join(",")
-                            )),
+                            OpArg::TensorList(_) | OpArg::OptionalTensorList(_) => {
+                                Some(kc_ir::text::arg_str(a))
+                            }
                             _ => None,
                         })
                         .collect();

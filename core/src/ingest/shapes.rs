@@ -115,13 +115,15 @@ fn tensor_refs(io: Option<&Value>) -> Result<Vec<ArgRefs>, String> {
                 Ok(tensor_ref(v, dims, st, ty)?.map_or(ArgRefs::None, ArgRefs::One))
             } else if let Some(inner) = ty
                 .strip_prefix("GenericList[")
-                .filter(|t| t.starts_with("Tensor"))
+                .filter(|t| t.contains("Tensor("))
             {
                 let tys: Vec<&str> = inner.trim_end_matches(']').split(',').collect();
                 let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+                // The present entries of a list (a `Tensor?[]`'s absent ones have none).
                 let refs: Result<Option<Vec<TensorRef>>, String> = items
                     .iter()
                     .enumerate()
+                    .filter(|(k, _)| tys.get(*k).is_some_and(|t| t.starts_with("Tensor(")))
                     .map(|(k, t)| {
                         tensor_ref(
                             t,
@@ -223,7 +225,7 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                     .map(|(i, v)| match v {
                         Value::Array(_)
                             if type_at(i).starts_with("GenericList[")
-                                && !type_at(i).starts_with("GenericList[Tensor") =>
+                                && !type_at(i).contains("Tensor(") =>
                         {
                             Value::String(v.to_string())
                         }
@@ -243,8 +245,9 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                             let s = t.as_str().unwrap_or("");
                             let mapped = if s.starts_with("Tensor(") {
                                 s.to_string()
-                            } else if s.starts_with("GenericList[Tensor") {
-                                // Kept whole: it names each element's dtype.
+                            } else if s.starts_with("GenericList[") && s.contains("Tensor(") {
+                                // Kept whole: it names each element's dtype (and `None` for
+                                // the absent entries of a `Tensor?[]`).
                                 s.to_string()
                             } else if matches!(s, "Int" | "Double" | "Bool") {
                                 "Scalar".into()
@@ -464,12 +467,31 @@ pub fn merge(
             None => unmatched.push(i),
         }
     }
-    // Ops whose trace recorded their tensor lists without shapes (Kineto does so for the
-    // optimizer's `_foreach_*` lists) take the whole record of the same op, when it has as
-    // many arguments and its lists have their shapes.
+    // Ops whose trace recorded a tensor list without its tensors take the whole record of
+    // the same op, when it has as many arguments and records that list: Kineto records the
+    // optimizer's `_foreach_*` lists without shapes, and `index`'s `Tensor?[]` indices as
+    // nothing at all.
+    let list_unknown =
+        |a: &OpArg| matches!(a, OpArg::None) || matches!(a, OpArg::TensorList(l) if l.is_empty());
+    let records_list = |a: &OpArg| match a {
+        OpArg::TensorList(l) => !l.is_empty(),
+        OpArg::OptionalTensorList(_) => true,
+        _ => false,
+    };
     let lacks_list_shapes = |args: &[OpArg]| {
         args.iter()
             .any(|a| matches!(a, OpArg::TensorList(l) if l.is_empty()))
+    };
+    // An empty list in a Kineto record may be an empty list or one recorded without its
+    // tensors; the Execution Trace says which ("GenericList[]" is empty).
+    let richer = |own: &[OpArg], rec: &[OpArg]| {
+        rec.len() == own.len()
+            && !lacks_list_shapes(rec)
+            && (lacks_list_shapes(own)
+                || own
+                    .iter()
+                    .zip(rec)
+                    .any(|(o, r)| list_unknown(o) && records_list(r)))
     };
     for i in 0..g.ops.len() {
         let op = &g.ops[i];
@@ -477,14 +499,14 @@ pub fn merge(
             continue;
         }
         let own = &g.arg_lists[op.args as usize];
-        if !lacks_list_shapes(own) {
+        if !own.iter().any(list_unknown) {
             continue;
         }
         let name = g.strings.get(op.name);
         let Some(k) = find(op).filter(|&k| records[k].name == name) else {
             continue;
         };
-        if records[k].args.len() == own.len() && !lacks_list_shapes(&records[k].args) {
+        if richer(own, &records[k].args) {
             assign(g, i, k);
             merged += 1;
         }

@@ -421,7 +421,7 @@ impl<'a> Recorded<'a> {
         use kc_ir::OpArg;
         match a {
             OpArg::Tensor(_) => Recorded::Tensor,
-            OpArg::TensorList(_) => Recorded::TensorList,
+            OpArg::TensorList(_) | OpArg::OptionalTensorList(_) => Recorded::TensorList,
             OpArg::Scalar { value, .. } => Recorded::Scalar(value),
             OpArg::ScalarList { value, .. } => Recorded::ScalarList(value),
             OpArg::None => Recorded::None,

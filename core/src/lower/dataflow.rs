@@ -180,9 +180,15 @@ fn recorded_operands(
                             k += 1;
                         }
                     }
-                    (OpArg::Tensor(_), _) => k += 1,
-                    (OpArg::TensorList(ts), _) => k += ts.len(),
-                    _ => {}
+                    (OpArg::OptionalTensorList(ts), Some(ArgRefs::List(rs)))
+                        if rs.len() == ts.iter().flatten().count() =>
+                    {
+                        for r in rs {
+                            v[k] = Some(*r);
+                            k += 1;
+                        }
+                    }
+                    (a, _) => k += a.tensors().len(),
                 }
             }
             outputs = refs

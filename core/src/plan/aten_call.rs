@@ -61,8 +61,9 @@ pub enum CallArg {
     /// these for gradients nobody needs).
     UndefinedTensor,
     TensorList(Vec<TensorInput>),
-    /// `Tensor?[]` (index): every entry recorded, so every entry present.
-    OptionalTensorList(Vec<TensorInput>),
+    /// `Tensor?[]` (index): `None` where the recorded list has no tensor (the dimension is
+    /// not indexed).
+    OptionalTensorList(Vec<Option<TensorInput>>),
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -115,7 +116,7 @@ impl AtenCall {
 fn recorded(a: &AtenArg) -> Recorded<'_> {
     match a {
         AtenArg::Tensor(_) => Recorded::Tensor,
-        AtenArg::TensorList(_) => Recorded::TensorList,
+        AtenArg::TensorList(_) | AtenArg::OptionalTensorList(_) => Recorded::TensorList,
         AtenArg::Scalar { value, .. } => Recorded::Scalar(value),
         AtenArg::ScalarList { value, .. } => Recorded::ScalarList(value),
         AtenArg::None => Recorded::None,
@@ -280,6 +281,12 @@ fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
         SchemaType::Float => CallArg::FloatList(each(&items, parse_float)?),
         SchemaType::Bool => CallArg::BoolList(each(&items, parse_bool)?),
         SchemaType::Scalar => CallArg::ScalarList(each(&items, parse_float)?),
+        // An empty tensor list the Execution Trace recorded as a value ("[]": AdamW's
+        // `max_exp_avg_sqs` without amsgrad): an empty list, not an unknown one.
+        SchemaType::Tensor if items.is_empty() && e.is_optional() => {
+            CallArg::OptionalTensorList(Vec::new())
+        }
+        SchemaType::Tensor if items.is_empty() => CallArg::TensorList(Vec::new()),
         other => return Err(format!("a list of {other} is not replayed yet")),
     })
 }
@@ -434,9 +441,27 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
                     .map(|t| Ok(input(t, resolve(t.dtype)?)))
                     .collect::<Result<Vec<_>, String>>()?;
                 match &s.ty {
-                    SchemaType::List(e, _) if e.is_optional() => CallArg::OptionalTensorList(ts),
+                    SchemaType::List(e, _) if e.is_optional() => {
+                        CallArg::OptionalTensorList(ts.into_iter().map(Some).collect())
+                    }
                     _ => CallArg::TensorList(ts),
                 }
+            }
+            AtenArg::OptionalTensorList(ts) => {
+                if !matches!(&s.ty, SchemaType::List(e, _) if e.is_optional()) {
+                    return Err(at(
+                        "a list with absent entries where the schema takes none".into()
+                    ));
+                }
+                CallArg::OptionalTensorList(
+                    ts.iter()
+                        .map(|t| {
+                            t.as_ref()
+                                .map(|t| Ok(input(t, resolve(t.dtype)?)))
+                                .transpose()
+                        })
+                        .collect::<Result<Vec<_>, String>>()?,
+                )
             }
             AtenArg::Scalar { value, .. } => typed_scalar(s.ty.inner(), value).map_err(at)?,
             AtenArg::ScalarList { value, .. } => typed_list(s.ty.inner(), value).map_err(at)?,
@@ -561,21 +586,25 @@ fn constrain(op: &str, a: &mut [CallArg]) -> Result<(), String> {
                 Some(CallArg::Tensor(t)) => t.dims.clone(),
                 _ => return Err("argument 0 is not a tensor".into()),
             };
-            match a.get_mut(1) {
-                Some(CallArg::OptionalTensorList(ts) | CallArg::TensorList(ts)) => {
-                    for (k, t) in ts.iter_mut().enumerate() {
-                        t.fill = if t.dtype == ElemType::Bool {
-                            Fill::Bool
-                        } else {
-                            Fill::Indices {
-                                high: *dims.get(k).ok_or("more index tensors than dimensions")?,
-                            }
-                        };
-                    }
-                    Ok(())
+            // Entry k indexes dimension k (an absent entry leaves its dimension whole).
+            let entries: Vec<Option<&mut TensorInput>> = match a.get_mut(1) {
+                Some(CallArg::OptionalTensorList(ts)) => {
+                    ts.iter_mut().map(Option::as_mut).collect()
                 }
-                _ => Err("the trace did not record its index tensors".into()),
+                Some(CallArg::TensorList(ts)) => ts.iter_mut().map(Some).collect(),
+                _ => return Err("the trace did not record its index tensors".into()),
+            };
+            for (k, t) in entries.into_iter().enumerate() {
+                let Some(t) = t else { continue };
+                t.fill = if t.dtype == ElemType::Bool {
+                    Fill::Bool
+                } else {
+                    Fill::Indices {
+                        high: *dims.get(k).ok_or("more index tensors than dimensions")?,
+                    }
+                };
             }
+            Ok(())
         }
         // max_pool2d_with_indices_backward(grad, self, ..., indices): positions in the
         // input's spatial plane.

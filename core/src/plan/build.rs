@@ -285,12 +285,7 @@ fn operand_roles(call: &UnitCall) -> Vec<(ElemType, RegionInit)> {
         UnitCall::AtenOp { op, args } => {
             let mut v = Vec::new();
             for (pos, a) in args.iter().enumerate() {
-                let ts: &[TensorArg] = match a {
-                    AtenArg::Tensor(t) => std::slice::from_ref(t),
-                    AtenArg::TensorList(ts) => ts,
-                    _ => &[],
-                };
-                for t in ts {
+                for t in a.tensors() {
                     v.push((t.dtype, tensor_role(op, pos, t)));
                 }
             }

@@ -121,6 +121,9 @@ pub fn unit_call(g: &KernelGraph, params: &UnitParams, slots: &[u32]) -> UnitCal
                         OpArg::TensorList(ts) => {
                             AtenArg::TensorList(ts.iter().map(&mut tensor).collect())
                         }
+                        OpArg::OptionalTensorList(ts) => AtenArg::OptionalTensorList(
+                            ts.iter().map(|t| t.as_ref().map(&mut tensor)).collect(),
+                        ),
                         OpArg::Scalar { ty, value } => AtenArg::Scalar {
                             ty: ty.clone(),
                             value: value.clone(),

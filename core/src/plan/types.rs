@@ -351,10 +351,33 @@ pub struct TensorArg {
 pub enum AtenArg {
     Tensor(TensorArg),
     TensorList(Vec<TensorArg>),
-    Scalar { ty: String, value: String },
-    ScalarList { ty: String, value: String },
+    Scalar {
+        ty: String,
+        value: String,
+    },
+    ScalarList {
+        ty: String,
+        value: String,
+    },
     None,
-    Other { ty: String },
+    Other {
+        ty: String,
+    },
+    /// `Tensor?[]` as an Execution Trace records it, `None` where an entry is absent
+    /// (appended last: plans written before it decode unchanged).
+    OptionalTensorList(Vec<Option<TensorArg>>),
+}
+
+impl AtenArg {
+    /// The tensors it passes, in order (a list's present entries).
+    pub fn tensors(&self) -> Vec<&TensorArg> {
+        match self {
+            AtenArg::Tensor(t) => vec![t],
+            AtenArg::TensorList(ts) => ts.iter().collect(),
+            AtenArg::OptionalTensorList(ts) => ts.iter().flatten().collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -570,7 +593,13 @@ impl Plan {
                         use crate::plan::aten_call::CallArg;
                         let ts: &[crate::plan::aten_call::TensorInput] = match a {
                             CallArg::Tensor(t) => std::slice::from_ref(t),
-                            CallArg::TensorList(ts) | CallArg::OptionalTensorList(ts) => ts,
+                            CallArg::TensorList(ts) => ts,
+                            CallArg::OptionalTensorList(ts) => {
+                                for t in ts.iter().flatten() {
+                                    slot_ok(t.slot, "call tensor", u.id)?;
+                                }
+                                &[]
+                            }
                             _ => &[],
                         };
                         for t in ts {
@@ -578,14 +607,8 @@ impl Plan {
                         }
                     }
                     for a in args {
-                        match a {
-                            AtenArg::Tensor(t) => slot_ok(t.slot, "tensor", u.id)?,
-                            AtenArg::TensorList(ts) => {
-                                for t in ts {
-                                    slot_ok(t.slot, "tensor", u.id)?;
-                                }
-                            }
-                            _ => {}
+                        for t in a.tensors() {
+                            slot_ok(t.slot, "tensor", u.id)?;
                         }
                     }
                 }

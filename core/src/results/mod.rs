@@ -12,6 +12,53 @@ use energy::EnergyWindow;
 use serde::{Deserialize, Serialize};
 use stats::Stats;
 
+/// The cache state of an isolated replay (`--cache`): one value, resolved once
+/// ([`CachePolicy::resolve`]), recorded in the results as what was measured.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CachePolicy {
+    /// Every invocation reuses the same buffers (what a model's own replay does).
+    Warm,
+    /// Invocations rotate through copies of their buffers spanning twice L2.
+    Cold,
+    /// Each invocation runs on its own place in the plan's memory image (needs dataflow):
+    /// the unit's invocations in one unrolled graph read the parameters they read in the
+    /// model (distinct per layer, so not L2-resident from the invocation before, as in the
+    /// model) and the activations at the model's places, which its neighbouring
+    /// invocations keep warm. Without dataflow it is `warm`.
+    Context,
+}
+
+impl CachePolicy {
+    /// The policy a run uses: the one asked for, else context where the plan has the
+    /// model's memory image and it is used, else warm. The one rule, for `kc exec` and
+    /// `kc run` alike.
+    pub fn resolve(asked: Option<CachePolicy>, has_image: bool) -> CachePolicy {
+        asked.unwrap_or(if has_image {
+            CachePolicy::Context
+        } else {
+            CachePolicy::Warm
+        })
+    }
+
+    /// What a run actually measured: context needs a memory image, and without one it is
+    /// warm (and said so).
+    pub fn measured(self, has_image: bool) -> CachePolicy {
+        if self == CachePolicy::Context && !has_image {
+            CachePolicy::Warm
+        } else {
+            self
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CachePolicy::Warm => "warm",
+            CachePolicy::Cold => "cold",
+            CachePolicy::Context => "context",
+        }
+    }
+}
+
 /// Bumped when a field changes meaning or disappears.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 

@@ -96,7 +96,8 @@ enum Value {
     Tensor(Tensor),
     Undefined,
     List(Vec<Tensor>),
-    OptionalList(Vec<Tensor>),
+    /// `Tensor?[]`: `None` for an absent entry.
+    OptionalList(Vec<Option<Tensor>>),
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -226,9 +227,11 @@ fn value_of(a: &CallArg) -> Result<Value, tch::TchError> {
         CallArg::TensorList(ts) => {
             Value::List(ts.iter().map(make_tensor).collect::<Result<_, _>>()?)
         }
-        CallArg::OptionalTensorList(ts) => {
-            Value::OptionalList(ts.iter().map(make_tensor).collect::<Result<_, _>>()?)
-        }
+        CallArg::OptionalTensorList(ts) => Value::OptionalList(
+            ts.iter()
+                .map(|t| t.as_ref().map(make_tensor).transpose())
+                .collect::<Result<_, _>>()?,
+        ),
         CallArg::Int(i) => Value::Int(*i),
         CallArg::Float(f) => Value::Float(*f),
         CallArg::Bool(b) => Value::Bool(*b),
@@ -266,15 +269,26 @@ fn call_op(
         args.push(match v {
             Value::Tensor(t) => arg(KC_TENSOR, 0, 0.0, tensor_ptr(t), 0),
             Value::Undefined => arg(KC_UNDEFINED_TENSOR, 0, 0.0, std::ptr::null(), 0),
-            Value::List(ts) | Value::OptionalList(ts) => {
+            Value::List(ts) => {
                 lists.push(ts.iter().map(tensor_ptr).collect());
                 let l = lists.last().expect("just pushed");
-                let tag = if matches!(v, Value::List(_)) {
-                    KC_TENSORS
-                } else {
-                    KC_OPTIONAL_TENSORS
-                };
-                arg(tag, 0, 0.0, l.as_ptr() as *const c_void, l.len())
+                arg(KC_TENSORS, 0, 0.0, l.as_ptr() as *const c_void, l.len())
+            }
+            // An absent entry travels as a null pointer (the shim makes it `nullopt`).
+            Value::OptionalList(ts) => {
+                lists.push(
+                    ts.iter()
+                        .map(|t| t.as_ref().map_or(std::ptr::null(), tensor_ptr))
+                        .collect(),
+                );
+                let l = lists.last().expect("just pushed");
+                arg(
+                    KC_OPTIONAL_TENSORS,
+                    0,
+                    0.0,
+                    l.as_ptr() as *const c_void,
+                    l.len(),
+                )
             }
             Value::Int(n) => arg(KC_INT, *n, 0.0, std::ptr::null(), 0),
             Value::Float(x) => arg(KC_DOUBLE, 0, *x, std::ptr::null(), 0),
@@ -460,7 +474,7 @@ impl Torch {
                     .map(Value::List),
                 CallArg::OptionalTensorList(ts) => ts
                     .iter()
-                    .map(make)
+                    .map(|t| t.as_ref().map(make).transpose())
                     .collect::<Result<Vec<_>, _>>()
                     .map(Value::OptionalList),
                 other => value_of(other),

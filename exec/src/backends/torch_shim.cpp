@@ -125,7 +125,10 @@ int kc_call_op(const char* name, const char* overload, const KcArg* args, size_t
         case KC_OPTIONAL_TENSORS: {
           auto p = static_cast<const at::Tensor* const*>(a.ptr);
           c10::List<std::optional<at::Tensor>> l;
-          for (uint64_t j = 0; j < a.len; ++j) l.push_back(std::optional<at::Tensor>(*p[j]));
+          // A null entry is an absent one (`None` in a `Tensor?[]`).
+          for (uint64_t j = 0; j < a.len; ++j)
+            l.push_back(p[j] == nullptr ? std::optional<at::Tensor>()
+                                        : std::optional<at::Tensor>(*p[j]));
           stack.emplace_back(std::move(l));
           break;
         }

@@ -110,9 +110,11 @@ fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>)
                 for a in &c.args {
                     match a {
                         kc_core::plan::aten_call::CallArg::Tensor(t) => set(t.slot, t.dtype),
-                        kc_core::plan::aten_call::CallArg::TensorList(ts)
-                        | kc_core::plan::aten_call::CallArg::OptionalTensorList(ts) => {
+                        kc_core::plan::aten_call::CallArg::TensorList(ts) => {
                             ts.iter().for_each(|t| set(t.slot, t.dtype))
+                        }
+                        kc_core::plan::aten_call::CallArg::OptionalTensorList(ts) => {
+                            ts.iter().flatten().for_each(|t| set(t.slot, t.dtype))
                         }
                         _ => {}
                     }

@@ -58,11 +58,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         );
     }
     // What the results say is what was measured: context without a memory image is warm.
-    let measured_cache = if opts.cache == CachePolicy::Context && image.is_none() {
-        CachePolicy::Warm
-    } else {
-        opts.cache
-    };
+    let measured_cache = opts.cache.measured(image.is_some());
     let bar = opts
         .progress
         .then(|| units_bar("isolated", plan.units.len()));

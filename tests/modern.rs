@@ -1,0 +1,160 @@
+//! Argument lists of modern workloads, on real traces and Execution Traces recorded in the
+//! same run (fixtures/modern, README there): a fused optimizer's empty `Tensor[]`, the MoE
+//! routing's `Tensor?[] indices`, and a `Tensor?[]` with absent entries. Each replays as
+//! tier 3 with the call the plan builds and stores, decided once in lowering.
+
+use kc::plan::aten_call::{CallArg, Fill};
+use kc::plan::types::{PlanTier, UnitCall};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/modern")
+        .join(name)
+}
+
+/// Ingests a fixture (with its Execution Trace unless `without_et`), lowers and plans it.
+fn planned(stem: &str, without_et: bool) -> (kc_ir::KernelGraph, kc::plan::Plan) {
+    let opts = kc::ingest::IngestOptions {
+        shapes: (!without_et).then(|| fixture(&format!("{stem}.et.json.gz"))),
+        ..Default::default()
+    };
+    let (mut g, _) = kc::ingest::ingest(&[fixture(&format!("{stem}.pt.trace.json.gz"))], &opts)
+        .unwrap_or_else(|e| panic!("{stem}: {e}"));
+    kc::lower::lower(&mut g).unwrap();
+    let p = kc::plan::build::build(&g);
+    p.check().unwrap();
+    (g, p)
+}
+
+fn share(p: &kc::plan::Plan) -> f64 {
+    p.header.replayable_traced_ns as f64 / p.header.traced_gpu_ns as f64
+}
+
+fn unit_of<'a>(p: &'a kc::plan::Plan, op: &str) -> &'a kc::plan::types::PlanUnit {
+    p.units
+        .iter()
+        .find(|u| matches!(&u.call, UnitCall::AtenOp { op: o, .. } if o == op))
+        .unwrap_or_else(|| panic!("no tier-3 unit of {op}"))
+}
+
+#[test]
+fn a_fused_adamw_step_replays_whole_with_its_empty_list() {
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    assert_eq!(share(&p), 1.0, "every traced GPU ns replayable");
+    let u = unit_of(&p, "aten::_fused_adamw_");
+    assert_eq!(u.tier, PlanTier::AtenOp);
+    let call = p.aten_calls[u.id as usize]
+        .as_ref()
+        .expect("the stored call");
+    assert_eq!(call.schema_name(), "aten::_fused_adamw_");
+    let lists: Vec<usize> = call
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            CallArg::TensorList(ts) => Some(ts.len()),
+            _ => None,
+        })
+        .collect();
+    // params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs (empty: amsgrad off), state_steps.
+    assert_eq!(lists, vec![21, 21, 21, 21, 0, 21], "{lists:?}");
+    // Without the Execution Trace, Kineto's empty list cannot be told from one recorded
+    // without its tensors: lowering says so, and the plan agrees.
+    let (g, p) = planned("llama2l_train_fusedadamw_b4s256", true);
+    let refused = p
+        .units
+        .iter()
+        .find(|u| u.label.contains("_fused_adamw_"))
+        .expect("the optimizer's unit");
+    assert_eq!(refused.tier, PlanTier::NotReplayable);
+    let summary = kc::lower::summary::summarize(&g, &[]);
+    assert!(summary
+        .unreplayable
+        .iter()
+        .any(|r| r.reason.contains("_fused_adamw_") && r.reason.contains("argument 4")));
+    assert!(share(&p) < 1.0);
+}
+
+#[test]
+fn moe_routing_index_ops_take_their_indices_from_the_execution_trace() {
+    let (_, p) = planned("mixtral2l_prefill_b2s256", false);
+    assert_eq!(share(&p), 1.0);
+    for op in ["aten::index", "aten::_index_put_impl_"] {
+        let u = unit_of(&p, op);
+        let call = p.aten_calls[u.id as usize].as_ref().unwrap();
+        let self_dims = match &call.args[0] {
+            CallArg::Tensor(t) => t.dims.clone(),
+            other => panic!("{op}: {other:?}"),
+        };
+        match &call.args[1] {
+            CallArg::OptionalTensorList(ts) => {
+                assert!(!ts.is_empty());
+                for (k, t) in ts.iter().enumerate() {
+                    let t = t.as_ref().expect("every entry recorded");
+                    // Indices within the dimension they index.
+                    assert_eq!(t.fill, Fill::Indices { high: self_dims[k] }, "{op}");
+                }
+            }
+            other => panic!("{op}: indices {other:?}"),
+        }
+    }
+    // Kineto alone records the indices as nothing: not replayable, and said why.
+    let (_, p) = planned("mixtral2l_prefill_b2s256", true);
+    let u = p
+        .units
+        .iter()
+        .find(|u| u.label.contains("aten::index") && u.tier == PlanTier::NotReplayable)
+        .expect("index without the ET");
+    match &u.call {
+        UnitCall::NotReplayable { reason } => assert!(reason.contains("indices"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A `Tensor?[]` with an absent entry, as PyTorch's Execution Trace writes `x[:, idx]`
+/// (`aten::index(self, [None, idx])`): the absent dimension stays whole, the present entry
+/// indexes dimension 1.
+#[test]
+fn an_optional_tensor_list_keeps_its_absent_entries() {
+    let v: serde_json::Value = serde_json::json!({
+        "shapes": [[8, 300], [[], [64]]],
+        "strides": [[300, 1], [[], [1]]],
+        "types": ["Tensor(c10::Half)", "GenericList[None,Tensor(long int)]"],
+        "values": [[1, 2, 0, 2400, 2, "cuda:0"], ["<None>", [3, 4, 0, 64, 8, "cuda:0"]]]
+    });
+    let args = kc::ingest::args::typed_args(
+        &v["shapes"],
+        &v["strides"],
+        &v["types"],
+        &serde_json::json!(["", ""]),
+    );
+    match &args[1] {
+        kc_ir::OpArg::OptionalTensorList(ts) => {
+            assert!(ts[0].is_none());
+            assert_eq!(ts[1].as_ref().unwrap().dims, vec![64]);
+            assert_eq!(ts[1].as_ref().unwrap().dtype, kc_ir::DType::I64);
+        }
+        other => panic!("{other:?}"),
+    }
+    let aten: Vec<kc::plan::types::AtenArg> = {
+        let p = kc_ir::UnitParams::Op {
+            name: kc_ir::StrId(0),
+            args: args.clone(),
+        };
+        let mut g = kc_ir::KernelGraph::default();
+        g.strings.intern("aten::index");
+        match kc::plan::calls::unit_call(&g, &p, &[0, 1]) {
+            UnitCall::AtenOp { args, .. } => args,
+            other => panic!("{other:?}"),
+        }
+    };
+    let call = kc::plan::aten_call::build("aten::index", &aten, &[]).unwrap();
+    match &call.args[1] {
+        CallArg::OptionalTensorList(ts) => {
+            assert!(ts[0].is_none());
+            assert_eq!(ts[1].as_ref().unwrap().fill, Fill::Indices { high: 300 });
+            assert_eq!(ts[1].as_ref().unwrap().slot, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
