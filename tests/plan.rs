@@ -354,6 +354,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                     binaries: Vec::new(),
                     kernel_geometry: Vec::new(),
                     aten_calls: vec![None; nunits],
+                    math: Default::default(),
                 };
                 // Tier-3 units carry their built call (or become not replayable).
                 p.store_calls();

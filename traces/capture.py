@@ -63,11 +63,13 @@ HF = {
                                       max_position_embeddings=4096)),
 }
 # The optimizers a training step can take (--optimizer), as torch.optim builds them.
+# Adam-family optimizers keep their step count on the GPU (`capturable=True`) so that the
+# step can also be captured in the model's own CUDA graph, the reference kc is judged against.
 OPTIMIZERS = {
-    "adamw": lambda params, torch: torch.optim.AdamW(params, lr=1e-4),
-    "adamw-fused": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, fused=True),
-    "adamw-foreach": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, foreach=True),
-    "adam-fused": lambda params, torch: torch.optim.Adam(params, lr=1e-4, fused=True),
+    "adamw": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, capturable=True),
+    "adamw-fused": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, fused=True, capturable=True),
+    "adamw-foreach": lambda params, torch: torch.optim.AdamW(params, lr=1e-4, foreach=True, capturable=True),
+    "adam-fused": lambda params, torch: torch.optim.Adam(params, lr=1e-4, fused=True, capturable=True),
     "sgd-momentum": lambda params, torch: torch.optim.SGD(params, lr=1e-2, momentum=0.9),
 }
 # Which config key each shape flag sets, per config family.

@@ -226,6 +226,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         },
         dataflow,
         aten_calls,
+        math: super::math::infer(g.graph.node_weights().map(|n| g.strings.get(n.kind.name()))),
         kernel_geometry: g
             .units
             .iter()

@@ -10,6 +10,7 @@ pub mod aten_call;
 pub mod build;
 pub mod calls;
 pub mod collectives;
+pub mod math;
 pub mod memory;
 pub mod schedule;
 pub mod show;
@@ -54,7 +55,8 @@ const PLAN_FILE_V1: Kind = Kind {
 pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
     // Version 3 appended `dataflow`, version 4 `binaries`, version 5 `kernel_geometry`,
     // version 6 `aten_calls`: older plans are ones without them.
-    let no_calls = envelope::encode_fragment(&Vec::<Option<aten_call::AtenCall>>::new());
+    let mut no_calls = envelope::encode_fragment(&Vec::<Option<aten_call::AtenCall>>::new());
+    no_calls.extend_from_slice(&envelope::encode_fragment(&math::MathModes::default()));
     let mut no_geometry = envelope::encode_fragment(&Vec::<Vec<Option<types::LaunchDims>>>::new());
     no_geometry.extend_from_slice(&no_calls);
     let mut no_binaries = envelope::encode_fragment(&Vec::<types::KernelBinary>::new());

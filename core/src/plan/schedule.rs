@@ -213,6 +213,7 @@ mod tests {
             binaries: Vec::new(),
             kernel_geometry: Vec::new(),
             aten_calls: Vec::new(),
+            math: Default::default(),
         }
     }
 

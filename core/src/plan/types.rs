@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]; version 4 appended
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
-/// call, built once here). Version 1 plans are still read ([`PlanV1`]), versions 2-5 as
+/// call, built once here) and [`Plan::math`] (the model's math modes). Version 1 plans are still read ([`PlanV1`]), versions 2-5 as
 /// plans without what later versions appended (their calls are built as they are read).
 pub const PLAN_FORMAT_VERSION: u32 = 6;
 
@@ -52,6 +52,7 @@ impl From<PlanV1> for Plan {
             binaries: Vec::new(),
             kernel_geometry: Vec::new(),
             aten_calls: Vec::new(),
+            math: Default::default(),
         }
     }
 }
@@ -80,6 +81,10 @@ pub struct Plan {
     /// `Some` exactly for the units of tier 3 ([`PlanTier::AtenOp`]). The executor runs
     /// this call; it never builds or refuses one.
     pub aten_calls: Vec<Option<crate::plan::aten_call::AtenCall>>,
+    /// The math modes the model ran under, as its traced kernels show them (TF32 for fp32
+    /// matmuls and convolutions); the back ends replay under them. Plans before format 6
+    /// take PyTorch's defaults.
+    pub math: crate::plan::math::MathModes,
 }
 
 /// A kernel launch's grid and block.

@@ -42,6 +42,8 @@ extern "C" {
         err_len: usize,
     ) -> i32;
     fn kc_graph_begin(stream: *mut c_void, err: *mut c_char, err_len: usize) -> *mut c_void;
+    /// torch_shim.cpp: libtorch's TF32 settings for cuBLAS and cuDNN.
+    fn kc_set_math(tf32_cublas: i32, tf32_cudnn: i32);
     fn kc_graph_end(
         graph: *mut c_void,
         stream: *mut c_void,
@@ -610,6 +612,13 @@ impl super::Backend for Aten {
         plan: &kc_core::plan::types::Plan,
     ) -> Result<(), ExecError> {
         self.torch.load_calls(&plan.aten_calls);
+        // SAFETY: sets two flags of libtorch's global context; no tensor is in flight.
+        unsafe {
+            kc_set_math(
+                i32::from(plan.math.tf32_matmul),
+                i32::from(plan.math.tf32_cudnn),
+            )
+        };
         Ok(())
     }
 

@@ -95,6 +95,8 @@ pub struct Blas {
     lt_plans: HashMap<u32, LtPlan>,
     /// What choosing cuBLASLt algorithms by the traced kernel's name found, per unit.
     choices: Vec<String>,
+    /// fp32 GEMMs in TF32, as the model ran them (the plan's math modes).
+    tf32: bool,
 }
 
 impl Blas {
@@ -113,6 +115,7 @@ impl Blas {
                 workspaces: Vec::new(),
                 lt_plans: HashMap::new(),
                 choices: Vec::new(),
+                tf32: false,
             };
             for &s in &dev.streams.clone() {
                 let mut h: cb::cublasHandle_t = std::ptr::null_mut();
@@ -208,7 +211,11 @@ impl Blas {
             lt_err(
                 lt::cublasLtMatmulDescCreate(
                     &mut desc,
-                    lt::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    if self.tf32 && g.a_type == ElemType::F32 && g.b_type == ElemType::F32 {
+                        lt::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
+                    } else {
+                        lt::cublasComputeType_t::CUBLAS_COMPUTE_32F
+                    },
                     lt::cudaDataType_t::CUDA_R_32F,
                 ),
                 "cublasLtMatmulDescCreate",
@@ -358,6 +365,8 @@ impl Blas {
         };
         let compute = if f64_compute {
             cb::cublasComputeType_t::CUBLAS_COMPUTE_64F
+        } else if self.tf32 && g.a_type == ElemType::F32 && g.b_type == ElemType::F32 {
+            cb::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
         } else {
             cb::cublasComputeType_t::CUBLAS_COMPUTE_32F
         };
@@ -479,6 +488,15 @@ impl Backend for Blas {
 
     fn makes(&self, call: &UnitCall) -> bool {
         matches!(call, UnitCall::Gemm(_))
+    }
+
+    fn load(
+        &mut self,
+        _dev: &mut Device,
+        plan: &kc_core::plan::types::Plan,
+    ) -> Result<(), ExecError> {
+        self.tf32 = plan.math.tf32_matmul;
+        Ok(())
     }
 
     fn prepare(&mut self, dev: &mut Device, unit: &PlanUnit) -> Result<(), ExecError> {

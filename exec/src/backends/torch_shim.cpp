@@ -17,6 +17,7 @@
 // Invariant: no C++ exception crosses into Rust; each entry point returns non-zero (or
 // null) and writes libtorch's message into the caller's buffer.
 
+#include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
@@ -223,6 +224,13 @@ void kc_graph_free(void* graph) {
     delete static_cast<at::cuda::CUDAGraph*>(graph);
   } catch (...) {
   }
+}
+
+// The model's math modes (its traced kernels show them): TF32 for fp32 matmuls through
+// cuBLAS and for fp32 convolutions through cuDNN, as torch.backends.*.allow_tf32 set them.
+void kc_set_math(int tf32_cublas, int tf32_cudnn) {
+  at::globalContext().setAllowTF32CuBLAS(tf32_cublas != 0);
+  at::globalContext().setAllowTF32CuDNN(tf32_cudnn != 0);
 }
 
 }  // extern "C"

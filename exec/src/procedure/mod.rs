@@ -310,6 +310,21 @@ fn prepare_units(
     // out, instead of failing the capture of the whole plan.
     let phase = |what: &str| job_phase(opts, what);
     let mut failed: HashMap<u32, String> = HashMap::new();
+    notes.push(format!(
+        "math modes: fp32 matmuls {} ({}); fp32 convolutions {} ({})",
+        if plan.math.tf32_matmul {
+            "in TF32"
+        } else {
+            "in full fp32"
+        },
+        plan.math.matmul_from,
+        if plan.math.tf32_cudnn {
+            "in TF32"
+        } else {
+            "in full fp32"
+        },
+        plan.math.cudnn_from
+    ));
     // Every back end takes what it needs of the plan; a back end that cannot (a binary
     // built for another GPU) fails its units, not the run.
     for (backend, e) in gpu.load(plan) {
