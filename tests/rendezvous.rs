@@ -176,6 +176,65 @@ fn a_second_job_on_the_same_port_joins_nothing() {
     let _ = outcome(a0);
 }
 
+/// The battery's attacks while a legitimate 8-rank job meets on the same port: strangers
+/// reading, setting and half-sending, many connections at once. Every attack is refused
+/// (the stranger never gets a status-0 reply), and all 8 ranks meet, get rank 0's blob and
+/// finish.
+#[test]
+fn an_eight_rank_job_is_unaffected_by_strangers_on_its_port() {
+    use std::io::{Read, Write};
+    let port = free_port();
+    let mut ranks: Vec<(u32, Child)> = (0..8).map(|r| (r, spawn_rank(r, 8, port, 20))).collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let attackers: Vec<_> = (0..4)
+        .map(|a| {
+            let (stop, accepted) = (stop.clone(), accepted.clone());
+            std::thread::spawn(move || {
+                let mut held = Vec::new();
+                let mut tries = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) && tries < 400 {
+                    tries += 1;
+                    let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    };
+                    let _ = c.set_read_timeout(Some(Duration::from_millis(300)));
+                    // A set of rank 1's arrival and a get of the blob, as a stranger would.
+                    let key = b"arrived/1";
+                    let mut m = vec![1u8];
+                    m.extend_from_slice(&(key.len() as u32).to_le_bytes());
+                    m.extend_from_slice(key);
+                    m.extend_from_slice(&1u32.to_le_bytes());
+                    m.push(b'1');
+                    if a % 2 == 0 {
+                        let _ = c.write_all(&m);
+                        let mut b = [0u8; 1];
+                        if c.read_exact(&mut b).is_ok() && b[0] == 0 {
+                            accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    } else {
+                        let _ = c.write_all(&[1, 5, 0]); // half a header, then silence
+                        held.push(c);
+                        if held.len() > 50 {
+                            held.clear();
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        })
+        .collect();
+    for (r, c) in ranks.drain(..) {
+        assert_eq!(outcome(c), format!("RANK-OK {r} 8128"), "rank {r}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for a in attackers {
+        a.join().unwrap();
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
 /// `kc exec PLAN --ranks all` on a machine where the ranks cannot replay (no GPU executor
 /// in this build): every rank fails, the job ends with an error naming a rank and its log,
 /// quickly, not a hang.

@@ -1,0 +1,212 @@
+//! Tests of `aten_call`.
+
+use super::*;
+
+fn t(dims: &[i64], dtype: ElemType) -> AtenArg {
+    AtenArg::Tensor(TensorArg {
+        strides: kc_ir::TensorSpec::contiguous_strides(dims),
+        dims: dims.to_vec(),
+        dtype,
+        slot: 0,
+    })
+}
+
+fn s(v: &str) -> AtenArg {
+    AtenArg::Scalar {
+        ty: "Scalar".into(),
+        value: v.into(),
+    }
+}
+
+#[test]
+fn indices_stay_within_what_they_index() {
+    let c = build(
+        "aten::index_select",
+        &[
+            t(&[250880, 1024], ElemType::F16),
+            s("0"),
+            t(&[5], ElemType::I64),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Indices { high: 250880 }));
+    assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+    let c = build(
+        "aten::nll_loss_forward",
+        &[
+            t(&[2048, 50257], ElemType::F32),
+            t(&[2048], ElemType::I64),
+            AtenArg::None,
+            s("1"),
+            s("-100"),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(matches!(&c.args[1], CallArg::Tensor(x) if x.fill == Fill::Indices { high: 50257 }));
+    assert_eq!(c.args[4], CallArg::Int(-100));
+    assert_eq!(c.args[2], CallArg::None);
+    let c = build(
+        "aten::gather",
+        &[
+            t(&[50257, 768], ElemType::F32),
+            s("-1"),
+            t(&[2048, 768], ElemType::I64),
+            s("False"),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Indices { high: 768 }));
+    // An index that is recorded as floating point is refused, not guessed.
+    assert!(build(
+        "aten::embedding",
+        &[
+            t(&[10, 4], ElemType::F16),
+            t(&[3], ElemType::F16),
+            s("-1"),
+            s("False"),
+            s("False")
+        ],
+        &[]
+    )
+    .is_err());
+}
+
+#[test]
+fn dtypes_are_inferred_never_guessed() {
+    let list = AtenArg::TensorList(vec![
+        TensorArg {
+            dims: vec![2, 3],
+            strides: vec![3, 1],
+            dtype: ElemType::Unknown,
+            slot: 1,
+        },
+        TensorArg {
+            dims: vec![4, 3],
+            strides: vec![3, 1],
+            dtype: ElemType::Unknown,
+            slot: 2,
+        },
+    ]);
+    let kernels = [
+        "void at::native::CatArrayBatchedCopy<c10::BFloat16, unsigned int, 2, 64, 64>(...)"
+            .to_string(),
+    ];
+    let c = build("aten::cat", &[list.clone(), s("0")], &kernels).unwrap();
+    match &c.args[0] {
+        CallArg::TensorList(ts) => assert!(ts.iter().all(|t| t.dtype == ElemType::BF16)),
+        other => panic!("{other:?}"),
+    }
+    let e = build("aten::cat", &[list, s("0")], &[]).unwrap_err();
+    assert!(e.contains("dtype"), "{e}");
+    let e = build(
+        "aten::_foreach_add_",
+        &[AtenArg::TensorList(vec![]), s("1e-08")],
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("without its tensors' shapes"), "{e}");
+}
+
+#[test]
+fn scalars_are_typed_by_the_schema() {
+    assert_eq!(parse_scalar("Scalar", "1.").unwrap(), CallArg::Float(1.0));
+    assert_eq!(
+        parse_scalar("Scalar", "0.10000000000000001").unwrap(),
+        CallArg::Float(0.1)
+    );
+    assert_eq!(
+        parse_scalar("Scalar", "False").unwrap(),
+        CallArg::Bool(false)
+    );
+    assert!(parse_scalar("Scalar", "").is_err());
+    assert_eq!(
+        typed_list(&SchemaType::List(Box::new(SchemaType::Int), None), "[3, 3]").unwrap(),
+        CallArg::IntList(vec![3, 3])
+    );
+    assert_eq!(
+        typed_list(
+            &SchemaType::List(Box::new(SchemaType::Bool), Some(3)),
+            "[True, True, False]"
+        )
+        .unwrap(),
+        CallArg::BoolList(vec![true, true, false])
+    );
+    // A float where the schema says float, even when written as an integer.
+    let c = build(
+        "aten::native_batch_norm",
+        &[
+            t(&[8, 64, 56, 56], ElemType::F16),
+            t(&[64], ElemType::F32),
+            t(&[64], ElemType::F32),
+            t(&[64], ElemType::F32),
+            t(&[64], ElemType::F32),
+            s("False"),
+            s("0"),
+            s("1e-05"),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.args[6], CallArg::Float(0.0));
+    assert_eq!(c.args[5], CallArg::Bool(false));
+    assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+    assert_eq!(c.schema_name(), "aten::native_batch_norm");
+}
+
+#[test]
+fn every_argument_is_known_or_the_call_is_refused() {
+    let x = || t(&[4, 8], ElemType::F16);
+    // add(x, y, alpha=2): the dispatcher takes any alpha.
+    let c = build("aten::add", &[x(), x(), s("2")], &[]).unwrap();
+    assert_eq!(c.overload, "Tensor");
+    assert_eq!(c.args[2], CallArg::Int(2));
+    assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+    assert_eq!(
+        build("aten::add_", &[x(), x(), s("1")], &[])
+            .unwrap()
+            .outputs,
+        Outputs::InPlace
+    );
+    let e = build("aten::index", &[x(), AtenArg::None], &[]).unwrap_err();
+    assert!(e.contains("not recorded"), "{e}");
+    // gelu's approximation is a string Kineto does not record: the schema default.
+    let c = build("aten::gelu", &[x(), AtenArg::None], &[]).unwrap();
+    assert_eq!(c.args[1], CallArg::Str("none".into()));
+    assert_eq!(c.assumed, vec!["approximate=\"none\"".to_string()]);
+    // einsum's equation has no default: refused, never guessed.
+    let e = build(
+        "aten::einsum",
+        &[AtenArg::None, AtenArg::TensorList(vec![]), AtenArg::None],
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("str equation") || e.contains("shapes"), "{e}");
+    // A 0-dim operand is a CPU scalar only where the kernel shows a scalar functor.
+    let k = ["void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> > >".to_string()];
+    let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &k).unwrap();
+    assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar && t.fill == Fill::Ones));
+    let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &[]).unwrap();
+    assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
+    // Out forms that libtorch generates as "run, then copy" are not used.
+    let ln = build(
+        "aten::native_layer_norm",
+        &[
+            x(),
+            AtenArg::ScalarList {
+                ty: "ScalarList".into(),
+                value: "[8]".into(),
+            },
+            t(&[8], ElemType::F16),
+            t(&[8], ElemType::F16),
+            s("1e-05"),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(ln.outputs, Outputs::Allocates);
+    let e = build("aten::frobnicate", &[x()], &[]).unwrap_err();
+    assert!(e.contains("registry"), "{e}");
+}
