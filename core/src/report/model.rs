@@ -219,11 +219,15 @@ impl Report {
             .map(|t| t + self.time.not_executed_traced_us);
         let mut rows = vec![
             row(
-                "model, CUDA graph",
+                &format!("model, CUDA graph ({})", m.cuda_graph.timing),
                 m.cuda_graph.time_us,
                 m.cuda_graph.energy_j,
             ),
-            row("model, eager", m.eager.time_us, m.eager.energy_j),
+            row(
+                &format!("model, eager ({})", m.eager.timing),
+                m.eager.time_us,
+                m.eager.energy_j,
+            ),
             row(
                 "kc graph replay",
                 per(self.time.actual_us),

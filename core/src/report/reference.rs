@@ -12,8 +12,20 @@ use serde_json::Value;
 /// One way the model was measured (eager or CUDA graph), per iteration.
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct ModelRun {
+    /// Time per iteration as kc times its own replays: back to back, when the reference
+    /// holds it (`back_to_back_us`), else one synchronized iteration (`median_us`), which
+    /// includes the launch latency back-to-back runs hide; `timing` says which.
     pub time_us: Option<f64>,
+    /// Energy per iteration over back-to-back runs (`back_to_back_energy_per_run_mj`,
+    /// tick-aligned windows) or, in older references, over one >= 2 s loop.
     pub energy_j: Option<f64>,
+    /// "back to back" or "one synchronized iteration".
+    pub timing: String,
+    /// One synchronized iteration's time, kept beside the back-to-back figure.
+    pub latency_us: Option<f64>,
+    /// The spread of the back-to-back windows, percent ((max - min) / median).
+    pub time_spread_pct: Option<f64>,
+    pub energy_spread_pct: Option<f64>,
     /// The sum of the GPU's kernel, copy and fill durations per iteration, from a profiler
     /// trace of the run (capture.py records it for the CUDA graph).
     pub kernel_time_us: Option<f64>,
@@ -44,9 +56,20 @@ fn run(v: Option<&Value>) -> ModelRun {
             .and_then(Value::as_f64)
             .filter(|x| x.is_finite() && *x > 0.0)
     };
+    let b2b = num("back_to_back_us");
     ModelRun {
-        time_us: num("median_us"),
-        energy_j: num("energy_per_run_mj").map(|mj| mj / 1000.0),
+        time_us: b2b.or_else(|| num("median_us")),
+        energy_j: num("back_to_back_energy_per_run_mj")
+            .or_else(|| num("energy_per_run_mj"))
+            .map(|mj| mj / 1000.0),
+        timing: if b2b.is_some() {
+            "back to back".into()
+        } else {
+            "one synchronized iteration".into()
+        },
+        latency_us: num("median_us"),
+        time_spread_pct: num("back_to_back_spread_pct"),
+        energy_spread_pct: num("back_to_back_energy_spread_pct"),
         kernel_time_us: num("kernel_time_us"),
         missing: v
             .get("error")
