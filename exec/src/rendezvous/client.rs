@@ -91,8 +91,18 @@ impl Client {
         };
         let not_kc = |what: String| Retry::Final(not_kc_err(what));
         let mut challenge = [0u8; 21];
-        conn.read_exact(&mut challenge)
-            .map_err(|e| Retry::Closed(not_kc_err(format!("no challenge ({e})"))))?;
+        // Closed before the challenge: the store is at its cap (try again). Silent until
+        // the deadline: whatever listens there is not kc's store (refused at once).
+        conn.read_exact(&mut challenge).map_err(|e| {
+            let err = not_kc_err(format!("no challenge ({e})"));
+            match e.kind() {
+                std::io::ErrorKind::UnexpectedEof
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe => Retry::Closed(err),
+                _ => Retry::Final(err),
+            }
+        })?;
         if &challenge[..4] != MAGIC || challenge[4] != VERSION {
             return Err(not_kc("an unknown greeting".into()));
         }

@@ -213,7 +213,8 @@ fn a_stranger_without_the_secret_reads_and_sets_nothing() {
 }
 
 /// A server that does not prove the secret (a stranger's store on MASTER_PORT) is
-/// refused by the client.
+/// refused by the client, and so is one that says nothing (refused after the handshake's
+/// deadline, not retried until the job's).
 #[test]
 fn a_store_that_does_not_prove_the_secret_is_refused() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
