@@ -42,8 +42,42 @@ pub enum ExecError {
     Cublas { what: String, status: String },
     #[error("out of device memory: the plan needs {} MiB, the GPU has {} MiB free", needed >> 20, free >> 20)]
     OutOfMemory { needed: u64, free: u64 },
-    #[error("{0}")]
-    Unsupported(String),
+    #[error(
+        "the plan holds {plan} ranks, the job has WORLD_SIZE={world}: one process per traced rank"
+    )]
+    WorldMismatch { plan: usize, world: u32 },
+    #[error("the plan has no rank {rank} (ranks: {ranks:?})")]
+    NoSuchRank { rank: u32, ranks: Vec<u32> },
+    #[error("this rank's GPU is device {ordinal} (LOCAL_RANK), but the driver sees {count}")]
+    NoSuchDevice { ordinal: u32, count: i32 },
+    #[error("none of rank {rank}'s {steps} steps is executed here ({why}): nothing to replay")]
+    NothingToReplay {
+        rank: u32,
+        steps: usize,
+        why: &'static str,
+    },
+    #[error("unit {unit} ({label}) is not executed by this build (no back end for tier {tier})")]
+    NoBackend {
+        unit: u32,
+        label: String,
+        tier: &'static str,
+    },
+    #[error("unit {unit}: {what} was not prepared before it was enqueued")]
+    NotPrepared { unit: u32, what: &'static str },
+    #[error("compiled kernel {name} was built for sm_{built} and this GPU is sm_{gpu}: recompile the model on this GPU (its Inductor cache) to replay it here")]
+    WrongArchitecture { name: String, built: u32, gpu: u32 },
+    #[error("{what}: {value} does not fit the library's argument")]
+    OutOfRange { what: &'static str, value: String },
+    #[error("the job's NCCL id has {0} bytes, not 128")]
+    BadNcclId(usize),
+    #[error("NCCL could not be loaded: {0}")]
+    NoNccl(String),
+    #[error("CUPTI: {0}")]
+    Cupti(String),
+    #[error("{backend} began no capture")]
+    NoCapture { backend: &'static str },
+    #[error("cuBLASLt found no algorithm for this epilogue GEMM")]
+    NoLtAlgorithm,
     /// The plan accepted a unit this executor cannot run: a defect of the plan's verdict
     /// (`kc_core::plan::calls`), reported as a failure, never as "not executed".
     #[error("unit {unit}: the plan accepted a call this executor cannot make: {why}")]
@@ -128,9 +162,7 @@ pub fn replay_rank(plan: &Plan, asked: Option<u32>) -> Result<u32, ExecError> {
     let ranks = plan.ranks();
     match asked {
         Some(r) if ranks.contains(&r) => Ok(r),
-        Some(r) => Err(ExecError::Unsupported(format!(
-            "the plan has no rank {r} (ranks: {ranks:?})"
-        ))),
+        Some(r) => Err(ExecError::NoSuchRank { rank: r, ranks }),
         None => Ok(ranks.first().copied().unwrap_or(0)),
     }
 }

@@ -1,8 +1,7 @@
 //! `kc exec PLAN [--isolated] [--runs N] [--cache context|warm|cold] [--energy-window S] [-o R.json]`.
 
-use crate::exec::{self, results::Results, CachePolicy, ExecOptions};
+use crate::exec::{self, CachePolicy, ExecOptions};
 use crate::plan;
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -156,7 +155,7 @@ pub fn run(a: Args) -> i32 {
     if let Some(t) = &a.trace_out {
         let trace = serde_json::to_vec(&crate::report::trace_out::chrome_trace(
             &r,
-            Some((&p, &isolated_means(&r))),
+            Some((&p, &crate::report::exec_summary::isolated_means(&r))),
         ))
         .unwrap_or_default();
         if let Err(e) = crate::files::write_atomic(t, &trace) {
@@ -166,191 +165,8 @@ pub fn run(a: Args) -> i32 {
     if a.json {
         super::print_json(&r);
     } else {
-        print!("{}", render(&r));
+        print!("{}", crate::report::exec_summary::render(&r));
         println!("\n  results written to {}", out.display());
     }
     0
-}
-
-pub fn render(r: &Results) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "kc exec ({}) on {} (driver {}, cuBLAS {:?})",
-        r.mode, r.device.name, r.device.driver_version, r.device.cublas_version
-    );
-    if let Some(i) = &r.idle {
-        let _ = writeln!(
-            o,
-            "  idle power {:.1} W over {:.2} s",
-            i.avg_power_w, i.duration_s
-        );
-    }
-    if let Some(g) = &r.graph {
-        let s = &g.replay_us;
-        let _ = writeln!(
-            o,
-            "  graph replay: {} steps on {} streams; {} runs: mean {:.1} us  min {:.1}  max {:.1}  std {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}",
-            g.steps_replayed, g.streams, g.runs, s.mean, s.min, s.max, s.std, s.p50, s.p90, s.p99
-        );
-        let _ = writeln!(
-            o,
-            "  traced time of the replayed steps {:.1} us (critical path {:.1} us); not executed: {} steps, {:.1} us traced",
-            g.replayed_traced_us, g.replayed_traced_critical_path_us, g.steps_not_executed, g.not_executed_traced_us
-        );
-        if let Some(e) = &g.energy {
-            let _ = writeln!(
-                o,
-                "  energy per replay {:.4} J (cv {:.3}, {} windows), above idle {:.4} J, avg power {:.1} W",
-                e.per_item_j.mean,
-                e.per_item_j.cv(),
-                e.windows.len(),
-                e.per_item_above_idle_j.mean,
-                e.avg_power_w.mean
-            );
-        }
-        let _ = match &g.memory_image {
-            Some(m) => writeln!(
-                o,
-                "  memory image ({}): {:.1} MiB; operands placed {} of {}; tier-3 results written in place {} of {}; non-finite values {}",
-                m.derivation,
-                m.arena_bytes as f64 / (1u64 << 20) as f64,
-                m.operands_placed,
-                m.operands_placed + m.operands_private,
-                m.results_placed,
-                m.results_planned,
-                m.nonfinite_share
-                    .map_or("not sampled".to_string(), |x| format!("{:.2} %", x * 100.0))
-            ),
-            None => writeln!(o, "  memory image: none (every unit on its own buffers)"),
-        };
-        if let Some(f) = &g.fidelity {
-            let _ = writeln!(
-                o,
-                "  fidelity (CUPTI, one replay): {} kernels launched, {} traced; {} aligned to steps, {} by name; in-context kernels {:.1} us of the replay's {:.1} us (span {:.1} us), traced {:.1} us for the aligned steps ({:.1} us in context); step median |error| {}",
-                f.kernels_launched,
-                f.kernels_traced,
-                f.kernels_aligned,
-                f.kernels_name_matched,
-                f.in_context_kernels_us,
-                g.replay_us.mean,
-                f.kernel_span_us,
-                f.aligned_traced_us,
-                f.aligned_in_context_us,
-                f.step_median_abs_error_pct
-                    .map_or("-".to_string(), |x| format!("{x:.1} %"))
-            );
-            if f.kernels_geometry_known > 0 {
-                let _ = writeln!(
-                    o,
-                    "    launch geometry: {} of {} name-matched kernels with the traced grid and block",
-                    f.kernels_geometry_matched, f.kernels_geometry_known
-                );
-            }
-            for w in f.worst_units.iter().take(5) {
-                let _ = writeln!(
-                    o,
-                    "    unit {} {}: {} steps, traced {:.1} us, in context {:.1} us, median {:+.1} %",
-                    w.unit, w.label, w.steps, w.traced_us, w.in_context_us, w.median_error_pct
-                );
-            }
-            for x in [&f.cut, &f.first_mismatch].into_iter().flatten() {
-                let _ = writeln!(o, "    {x}");
-            }
-        }
-    }
-    if let Some(s) = &r.isolated {
-        let _ = writeln!(
-            o,
-            "\n  {:>5} {:<4} {:<24} {:>7} {:>11} {:>11} {:>8} {:>12}  status",
-            "unit", "tier", "label", "inv", "traced us", "measured us", "err %", "predicted us"
-        );
-        for u in &r.units {
-            let (m, err, pred) = match (&u.time_us, u.predicted_us) {
-                (Some(t), Some(p)) => (
-                    format!("{:.2}", t.mean),
-                    format!(
-                        "{:+.1}",
-                        100.0 * (t.mean - u.traced_mean_us) / u.traced_mean_us.max(1e-9)
-                    ),
-                    format!("{p:.1}"),
-                ),
-                _ => ("-".into(), "-".into(), "-".into()),
-            };
-            let label: String = u.label.chars().take(24).collect();
-            let status: String = u.status.chars().take(60).collect();
-            let _ = writeln!(
-                o,
-                "  {:>5} {:<4} {:<24} {:>7} {:>11.2} {:>11} {:>8} {:>12}  {}",
-                u.id, u.tier, label, u.invocations, u.traced_mean_us, m, err, pred, status
-            );
-        }
-        let _ = writeln!(
-            o,
-            "\n  predicted (sum of time x count, {} cache): {:.1} us for {}; their traced time {:.1} us; not executed: {:.1} us traced ({}), failed: {}",
-            s.cache,
-            s.predicted_us,
-            crate::words::count(s.units_ok as u64, "unit"),
-            s.executed_traced_us,
-            s.not_executed_traced_us,
-            crate::words::count(s.units_not_executed as u64, "unit"),
-            s.units_failed
-        );
-        if let Some(e) = s.predicted_energy_j {
-            let _ = writeln!(o, "  predicted energy (sum of energy x count): {e:.4} J");
-        }
-        let verified: Vec<&crate::results::UnitResult> = r
-            .units
-            .iter()
-            .filter(|u| u.launches_verified.is_some())
-            .collect();
-        if !verified.is_empty() {
-            let exact = verified
-                .iter()
-                .filter(|u| {
-                    let v = u.launches_verified.as_ref().expect("filtered");
-                    v.names_matched >= 1.0
-                        && (v.launched_per_invocation - v.traced_per_invocation as f64).abs() < 1e-9
-                })
-                .count();
-            let _ = writeln!(
-                o,
-                "  verify (CUPTI, one launch per unit): {exact} of {} units ran exactly the traced kernels",
-                verified.len()
-            );
-            for u in verified
-                .iter()
-                .filter_map(|u| {
-                    let v = u.launches_verified.as_ref()?;
-                    (v.names_matched < 1.0
-                        || (v.launched_per_invocation - v.traced_per_invocation as f64).abs()
-                            >= 1e-9)
-                        .then_some((u, v))
-                })
-                .take(8)
-            {
-                let _ = writeln!(
-                    o,
-                    "    unit {} {}: {:.2} kernels per invocation launched, {} traced, {:.0} % of traced names",
-                    u.0.id,
-                    u.0.label,
-                    u.1.launched_per_invocation,
-                    u.1.traced_per_invocation,
-                    u.1.names_matched * 100.0
-                );
-            }
-        }
-    }
-    for n in &r.notes {
-        let _ = writeln!(o, "  note: {n}");
-    }
-    o
-}
-
-/// Isolated mean time per unit of an isolated run (empty for a graph run).
-fn isolated_means(r: &Results) -> std::collections::HashMap<u32, f64> {
-    r.units
-        .iter()
-        .filter_map(|u| u.time_us.as_ref().map(|t| (u.id, t.mean)))
-        .collect()
 }

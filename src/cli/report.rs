@@ -2,7 +2,6 @@
 //! and `kc energy --power-log LOG RESULTS`.
 
 use crate::report::{self, baseline, powerlog, render, ReportError};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -140,34 +139,6 @@ pub struct EnergyArgs {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct WindowEnergy {
-    label: String,
-    start: String,
-    end: String,
-    duration_s: f64,
-    samples: usize,
-    max_gap_s: f64,
-    energy_j: f64,
-    avg_power_w: f64,
-    /// Energy per completed item (graph replay, or unit invocation × unroll).
-    per_item_j: Option<f64>,
-    /// The NVML figure for the same window, for comparison.
-    nvml_energy_j: f64,
-    warning: Option<String>,
-}
-
-#[derive(Serialize)]
-struct PowerLogReport {
-    power_log: String,
-    format: String,
-    clock_offset_s: f64,
-    samples: usize,
-    windows: Vec<WindowEnergy>,
-    /// Σ over units of (log energy per invocation × invocations), isolated results only.
-    predicted_energy_j: Option<f64>,
-}
-
 pub fn energy(a: EnergyArgs) -> i32 {
     match energy_inner(&a) {
         Ok(code) => code,
@@ -205,76 +176,14 @@ fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
             })
         }
     };
-    let samples =
-        powerlog::parse(&text, format, a.clock_offset, a.gpu.as_deref()).map_err(|e| {
-            ReportError::PowerLog {
-                path: lp.clone(),
-                message: e.to_string(),
-            }
-        })?;
-    let mut windows = Vec::new();
-    for w in &results.windows {
-        let (t0, t1) = (
-            w.start_unix_ms as f64 / 1000.0,
-            w.end_unix_ms as f64 / 1000.0,
-        );
-        let i = powerlog::integrate(&samples, t0, t1).ok_or_else(|| ReportError::PowerLog {
-            path: lp.clone(),
-            message: format!(
-                "the log ({} to {}) does not cover window {:?} ({} to {}); check --clock-offset",
-                crate::exec::energy::iso8601_ms((samples[0].t * 1000.0) as i64),
-                crate::exec::energy::iso8601_ms((samples[samples.len() - 1].t * 1000.0) as i64),
-                w.label,
-                w.start,
-                w.end
-            ),
-        })?;
-        let items = if w.label.starts_with("unit ") {
-            let unroll = results
-                .units
-                .iter()
-                .find(|u| w.label.starts_with(&format!("unit {} ", u.id)))
-                .map(|u| f64::from(u.unroll.max(1)))
-                .unwrap_or(1.0);
-            w.completed as f64 * unroll
-        } else {
-            w.completed as f64
-        };
-        windows.push(WindowEnergy {
-            label: w.label.clone(),
-            start: w.start.clone(),
-            end: w.end.clone(),
-            duration_s: t1 - t0,
-            samples: i.samples,
-            max_gap_s: i.max_gap_s,
-            energy_j: i.energy_j,
-            avg_power_w: i.avg_power_w,
-            per_item_j: (items > 0.0).then(|| i.energy_j / items),
-            nvml_energy_j: w.energy_j,
-            warning: (i.samples < 10).then(|| format!("only {} samples in this window (fewer than 10): lengthen --energy-window or sample faster", i.samples)),
-        });
-    }
-    let predicted = (results.mode == "isolated").then(|| {
-        results
-            .units
-            .iter()
-            .filter_map(|u| {
-                windows
-                    .iter()
-                    .find(|w| w.label.starts_with(&format!("unit {} ", u.id)))
-                    .and_then(|w| w.per_item_j)
-                    .map(|e| e * u.invocations as f64)
-            })
-            .sum::<f64>()
-    });
-    let rep = PowerLogReport {
-        power_log: lp,
-        format: format!("{format:?}"),
-        clock_offset_s: a.clock_offset,
-        samples: samples.len(),
-        windows,
-        predicted_energy_j: predicted,
-    };
+    let rep = powerlog::report(
+        &text,
+        format,
+        a.clock_offset,
+        a.gpu.as_deref(),
+        &results,
+        &lp,
+    )?;
     report::write_all(&[(
         out.clone(),
         serde_json::to_vec_pretty(&rep).unwrap_or_default(),
@@ -289,21 +198,7 @@ fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
             rep.format,
             a.results.display()
         );
-        println!("| window | duration s | samples | log J | log W | per item J | NVML J |\n|---|---|---|---|---|---|---|");
-        for w in &rep.windows {
-            println!(
-                "| {} | {:.3} | {} | {:.2} | {:.1} | {} | {:.2} |",
-                w.label,
-                w.duration_s,
-                w.samples,
-                w.energy_j,
-                w.avg_power_w,
-                w.per_item_j
-                    .map(|x| format!("{x:.6}"))
-                    .unwrap_or_else(|| "-".into()),
-                w.nvml_energy_j
-            );
-        }
+        print!("{}", powerlog::render_table(&rep));
         for w in rep
             .windows
             .iter()

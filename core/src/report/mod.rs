@@ -9,6 +9,7 @@
 
 pub mod baseline;
 pub mod bundle;
+pub mod exec_summary;
 pub mod job;
 pub mod model;
 pub mod powerlog;

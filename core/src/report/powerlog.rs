@@ -353,6 +353,143 @@ pub fn integrate(samples: &[Sample], t0: f64, t1: f64) -> Option<Integral> {
     })
 }
 
+/// One measured window integrated over the power log.
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct WindowEnergy {
+    pub label: String,
+    pub start: String,
+    pub end: String,
+    pub duration_s: f64,
+    pub samples: usize,
+    pub max_gap_s: f64,
+    pub energy_j: f64,
+    pub avg_power_w: f64,
+    /// Energy per completed item (graph replay, or unit invocation × unroll).
+    pub per_item_j: Option<f64>,
+    /// The NVML figure for the same window, for comparison.
+    pub nvml_energy_j: f64,
+    pub warning: Option<String>,
+}
+
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct PowerLogReport {
+    pub power_log: String,
+    pub format: String,
+    pub clock_offset_s: f64,
+    pub samples: usize,
+    pub windows: Vec<WindowEnergy>,
+    /// Σ over units of (log energy per invocation × invocations), isolated results only.
+    pub predicted_energy_j: Option<f64>,
+}
+
+/// Integrates the power log (`text`, of `format`, times shifted by `clock_offset` seconds,
+/// the GPU `gpu` of a log of several) over every window `results` measured: the energy the
+/// meter saw, per window and per item, beside NVML's figure; for isolated results, the
+/// prediction from the log's per-item energies. `log_name` names the log in errors.
+pub fn report(
+    text: &str,
+    format: LogFormat,
+    clock_offset: f64,
+    gpu: Option<&str>,
+    results: &crate::results::Results,
+    log_name: &str,
+) -> Result<PowerLogReport, super::ReportError> {
+    use super::ReportError;
+    let samples = parse(text, format, clock_offset, gpu).map_err(|e| ReportError::PowerLog {
+        path: log_name.to_string(),
+        message: e.to_string(),
+    })?;
+    let mut windows = Vec::new();
+    for w in &results.windows {
+        let (t0, t1) = (
+            w.start_unix_ms as f64 / 1000.0,
+            w.end_unix_ms as f64 / 1000.0,
+        );
+        let i = integrate(&samples, t0, t1).ok_or_else(|| ReportError::PowerLog {
+            path: log_name.to_string(),
+            message: format!(
+                "the log ({} to {}) does not cover window {:?} ({} to {}); check --clock-offset",
+                crate::results::energy::iso8601_ms((samples[0].t * 1000.0) as i64),
+                crate::results::energy::iso8601_ms((samples[samples.len() - 1].t * 1000.0) as i64),
+                w.label,
+                w.start,
+                w.end
+            ),
+        })?;
+        let items = if w.label.starts_with("unit ") {
+            let unroll = results
+                .units
+                .iter()
+                .find(|u| w.label.starts_with(&format!("unit {} ", u.id)))
+                .map(|u| f64::from(u.unroll.max(1)))
+                .unwrap_or(1.0);
+            w.completed as f64 * unroll
+        } else {
+            w.completed as f64
+        };
+        windows.push(WindowEnergy {
+            label: w.label.clone(),
+            start: w.start.clone(),
+            end: w.end.clone(),
+            duration_s: t1 - t0,
+            samples: i.samples,
+            max_gap_s: i.max_gap_s,
+            energy_j: i.energy_j,
+            avg_power_w: i.avg_power_w,
+            per_item_j: (items > 0.0).then(|| i.energy_j / items),
+            nvml_energy_j: w.energy_j,
+            warning: (i.samples < 10).then(|| format!("only {} samples in this window (fewer than 10): lengthen --energy-window or sample faster", i.samples)),
+        });
+    }
+    let predicted = (results.mode == "isolated").then(|| {
+        results
+            .units
+            .iter()
+            .filter_map(|u| {
+                windows
+                    .iter()
+                    .find(|w| w.label.starts_with(&format!("unit {} ", u.id)))
+                    .and_then(|w| w.per_item_j)
+                    .map(|e| e * u.invocations as f64)
+            })
+            .sum::<f64>()
+    });
+    let rep = PowerLogReport {
+        power_log: log_name.to_string(),
+        format: format!("{format:?}"),
+        clock_offset_s: clock_offset,
+        samples: samples.len(),
+        windows,
+        predicted_energy_j: predicted,
+    };
+    Ok(rep)
+}
+
+/// The windows as a Markdown table (what `kc energy` prints).
+pub fn render_table(rep: &PowerLogReport) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+            o,
+            "| window | duration s | samples | log J | log W | per item J | NVML J |\n|---|---|---|---|---|---|---|");
+    for w in &rep.windows {
+        let _ = writeln!(
+            o,
+            "| {} | {:.3} | {} | {:.2} | {:.1} | {} | {:.2} |",
+            w.label,
+            w.duration_s,
+            w.samples,
+            w.energy_j,
+            w.avg_power_w,
+            w.per_item_j
+                .map(|x| format!("{x:.6}"))
+                .unwrap_or_else(|| "-".into()),
+            w.nvml_energy_j
+        );
+    }
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

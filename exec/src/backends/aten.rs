@@ -545,8 +545,9 @@ impl Torch {
         let p = step
             .and_then(|s| self.units.get(&(unit, Some(s))))
             .or_else(|| self.units.get(&(unit, None)))
-            .ok_or_else(|| {
-                ExecError::Unsupported(format!("tier-3 unit {unit} was not prepared"))
+            .ok_or(ExecError::NotPrepared {
+                unit,
+                what: "the tier-3 call",
             })?;
         set_stream(stream)?;
         // Allocated results (ops without an out form) are dropped at once: their blocks go

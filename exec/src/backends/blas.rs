@@ -49,7 +49,12 @@ fn blas_type(t: ElemType) -> Result<cb::cudaDataType_t, ExecError> {
         ElemType::BF16 => cb::cudaDataType_t::CUDA_R_16BF,
         ElemType::F32 => cb::cudaDataType_t::CUDA_R_32F,
         ElemType::F64 => cb::cudaDataType_t::CUDA_R_64F,
-        other => return Err(ExecError::Unsupported(format!("GEMM on {other:?}"))),
+        other => {
+            return Err(ExecError::OutOfRange {
+                what: "GEMM element type",
+                value: format!("{other:?}"),
+            })
+        }
     })
 }
 
@@ -59,7 +64,12 @@ fn lt_type(t: ElemType) -> Result<lt::cudaDataType_t, ExecError> {
         ElemType::BF16 => lt::cudaDataType_t::CUDA_R_16BF,
         ElemType::F32 => lt::cudaDataType_t::CUDA_R_32F,
         ElemType::F64 => lt::cudaDataType_t::CUDA_R_64F,
-        other => return Err(ExecError::Unsupported(format!("GEMM on {other:?}"))),
+        other => {
+            return Err(ExecError::OutOfRange {
+                what: "GEMM element type",
+                value: format!("{other:?}"),
+            })
+        }
     })
 }
 
@@ -321,9 +331,7 @@ impl Blas {
             )?;
             lt::cublasLtMatmulPreferenceDestroy(pref);
             if found == 0 {
-                return Err(ExecError::Unsupported(
-                    "cuBLASLt found no algorithm for this epilogue GEMM".into(),
-                ));
+                return Err(ExecError::NoLtAlgorithm);
             }
             let candidates: Vec<lt::cublasLtMatmulAlgo_t> = results
                 [..(found as usize).min(CANDIDATES)]
@@ -371,8 +379,10 @@ impl Blas {
             cb::cublasComputeType_t::CUBLAS_COMPUTE_32F
         };
         let dims = |x: i64| -> Result<i32, ExecError> {
-            i32::try_from(x)
-                .map_err(|_| ExecError::Unsupported(format!("GEMM dimension {x} exceeds int32")))
+            i32::try_from(x).map_err(|_| ExecError::OutOfRange {
+                what: "GEMM dimension (int32)",
+                value: x.to_string(),
+            })
         };
         if g.batch == 1 {
             blas_err(
@@ -440,10 +450,9 @@ impl Blas {
         at: At<'_>,
     ) -> Result<(), ExecError> {
         let id = unit.id;
-        let p = self.lt_plans.get(&id).ok_or_else(|| {
-            ExecError::Unsupported(format!(
-                "unit {id}: cuBLASLt plan missing (prepare not called)"
-            ))
+        let p = self.lt_plans.get(&id).ok_or(ExecError::NotPrepared {
+            unit: id,
+            what: "the cuBLASLt matmul",
         })?;
         let bias = g.bias.map(|b| dev.addr(unit, b, at)).unwrap_or(0);
         lt_err(

@@ -38,10 +38,11 @@ impl Kernels {
     pub unsafe fn load(&mut self, binaries: &[KernelBinary], sm: u32) -> Result<(), ExecError> {
         for b in binaries {
             if b.arch != 0 && sm != 0 && b.arch != sm {
-                return Err(ExecError::Unsupported(format!(
-                    "compiled kernel {} was built for sm_{} and this GPU is sm_{sm}: recompile the model on this GPU (its Inductor cache) to replay it here",
-                    b.name, b.arch
-                )));
+                return Err(ExecError::WrongArchitecture {
+                    name: b.name.clone(),
+                    built: b.arch,
+                    gpu: sm,
+                });
             }
             let mut m: cu::CUmodule = std::ptr::null_mut();
             cu_err(
@@ -49,8 +50,10 @@ impl Kernels {
                 &format!("cuModuleLoadData ({}, from {})", b.name, b.origin),
             )?;
             self.modules.push(m);
-            let name = CString::new(b.name.as_str())
-                .map_err(|_| ExecError::Unsupported(format!("kernel name {:?}", b.name)))?;
+            let name = CString::new(b.name.as_str()).map_err(|_| ExecError::OutOfRange {
+                what: "kernel name",
+                value: format!("{:?}", b.name),
+            })?;
             let mut f: cu::CUfunction = std::ptr::null_mut();
             cu_err(
                 cu::cuModuleGetFunction(&mut f, m, name.as_ptr()),
@@ -126,17 +129,17 @@ impl Kernels {
             args,
         } = &unit.call
         else {
-            return Err(ExecError::Unsupported(format!(
-                "unit {} is not a compiled kernel",
-                unit.id
-            )));
+            return Err(ExecError::NotPrepared {
+                unit: unit.id,
+                what: "a compiled kernel call",
+            });
         };
         let b = *binary as usize;
         let (Some(&f), Some(&shared)) = (self.functions.get(b), self.shared.get(b)) else {
-            return Err(ExecError::Unsupported(format!(
-                "unit {}: kernel binary {b} is not loaded",
-                unit.id
-            )));
+            return Err(ExecError::NotPrepared {
+                unit: unit.id,
+                what: "its kernel binary",
+            });
         };
         // Each value lives in its own 8-byte cell; the driver reads as many bytes of each
         // as the parameter's declared width.

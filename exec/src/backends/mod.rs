@@ -64,10 +64,9 @@ pub trait Backend {
         _dev: &Device,
         _owner: &CaptureOwner,
     ) -> Result<cudarc::driver::sys::CUgraph, ExecError> {
-        Err(ExecError::Unsupported(format!(
-            "{} began no capture",
-            self.name()
-        )))
+        Err(ExecError::NoCapture {
+            backend: self.name(),
+        })
     }
     /// Whether each unit it makes is captured once on its own before the whole plan is
     /// (an op that cannot run inside a capture is then found and left out alone).
@@ -213,12 +212,11 @@ impl Gpu {
     pub fn enqueue(&self, unit: &PlanUnit, s: usize, at: At<'_>) -> Result<(), ExecError> {
         match self.backend_of(&unit.call) {
             Some(i) => self.backends[i].enqueue(&self.dev, unit, s, at),
-            None => Err(ExecError::Unsupported(format!(
-                "unit {} ({}) is not executed by this build (no back end for tier {})",
-                unit.id,
-                unit.label,
-                unit.tier.as_str()
-            ))),
+            None => Err(ExecError::NoBackend {
+                unit: unit.id,
+                label: unit.label.clone(),
+                tier: unit.tier.as_str(),
+            }),
         }
     }
 

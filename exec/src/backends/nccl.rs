@@ -138,7 +138,7 @@ fn lib() -> Result<&'static Lib, ExecError> {
         }
     })
     .as_ref()
-    .map_err(|e| ExecError::Unsupported(e.clone()))
+    .map_err(|e| ExecError::NoNccl(e.clone()))
 }
 
 fn nccl_err(r: nc::ncclResult_t, what: &str) -> Result<(), ExecError> {
@@ -187,10 +187,7 @@ impl Nccl {
     pub unsafe fn init(id: &[u8], world: u32, rank: u32) -> Result<Nccl, ExecError> {
         let mut uid = nc::ncclUniqueId { internal: [0; 128] };
         if id.len() != 128 {
-            return Err(ExecError::Unsupported(format!(
-                "the job's NCCL id has {} bytes, not 128",
-                id.len()
-            )));
+            return Err(ExecError::BadNcclId(id.len()));
         }
         for (d, s) in uid.internal.iter_mut().zip(id) {
             *d = *s as std::ffi::c_char;
@@ -248,10 +245,10 @@ impl Nccl {
     /// The stream must belong to the rank's context.
     pub unsafe fn enqueue(&self, unit: &PlanUnit, stream: cu::CUstream) -> Result<(), ExecError> {
         let Some((c, dtype, send, recv)) = self.calls.get(&unit.id) else {
-            return Err(ExecError::Unsupported(format!(
-                "collective unit {} was not prepared",
-                unit.id
-            )));
+            return Err(ExecError::NotPrepared {
+                unit: unit.id,
+                what: "the collective",
+            });
         };
         let l = lib()?;
         let (s, r) = (*send as *const c_void, *recv as *mut c_void);

@@ -80,7 +80,7 @@ unsafe extern "C" fn buffer_completed(
 }
 
 fn err(what: &str, e: impl std::fmt::Debug) -> ExecError {
-    ExecError::Unsupported(format!("CUPTI {what}: {e:?}"))
+    ExecError::Cupti(format!("{what}: {e:?}"))
 }
 
 /// Runs `f` with CUPTI recording every kernel and returns the kernels it ran (after the
@@ -88,8 +88,8 @@ fn err(what: &str, e: impl std::fmt::Debug) -> ExecError {
 pub fn record(f: impl FnOnce() -> Result<(), ExecError>) -> Result<Vec<KernelRecord>, ExecError> {
     // SAFETY: probing for the library loads nothing kc relies on.
     if !unsafe { sys::is_culib_present() } {
-        return Err(ExecError::Unsupported(
-            "CUPTI (libcupti.so) was not found on the library path".into(),
+        return Err(ExecError::Cupti(
+            "libcupti.so was not found on the library path".into(),
         ));
     }
     let check = |r: sys::CUptiResult, what: &str| -> Result<(), ExecError> {

@@ -121,9 +121,7 @@ impl Device {
                 return Err(ExecError::NoDevice);
             }
             if ordinal as i32 >= count {
-                return Err(ExecError::Unsupported(format!(
-                    "this rank's GPU is device {ordinal} (LOCAL_RANK), but the driver sees {count}"
-                )));
+                return Err(ExecError::NoSuchDevice { ordinal, count });
             }
             let mut dev: cu::CUdevice = 0;
             cu_err(cu::cuDeviceGet(&mut dev, ordinal as i32), "cuDeviceGet")?;

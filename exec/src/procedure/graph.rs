@@ -43,14 +43,15 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 kc_core::plan::types::UnitCall::Collective { .. }
             )
         });
-        return Err(ExecError::Unsupported(format!(
-            "none of rank {rank}'s {on} steps is executed here ({}): nothing to replay",
-            if collective {
+        return Err(ExecError::NothingToReplay {
+            rank,
+            steps: on,
+            why: if collective {
                 "its collectives need every rank together: `kc exec --ranks all`"
             } else {
                 "see `kc plan show` for why each unit is not replayed"
-            }
-        )));
+            },
+        });
     }
     // The model's memory image, this rank's regions only: tiers 1, 2 and 4 address the
     // arena directly, tier-3 steps are prepared once each with their tensors as views over it.

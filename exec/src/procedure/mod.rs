@@ -269,11 +269,10 @@ fn join_job(
         Some(env) => {
             let ranks = plan.ranks();
             if ranks.len() != env.world_size as usize {
-                return Err(ExecError::Unsupported(format!(
-                    "the plan holds {} ranks, the job has WORLD_SIZE={}: one process per traced rank",
-                    ranks.len(),
-                    env.world_size
-                )));
+                return Err(ExecError::WorldMismatch {
+                    plan: ranks.len(),
+                    world: env.world_size,
+                });
             }
             let id = if env.rank == 0 {
                 crate::backends::nccl::unique_id()?
