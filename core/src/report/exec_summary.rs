@@ -27,6 +27,13 @@ pub fn render(r: &Results) -> String {
             "  graph replay: {} steps on {} streams; {} runs: mean {:.1} us  min {:.1}  max {:.1}  std {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}",
             g.steps_replayed, g.streams, g.runs, s.mean, s.min, s.max, s.std, s.p50, s.p90, s.p99
         );
+        if let Some(l) = &g.latency_us {
+            let _ = writeln!(
+                o,
+                "  one synchronized replay at a time ({} runs): mean {:.1} us  p50 {:.1} (launch latency included; back to back hides it)",
+                l.n, l.mean, l.p50
+            );
+        }
         let _ = writeln!(
             o,
             "  traced time of the replayed steps {:.1} us (critical path {:.1} us); not executed: {} steps, {:.1} us traced",

@@ -130,9 +130,16 @@ pub struct GraphResult {
     /// ([`super::schedule::iteration_span_ns`]).
     #[serde(default)]
     pub traced_iteration_span_us: Option<f64>,
-    /// Time of one replay of the whole graph, microseconds.
+    /// Time of one replay of the whole graph, microseconds, back to back (the event after
+    /// one replay is the start of the next).
     pub replay_us: Stats,
     pub replay_samples_us: Vec<f64>,
+    /// One synchronized replay at a time (the GPU idle before each, as a latency-bound
+    /// caller sees it): the graph's launch latency included, which back-to-back replays
+    /// hide. The like-with-like partner of a model timed one synchronized iteration at a
+    /// time.
+    #[serde(default)]
+    pub latency_us: Option<Stats>,
     /// Host wall clock around the timed replays, Unix milliseconds.
     #[serde(default)]
     pub timed_start_unix_ms: Option<i64>,

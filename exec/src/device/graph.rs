@@ -107,6 +107,31 @@ impl Device {
         Ok(out)
     }
 
+    /// Launches `g` `n` times, each after the GPU went idle (synchronized), timing each
+    /// launch with events around it; microseconds.
+    pub fn time_single_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {
+        let (a, b) = (self.event(true)?, self.event(true)?);
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            self.synchronize()?;
+            self.record(a, 0)?;
+            self.launch(g)?;
+            self.record(b, 0)?;
+            self.synchronize()?;
+            let mut ms = 0f32;
+            // SAFETY: both events completed (synchronised above) and were timing events.
+            unsafe {
+                cu_err(
+                    cu::cuEventElapsedTime_v2(&mut ms, a.0, b.0),
+                    "cuEventElapsedTime",
+                )?
+            };
+            out.push(f64::from(ms) * 1000.0);
+        }
+        self.release_events(vec![a, b])?;
+        Ok(out)
+    }
+
     pub fn release_events(&mut self, evs: Vec<Event>) -> Result<(), ExecError> {
         for e in evs {
             self.events.retain(|x| *x != e);

@@ -90,6 +90,15 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
+    // In a job every rank launches the same number of graphs: the latency loop is left
+    // out there (the ranks would wait on each other's synchronisations).
+    let latency = if en.job.is_none() {
+        Some(Stats::of(
+            &gpu.time_single_launches(&graph, opts.runs.clamp(1, 20))?,
+        ))
+    } else {
+        None
+    };
     job_phase(opts, "energy windows");
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
     job_phase(opts, "timed");
@@ -132,6 +141,7 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         traced_iteration_span_us: schedule::iteration_span_ns(plan).map(|ns| ns / 1000.0),
         replay_us: replay,
         replay_samples_us: samples,
+        latency_us: latency,
         timed_start_unix_ms: Some(timed_start),
         timed_end_unix_ms: Some(timed_end),
         energy,
