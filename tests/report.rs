@@ -538,3 +538,30 @@ fn a_full_tier_three_run_reports_against_the_model() {
     );
     insta_settings().bind(|| insta::assert_snapshot!("report_gpt2s_full_tier3", md));
 }
+
+/// A figure over units not executed, or over a memory image gone non-finite, says so
+/// beside the figure (the headline once hid that half of BLOOM's traced time was not
+/// executed; energy over NaN images was presented plain).
+#[test]
+fn figures_that_are_not_the_models_say_so_beside_them() {
+    let mut r = kc::report::model::Report::default();
+    assert_eq!(r.caveat(), "");
+    r.time.replayed_traced_us = Some(487.9);
+    r.time.not_executed_traced_us = 512.1;
+    r.image_nonfinite_pct = Some(95.8);
+    let c = r.caveat();
+    assert!(c.contains("executed 48.8 % of the traced GPU time"), "{c}");
+    assert!(
+        c.contains("95.8 % non-finite: energy not the model's"),
+        "{c}"
+    );
+    r.time.not_executed_traced_us = 0.0;
+    r.image_nonfinite_pct = Some(0.4);
+    assert_eq!(r.caveat(), "");
+    let md = kc::report::render::markdown(&{
+        let mut r = r.clone();
+        r.image_nonfinite_pct = Some(54.6);
+        r
+    });
+    assert!(md.contains("54.6 % non-finite"), "{md}");
+}

@@ -122,6 +122,38 @@ pub struct Report {
     pub error_budget: Option<ErrorBudget>,
     /// What the graph replay launched against the trace (`kc exec --verify`).
     pub fidelity: Option<crate::results::fidelity::Fidelity>,
+    /// The share of the memory image's float values that were NaN or infinite after the
+    /// graph replay, percent: above 1 % the replay's energy is not the model's, and every
+    /// table says so beside the figure.
+    pub image_nonfinite_pct: Option<f64>,
+}
+
+impl Report {
+    /// What stands beside a replay's figures when they are not the model's: the share of
+    /// traced GPU time not executed, and a memory image gone non-finite. Empty when
+    /// neither holds.
+    pub fn caveat(&self) -> String {
+        let mut v = Vec::new();
+        if let Some(done) = self.time.replayed_traced_us {
+            let all = done + self.time.not_executed_traced_us;
+            if self.time.not_executed_traced_us > 0.0 && all > 0.0 {
+                v.push(format!(
+                    "executed {:.1} % of the traced GPU time",
+                    100.0 * done / all
+                ));
+            }
+        }
+        if let Some(p) = self.image_nonfinite_pct.filter(|&p| p > 1.0) {
+            v.push(format!(
+                "memory image {p:.1} % non-finite: energy not the model's"
+            ));
+        }
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(" ⚠ {}", v.join("; "))
+        }
+    }
 }
 
 /// One measured part of the error budget, per replay.
@@ -164,6 +196,10 @@ pub struct IsolatedSum {
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct ModelRow {
     pub what: String,
+    /// What stands beside this row's figures when they are not the model's (a share not
+    /// executed, a non-finite memory image); empty otherwise.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub caveat: String,
     pub time_us: Option<f64>,
     pub time_vs_model_pct: Option<f64>,
     pub energy_j: Option<f64>,
@@ -206,8 +242,15 @@ impl Report {
             ("eager", &m.eager)
         };
         let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
+        let caveat = self.caveat();
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),
+            // kc's own figures carry the caveat; the model's do not need it.
+            caveat: if what.starts_with("kc ") || what.starts_with("Σ ") {
+                caveat.trim().to_string()
+            } else {
+                String::new()
+            },
             time_us: t,
             time_vs_model_pct: vs(t, model.time_us),
             energy_j: e,
@@ -501,6 +544,11 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.replayed_traced_us = Some(g.replayed_traced_us);
         r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
         r.fidelity = g.fidelity.clone();
+        r.image_nonfinite_pct = g
+            .memory_image
+            .as_ref()
+            .and_then(|m| m.nonfinite_share)
+            .map(|s| 100.0 * s);
         r.time.traced_critical_path_us = Some(g.replayed_traced_critical_path_us);
         r.time.traced_iteration_span_us = g.traced_iteration_span_us;
         r.time.error_pct = predicted_total.and_then(|p| pct(p, g.replay_us.mean));

@@ -101,9 +101,10 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(o, "|---|---|---|---|");
     let _ = writeln!(
         o,
-        "| time per replay | {} us (std {}) | {} us | {} |",
+        "| time per replay | {} us (std {}){} | {} us | {} |",
         f(r.time.actual_us, 1),
         f(r.time.actual_std_us, 1),
+        r.caveat(),
         f(r.time.predicted_us, 1),
         signed(r.time.error_pct)
     );
@@ -131,9 +132,10 @@ pub fn markdown(r: &Report) -> String {
         };
         let _ = writeln!(
             o,
-            "| energy per replay | {:.4} J ({cv}; {:.4} J above idle) | {} J | {} |",
+            "| energy per replay | {:.4} J ({cv}; {:.4} J above idle){} | {} J | {} |",
             e.actual_j,
             e.actual_above_idle_j,
+            r.caveat(),
             f(e.predicted_j, 4),
             signed(e.error_pct)
         );
@@ -165,8 +167,13 @@ pub fn markdown(r: &Report) -> String {
         for row in &m.rows {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} |",
+                "| {}{} | {} | {} | {} | {} |",
                 row.what,
+                if row.caveat.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", row.caveat)
+                },
                 row.time_us.map_or("-".into(), |t| format!("{t:.1} us")),
                 signed(row.time_vs_model_pct),
                 row.energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
