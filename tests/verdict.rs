@@ -173,6 +173,7 @@ fn lower_plan_and_steps_state_one_replayable_share() {
         }
         checked += 1;
     }
+    eprintln!("one verdict on {checked} traces ({with_tier3} with tier 3)");
     assert!(checked >= 40, "only {checked} traces checked");
     assert!(with_tier3 >= 15, "only {with_tier3} traces with tier 3");
 }

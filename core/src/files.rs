@@ -179,6 +179,14 @@ pub fn check_output_file(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses an output before anything is computed or written: one that is there and is not
+/// a regular file ([`check_output_file`]), or one of the command's own inputs
+/// ([`refuse_overwriting_input`]). The one check every writer of kc makes.
+pub fn check_output(out: &Path, inputs: &[&Path]) -> Result<(), String> {
+    check_output_file(out)?;
+    refuse_overwriting_input(out, inputs)
+}
+
 /// Writes atomically: to a temporary beside `path`, then renamed over it, so a failed or
 /// interrupted write never leaves a half file or destroys an older good one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

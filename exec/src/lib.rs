@@ -178,26 +178,6 @@ pub fn invocations_on_rank(plan: &Plan, rank: u32) -> Vec<u64> {
     n
 }
 
-/// Whether a unit runs here: [`executable`], or a collective when the ranks replay
-/// together (`collectives`: a communicator was joined).
-pub fn runs_unit(unit: &PlanUnit, collectives: bool) -> bool {
-    executable(unit)
-        || (collectives && matches!(unit.call, kc_core::plan::types::UnitCall::Collective { .. }))
-}
-
-/// Whether a unit's tier is executed by this build: tiers 1, 2 and 4 with `cuda`, tier 3
-/// too with `torch`.
-pub fn executable(unit: &PlanUnit) -> bool {
-    use kc_core::plan::types::UnitCall;
-    matches!(
-        unit.call,
-        UnitCall::Memcpy { .. }
-            | UnitCall::Memset { .. }
-            | UnitCall::Gemm(_)
-            | UnitCall::Kernel { .. }
-    ) || (cfg!(feature = "torch") && matches!(unit.call, UnitCall::AtenOp { .. }))
-}
-
 /// Why a unit is not executed, for the results.
 pub fn not_executed_reason(unit: &PlanUnit) -> String {
     use kc_core::plan::types::PlanTier;

@@ -127,8 +127,7 @@ struct Graph {
 /// Refuses an output that is one of `inputs`, or a directory, symlink, device or FIFO.
 fn check_output(path: &std::path::Path, inputs: &[PathBuf]) -> PyResult<()> {
     let ins: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
-    kc::files::check_output_file(path).map_err(err)?;
-    kc::files::refuse_overwriting_input(path, &ins).map_err(err)
+    kc::files::check_output(path, &ins).map_err(err)
 }
 
 #[pymethods]

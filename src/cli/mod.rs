@@ -36,8 +36,7 @@ pub fn quiet_on_closed_pipe() {
 /// Refuses an output path before anything is computed or written: an existing directory
 /// where a file is meant, or one of the command's own inputs.
 pub fn check_output(out: &std::path::Path, inputs: &[&std::path::Path]) -> Result<(), String> {
-    crate::files::check_output_file(out)?;
-    crate::files::refuse_overwriting_input(out, inputs)
+    crate::files::check_output(out, inputs)
 }
 
 pub fn fail(e: impl std::fmt::Display) -> i32 {

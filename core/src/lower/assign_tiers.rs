@@ -19,8 +19,12 @@ pub struct Facts<'a> {
     pub op: Option<kc_ir::OpId>,
     pub graph_launched: bool,
     pub gemm: Option<&'a Result<kc_ir::GemmCall, String>>,
-    pub kernels: Vec<String>,
+    /// The instance's nodes (their kernel names feed the verdict).
+    pub nodes: &'a [kc_ir::NodeId],
     pub world: u32,
+    /// The plan's verdict, made once per instance: an instance is a collective or an op,
+    /// so every rule that asks asks about the same call.
+    verdict: std::cell::OnceCell<Result<(), String>>,
 }
 
 impl Facts<'_> {
@@ -47,7 +51,16 @@ impl Facts<'_> {
 
     /// The plan's verdict on these parameters ([`crate::plan::calls::verdict`]).
     fn verdict(&self, params: &UnitParams) -> Result<(), String> {
-        crate::plan::calls::verdict(self.g, params, &self.kernels, self.world)
+        self.verdict
+            .get_or_init(|| {
+                let kernels: Vec<String> = self
+                    .nodes
+                    .iter()
+                    .map(|&n| self.g.str(self.g.graph[n].kind.name()).to_string())
+                    .collect();
+                crate::plan::calls::verdict(self.g, params, &kernels, self.world)
+            })
+            .clone()
     }
 }
 
@@ -185,12 +198,9 @@ pub fn facts<'a>(g: &'a KernelGraph, ctx: &'a LowerCtx, i: usize) -> Facts<'a> {
         op: inst.op,
         graph_launched,
         gemm: ctx.gemm[i].as_ref().map(|(_, r)| r),
-        kernels: inst
-            .nodes
-            .iter()
-            .map(|&n| g.str(g.graph[n].kind.name()).to_string())
-            .collect(),
+        nodes: &inst.nodes,
         world: g.meta.ranks.len().max(1) as u32,
+        verdict: Default::default(),
     }
 }
 

@@ -112,8 +112,7 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     read.extend(inputs.reference.as_deref());
     read.extend(inputs.plan.as_deref());
     for (p, _) in &files {
-        crate::files::check_output_file(p).map_err(ReportError::Refused)?;
-        crate::files::refuse_overwriting_input(p, &read).map_err(ReportError::Refused)?;
+        crate::files::check_output(p, &read).map_err(ReportError::Refused)?;
     }
     std::fs::create_dir_all(&inputs.output).map_err(|source| ReportError::Write {
         path: inputs.output.display().to_string(),

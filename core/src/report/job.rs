@@ -114,8 +114,10 @@ pub fn summarize_files(files: &[PathBuf], plan_path: &Path) -> Result<JobSummary
         path: f.display().to_string(),
         why,
     };
-    let mut plan: Option<Plan> = None;
-    let mut world: Option<(u32, PathBuf)> = None;
+    // The plan is read once; every rank's results must have been measured with it (by
+    // its CRC), as plain `kc report --plan` requires of one results file.
+    let (plan, crc) = super::read_plan_with_crc(plan_path)?;
+    let ranks = plan.ranks().len() as u32;
     for f in files {
         let r = super::read_results(f)?;
         let job = r.job.clone().ok_or_else(|| {
@@ -124,10 +126,8 @@ pub fn summarize_files(files: &[PathBuf], plan_path: &Path) -> Result<JobSummary
                 "not the results of a job's rank (kc exec --ranks)".into(),
             )
         })?;
-        // Every rank's results were measured with this plan (by its CRC), as plain
-        // `kc report --plan` requires of one results file.
-        let p = super::read_measured_plan(plan_path, &r, f)?;
-        let ranks = p.ranks().len() as u32;
+        super::check_measured_with(plan_path, crc, &r, f)?;
+        // Each file's world is the plan's, so all files agree on it.
         if job.world_size != ranks {
             return Err(refuse(
                 f,
@@ -144,21 +144,6 @@ pub fn summarize_files(files: &[PathBuf], plan_path: &Path) -> Result<JobSummary
                 format!("rank {} outside a world of {}", job.rank, job.world_size),
             ));
         }
-        match &world {
-            Some((w, first)) if *w != job.world_size => {
-                return Err(refuse(
-                    f,
-                    format!(
-                        "world size {} where {} says {w}: not ranks of one job",
-                        job.world_size,
-                        first.display()
-                    ),
-                ))
-            }
-            None => world = Some((job.world_size, f.clone())),
-            _ => {}
-        }
-        plan.get_or_insert(p);
         let rank = job.rank;
         let slot = by_rank.entry(rank).or_default();
         let which = if r.mode == "graph" {
@@ -174,11 +159,11 @@ pub fn summarize_files(files: &[PathBuf], plan_path: &Path) -> Result<JobSummary
         }
         *which = Some((r, f.clone()));
     }
-    let Some(plan) = plan else {
+    if by_rank.is_empty() {
         return Err(ReportError::Refused(
             "kc report --job: no results given".into(),
         ));
-    };
+    }
     let plan = &plan;
     let rows = by_rank
         .values()

@@ -194,9 +194,28 @@ pub fn read_measured_plan(
     results: &Results,
     results_path: &Path,
 ) -> Result<crate::plan::Plan, ReportError> {
+    let (plan, crc) = read_plan_with_crc(plan_path)?;
+    check_measured_with(plan_path, crc, results, results_path)?;
+    Ok(plan)
+}
+
+/// Reads and decodes a plan once, with the CRC of its bytes (what results record).
+pub fn read_plan_with_crc(plan_path: &Path) -> Result<(crate::plan::Plan, u32), ReportError> {
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| ReportError::Refused(e.to_string()))?;
     let crc = crc32fast::hash(&bytes);
+    let plan = crate::plan::decode(&bytes, &plan_path.display().to_string())
+        .map_err(|e| ReportError::Refused(e.to_string()))?;
+    Ok((plan, crc))
+}
+
+/// Refuses results that were not measured with the plan of CRC `crc`.
+pub fn check_measured_with(
+    plan_path: &Path,
+    crc: u32,
+    results: &Results,
+    results_path: &Path,
+) -> Result<(), ReportError> {
     if crc != results.plan.crc32 {
         return Err(ReportError::Input {
             path: plan_path.display().to_string(),
@@ -208,8 +227,7 @@ pub fn read_measured_plan(
             ),
         });
     }
-    crate::plan::decode(&bytes, &plan_path.display().to_string())
-        .map_err(|e| ReportError::Refused(e.to_string()))
+    Ok(())
 }
 
 /// Adds the model's own measurement from a `reference.json` of `traces/capture.py` to a

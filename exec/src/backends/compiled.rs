@@ -9,9 +9,10 @@
 //! the width its type declares.
 
 use super::{At, Backend};
-use crate::device::{cu_err, is_float, Device};
+use crate::device::{cu_err, Device};
 use crate::ExecError;
 use cudarc::driver::sys as cu;
+use kc_core::plan::aten_call::is_float;
 use kc_core::plan::types::{ElemType, KernelArgValue, KernelBinary, Plan, PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};

@@ -12,11 +12,6 @@ use kc_core::plan::types::{ElemType, Location, Plan, PlanUnit, RegionInit};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
-/// Whether an element type holds floating-point numbers.
-pub(crate) fn is_float(d: ElemType) -> bool {
-    kc_core::plan::aten_call::is_float(d)
-}
-
 impl Device {
     pub fn alloc_raw(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
         let mut p: cu::CUdeviceptr = 0;

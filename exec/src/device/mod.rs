@@ -16,7 +16,6 @@ mod memory;
 pub mod nvml;
 
 pub use graph::{CaptureOwner, Feeder, Graph};
-pub(crate) use memory::is_float;
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;

@@ -9,7 +9,7 @@
 use super::{job_phase, status_of, unit_row, Replay};
 use crate::backends::{At, Gpu};
 use crate::device::{Event, Graph};
-use crate::{runs_unit, ExecError, ExecOptions};
+use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, ProgramOp};
 use kc_core::plan::types::{Plan, PlanDataflow, Step};
 use kc_core::results::stats::Stats;
@@ -28,10 +28,11 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         notes,
     } = r;
     let on_rank = |s: &Step| plan.streams[s.stream as usize].rank == rank;
-    let collectives = gpu.has_collectives();
+    // Which units this build runs here (a back end makes their call).
+    let runs: Vec<bool> = plan.units.iter().map(|u| gpu.runs(&u.call)).collect();
     let runs_step = |s: &Step| {
         let unit = &plan.units[s.unit as usize];
-        on_rank(s) && runs_unit(unit, collectives) && !failed.contains_key(&s.unit)
+        on_rank(s) && runs[unit.id as usize] && !failed.contains_key(&s.unit)
     };
     let prog = schedule::graph_program(plan, runs_step);
     // A graph of nothing would time an empty launch: say why nothing runs instead.
@@ -155,7 +156,7 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     results.units = plan
         .units
         .iter()
-        .map(|u| unit_row(u, status_of(u, failed, collectives)))
+        .map(|u| unit_row(u, status_of(u, failed, runs[u.id as usize])))
         .collect();
     Ok(())
 }

@@ -8,7 +8,7 @@
 
 use super::{status_of, unit_row, units_bar, Energy, Replay};
 use crate::backends::{At, Gpu};
-use crate::{runs_unit, CachePolicy, ExecError, ExecOptions};
+use crate::{CachePolicy, ExecError, ExecOptions};
 use kc_core::plan::schedule;
 use kc_core::plan::types::{Plan, PlanUnit};
 use kc_core::results::stats::Stats;
@@ -38,7 +38,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         for (i, s) in plan.steps.iter().enumerate() {
             let unit = &plan.units[s.unit as usize];
             if plan.streams[s.stream as usize].rank != rank
-                || !runs_unit(unit, gpu.has_collectives())
+                || !gpu.runs(&unit.call)
                 || failed.contains_key(&s.unit)
             {
                 continue;
@@ -73,7 +73,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         if n == 0 {
             continue;
         }
-        let status = status_of(u, failed, gpu.has_collectives());
+        let status = status_of(u, failed, gpu.runs(&u.call));
         if status != "ok" {
             let mut row = unit_row(u, status);
             row.invocations = n;

@@ -14,7 +14,7 @@ use crate::backends::{At, Gpu};
 use crate::device::nvml;
 use crate::device::{Feeder, Graph};
 use crate::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
-use crate::{not_executed_reason, runs_unit, ExecError, ExecOptions};
+use crate::{not_executed_reason, ExecError, ExecOptions};
 use kc_core::plan::show::call_str;
 use kc_core::plan::types::{Plan, PlanUnit};
 use kc_core::results::*;
@@ -341,7 +341,7 @@ fn prepare_units(
             b.inc(1);
             b.set_message(u.label.clone());
         }
-        if !runs_unit(u, gpu.has_collectives()) || failed.contains_key(&u.id) {
+        if !gpu.runs(&u.call) || failed.contains_key(&u.id) {
             continue;
         }
         if matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. }) {
@@ -445,8 +445,10 @@ pub(super) fn unit_row(u: &PlanUnit, status: String) -> UnitResult {
     }
 }
 
-pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, collectives: bool) -> String {
-    if !runs_unit(u, collectives) {
+/// A unit's status in the results: not executed (with why) when this build has no back end
+/// for it here (`runs`), failed when its trial run failed, else ok.
+pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, runs: bool) -> String {
+    if !runs {
         not_executed_reason(u)
     } else if let Some(f) = failed.get(&u.id) {
         f.clone()

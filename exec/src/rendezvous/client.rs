@@ -44,8 +44,7 @@ impl Client {
             match Self::connect_once(addr, key, rank, timeout, deadline) {
                 // Closed before the challenge: the store is at its cap of connections still
                 // proving themselves; try again until the deadline.
-                Err(Retry::Closed(e)) if Instant::now() < deadline => {
-                    let _ = e;
+                Err(Retry::Closed(_)) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(Retry::Closed(e)) | Err(Retry::Final(e)) => return Err(e),

@@ -276,20 +276,16 @@ impl CacheFiles {
 }
 
 fn open_archive(path: &Path) -> Result<Box<dyn Read>, String> {
+    use std::io::BufRead;
     let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut r = std::io::BufReader::new(f);
+    // gzip by its name or its magic; the magic is peeked, not consumed.
+    let head = r.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
     let name = path.to_string_lossy();
-    let mut head = [0u8; 2];
-    let gz = {
-        use std::io::Read as _;
-        let mut r = &f;
-        r.read(&mut head)
-            .map(|n| n == 2 && head == [0x1f, 0x8b])
-            .unwrap_or(false)
-    };
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    Ok(if gz || name.ends_with(".gz") || name.ends_with(".tgz") {
-        Box::new(flate2::read::GzDecoder::new(std::io::BufReader::new(f)))
+    let gz = head.starts_with(&[0x1f, 0x8b]) || name.ends_with(".gz") || name.ends_with(".tgz");
+    Ok(if gz {
+        Box::new(flate2::read::GzDecoder::new(r))
     } else {
-        Box::new(std::io::BufReader::new(f))
+        Box::new(r)
     })
 }
