@@ -158,3 +158,104 @@ fn an_optional_tensor_list_keeps_its_absent_entries() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The region of `p`'s memory image that holds arena offset `off`.
+fn region_at(p: &kc::plan::Plan, off: u64) -> &kc::plan::types::Region {
+    let df = p.dataflow.as_ref().expect("a memory image");
+    df.regions
+        .iter()
+        .find(|r| r.offset <= off && off < r.offset + r.bytes.max(1))
+        .unwrap_or_else(|| panic!("no region holds offset {off}"))
+}
+
+#[test]
+fn a_fused_adamw_steps_state_starts_where_the_step_stays_finite() {
+    use kc::plan::types::RegionInit;
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().unwrap();
+    let u = unit_of(&p, "aten::_fused_adamw_");
+    // Operands in argument order: params, grads, exp_avgs, exp_avg_sqs, state_steps (21
+    // each; max_exp_avg_sqs is empty).
+    let (mut moments, mut steps, mut params) = (0, 0, 0);
+    for (i, s) in p.steps.iter().enumerate() {
+        if s.unit != u.id {
+            continue;
+        }
+        for (k, off) in df.steps[i].operands.iter().enumerate() {
+            let Some(off) = off else { continue };
+            let init = region_at(&p, *off).init;
+            match k / 21 {
+                0 => {
+                    assert!(
+                        matches!(init, RegionInit::Weight { .. }),
+                        "param {k}: {init:?}"
+                    );
+                    params += 1;
+                }
+                2 | 3 => {
+                    assert_eq!(init, RegionInit::Zeros, "moment {k}");
+                    moments += 1;
+                }
+                4 => {
+                    assert_eq!(init, RegionInit::Ones, "step count {k}");
+                    steps += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        params > 0 && moments > 0,
+        "{params} params, {moments} moments placed"
+    );
+    eprintln!("{params} parameters, {moments} moments, {steps} step counts placed");
+}
+
+#[test]
+fn results_the_replay_allocates_are_read_from_regions_of_their_own() {
+    use kc::plan::aten_call::Outputs;
+    use kc::plan::types::RegionKind;
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().unwrap();
+    let allocates = |step: u32| {
+        let u = p.steps[step as usize].unit as usize;
+        matches!(
+            p.aten_calls[u].as_ref().map(|c| &c.outputs),
+            Some(Outputs::Allocates)
+        )
+    };
+    let detached: Vec<_> = df
+        .regions
+        .iter()
+        .filter(|r| r.kind == RegionKind::Detached)
+        .collect();
+    // cuDNN attention forward and backward, and embedding_dense_backward, allocate.
+    assert!(detached.len() >= 15, "{} detached results", detached.len());
+    for r in &detached {
+        assert!(allocates(r.first_step), "made by step {}", r.first_step);
+        let readers: Vec<usize> = df
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                s.operands
+                    .iter()
+                    .flatten()
+                    .any(|&o| r.offset <= o && o < r.offset + r.bytes)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        assert!(!readers.is_empty(), "a detached region nobody reads");
+        assert!(
+            readers
+                .iter()
+                .all(|&i| i as u32 > r.first_step && i as u32 <= r.last_step),
+            "readers {readers:?} of a result made at step {}",
+            r.first_step
+        );
+    }
+    // Each holds values in the element type its readers use.
+    assert!(detached
+        .iter()
+        .all(|r| r.dtype != kc::plan::types::ElemType::Unknown));
+}

@@ -316,6 +316,38 @@ def capture_graph(step):
     return g
 
 
+def profile_capture(step, name, a):
+    """Captures `step` into one CUDA graph while the profiler and an Execution Trace record
+    the capture: the ops with their shapes and tensors, and every launch in capture order
+    (no kernel runs during a capture, so the trace holds the runtime calls without GPU
+    activities). `kc ingest GRAPH --capture CAPTURE --shapes CAPTURE_ET` links each kernel
+    the graph replays to the op that launched it here. Returns the graph (the one whose
+    replays are then profiled) and the trace and ET paths (gzipped; the ET may be None)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    trace = os.path.join(a.out, f"{name}.pt.trace.json")
+    et_path = os.path.join(a.out, f"{name}.et.json")
+    et = torch.profiler.ExecutionTraceObserver().register_callback(et_path)
+    g = torch.cuda.CUDAGraph()
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+        record_shapes=True,
+        execution_trace_observer=et,
+    ) as prof:
+        with torch.cuda.graph(g):
+            step()
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(trace)
+    trace_gz = gzip_file(trace)
+    et_gz = gzip_file(et_path) if os.path.exists(et_path) else None
+    return g, trace_gz, et_gz
+
+
 def cuda_graph(step):
     """Times `step` captured in one CUDA graph, or returns why it cannot be captured."""
     try:
@@ -405,7 +437,9 @@ def main():
                         "kept beside the trace as NAME.inductor_cache.tar.gz")
     p.add_argument("--cuda-graph", action="store_true",
                    help="profile replays of the step captured in one CUDA graph (as a serving loop runs "
-                        "it), and also write NAME_eager.*: the eager trace of the same step")
+                        "it), and also write NAME_capture.* (the profiled capture of that graph, with its "
+                        "Execution Trace: `kc ingest --capture`) and NAME_eager.* (the eager trace of the "
+                        "same step: `kc ingest --eager`)")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
     if a.compile and a.mode == "decode":
@@ -444,9 +478,12 @@ def main():
         twin = name[: -len("_graphreplay")] if name.endswith("_graphreplay") else name
         with capturing_as_seen_by_python():
             twin_gz, twin_et = profile(step, f"{twin}_eager", a)
-        g = capture_graph(step)
+        # The graph whose replays are profiled is the one whose capture is profiled.
+        g, cap_gz, cap_et = profile_capture(step, f"{twin}_capture", a)
         trace_gz, et_gz = profile(g.replay, name, a, with_et=False)
         extra = {"eager_twin": os.path.basename(twin_gz), "eager_twin_execution_trace": twin_et and os.path.basename(twin_et),
+                 "capture_trace": os.path.basename(cap_gz),
+                 "capture_execution_trace": cap_et and os.path.basename(cap_et),
                  "trace_holds": "CUDA-graph replays of the step"}
     else:
         trace_gz, et_gz = profile(step, name, a)

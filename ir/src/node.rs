@@ -139,14 +139,27 @@ pub enum LinkStatus {
     /// eager trace of the same step, whose op it takes (`kc ingest --eager`). Added last,
     /// so graphs written before it decode unchanged.
     EagerTwin,
+    /// Launched by a CUDA graph replay, and linked to the op that launched it while the
+    /// graph was captured (`kc ingest --capture`): the exact program. Added after
+    /// `EagerTwin`, for the same reason.
+    Capture,
 }
 
 impl LinkStatus {
     pub fn is_linked(self) -> bool {
         matches!(
             self,
-            LinkStatus::ExternalId | LinkStatus::TimeNesting | LinkStatus::EagerTwin
+            LinkStatus::ExternalId
+                | LinkStatus::TimeNesting
+                | LinkStatus::EagerTwin
+                | LinkStatus::Capture
         )
+    }
+
+    /// Whether the op was lent by another trace of the same step (the eager twin or the
+    /// graph's capture), so that it does launch this kernel although a graph replayed it.
+    pub fn is_lent(self) -> bool {
+        matches!(self, LinkStatus::EagerTwin | LinkStatus::Capture)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -156,6 +169,7 @@ impl LinkStatus {
             LinkStatus::NoRuntimeCall => "no_runtime_call",
             LinkStatus::NoEnclosingOp => "no_enclosing_op",
             LinkStatus::EagerTwin => "eager_twin",
+            LinkStatus::Capture => "capture",
         }
     }
 }

@@ -286,25 +286,34 @@ impl Lowered {
 
 /// Reads traces into a graph, as `kc ingest` does; the GIL is released while it reads.
 #[pyfunction]
-#[pyo3(signature = (paths, shapes=None, eager=None, inductor_cache=None))]
+#[pyo3(signature = (paths, shapes=None, eager=None, inductor_cache=None, capture=None))]
 fn ingest(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     shapes: Option<PathBuf>,
     eager: Option<PathBuf>,
     inductor_cache: Option<PathBuf>,
+    capture: Option<PathBuf>,
 ) -> PyResult<Graph> {
     if paths.is_empty() {
         return Err(err("ingest: no trace given (a path, a list of paths, or a directory)"));
     }
     let mut inputs = paths.clone();
-    inputs.extend(shapes.iter().chain(&eager).chain(&inductor_cache).cloned());
+    inputs.extend(
+        shapes
+            .iter()
+            .chain(&eager)
+            .chain(&capture)
+            .chain(&inductor_cache)
+            .cloned(),
+    );
     let opts = kc::ingest::IngestOptions {
         shapes,
         eager,
+        capture,
         inductor_cache,
         default_inductor_cache: true,
-        progress: false,
+        ..Default::default()
     };
     let (g, diags) = py
         .allow_threads(|| kc::ingest::ingest(&paths, &opts))

@@ -1,4 +1,4 @@
-//! `kc ingest TRACE... [--shapes F] [-o graph.kcir] [--json]`.
+//! `kc ingest TRACE... [--shapes F] [--eager T | --capture T] [-o graph.kcir] [--json]`.
 
 use crate::ingest::{self, summary, IngestOptions};
 use std::io::IsTerminal;
@@ -19,6 +19,12 @@ pub struct Args {
     /// kernels take where their sequences align (name and launch geometry).
     #[arg(long, value_name = "EAGER_TRACE")]
     pub eager: Option<PathBuf>,
+    /// For a trace profiled while replaying a CUDA graph: the profiled capture of that same
+    /// graph (`traces/capture.py --cuda-graph` writes NAME_capture.pt.trace.json.gz), whose
+    /// launches lend each replayed kernel the op that launched it: the exact program. Give
+    /// the capture's Execution Trace with `--shapes`.
+    #[arg(long, value_name = "CAPTURE_TRACE", conflicts_with = "eager")]
+    pub capture: Option<PathBuf>,
     /// For a torch.compile'd trace: the Inductor cache its Triton kernels were compiled
     /// into (`TORCHINDUCTOR_CACHE_DIR`; a directory or a `.tar.gz` of one). Default:
     /// `$TORCHINDUCTOR_CACHE_DIR` or `/tmp/torchinductor_$USER` when it exists.
@@ -41,6 +47,7 @@ pub fn run(a: Args) -> i32 {
     let mut inputs: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.shapes.as_deref());
     inputs.extend(a.eager.as_deref());
+    inputs.extend(a.capture.as_deref());
     inputs.extend(a.inductor_cache.as_deref());
     if let Err(e) = super::check_output(&out, &inputs) {
         return super::fail(e);
@@ -48,9 +55,11 @@ pub fn run(a: Args) -> i32 {
     let opts = IngestOptions {
         shapes: a.shapes,
         eager: a.eager,
+        capture: a.capture,
         inductor_cache: a.inductor_cache,
         default_inductor_cache: true,
         progress: std::io::stderr().is_terminal(),
+        ..Default::default()
     };
     let (graph, diags) = match ingest::ingest(&a.traces, &opts) {
         Ok(x) => x,

@@ -23,6 +23,10 @@ pub struct Args {
     /// ops (as `kc ingest --eager`).
     #[arg(long, value_name = "EAGER_TRACE")]
     pub eager: Option<PathBuf>,
+    /// For a trace of CUDA-graph replays: the profiled capture of that graph (as `kc ingest
+    /// --capture`; `--shapes` then names the capture's Execution Trace).
+    #[arg(long, value_name = "CAPTURE_TRACE", conflicts_with = "eager")]
+    pub capture: Option<PathBuf>,
     /// For a torch.compile'd trace: the Inductor cache of its Triton kernels (as `kc ingest
     /// --inductor-cache`).
     #[arg(long, value_name = "DIR")]
@@ -98,9 +102,11 @@ pub fn run(a: Args) -> i32 {
     let opts = ingest::IngestOptions {
         shapes: a.shapes,
         eager: a.eager,
+        capture: a.capture,
         inductor_cache: a.inductor_cache,
         default_inductor_cache: true,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..Default::default()
     };
     let (mut g, diags) = match ingest::ingest(std::slice::from_ref(&trace), &opts) {
         Ok(x) => x,

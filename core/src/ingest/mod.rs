@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod build;
+pub mod capture;
 pub mod fields;
 pub mod inductor;
 pub mod kineto;
@@ -81,6 +82,13 @@ pub struct IngestOptions {
     /// An eager trace of the same model and step, to link the kernels a CUDA graph replay
     /// launched (which have no op) to the ops of their eager twins.
     pub eager: Option<PathBuf>,
+    /// A profiler trace of the capture of the CUDA graph the trace replays, to link each
+    /// kernel the graph launched to the op that launched it during the capture. With it,
+    /// `shapes` is the capture's Execution Trace (it describes the capture's ops).
+    pub capture: Option<PathBuf>,
+    /// Internal: the trace is a capture, so its launches without a GPU activity become
+    /// activities ([`capture::synthesize_launches`]).
+    pub is_capture: bool,
     /// The Inductor cache the trace's Triton kernels were compiled into (a directory or a
     /// `.tar.gz` of one).
     pub inductor_cache: Option<PathBuf>,
@@ -384,7 +392,11 @@ pub fn ingest(
     let mut inputs = Vec::new();
     let mut explicit = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        let (info, recs, rank) = read_file(f, i as u32, &mut strings, &mut diags, bar.as_ref())?;
+        let (info, mut recs, rank) =
+            read_file(f, i as u32, &mut strings, &mut diags, bar.as_ref())?;
+        if opts.is_capture {
+            capture::synthesize_launches(&mut recs, &mut strings);
+        }
         explicit.push(rank);
         inputs.push(RankInput {
             location: info.source.clone(),
@@ -411,7 +423,9 @@ pub fn ingest(
         }
     }
     let mut graph = build::build(inputs, strings, &mut diags);
-    if let Some(shapes_path) = &opts.shapes {
+    // With a capture, the shapes describe the capture's ops (linked below), not this trace's.
+    let own_shapes = opts.shapes.as_ref().filter(|_| opts.capture.is_none());
+    if let Some(shapes_path) = own_shapes {
         let sp = shapes_path.display().to_string();
         let (records, source) = read_shapes(shapes_path)?;
         let merged =
@@ -427,13 +441,25 @@ pub fn ingest(
         }
         build::reassign_signatures(&mut graph);
     }
+    if let Some(capture_path) = &opts.capture {
+        let capture_opts = IngestOptions {
+            shapes: opts.shapes.clone(),
+            is_capture: true,
+            progress: opts.progress,
+            ..Default::default()
+        };
+        let (captured, _) = ingest(std::slice::from_ref(capture_path), &capture_opts)?;
+        capture::link_from_capture(&mut graph, &captured, &file_name(capture_path), &mut diags)
+            .map_err(|message| IngestError::Input {
+                path: capture_path.display().to_string(),
+                message,
+            })?;
+        build::reassign_signatures(&mut graph);
+    }
     if let Some(eager_path) = &opts.eager {
         let eager_opts = IngestOptions {
-            shapes: None,
-            eager: None,
-            inductor_cache: None,
-            default_inductor_cache: false,
             progress: opts.progress,
+            ..Default::default()
         };
         let (eager, _) = ingest(std::slice::from_ref(eager_path), &eager_opts)?;
         if eager.graph.node_weights().all(|n| !n.link.is_linked()) {

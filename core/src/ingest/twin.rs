@@ -56,7 +56,7 @@ fn key(g: &KernelGraph, id: NodeId) -> (&str, LaunchShape) {
 
 /// Node ids of one rank in start order, split by iteration (one group when the graph has
 /// no iterations).
-fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
+pub(super) fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
     let mut ids: Vec<NodeId> = g
         .graph
         .node_indices()
@@ -133,7 +133,7 @@ fn align<K: PartialEq>(a: &[(&str, K)], b: &[(&str, K)]) -> Vec<(usize, usize)> 
 /// Whether a GPU activity needs an op from the twin: it has none, or a CUDA graph replay
 /// launched it and the op around the replay is no aten op (the profiler's step marker or a
 /// serving loop's annotation, which cannot rebuild the kernel).
-fn wants_op(g: &KernelGraph, id: NodeId) -> bool {
+pub(super) fn wants_op(g: &KernelGraph, id: NodeId) -> bool {
     let n = &g.graph[id];
     if !n.link.is_linked() {
         return true;
@@ -193,40 +193,9 @@ pub fn link_from_eager(
                 let Some(eop) = eager.graph[eid].op else {
                     continue;
                 };
-                let op = *copy_of.entry(eop).or_insert_with(|| {
-                    let src = &eager.ops[eop.0 as usize];
-                    let args = *arg_list_of.entry(src.args).or_insert_with(|| {
-                        let list: Vec<OpArg> = eager
-                            .arg_lists
-                            .get(src.args as usize)
-                            .cloned()
-                            .unwrap_or_default();
-                        if list.is_empty() {
-                            0
-                        } else {
-                            graph.arg_lists.push(list);
-                            (graph.arg_lists.len() - 1) as u32
-                        }
-                    });
-                    graph.ops.push(CpuOp {
-                        name: graph.strings.intern(eager.strings.get(src.name)),
-                        rank,
-                        parent: None,
-                        args,
-                        ..src.clone()
-                    });
-                    let id = OpId((graph.ops.len() - 1) as u32);
-                    // A compiled kernel's launch record comes along (its binary is looked
-                    // up afterwards, like the graph trace's own).
-                    if let Some(l) = eager.compiled_launch(eop) {
-                        graph.compiled_launches.push(kc_ir::CompiledLaunch {
-                            op: id,
-                            resolution: kc_ir::Resolution::NoCache,
-                            ..l.clone()
-                        });
-                    }
-                    id
-                });
+                let op = *copy_of
+                    .entry(eop)
+                    .or_insert_with(|| lend_op(graph, eager, eop, rank, &mut arg_list_of, false));
                 planned.push((gid, op));
             }
             matches.extend(planned);
@@ -254,6 +223,60 @@ pub fn link_from_eager(
         aligned,
         same_geometry,
     }
+}
+
+/// Copies op `eop` of `lender` into `graph` on `rank` (its arguments once per argument
+/// list, via `arg_list_of`; a compiled kernel's launch record with it; with
+/// `with_tensors`, its Execution Trace tensors too) and returns the copy's id.
+pub(super) fn lend_op(
+    graph: &mut KernelGraph,
+    lender: &KernelGraph,
+    eop: OpId,
+    rank: u32,
+    arg_list_of: &mut HashMap<u32, u32>,
+    with_tensors: bool,
+) -> OpId {
+    let src = &lender.ops[eop.0 as usize];
+    let args = *arg_list_of.entry(src.args).or_insert_with(|| {
+        let list: Vec<OpArg> = lender
+            .arg_lists
+            .get(src.args as usize)
+            .cloned()
+            .unwrap_or_default();
+        if list.is_empty() {
+            0
+        } else {
+            graph.arg_lists.push(list);
+            (graph.arg_lists.len() - 1) as u32
+        }
+    });
+    graph.ops.push(CpuOp {
+        name: graph.strings.intern(lender.strings.get(src.name)),
+        rank,
+        parent: None,
+        args,
+        ..src.clone()
+    });
+    let id = OpId((graph.ops.len() - 1) as u32);
+    // A compiled kernel's launch record comes along (its binary is looked up afterwards,
+    // like the graph trace's own).
+    if let Some(l) = lender.compiled_launch(eop) {
+        graph.compiled_launches.push(kc_ir::CompiledLaunch {
+            op: id,
+            resolution: kc_ir::Resolution::NoCache,
+            ..l.clone()
+        });
+    }
+    if with_tensors {
+        if let Ok(k) = lender.tensor_refs.binary_search_by_key(&eop, |t| t.op) {
+            let t = &lender.tensor_refs[k];
+            graph.tensor_refs.push(kc_ir::OpTensors {
+                op: id,
+                ..t.clone()
+            });
+        }
+    }
+    id
 }
 
 #[cfg(test)]

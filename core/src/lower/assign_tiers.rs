@@ -190,7 +190,7 @@ pub fn facts<'a>(g: &'a KernelGraph, ctx: &'a LowerCtx, i: usize) -> Facts<'a> {
     // loop's annotation at most), so that op cannot rebuild them.
     let graph_launched = inst.nodes.iter().any(|&n| {
         let node = &g.graph[n];
-        node.link != kc_ir::LinkStatus::EagerTwin && g.is_graph_launched(node)
+        !node.link.is_lent() && g.is_graph_launched(node)
     });
     Facts {
         g,

@@ -3,6 +3,7 @@
 //! replay needs. Invariant: the plan holds every unit instance of the graph exactly once as
 //! a step, so sum(unit invocations) == steps, and the plan passes [`Plan::check`].
 
+use super::aten_call::AtenCall;
 use super::calls::{tier, unit_call};
 use super::memory::{self, Slots};
 use super::types::*;
@@ -170,7 +171,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         })
         .map(|u| u.traced_ns_total)
         .sum();
-    let dataflow = place(g, &instance_order, &units);
+    let dataflow = place(g, &instance_order, &units, &aten_calls);
     // Each unit's first invocation, for its traced launch geometry.
     let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];
     for (k, i) in g.instances.iter().enumerate() {
@@ -340,6 +341,28 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
             | "aten::cudnn_convolution_add_relu",
             1,
         ) => fan_in(),
+        // An optimizer step's state: parameters as initialised, moments from zero (the
+        // second moment is square-rooted), step counts from one (the bias correction
+        // divides by 1 - beta^step), a tensor learning rate small.
+        ("aten::_fused_adamw_" | "aten::_fused_adam_", p) => match p {
+            0 => fan_in(),
+            2..=4 => Zeros,
+            5 => Ones,
+            6 => Small,
+            _ => Uniform,
+        },
+        ("aten::_fused_sgd_", p) => match p {
+            0 => fan_in(),
+            2 => Zeros,
+            _ => Uniform,
+        },
+        // Mixed precision's loss scale: found_inf zero, scales one.
+        ("aten::_amp_foreach_non_finite_check_and_unscale_", 1) => Zeros,
+        ("aten::_amp_foreach_non_finite_check_and_unscale_", 2) => Ones,
+        ("aten::_amp_update_scale_", 0) => Ones,
+        ("aten::_amp_update_scale_", 1 | 2) => Zeros,
+        // Powers of the betas by the step count (capturable Adam's bias correction).
+        ("aten::_foreach_pow", 1) => Ones,
         // Square roots and logarithms of state (Adam's second moment): positive values.
         (op, _)
             if op.starts_with("aten::_foreach_sqrt")
@@ -356,11 +379,17 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
 /// The arena of graph mode: parameters side by side, then activations packed by liveness
 /// over the steps ([`kc_ir::dataflow::pack_by_liveness`]), and each step's operands and
 /// results as arena offsets. `None` when the graph has no dataflow.
-fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Option<PlanDataflow> {
+fn place(
+    g: &KernelGraph,
+    instance_order: &[usize],
+    units: &[PlanUnit],
+    aten_calls: &[Option<AtenCall>],
+) -> Option<PlanDataflow> {
     let df = &g.dataflow;
     if df.source == DataflowSource::None {
         return None;
     }
+    let kind: Vec<StorageKind> = df.storages.iter().map(|st| st.kind).collect();
     // Lifetimes in step order; a unit the plan refused (NotReplayable) touches nothing.
     let n = df.storages.len();
     let mut first = vec![u32::MAX; n];
@@ -402,20 +431,21 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
     ranks.sort_unstable();
     ranks.dedup();
     let mut offset = vec![0u64; n];
-    let (mut arena_bytes, mut parameter_bytes, mut peak) = (0u64, 0u64, 0u64);
+    let mut rank_end: HashMap<u32, u64> = HashMap::new();
+    let (mut parameter_bytes, mut peak) = (0u64, 0u64);
     for &rank in &ranks {
         let mine = |s: &usize| used(*s) && storage_rank[*s] == rank;
         let mut params = 0u64;
         for s in (0..n)
             .filter(mine)
-            .filter(|&s| df.storages[s].kind == StorageKind::Parameter)
+            .filter(|&s| kind[s] == StorageKind::Parameter)
         {
             offset[s] = params;
             params += round(df.storages[s].bytes);
         }
         let activations: Vec<usize> = (0..n)
             .filter(mine)
-            .filter(|&s| df.storages[s].kind == StorageKind::Activation)
+            .filter(|&s| kind[s] == StorageKind::Activation)
             .collect();
         let items: Vec<(u64, u32, u32)> = activations
             .iter()
@@ -425,7 +455,7 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
         for (k, &s) in activations.iter().enumerate() {
             offset[s] = params + packed[k];
         }
-        arena_bytes = arena_bytes.max(params + packed_bytes);
+        rank_end.insert(rank, params + packed_bytes);
         parameter_bytes = parameter_bytes.max(params);
         peak = peak.max(rank_peak);
     }
@@ -464,12 +494,48 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
                 dtype[s] = t;
             }
             let written = writes[unit.id as usize].get(k).copied().unwrap_or(false);
-            let is_state = *state[s].get_or_insert(!written);
-            if init[s] == RegionInit::Uniform && is_state && !written {
+            // An in-place op reads what it updates (`mul_` of Adam's second moment), so
+            // a storage it touches first is state, and takes its role from it.
+            let reads = !written || updates_in_place(&unit.call);
+            let is_state = *state[s].get_or_insert(reads);
+            if init[s] == RegionInit::Uniform && is_state && reads {
                 init[s] = role;
             }
         }
     }
+    // Reads of results the replay allocates outside the image get regions of their own,
+    // after each rank's storages.
+    let roles: Vec<Vec<(ElemType, RegionInit)>> =
+        units.iter().map(|u| operand_roles(&u.call)).collect();
+    let detached = super::detach::detach(g, instance_order, units, aten_calls, &|u, k| {
+        roles[u.id as usize]
+            .get(k)
+            .map_or(ElemType::Unknown, |r| r.0)
+    });
+    let mut detached_offset = vec![0u64; detached.results.len()];
+    for (r, d) in detached.results.iter().enumerate() {
+        if d.bytes == 0 {
+            continue;
+        }
+        let end = rank_end.entry(d.rank).or_insert(0);
+        detached_offset[r] = *end;
+        *end += round(d.bytes);
+    }
+    let arena_bytes = rank_end.values().copied().max().unwrap_or(0);
+    let detached_regions = detached
+        .results
+        .iter()
+        .zip(&detached_offset)
+        .filter(|(d, _)| d.bytes > 0)
+        .map(|(d, &offset)| Region {
+            dtype: d.dtype,
+            init: RegionInit::Uniform,
+            offset,
+            bytes: d.bytes,
+            kind: RegionKind::Detached,
+            first_step: d.first_step,
+            last_step: d.last_step,
+        });
     let regions = (0..n)
         .filter(|&s| used(s))
         .map(|s| Region {
@@ -477,17 +543,19 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
             init: init[s],
             offset: offset[s],
             bytes: df.storages[s].bytes,
-            kind: match df.storages[s].kind {
+            kind: match kind[s] {
                 StorageKind::Parameter => RegionKind::Parameter,
                 StorageKind::Activation => RegionKind::Activation,
             },
             first_step: first[s],
             last_step: last[s],
         })
+        .chain(detached_regions)
         .collect();
     let steps = instance_order
         .iter()
-        .map(|&i| {
+        .enumerate()
+        .map(|(step, &i)| {
             let unit = &units[g.instances[i].unit.0 as usize];
             let p = &df.instances[i];
             if !unit.tier.is_replayable() || p.operands.len() != unit.slots.len() {
@@ -499,7 +567,13 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
                     .iter()
                     // Lowering grew every storage to hold its operands (the verifier
                     // checked it), so each place holds its slot's bytes.
-                    .map(|pl| pl.map(|pl| offset[pl.storage as usize] + pl.offset_bytes))
+                    .enumerate()
+                    .map(|(k, pl)| {
+                        pl.map(|pl| match detached.moved.get(&(step as u32, k)) {
+                            Some(&(r, rel)) => detached_offset[r] + rel,
+                            None => offset[pl.storage as usize] + pl.offset_bytes,
+                        })
+                    })
                     .collect(),
                 outputs: p
                     .outputs
@@ -526,4 +600,25 @@ fn place(g: &KernelGraph, instance_order: &[usize], units: &[PlanUnit]) -> Optio
         peak_activation_bytes: peak,
         steps,
     })
+}
+
+/// Whether `call` reads the tensors it writes (an in-place update such as `mul_` or an
+/// optimizer step), as opposed to overwriting them (`copy_`, `fill_`, a GEMM's C).
+pub(super) fn updates_in_place(call: &UnitCall) -> bool {
+    let UnitCall::AtenOp { op, .. } = call else {
+        return false;
+    };
+    const OVERWRITES: &[&str] = &[
+        "aten::copy_",
+        "aten::zero_",
+        "aten::fill_",
+        "aten::normal_",
+        "aten::uniform_",
+        "aten::bernoulli_",
+        "aten::random_",
+        "aten::exponential_",
+        "aten::_foreach_copy_",
+        "aten::_foreach_zero_",
+    ];
+    op.ends_with('_') && !op.ends_with("__") && !OVERWRITES.contains(&op.as_str())
 }

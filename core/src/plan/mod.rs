@@ -10,6 +10,7 @@ pub mod aten_call;
 pub mod build;
 pub mod calls;
 pub mod collectives;
+pub mod detach;
 pub mod math;
 pub mod memory;
 pub mod schedule;
@@ -63,11 +64,13 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
     no_binaries.extend_from_slice(&no_geometry);
     let mut no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
     no_dataflow.extend_from_slice(&no_binaries);
-    let older: [(u32, &[u8]); 4] = [
+    // Version 7 appended a variant (`RegionKind::Detached`): a version-6 body reads as is.
+    let older: [(u32, &[u8]); 5] = [
         (2, &no_dataflow),
         (3, &no_binaries),
         (4, &no_geometry),
         (5, &no_calls),
+        (6, &[]),
     ];
     let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {

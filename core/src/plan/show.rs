@@ -78,6 +78,10 @@ pub struct DataflowSummary {
     pub operands_private: u64,
     /// Results of tier-3 ops placed in the arena.
     pub results_placed: u64,
+    /// Results tier-3 ops allocate outside the image, and the bytes their readers see in
+    /// regions of their own.
+    pub detached_results: usize,
+    pub detached_bytes: u64,
 }
 
 pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
@@ -108,6 +112,8 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         parameter_bytes: df.parameter_bytes,
         activations: of(RegionKind::Activation).count(),
         activation_bytes_unpacked: of(RegionKind::Activation).map(|r| r.bytes).sum(),
+        detached_results: of(RegionKind::Detached).count(),
+        detached_bytes: of(RegionKind::Detached).map(|r| r.bytes).sum(),
         peak_activation_bytes: df.peak_activation_bytes,
         arena_bytes: df.arena_bytes,
         operands_placed: placed,
@@ -326,14 +332,19 @@ pub fn render_text(s: &PlanSummary) -> String {
             let _ = writeln!(
                 o,
                 "  dataflow ({}): {} parameters {}, {} activations {} packed into {} \
-                 (peak live {}); arena {}; operands placed {} of {}, tier-3 results placed {}",
+                 (peak live {}); {} allocated results read from their own {}; arena {}; \
+                 operands placed {} of {}, tier-3 results placed {}",
                 d.derivation,
                 d.parameters,
                 mib(d.parameter_bytes),
                 d.activations,
                 mib(d.activation_bytes_unpacked),
-                mib(d.arena_bytes - d.parameter_bytes),
+                mib(d
+                    .arena_bytes
+                    .saturating_sub(d.parameter_bytes + d.detached_bytes)),
                 mib(d.peak_activation_bytes),
+                d.detached_results,
+                mib(d.detached_bytes),
                 mib(d.arena_bytes),
                 d.operands_placed,
                 d.operands_placed + d.operands_private,

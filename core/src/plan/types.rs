@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::iterations`]; version 3 appended [`Plan::dataflow`]; version 4 appended
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
-/// call, built once here) and [`Plan::math`] (the model's math modes). Version 1 plans are still read ([`PlanV1`]), versions 2-5 as
+/// call, built once here) and [`Plan::math`] (the model's math modes); version 7 appended
+/// [`RegionKind::Detached`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
 /// plans without what later versions appended (their calls are built as they are read).
-pub const PLAN_FORMAT_VERSION: u32 = 6;
+pub const PLAN_FORMAT_VERSION: u32 = 7;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -132,6 +133,10 @@ pub enum RegionKind {
     Parameter,
     /// Written by the replay: shares bytes with regions whose lifetimes do not overlap.
     Activation,
+    /// A result a tier-3 op allocates outside the image, as its readers see it: its own
+    /// bytes, finite starting values in the readers' element type ([`crate::plan::detach`]).
+    /// Appended in plan format 7.
+    Detached,
 }
 
 /// The values a region starts with. Data flows through the replay, so values matter: a
@@ -150,6 +155,8 @@ pub enum RegionInit {
     Ones,
     /// A normalisation's shift or running mean.
     Zeros,
+    /// A small positive constant (1e-3): a learning rate held in a tensor.
+    Small,
 }
 
 /// One storage of the model, at its place in the arena.

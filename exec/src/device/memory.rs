@@ -245,15 +245,16 @@ impl Device {
     }
 
     /// Non-finite and all floating-point values among the first `bytes` (at most 64 KiB)
-    /// at arena offset `offset`, read as `dtype`; other types count nothing.
+    /// at arena offset `offset`, read as `dtype`, and the largest finite magnitude; other
+    /// types count nothing.
     pub fn nonfinite_at(
         &self,
         offset: u64,
         bytes: u64,
         dtype: ElemType,
-    ) -> Result<(u64, u64), ExecError> {
+    ) -> Result<(u64, u64, f64), ExecError> {
         if self.arena == 0 || bytes == 0 {
-            return Ok((0, 0));
+            return Ok((0, 0, 0.0));
         }
         let mut buf = vec![0u8; (bytes as usize).min(64 << 10)];
         // SAFETY: reads at most `bytes` from inside the live arena into `buf` (the caller
@@ -284,7 +285,7 @@ impl Device {
         self.synchronize()?;
         let (mut bad, mut all) = (0u64, 0u64);
         for r in &df.regions {
-            let (b, a) = self.nonfinite_at(r.offset, r.bytes, r.dtype)?;
+            let (b, a, _) = self.nonfinite_at(r.offset, r.bytes, r.dtype)?;
             bad += b;
             all += a;
         }
@@ -292,35 +293,48 @@ impl Device {
     }
 }
 
-/// Non-finite and all values of `b` read as `dtype` (floating-point types only).
-fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64) {
-    let (mut bad, mut all) = (0u64, 0u64);
-    let mut count = |finite: &mut dyn Iterator<Item = bool>| {
-        for f in finite {
-            all += 1;
-            bad += u64::from(!f);
-        }
+/// Non-finite and all values of `b` read as `dtype` (floating-point types only), and the
+/// largest magnitude among the finite ones.
+fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64, f64) {
+    let values: Box<dyn Iterator<Item = f32> + '_> = match dtype {
+        ElemType::F32 => Box::new(
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        ),
+        ElemType::F16 => Box::new(
+            b.chunks_exact(2)
+                .map(|c| f16_value(u16::from_le_bytes([c[0], c[1]]))),
+        ),
+        // bf16 is the upper half of an f32.
+        ElemType::BF16 => Box::new(
+            b.chunks_exact(2)
+                .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16)),
+        ),
+        _ => Box::new(std::iter::empty()),
     };
-    match dtype {
-        ElemType::F32 => count(
-            &mut b
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
-        ),
-        // Exponent all ones: 5 bits in f16, 8 in bf16.
-        ElemType::F16 => count(
-            &mut b
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
-        ),
-        ElemType::BF16 => count(
-            &mut b
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
-        ),
-        _ => {}
+    let (mut bad, mut all, mut largest) = (0u64, 0u64, 0f64);
+    for v in values {
+        all += 1;
+        if v.is_finite() {
+            largest = largest.max(f64::from(v.abs()));
+        } else {
+            bad += 1;
+        }
     }
-    (bad, all)
+    (bad, all, largest)
+}
+
+/// The value of IEEE half-precision bits (infinities and NaN included).
+fn f16_value(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let mant = f32::from(h & 0x3ff);
+    match exp {
+        0 => sign * mant * 2f32.powi(-24),
+        31 if mant == 0.0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        e => sign * (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
+    }
 }
 
 /// `bytes` of values for a region of element type `dtype` starting as `init` (a pattern
@@ -342,6 +356,7 @@ fn typed_pattern(bytes: usize, dtype: ElemType, init: RegionInit) -> Vec<u8> {
             RegionInit::Uniform | RegionInit::Weight { .. } => u * bound,
             RegionInit::Ones => 1.0,
             RegionInit::Zeros => 0.0,
+            RegionInit::Small => 1e-3,
         };
         match dtype {
             ElemType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),

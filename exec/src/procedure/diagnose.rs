@@ -45,14 +45,16 @@ pub(super) fn nonfinite_producers(
         if let Some(d) = result_type {
             spots.extend(places.outputs.iter().flatten().map(|&(o, b)| (o, b, d)));
         }
-        let bad = |gpu: &Gpu| -> Result<u64, ExecError> {
-            let mut n = 0;
+        let bad = |gpu: &Gpu| -> Result<(u64, f64), ExecError> {
+            let (mut n, mut largest) = (0, 0f64);
             for &(off, bytes, d) in &spots {
-                n += gpu.nonfinite_at(off, bytes, d)?.0;
+                let (b, _, l) = gpu.nonfinite_at(off, bytes, d)?;
+                n += b;
+                largest = largest.max(l);
             }
-            Ok(n)
+            Ok((n, largest))
         };
-        let before = bad(gpu)?;
+        let (before, largest_before) = bad(gpu)?;
         gpu.enqueue(
             unit,
             0,
@@ -62,10 +64,10 @@ pub(super) fn nonfinite_producers(
             },
         )?;
         gpu.synchronize()?;
-        let after = bad(gpu)?;
+        let (after, _) = bad(gpu)?;
         if before == 0 && after > 0 {
             found.push(format!(
-                "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before",
+                "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before (largest magnitude before: {largest_before:.3e})",
                 unit.id, unit.label
             ));
             if found.len() >= limit {
@@ -138,4 +140,54 @@ fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>)
         _ => {}
     }
     (types, result)
+}
+
+/// The `limit` regions of the image holding the most non-finite values (sampled as in the
+/// self-check), each with its element type, size and the first and last steps that touch
+/// it, for the note that says where values ran away.
+pub(super) fn worst_regions(
+    plan: &Plan,
+    df: &PlanDataflow,
+    gpu: &Gpu,
+    limit: usize,
+) -> Result<String, ExecError> {
+    let mut counted = Vec::new();
+    for r in &df.regions {
+        let (bad, all, _) = gpu.nonfinite_at(r.offset, r.bytes, r.dtype)?;
+        if bad > 0 {
+            counted.push((bad, all, r));
+        }
+    }
+    counted.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let label = |step: u32| {
+        plan.steps
+            .get(step as usize)
+            .map_or("?", |s| plan.units[s.unit as usize].label.as_str())
+    };
+    let parts: Vec<String> = counted
+        .iter()
+        .take(limit)
+        .map(|(bad, all, r)| {
+            format!(
+                "a {:?} {:?} region of {} B ({bad} of {all} sampled non-finite; first touched by step {} {}, last by step {} {})",
+                r.kind,
+                r.dtype,
+                r.bytes,
+                r.first_step,
+                label(r.first_step),
+                r.last_step,
+                label(r.last_step)
+            )
+        })
+        .collect();
+    Ok(if parts.is_empty() {
+        "no region the self-check samples".to_string()
+    } else {
+        format!(
+            "{} of {} regions: {}",
+            parts.len(),
+            counted.len(),
+            parts.join("; ")
+        )
+    })
 }

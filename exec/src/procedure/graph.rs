@@ -81,6 +81,14 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         Err(e) => return Err(e),
     };
+    // Every timed phase starts from the image's starting values: a training step updates
+    // its own state (parameters, moments, running statistics) on every replay, and the
+    // eager preparation above already ran each step once.
+    let restore = |gpu: &mut Gpu, on: bool| match (on, image) {
+        (true, Some(df)) => gpu.fill_arena(df),
+        _ => Ok(()),
+    };
+    restore(gpu, memory_image.is_some())?;
     job_phase(opts, "captured; warm-up replays");
     for _ in 0..opts.warmup {
         gpu.launch(&graph)?;
@@ -100,6 +108,7 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } else {
         None
     };
+    restore(gpu, memory_image.is_some())?;
     job_phase(opts, "energy windows");
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
     job_phase(opts, "timed");
@@ -324,6 +333,12 @@ fn check_image(
             "{:.1} % of the memory image's float values are NaN or infinite after the replay: its power is not the model's",
             share * 100.0
         ));
+        // Where the values ran away, read before the search below refills the image.
+        let worst = if search {
+            super::diagnose::worst_regions(plan, df, gpu, 3)?
+        } else {
+            String::new()
+        };
         // The search replays steps one by one; in a job that would need every rank.
         if search {
             mi.nonfinite_producers =
@@ -331,6 +346,13 @@ fn check_image(
         }
         if let Some(first) = mi.nonfinite_producers.first() {
             notes.push(format!("the first non-finite values come from {first}"));
+        } else if search {
+            // No single pass from the starting values makes them: they build up over the
+            // replays, in state the replay updates every time (a region read, then written
+            // in place). Name the regions that hold most of them.
+            notes.push(format!(
+                "no single pass from the starting values makes non-finite values: they build up over the replays, in {worst}"
+            ));
         }
     }
     Ok(())
