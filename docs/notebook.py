@@ -45,7 +45,9 @@ ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="isolated = traced")
 ax.set(xscale="log", yscale="log", xlabel="traced mean per invocation (us)",
        ylabel="isolated mean per invocation (us)", title="BLOOM-560M on an H100: per unit")
 ax.legend()
-out = root / "docs" / "results" / "notebook_scatter.png"
+# Written where the notebook runs, never into the checkout's tracked files.
+out = Path.cwd() / "kc_notebook_scatter.png"
 fig.savefig(out, dpi=110, bbox_inches="tight")
+print("chart written to", out)
 print("predicted (sum of isolated time x count):", round((units["mean_us"] * units["invocations"]).sum(), 1), "us")
 print("wrote", out)

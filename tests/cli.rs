@@ -168,17 +168,28 @@ fn lower_json_lists_every_unit_with_its_rule_and_reason() {
 }
 
 #[test]
-fn ingest_of_a_folder_writes_into_the_working_directory_and_says_files_look_unrelated() {
+fn a_folder_of_unrelated_models_is_refused_unless_said_to_be_ranks() {
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kc"))
-        .current_dir(dir.path())
-        .args([
-            "ingest",
-            shared().join("traces/h100").to_str().unwrap(),
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kc"))
+            .current_dir(dir.path())
+            .args(["ingest", shared().join("traces/h100").to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Five models of five runs are not a 5-rank job (it planned one, exit 0, before).
+    let o = run(&["--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("5 files given, read as the ranks of one run"),
+        "{e}"
+    );
+    assert!(e.contains("--as-ranks"), "{e}");
+    assert!(!dir.path().join("h100.kcir").exists(), "nothing written");
+    // Said to be ranks, they are read, into the working directory, with the doubt kept.
+    let o = run(&["--as-ranks", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(dir.path().join("h100.kcir").exists());
     assert!(!shared().join("traces/h100.kcir").exists());
@@ -187,6 +198,50 @@ fn ingest_of_a_folder_writes_into_the_working_directory_and_says_files_look_unre
         v["summary"]["diagnostics"]["by_kind"]["unrelated_ranks"]["count"].as_u64() >= Some(1),
         "{}",
         v["summary"]["diagnostics"]
+    );
+}
+
+#[test]
+fn lower_plan_and_exec_write_into_the_working_directory_not_the_inputs_folder() {
+    let inputs = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    let graph = inputs.path().join("m.kcir");
+    let kc_here = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kc"))
+            .current_dir(here.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = kc_here(&[
+        "ingest",
+        h100("multistream_gemm_bf16").to_str().unwrap(),
+        "-o",
+        graph.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = kc_here(&["lower", "--tiers", graph.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(here.path().join("m.lowered.kcir").exists());
+    assert!(
+        !inputs.path().join("m.lowered.kcir").exists(),
+        "written beside its input"
+    );
+    // The plan from a lowered graph in another folder lands here too.
+    std::fs::rename(
+        here.path().join("m.lowered.kcir"),
+        inputs.path().join("m.lowered.kcir"),
+    )
+    .unwrap();
+    let o = kc_here(&[
+        "plan",
+        inputs.path().join("m.lowered.kcir").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(here.path().join("m.kcplan").exists());
+    assert!(
+        !inputs.path().join("m.kcplan").exists(),
+        "written beside its input"
     );
 }
 

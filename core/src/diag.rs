@@ -65,16 +65,21 @@ impl DiagnosticSummary {
 #[derive(Default)]
 pub struct Diagnostics {
     kept: Vec<Diagnostic>,
-    counts: BTreeMap<&'static str, u64>,
+    /// Per kind: every occurrence, those the kept entries stand for, and the kept entries.
+    counts: BTreeMap<&'static str, (u64, u64, u64)>,
 }
 
 const KEEP_PER_KIND: u64 = 50;
 
 impl Diagnostics {
+    /// Adds `d`, which stands for `d.count` occurrences (a worker's "N more of this kind"
+    /// entry stands for N: merged sinks count exactly).
     pub fn push(&mut self, d: Diagnostic) {
-        let c = self.counts.entry(d.kind).or_insert(0);
-        *c += 1;
-        if *c <= KEEP_PER_KIND {
+        let (all, kept, entries) = self.counts.entry(d.kind).or_insert((0, 0, 0));
+        *all += d.count;
+        if *entries < KEEP_PER_KIND {
+            *kept += d.count;
+            *entries += 1;
             self.kept.push(d);
         }
     }
@@ -98,16 +103,39 @@ impl Diagnostics {
     /// summaries count exactly.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         let mut v = self.kept;
-        for (kind, n) in self.counts {
-            if n > KEEP_PER_KIND {
+        for (kind, (all, kept, _)) in self.counts {
+            if all > kept {
                 v.push(Diagnostic {
                     kind,
                     location: String::new(),
-                    message: format!("{} more of this kind", n - KEEP_PER_KIND),
-                    count: n - KEEP_PER_KIND,
+                    message: format!("{} more of this kind", all - kept),
+                    count: all - kept,
                 });
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn merged_sinks_count_every_occurrence() {
+        // Two workers each saw 120 of one kind; the merged sink counts 240, keeps 50.
+        let mut merged = Diagnostics::default();
+        for _ in 0..2 {
+            let mut worker = Diagnostics::default();
+            for i in 0..120 {
+                worker.add("odd", format!("event {i}"), "odd");
+            }
+            merged.extend(worker.into_vec());
+        }
+        let v = merged.into_vec();
+        let s = DiagnosticSummary::of(&v);
+        assert_eq!(s.by_kind["odd"].count, 240);
+        assert_eq!(s.total, 240);
+        assert!(v.len() <= 51, "{} entries kept", v.len());
     }
 }

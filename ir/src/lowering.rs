@@ -152,6 +152,10 @@ pub enum Unreplayable {
     /// Launched by a CUDA graph replay, which records no op (added last, so graphs written
     /// before it decode unchanged).
     GraphLaunched,
+    /// Launched by a CUDA graph replay, and the eager twin or capture given with the trace
+    /// lent it no op (no kernel of its name at its place in the twin, or a captured launch
+    /// without an enclosing op). Added after `GraphLaunched`, for the same reason.
+    GraphLaunchedNotLent,
     /// A compiled (Triton) kernel whose binary kc does not have: no compiler cache was
     /// given, or the cache does not hold it (`why`).
     NoCompiledBinary { op: String, why: String },
@@ -168,7 +172,11 @@ impl fmt::Display for Unreplayable {
             Unreplayable::NoCompiledBinary { op, why } => write!(f, "{op}: {why}"),
             Unreplayable::GraphLaunched => write!(
                 f,
-                "launched by a CUDA graph replay, which records no op: give the eager trace of the same step with `kc ingest --eager`"
+                "launched by a CUDA graph replay, which records no op: give the graph's profiled capture with `kc ingest --capture` (or the eager trace of the same step with `--eager`)"
+            ),
+            Unreplayable::GraphLaunchedNotLent => write!(
+                f,
+                "launched by a CUDA graph replay; the eager twin or capture given lent it no op (its kernel has no counterpart there)"
             ),
         }
     }

@@ -25,8 +25,8 @@ pub struct Args {
     /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
     #[arg(long, default_value_t = 1.0)]
     pub energy_window: f64,
-    /// Energy windows per measured item.
-    #[arg(long, default_value_t = 5)]
+    /// Energy windows per measured item (the same default as `kc run`).
+    #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
     /// Time only.
     #[arg(long)]
@@ -74,10 +74,13 @@ pub fn results_name(stem: &str, isolated: bool, cache: &str) -> String {
     }
 }
 
+/// In the working directory, as every verb's default output.
 fn default_out(p: &Path, isolated: bool, cache: &str) -> PathBuf {
-    let s = p.to_string_lossy();
-    let stem = s.strip_suffix(".kcplan").unwrap_or(&s);
-    PathBuf::from(results_name(stem, isolated, cache))
+    PathBuf::from(results_name(
+        &super::stem_here(p, ".kcplan"),
+        isolated,
+        cache,
+    ))
 }
 
 pub fn run(a: Args) -> i32 {

@@ -30,6 +30,10 @@ pub struct Args {
     /// `$TORCHINDUCTOR_CACHE_DIR` or `/tmp/torchinductor_$USER` when it exists.
     #[arg(long, value_name = "DIR")]
     pub inductor_cache: Option<PathBuf>,
+    /// Read several traces as the ranks of one run although they do not say so (no
+    /// `distributedInfo`, another world size or GPU model); without it they are refused.
+    #[arg(long)]
+    pub as_ranks: bool,
     /// Graph file to write (default: `NAME.kcir` in the working directory, NAME from the
     /// first trace or the directory).
     #[arg(short, long)]
@@ -56,6 +60,7 @@ pub fn run(a: Args) -> i32 {
         shapes: a.shapes,
         eager: a.eager,
         capture: a.capture,
+        as_ranks: a.as_ranks,
         inductor_cache: a.inductor_cache,
         default_inductor_cache: true,
         progress: std::io::stderr().is_terminal(),

@@ -11,7 +11,7 @@ pub struct Args {
     /// Assign replay tiers (the only lowering there is; accepted for clarity).
     #[arg(long)]
     pub tiers: bool,
-    /// Lowered graph to write (default: `GRAPH.lowered.kcir`).
+    /// Lowered graph to write (default: `NAME.lowered.kcir` in the working directory).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Print the summary as JSON (every unit with its tier, rule, call and reason).
@@ -22,13 +22,9 @@ pub struct Args {
     pub explain: Option<String>,
 }
 
-/// `x.kcir` -> `x.lowered.kcir`.
+/// `DIR/x.kcir` -> `x.lowered.kcir`, in the working directory.
 pub fn default_lowered_path(p: &std::path::Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    PathBuf::from(format!(
-        "{}.lowered.kcir",
-        s.strip_suffix(".kcir").unwrap_or(&s)
-    ))
+    PathBuf::from(format!("{}.lowered.kcir", super::stem_here(p, ".kcir")))
 }
 
 pub fn run(a: Args) -> i32 {

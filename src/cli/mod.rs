@@ -50,3 +50,13 @@ pub fn print_json<T: serde::Serialize>(v: &T) {
         Err(e) => eprintln!("error: cannot render JSON: {e}"),
     }
 }
+
+/// The file name of `input` without `suffix`, for a default output in the working
+/// directory: no verb writes into its input's folder unless told to with `-o`.
+pub fn stem_here(input: &std::path::Path, suffix: &str) -> String {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kc".into());
+    name.strip_suffix(suffix).unwrap_or(&name).to_string()
+}

@@ -4,13 +4,13 @@ use crate::ingest;
 use crate::plan::{self, show};
 use std::path::{Path, PathBuf};
 
-/// `x.lowered.kcir` -> `x.kcplan`.
+/// `DIR/x.lowered.kcir` -> `x.kcplan`, in the working directory.
 pub fn default_plan_path(p: &Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    let stem = s
+    let name = super::stem_here(p, "");
+    let stem = name
         .strip_suffix(".lowered.kcir")
-        .or_else(|| s.strip_suffix(".kcir"))
-        .unwrap_or(&s);
+        .or_else(|| name.strip_suffix(".kcir"))
+        .unwrap_or(&name);
     PathBuf::from(format!("{stem}.kcplan"))
 }
 

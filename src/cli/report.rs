@@ -211,11 +211,11 @@ fn energy_inner(a: &EnergyArgs) -> Result<i32, ReportError> {
     Ok(0)
 }
 
+/// In the working directory, as every verb's default output.
 fn default_energy_out(results: &Path) -> PathBuf {
-    let s = results.to_string_lossy();
     PathBuf::from(format!(
         "{}.powerlog.json",
-        s.strip_suffix(".json").unwrap_or(&s)
+        super::stem_here(results, ".json")
     ))
 }
 

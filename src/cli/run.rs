@@ -38,13 +38,34 @@ pub struct Args {
     /// in the model's memory image; the default when the plan has one), warm or cold.
     #[arg(long, value_enum)]
     pub cache: Option<crate::results::CachePolicy>,
-    /// Energy windows per measured item on the GPU; 0 measures time only.
+    /// Timed graph replays (and the base for launches per unit in isolation), as `kc exec`.
+    #[arg(long, default_value_t = 100)]
+    pub runs: usize,
+    /// Untimed replays or launches before timing starts, as `kc exec`.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: usize,
+    /// Energy windows per measured item on the GPU (the same default as `kc exec`).
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
+    /// Time only (as `--energy-repeats 0`).
+    #[arg(long)]
+    pub no_energy: bool,
+    /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
+    /// replay launched by default, as `kc exec --verify`).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Also write the graph replay as a Chrome trace (opens in Perfetto), as `kc exec`.
+    #[arg(long)]
+    pub trace_out: Option<PathBuf>,
     /// The model's own measurement (reference.json of traces/capture.py): on a GPU, the
-    /// report compares it with kc's replay and prediction per iteration.
+    /// report compares it with kc's replay and prediction per iteration. Without a GPU it
+    /// is read and its entry checked, and the summary says nothing was compared.
     #[arg(long, value_name = "REFERENCE.json")]
     pub reference: Option<PathBuf>,
+    /// The entry of the reference file to compare with (default: the one whose trace is
+    /// the replayed trace); an entry of another trace is refused.
+    #[arg(long, value_name = "NAME", requires = "reference")]
+    pub reference_entry: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -61,6 +82,8 @@ struct RunSummary {
     /// against. Not a prediction: kc predicts with the sum of isolated replays on a GPU.
     traced_replayable_us: f64,
     gpu: String,
+    /// Without a GPU: the reference was read, and nothing compared with it.
+    reference: Option<String>,
     report: Option<crate::report::model::Report>,
 }
 
@@ -133,16 +156,34 @@ pub fn run(a: Args) -> i32 {
         Err(e) => return super::fail(e),
     };
     let plan_summary = plan::show::summarize(&p, bytes);
+    // The reference is read and its entry checked here, GPU or not: a wrong file or another
+    // model's entry is said now, not after minutes of replay (or never, without a GPU).
+    let mut reference_note = None;
+    if let Some(r) = &a.reference {
+        let sources: Vec<String> = p.header.sources.iter().map(|s| s.file.clone()).collect();
+        if let Err(e) = crate::report::read_reference(r, &sources, a.reference_entry.as_deref()) {
+            return super::fail(e);
+        }
+        if !crate::exec::gpu_present() {
+            reference_note = Some(format!(
+                "reference: {} read; nothing compared (no GPU replay here: the comparison                  needs kc's replay, on a GPU)",
+                r.display()
+            ));
+        }
+    }
+    let settings = ReplaySettings {
+        cache: a.cache,
+        runs: a.runs,
+        warmup: a.warmup,
+        energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
+        verify: !a.no_verify,
+        trace_out: a.trace_out.clone(),
+        progress: !a.json,
+        reference: a.reference.clone(),
+        reference_entry: a.reference_entry.clone(),
+    };
     let (gpu, report) = if crate::exec::gpu_present() {
-        match replay(
-            &p,
-            &plan_path,
-            &out_dir,
-            a.cache,
-            a.energy_repeats,
-            !a.json,
-            a.reference.as_deref(),
-        ) {
+        match replay(&p, &plan_path, &out_dir, &settings) {
             Ok(r) => (
                 format!(
                     "GPU replay: done; report in {}",
@@ -163,6 +204,7 @@ pub fn run(a: Args) -> i32 {
         lower: lower_summary,
         plan: plan_summary,
         gpu: gpu.clone(),
+        reference: reference_note.clone(),
         report,
     };
     if a.json {
@@ -200,7 +242,23 @@ pub fn run(a: Args) -> i32 {
         print!("{}", md.split("## By tier").next().unwrap_or(&md));
     }
     println!("\n{gpu}");
+    if let Some(n) = &reference_note {
+        println!("{n}");
+    }
     0
+}
+
+/// What `kc run` measures on a GPU, from its options.
+struct ReplaySettings {
+    cache: Option<crate::results::CachePolicy>,
+    runs: usize,
+    warmup: usize,
+    energy_repeats: usize,
+    verify: bool,
+    trace_out: Option<PathBuf>,
+    progress: bool,
+    reference: Option<PathBuf>,
+    reference_entry: Option<String>,
 }
 
 /// The GPU half of `kc run`: the plan as one graph, every unit in isolation, and the
@@ -209,11 +267,10 @@ fn replay(
     p: &plan::Plan,
     plan_path: &Path,
     out_dir: &Path,
-    cache: Option<crate::results::CachePolicy>,
-    energy_repeats: usize,
-    progress: bool,
-    reference: Option<&Path>,
+    settings: &ReplaySettings,
 ) -> Result<crate::report::model::Report, String> {
+    let (cache, energy_repeats, progress) =
+        (settings.cache, settings.energy_repeats, settings.progress);
     use crate::exec::{self, CachePolicy, ExecOptions};
     // Without --cache, every cache state is measured: the first gives the units' rows,
     // the others their sums beside it.
@@ -227,8 +284,10 @@ fn replay(
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;
     let base = ExecOptions {
-        // kc run always checks what its replay launched (CUPTI), where CUPTI loads.
-        verify: true,
+        // kc run checks what its replay launched (CUPTI), where CUPTI loads, unless told not to.
+        verify: settings.verify,
+        runs: settings.runs.max(1),
+        warmup: settings.warmup,
         energy_window_s: (energy_repeats > 0).then_some(1.0),
         energy_repeats: energy_repeats.max(1),
         progress,
@@ -261,8 +320,9 @@ fn replay(
     for other in &isolated_runs[1..] {
         rep.add_isolated_sum(other);
     }
-    if let Some(r) = reference {
-        crate::report::add_reference(&mut rep, r, None).map_err(|e| e.to_string())?;
+    if let Some(r) = &settings.reference {
+        crate::report::add_reference(&mut rep, r, settings.reference_entry.as_deref())
+            .map_err(|e| e.to_string())?;
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
@@ -275,6 +335,12 @@ fn replay(
         files.push((
             out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
             pretty(r),
+        ));
+    }
+    if let Some(t) = &settings.trace_out {
+        files.push((
+            t.clone(),
+            pretty(&crate::report::trace_out::chrome_trace(&graph, None)),
         ));
     }
     crate::report::write_all(&files).map_err(|e| e.to_string())?;

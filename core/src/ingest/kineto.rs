@@ -433,7 +433,26 @@ impl FileRecords {
             return Ok(());
         }
         let cat = category(raw_cat);
-        if matches!(cat, Cat::Other | Cat::Flow) {
+        if cat == Cat::Other {
+            // GPU work under a category kc does not know (a renamed `cat`): it has a device,
+            // a stream and a correlation. Counted and named, never lost in silence.
+            if let Some(a) = ev.args.as_ref() {
+                if a.device.is_some() && a.stream.is_some() && a.correlation.is_some() {
+                    diags.add(
+                        "unclassified_gpu_event",
+                        here(),
+                        format!(
+                            "category {} is not one kc reads, but the event has a device, a stream \
+                             and a correlation: GPU work left out (kernel, gpu_memcpy and \
+                             gpu_memset are read)",
+                            clip(&String::from_utf8_lossy(raw_cat))
+                        ),
+                    );
+                }
+            }
+            return Ok(());
+        }
+        if cat == Cat::Flow {
             return Ok(());
         }
         for (field, v) in [("ts", ev.ts), ("dur", ev.dur)] {

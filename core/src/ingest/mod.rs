@@ -86,6 +86,10 @@ pub struct IngestOptions {
     /// kernel the graph launched to the op that launched it during the capture. With it,
     /// `shapes` is the capture's Execution Trace (it describes the capture's ops).
     pub capture: Option<PathBuf>,
+    /// Read several files as the ranks of one run even where they do not say so (no
+    /// `distributedInfo`, another world size, another GPU model); without it such files
+    /// are refused.
+    pub as_ranks: bool,
     /// Internal: the trace is a capture, so its launches without a GPU activity become
     /// activities ([`capture::synthesize_launches`]).
     pub is_capture: bool,
@@ -308,13 +312,13 @@ fn header_value(raw: &[u8]) -> Option<Value> {
 /// that (no `distributedInfo`, a world size other than the number of files, different GPU
 /// models) are most likely unrelated traces that happen to share a folder: said, so a
 /// mixed folder is never silently read as one job.
-fn diagnose_unrelated_files(
-    inputs: &[RankInput],
-    explicit: &[Option<u32>],
-    diags: &mut Diagnostics,
-) {
+/// Why the files do not look like ranks of one run (none when they do, or when there is
+/// one file): files without `distributedInfo`, a world size other than the file count,
+/// GPUs of different models.
+fn unrelated_files(inputs: &[RankInput], explicit: &[Option<u32>]) -> Vec<(String, String)> {
+    let mut why = Vec::new();
     if inputs.len() < 2 {
-        return;
+        return why;
     }
     let n = inputs.len() as u32;
     let missing: Vec<&str> = inputs
@@ -324,30 +328,27 @@ fn diagnose_unrelated_files(
         .map(|(i, _)| i.location.as_str())
         .collect();
     if !missing.is_empty() {
-        diags.add(
-            "unrelated_ranks",
-            "inputs",
+        why.push((
+            "inputs".to_string(),
             format!(
-                "{} of {n} files carry no `distributedInfo` ({}…): they may be unrelated traces, \
-                 not ranks of one run; ingest one file at a time unless they are",
+                "{} of {n} files carry no `distributedInfo` (e.g. {}): they look like unrelated \
+                 traces, not ranks of one run",
                 missing.len(),
                 missing[0]
             ),
-        );
+        ));
     }
     for i in inputs {
         if let Some(w) = i.info.world_size.filter(|&w| w != n) {
-            diags.add(
-                "unrelated_ranks",
+            why.push((
                 i.location.clone(),
                 format!("says world size {w}, but {n} files were given"),
-            );
+            ));
         }
     }
     let gpu = |i: &RankInput| i.info.devices.first().map(|d| d.name.clone());
     if let Some(other) = inputs.iter().find(|i| gpu(i) != gpu(&inputs[0])) {
-        diags.add(
-            "unrelated_ranks",
+        why.push((
             other.location.clone(),
             format!(
                 "recorded on {}, {} on {}: ranks of one run share a GPU model",
@@ -355,8 +356,9 @@ fn diagnose_unrelated_files(
                 inputs[0].location,
                 gpu(&inputs[0]).unwrap_or_else(|| "an unnamed GPU".into())
             ),
-        );
+        ));
     }
+    why
 }
 
 /// Ingests trace files (one per rank) into one graph.
@@ -407,7 +409,27 @@ pub fn ingest(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    diagnose_unrelated_files(&inputs, &explicit, &mut diags);
+    // Several files are read as the ranks of one run: files that do not look like that are
+    // refused (a folder of unrelated models is not a job), unless the caller says they are.
+    let unrelated = unrelated_files(&inputs, &explicit);
+    if !unrelated.is_empty() && !opts.as_ranks {
+        let list: Vec<String> = unrelated.iter().map(|(w, m)| format!("{w}: {m}")).collect();
+        return Err(IngestError::Input {
+            path: paths
+                .first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            message: format!(
+                "{} files given, read as the ranks of one run, but {}; ingest one trace at a \
+                 time, or pass --as-ranks if they are ranks of one run all the same",
+                inputs.len(),
+                list.join("; ")
+            ),
+        });
+    }
+    for (w, m) in unrelated {
+        diags.add("unrelated_ranks", w, m);
+    }
     // Ranks must be distinct: fall back to file order when they are not.
     let mut ranks: Vec<u32> = inputs.iter().map(|i| i.info.rank).collect();
     ranks.sort();
@@ -594,6 +616,23 @@ fn read_shapes(path: &Path) -> Result<(Vec<shapes::ShapeRecord>, ArgsSource), In
                     shapes::from_execution_trace(&doc, &p)?,
                     ArgsSource::ExecutionTrace,
                 ));
+            }
+            // One JSON document that is no Execution Trace (a shape log is one record per
+            // line, and one record alone has a `name`): say what it is not, and what it
+            // looks like where that is known.
+            if doc.get("name").is_none() {
+                let looks = if doc.get("results").is_some() && doc.get("how").is_some() {
+                    " (it looks like traces/capture.py's reference.json: give that with --reference)"
+                } else {
+                    ""
+                };
+                return Err(IngestError::Input {
+                    path: p,
+                    message: format!(
+                        "one JSON object without `nodes`: not a PyTorch Execution Trace, nor a kc \
+                         JSONL shape log{looks}"
+                    ),
+                });
             }
         }
     }

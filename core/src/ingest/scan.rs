@@ -42,6 +42,11 @@ pub enum ScanError {
         found: u8,
         expected: &'static str,
     },
+    /// The input is a known kind of file that is not JSON (a kc plan or graph, a tar
+    /// archive).
+    NotATrace {
+        what: &'static str,
+    },
     /// `traceEvents` holds something other than an array.
     EventsNotArray {
         offset: u64,
@@ -391,11 +396,19 @@ impl<R: Read> EventScanner<R> {
                         };
                     }
                     Some(found) => {
-                        return Err(ScanError::Unexpected {
-                            offset: self.offset(),
-                            found,
-                            expected: "a JSON object or array",
-                        })
+                        let window = &self.buf[self.pos..self.len.min(self.pos + 512)];
+                        let what = crate::files::binary_kind(window).or_else(|| {
+                            (window.get(257..262) == Some(b"ustar".as_slice()))
+                                .then_some("a tar archive")
+                        });
+                        return Err(match what {
+                            Some(what) if self.offset() == 0 => ScanError::NotATrace { what },
+                            _ => ScanError::Unexpected {
+                                offset: self.offset(),
+                                found,
+                                expected: "a JSON object or array",
+                            },
+                        });
                     }
                     None => return Err(ScanError::Empty),
                 },

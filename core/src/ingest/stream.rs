@@ -267,6 +267,13 @@ pub(crate) fn scan_error(e: ScanError, p: &str, events: u64) -> IngestError {
                 scan::MAX_VALUE_BYTES >> 20
             ),
         },
+        ScanError::NotATrace { what } => IngestError::Input {
+            path: p,
+            message: format!(
+                "this is {what}, not a profiler trace: kc ingest reads Kineto traces (.json or \
+                 .json.gz); a plan goes to kc exec or kc plan show, a graph to kc lower"
+            ),
+        },
         ScanError::Unexpected {
             offset,
             found,

@@ -43,6 +43,12 @@ pub struct IngestSummary {
     pub iterations_found_by: String,
     pub ops_kept: usize,
     pub ops_with_shapes: usize,
+    /// Where the shaped ops' arguments came from: "trace" (Kineto's own), "execution
+    /// trace" or "shape log" (`--shapes`), so a run with and without an ET differ here.
+    pub ops_shaped_by: BTreeMap<String, usize>,
+    /// Ops whose tensors carry identities (an Execution Trace's tensor and storage ids):
+    /// what the replay's memory image is derived from.
+    pub ops_with_tensor_identities: usize,
     pub edges: BTreeMap<String, u64>,
     pub top_kernels: Vec<TopKernel>,
     pub diagnostics: DiagnosticSummary,
@@ -184,6 +190,20 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
             .iter()
             .filter(|o| o.args_source != kc_ir::ArgsSource::None)
             .count(),
+        ops_shaped_by: {
+            let mut by = BTreeMap::new();
+            for o in &g.ops {
+                let k = match o.args_source {
+                    kc_ir::ArgsSource::None => continue,
+                    kc_ir::ArgsSource::Trace => "trace",
+                    kc_ir::ArgsSource::ExecutionTrace => "execution trace",
+                    kc_ir::ArgsSource::ShapeLog => "shape log",
+                };
+                *by.entry(k.to_string()).or_insert(0) += 1;
+            }
+            by
+        },
+        ops_with_tensor_identities: g.tensor_refs.len(),
         edges,
         top_kernels,
         diagnostics: DiagnosticSummary::of(diags),
@@ -246,11 +266,29 @@ pub fn render_text(s: &IngestSummary) -> String {
     for (k, v) in &s.unlinked {
         let _ = writeln!(o, "    unlinked: {k:<8}{v:>10}");
     }
+    let by: Vec<String> = s
+        .ops_shaped_by
+        .iter()
+        .map(|(k, v)| format!("{v} from the {k}"))
+        .collect();
     let _ = writeln!(
         o,
-        "  ops kept / shaped  {:>10} / {}",
-        s.ops_kept, s.ops_with_shapes
+        "  ops kept / shaped  {:>10} / {}{}",
+        s.ops_kept,
+        s.ops_with_shapes,
+        if by.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by.join(", "))
+        }
     );
+    if s.ops_with_tensor_identities > 0 {
+        let _ = writeln!(
+            o,
+            "  ops with tensor ids{:>10}  (the memory image follows them)",
+            s.ops_with_tensor_identities
+        );
+    }
     for (k, v) in &s.edges {
         let _ = writeln!(o, "  edges {k:<17}{v:>10}");
     }

@@ -22,6 +22,8 @@ pub struct Facts<'a> {
     /// The instance's nodes (their kernel names feed the verdict).
     pub nodes: &'a [kc_ir::NodeId],
     pub world: u32,
+    /// The trace was given an eager twin or capture ([`super::LowerCtx::lent_ops`]).
+    pub lent_ops: bool,
     /// The plan's verdict, made once per instance: an instance is a collective or an op,
     /// so every rule that asks asks about the same call.
     verdict: std::cell::OnceCell<Result<(), String>>,
@@ -100,7 +102,7 @@ pub const RULES: &[Rule] = &[
         }
         _ => None,
     } },
-    Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --eager EAGER` lends it the op of its eager twin", applies: |f| (f.is_kernel() && f.graph_launched && f.op.is_none_or(|op| !f.g.is_aten_op(op))).then_some(UnitParams::None(Unreplayable::GraphLaunched)) },
+    Rule { name: "graph-launched", priority: 85, tier: Tier::Unreplayable, doc: "a kernel a CUDA graph replay launched has no op of its own; `kc ingest --capture CAPTURE` (or `--eager EAGER`) lends it the op that launched it", applies: |f| (f.is_kernel() && f.graph_launched && f.op.is_none_or(|op| !f.g.is_aten_op(op))).then_some(UnitParams::None(if f.lent_ops { Unreplayable::GraphLaunchedNotLent } else { Unreplayable::GraphLaunched })) },
     Rule { name: "no-launching-op", priority: 80, tier: Tier::Unreplayable, doc: "a kernel not attributed to any CPU op has nothing to rebuild", applies: |f| (f.is_kernel() && f.op.is_none()).then_some(UnitParams::None(Unreplayable::NoLaunchingOp)) },
     Rule { name: "compiled-kernel", priority: 75, tier: Tier::Compiled, doc: "a Triton kernel torch.compile generated replays from its cubin in the Inductor cache (`kc ingest --inductor-cache`) with the traced grid and the recorded arguments", applies: |f| {
         let l = f.g.compiled_launch(f.op?)?;
@@ -200,6 +202,7 @@ pub fn facts<'a>(g: &'a KernelGraph, ctx: &'a LowerCtx, i: usize) -> Facts<'a> {
         gemm: ctx.gemm[i].as_ref().map(|(_, r)| r),
         nodes: &inst.nodes,
         world: g.meta.ranks.len().max(1) as u32,
+        lent_ops: ctx.lent_ops,
         verdict: Default::default(),
     }
 }

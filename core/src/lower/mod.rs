@@ -52,6 +52,9 @@ pub struct LowerCtx {
     pub gemm: Vec<Option<(OpId, Result<GemmCall, String>)>>,
     pub params: Vec<UnitParams>,
     pub rule_of_instance: Vec<&'static str>,
+    /// Some GPU activity took its op from an eager twin or a capture: the trace was given
+    /// one, so a graph-launched kernel without an op found no counterpart there.
+    pub lent_ops: bool,
 }
 
 impl LowerCtx {
@@ -65,7 +68,10 @@ impl LowerCtx {
 
 /// Lowers `g` in place. Returns the context (for `--explain`) and the diagnostics.
 pub fn lower(g: &mut KernelGraph) -> Result<(LowerCtx, Vec<Diagnostic>), LowerError> {
-    let mut ctx = LowerCtx::default();
+    let mut ctx = LowerCtx {
+        lent_ops: g.graph.node_weights().any(|n| n.link.is_lent()),
+        ..Default::default()
+    };
     let mut diags = Diagnostics::default();
     g.classes.clear();
     g.instances.clear();

@@ -237,6 +237,20 @@ pub fn add_reference(
     path: &Path,
     entry: Option<&str>,
 ) -> Result<(), ReportError> {
+    let m = read_reference(path, &rep.sources, entry)?;
+    rep.add_reference(m).map_err(|why| ReportError::Input {
+        path: path.display().to_string(),
+        why,
+    })
+}
+
+/// Reads a reference file and finds the entry of the trace `sources` name (or `entry`,
+/// which must describe that trace).
+pub fn read_reference(
+    path: &Path,
+    sources: &[String],
+    entry: Option<&str>,
+) -> Result<reference::ModelReference, ReportError> {
     let p = path.display().to_string();
     let bytes = crate::files::read_capped(path, 64 << 20, "reference file").map_err(|source| {
         ReportError::Io {
@@ -245,12 +259,7 @@ pub fn add_reference(
         }
     })?;
     let text = read_text(&bytes, &p, "reference.json of traces/capture.py")?;
-    let m = reference::find(text, &rep.sources, entry).map_err(|why| ReportError::Input {
-        path: p.clone(),
-        why,
-    })?;
-    rep.add_reference(m)
-        .map_err(|why| ReportError::Input { path: p, why })
+    reference::find(text, sources, entry).map_err(|why| ReportError::Input { path: p, why })
 }
 
 /// Writes every file or none ([`crate::files::write_all`]).

@@ -109,6 +109,18 @@ pub fn find(text: &str, sources: &[String], entry: Option<&str>) -> Result<Model
             wanted.contains(&stem(trace)) || wanted.contains(&name.as_str())
         }
     });
+    // A named entry must describe the replayed trace: another model's figures would make
+    // a comparison that means nothing.
+    if let (Some(e), Some((_, v))) = (entry, hit) {
+        let trace = v.get("trace").and_then(Value::as_str).unwrap_or("");
+        if !trace.is_empty() && !wanted.contains(&stem(trace)) && !wanted.contains(&e) {
+            return Err(format!(
+                "entry {e:?} describes the trace {trace}, not the replayed {}: its figures are \
+                 another model's",
+                sources.join(", ")
+            ));
+        }
+    }
     let Some((name, v)) = hit else {
         let names: Vec<&str> = results.keys().map(String::as_str).collect();
         return Err(match entry {
@@ -141,6 +153,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_named_entry_of_another_model_is_refused() {
+        let text = r#"{"results": {
+            "a": {"trace": "a.pt.trace.json.gz", "eager": {"median_us": 100.0}},
+            "b": {"trace": "b.pt.trace.json.gz", "eager": {"median_us": 200.0}}}}"#;
+        let sources = vec!["a.pt.trace.json.gz".to_string()];
+        assert_eq!(find(text, &sources, Some("a")).unwrap().entry, "a");
+        let e = find(text, &sources, Some("b")).unwrap_err();
+        assert!(e.contains("another model's"), "{e}");
+    }
+
+    #[test]
     fn entries_are_found_by_trace_and_missing_figures_keep_their_reason() {
         let text = r#"{"results": {
             "a": {"trace": "a.pt.trace.json.gz", "profiled_iterations": 3,
@@ -159,7 +182,7 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("no capture"));
-        let b = find(text, &["x".into()], Some("b")).unwrap();
+        let b = find(text, &["b.pt.trace.json.gz".into()], Some("b")).unwrap();
         assert_eq!(b.eager.energy_j, None);
         assert!(b.eager.missing.as_deref().unwrap().contains("NVML"));
         assert!(find(text, &["zzz.json".into()], None)

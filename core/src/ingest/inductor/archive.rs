@@ -283,9 +283,34 @@ fn open_archive(path: &Path) -> Result<Box<dyn Read>, String> {
     let head = r.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
     let name = path.to_string_lossy();
     let gz = head.starts_with(&[0x1f, 0x8b]) || name.ends_with(".gz") || name.ends_with(".tgz");
-    Ok(if gz {
+    let mut inner: Box<dyn Read> = if gz {
         Box::new(flate2::read::GzDecoder::new(r))
     } else {
         Box::new(r)
-    })
+    };
+    // The first header block says whether this is a tar archive at all (POSIX and GNU tar
+    // write "ustar" at byte 257): a trace or a plan given here gets a plain answer, not a
+    // checksum error over its text.
+    let mut first = Vec::with_capacity(512);
+    inner
+        .by_ref()
+        .take(512)
+        .read_to_end(&mut first)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if first.get(257..262) != Some(b"ustar".as_slice()) {
+        let text = String::from_utf8_lossy(&first);
+        let looks = if text.contains("traceEvents") || text.contains("schemaVersion") {
+            " (it looks like a profiler trace: give that as the TRACE)"
+        } else if text.trim_start().starts_with('{') {
+            " (it looks like JSON)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "not a tar archive{} (no tar header at byte 0){looks}; --inductor-cache takes the \
+             Inductor cache directory or a .tar.gz of it",
+            if gz { " inside the gzip" } else { "" }
+        ));
+    }
+    Ok(Box::new(std::io::Cursor::new(first).chain(inner)))
 }
