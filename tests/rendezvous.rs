@@ -270,7 +270,9 @@ fn ranks_all_ends_with_the_failing_rank_named() {
             .success());
     }
     let t = Instant::now();
+    // Run where the plan is: results and rank logs go to the working directory.
     let out = Command::new(kc)
+        .current_dir(p.parent().unwrap())
         .args(["exec", p.to_str().unwrap(), "--ranks", "all", "--no-energy"])
         .output()
         .unwrap();
