@@ -8,5 +8,7 @@
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 
 pub mod cli;
-pub use kc_core::{diag, envelope, files, fuzzing, ingest, lower, plan, report, results, words};
+pub use kc_core::{
+    analyze, diag, envelope, files, fuzzing, ingest, lower, plan, report, results, words,
+};
 pub use kc_exec as exec;

@@ -4,12 +4,14 @@
 //! planning decide what replays and the executor only runs it.
 //!
 //! - [`ingest`]: Kineto/CUPTI traces (+ shapes) -> kernel graph (`.kcir`)
+//! - [`analyze`]: a graph's per-kernel, per-iteration and launch tables; two graphs compared
 //! - [`lower`]: graph -> classified graph with replay tiers and units
 //! - [`plan`]: lowered graph -> versioned, checksummed replay plan, with every call built
 //! - [`results`]: what the executor measured (the results schema), and its analysis
 //! - [`report`]: results -> JSON, Markdown, CSV, SVG
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 
+pub mod analyze;
 pub mod diag;
 pub mod envelope;
 pub mod files;

@@ -137,6 +137,17 @@ impl Graph {
         serde_json::to_string(&kc::ingest::summary::summarize(&self.g, &self.diags)).map_err(err)
     }
 
+    /// `kc analyze --json`: per-kernel statistics, per-iteration breakdown, launch latency.
+    fn analysis_json(&self) -> PyResult<String> {
+        serde_json::to_string(&kc::analyze::analyze(&self.g)).map_err(err)
+    }
+
+    /// `kc diff --json` of this graph (A) against `other` (B).
+    fn diff_json(&self, other: &Graph, a_label: &str, b_label: &str) -> PyResult<String> {
+        serde_json::to_string(&kc::analyze::diff::diff(&self.g, a_label, &other.g, b_label))
+            .map_err(err)
+    }
+
     /// One row per GPU activity (kernel, memcpy, memset, collective), as columns.
     fn kernel_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let g = &self.g;
@@ -148,6 +159,7 @@ impl Graph {
             Vec::with_capacity(n),
         );
         let (mut start, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut iteration, mut correlation) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut geo: [Vec<u32>; 6] = Default::default();
         let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut names, mut op_names) = (Categories::default(), Categories::default());
@@ -166,6 +178,8 @@ impl Graph {
             stream.push(node.stream);
             start.push(node.start_ns);
             dur.push(node.dur_ns);
+            iteration.push(node.iteration.map_or(-1, i64::from));
+            correlation.push(node.correlation);
             let (grid, block) = node
                 .kind
                 .geometry()
@@ -198,6 +212,8 @@ impl Graph {
                 ("stream", Col::U64(stream)),
                 ("start_ns", Col::I64(start)),
                 ("dur_ns", Col::I64(dur)),
+                ("iteration", Col::I64(iteration)),
+                ("correlation", Col::U64(correlation)),
                 ("grid_x", Col::U32(gx)),
                 ("grid_y", Col::U32(gy)),
                 ("grid_z", Col::U32(gz)),

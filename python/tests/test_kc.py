@@ -159,3 +159,33 @@ def test_writes_never_replace_an_input_and_paths_are_typed(tmp_path):
     with pytest.raises(kc.KcError, match="FIFO"):
         kc.plan(kc.lower(g), fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("name", ["gpt2_train_bf16", "multistream_gemm_bf16"])
+def test_analysis_tables_match_kc_analyze_and_the_kernel_rows(name):
+    g = kc.ingest(trace(name))
+    a = g.analysis()
+    assert a == cli("analyze", trace(name))
+    k = g.kernels()
+    stats = g.kernel_stats()
+    # The statistics are the kernel rows grouped by name, whole nanoseconds summed.
+    assert stats["count"].sum() == len(k)
+    assert stats["total_us"].sum() == pytest.approx(k["dur_ns"].sum() / 1000.0, abs=1e-6)
+    top = stats.iloc[0]
+    rows = k[k["name"] == top["name"]]["dur_ns"]
+    assert top["count"] == len(rows) and top["max_us"] == rows.max() / 1000.0
+    it = g.iterations()
+    assert ((it["busy_us"] + it["idle_us"] - it["span_us"]).abs() < 1e-6).all()
+    assert (it["busy_us"] <= it["kernel_sum_us"] + 1e-6).all()
+    # Iteration and correlation ids join the kernel rows with the trace and the tables.
+    stepped = k[k["iteration"] >= 0]
+    assert set(stepped["iteration"]) == set(it["iteration"].dropna().astype(int))
+    assert k["correlation"].dtype == "uint64"
+    assert len(g.launch_latency()) >= 1
+
+
+def test_diff_of_a_trace_with_itself_changes_nothing():
+    g = kc.ingest(trace("multistream_gemm_bf16"))
+    d = kc.diff(g, g)
+    assert d["new_kernels"] == [] and d["vanished_kernels"] == []
+    assert all(r["delta_us"] == 0 for r in d["kernels"] + d["ops"])

@@ -21,6 +21,12 @@ struct Cli {
 enum Command {
     /// Read Kineto/CUPTI traces (one file per rank, or a directory) into a kernel graph.
     Ingest(super::ingest::Args),
+    /// Per-kernel statistics, per-iteration GPU busy/idle/overlap and launch latency of a
+    /// trace (or a .kcir graph), as tables, JSON or CSV.
+    Analyze(super::analyze::Args),
+    /// Compare two traces of the same model per iteration, per op and per kernel: time,
+    /// count, new and vanished kernels (Markdown or JSON).
+    Diff(super::analyze::DiffArgs),
     /// Classify every node, assign replay tiers and build deduplicated replay units.
     Lower(super::lower::Args),
     /// The whole pipeline: ingest, lower, plan (and replay, on a GPU build with a GPU).
@@ -39,7 +45,7 @@ enum Command {
         action: Option<PlanAction>,
         /// The lowered graph `kc lower --tiers` wrote.
         graph: Option<PathBuf>,
-        /// Plan file to write (default: beside the graph, `.kcplan`).
+        /// Plan file to write (default: NAME.kcplan in the working directory).
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Print the summary as JSON (every unit with its tier, call and reason).
@@ -69,6 +75,8 @@ pub fn main_with(args: impl IntoIterator<Item = OsString>) -> i32 {
     };
     match cli.command {
         Command::Ingest(args) => super::ingest::run(args),
+        Command::Analyze(args) => super::analyze::run(args),
+        Command::Diff(args) => super::analyze::run_diff(args),
         Command::Lower(args) => super::lower::run(args),
         Command::Run(args) => super::run::run(args),
         Command::Exec(args) => super::exec::run(args),

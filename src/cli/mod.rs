@@ -3,6 +3,7 @@
 //! errors are printed once, as one line naming the file and position, with exit code 2.
 #![allow(clippy::print_stdout)]
 
+pub mod analyze;
 pub mod app;
 pub mod exec;
 pub mod ingest;

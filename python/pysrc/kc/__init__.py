@@ -90,9 +90,33 @@ class Graph:
 
     def kernels(self):
         """One row per GPU activity: name, kind (kernel/memcpy/memset/collective), rank,
-        device, stream, start_ns, dur_ns, grid_x..z, block_x..z, op_name (the launching aten
-        op, missing when unlinked) and op_shapes (its recorded arguments)."""
+        device, stream, start_ns, dur_ns, iteration (ProfilerStep number, -1 outside any),
+        correlation (CUPTI's id, to join with the trace), grid_x..z, block_x..z, op_name
+        (the launching aten op, missing when unlinked) and op_shapes (its recorded
+        arguments)."""
         return _frame(self._g.kernel_columns())
+
+    def analysis(self):
+        """`kc analyze --json` as a dict: kernels, iterations, launch_latency,
+        traced_iteration_mean_us, gpu_time_us."""
+        return _json.loads(self._g.analysis_json())
+
+    def kernel_stats(self):
+        """One row per kernel name: kind, count, total_us, mean_us, p50_us, p90_us, min_us,
+        max_us, share_pct (of the trace's GPU time), largest total first."""
+        return _pd.DataFrame(self.analysis()["kernels"])
+
+    def iterations(self):
+        """One row per rank and profiled iteration: span_us (first start to last end),
+        busy_us, idle_us, idle_pct, kernel_sum_us, kernel/memcpy/memset/collective_us (busy
+        by kind), compute_comm_overlap_us, concurrent_us (two or more streams at once),
+        streams, activities."""
+        return _pd.DataFrame(self.analysis()["iterations"])
+
+    def launch_latency(self):
+        """One row per launch API: count and the wait from the launch call to the GPU start
+        (mean, p50, p90, max; microseconds) and the call's own mean duration."""
+        return _pd.DataFrame(self.analysis()["launch_latency"])
 
     def ops(self):
         """One row per CPU op kept in the graph: name, rank, tid, start_ns, dur_ns,
@@ -190,14 +214,22 @@ class Results:
         return f"<kc.Results: {self.mode} run of {', '.join(self.raw['plan']['sources'])} on {self.raw['device']['name']}>"
 
 
-def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None):
+def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None, capture=None):
     """Reads Kineto traces (one file per rank, or a directory) into a `Graph`, as `kc ingest`
-    does; `shapes` is an Execution Trace or a kc JSONL shape log; `eager` is the eager twin
-    of a trace of CUDA-graph replays, whose ops its kernels take (`kc ingest --eager`);
-    `inductor_cache` is the Inductor cache (directory or .tar.gz) of a torch.compile'd
-    trace's Triton kernels (`kc ingest --inductor-cache`)."""
+    does; `shapes` is an Execution Trace or a kc JSONL shape log; `capture` is the profiled
+    capture of the CUDA graph a trace replays (`kc ingest --capture`; `shapes` is then the
+    capture's ET); `eager` is the eager twin of a trace of CUDA-graph replays, whose ops its
+    kernels take (`kc ingest --eager`); `inductor_cache` is the Inductor cache (directory or
+    .tar.gz) of a torch.compile'd trace's Triton kernels (`kc ingest --inductor-cache`)."""
     return Graph(_native.ingest(_paths(path_or_paths), _opt_path(shapes, "shapes"),
-                                _opt_path(eager, "eager"), _opt_path(inductor_cache, "inductor_cache")))
+                                _opt_path(eager, "eager"), _opt_path(inductor_cache, "inductor_cache"),
+                                _opt_path(capture, "capture")))
+
+
+def diff(a, b):
+    """Compares two `Graph`s of the same model (`kc diff --json`): per iteration, per op and
+    per kernel name, with the kernels only one side launched, as a dict."""
+    return _json.loads(a._g.diff_json(b._g, "A", "B"))
 
 
 def read_graph(path):

@@ -1,0 +1,372 @@
+//! Trace analysis, the tables a researcher reaches for first (`kc analyze`, `kc.Graph`'s
+//! `kernel_stats()`, `iterations()`, `launch_latency()`): per kernel name, count and
+//! duration statistics; per profiled iteration, what the GPU did with its time (busy, idle,
+//! kernels, copies, fills, collectives, compute overlapping communication, streams running
+//! side by side, the traced span and the kernel sum); per launch API, how long a launch
+//! waited before its kernel started. Everything is computed from the ingested graph in
+//! whole nanoseconds.
+//!
+//! Invariants: per iteration, busy + idle = span and busy <= the kernel sum; the kernel
+//! table's total is the graph's GPU time; durations are never rounded before they are
+//! summed.
+
+pub mod diff;
+
+use kc_ir::{KernelGraph, NodeKind};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Duration statistics of one kernel name (microseconds; percentiles by nearest rank).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KernelStat {
+    pub name: String,
+    /// kernel, memcpy, memset or collective.
+    pub kind: &'static str,
+    pub count: u64,
+    pub total_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    /// Share of the trace's GPU time (the sum of every activity's duration).
+    pub share_pct: f64,
+}
+
+/// What one rank's GPU did in one profiled iteration (microseconds).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct IterationRow {
+    pub rank: u32,
+    /// `ProfilerStep#N`'s N; `None` for GPU work outside any step (or a trace without).
+    pub iteration: Option<u32>,
+    pub activities: u64,
+    pub streams: usize,
+    /// First start to last end.
+    pub span_us: f64,
+    /// Time at least one activity ran (the union of their intervals).
+    pub busy_us: f64,
+    /// span - busy.
+    pub idle_us: f64,
+    pub idle_pct: f64,
+    /// Sum of all activities' durations (what Σ kernel time counts).
+    pub kernel_sum_us: f64,
+    /// Busy time by kind (union within the kind).
+    pub kernel_us: f64,
+    pub memcpy_us: f64,
+    pub memset_us: f64,
+    pub collective_us: f64,
+    /// Time a collective ran while compute (a kernel, copy or fill) ran too.
+    pub compute_comm_overlap_us: f64,
+    /// Time two or more streams ran at once: Σ per-stream busy - busy.
+    pub concurrent_us: f64,
+}
+
+/// How long launches through one API waited: kernel start - the launch call's start.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LaunchLatency {
+    pub api: String,
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub max_us: f64,
+    /// Mean duration of the launch call itself on the CPU.
+    pub call_mean_us: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Analysis {
+    pub kernels: Vec<KernelStat>,
+    pub iterations: Vec<IterationRow>,
+    pub launch_latency: Vec<LaunchLatency>,
+    /// Mean span of the profiled iterations (`ProfilerStep` ones; none without steps):
+    /// the traced time per iteration to set beside the model's measured time.
+    pub traced_iteration_mean_us: Option<f64>,
+    pub gpu_time_us: f64,
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Nearest-rank percentile of sorted values.
+fn pct(sorted: &[i64], p: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The union of intervals `(start, end)`, merged and sorted.
+pub fn union(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    v.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn length(u: &[(i64, i64)]) -> i64 {
+    u.iter().map(|(s, e)| e - s).sum()
+}
+
+/// The length of the intersection of two unions (each merged and sorted).
+pub fn overlap(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
+    let (mut i, mut j, mut total) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (s, e) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
+        total += (e - s).max(0);
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
+
+fn kind_of(k: &NodeKind) -> &'static str {
+    k.kind_str()
+}
+
+pub fn analyze(g: &KernelGraph) -> Analysis {
+    let total_ns: i64 = g.graph.node_weights().map(|n| n.dur_ns).sum();
+    // Per kernel name.
+    let mut by_name: HashMap<(kc_ir::StrId, &'static str), Vec<i64>> = HashMap::new();
+    for n in g.graph.node_weights() {
+        by_name
+            .entry((n.kind.name(), kind_of(&n.kind)))
+            .or_default()
+            .push(n.dur_ns);
+    }
+    let mut kernels: Vec<KernelStat> = by_name
+        .into_iter()
+        .map(|((name, kind), mut d)| {
+            d.sort_unstable();
+            let sum: i64 = d.iter().sum();
+            KernelStat {
+                name: g.str(name).to_string(),
+                kind,
+                count: d.len() as u64,
+                total_us: us(sum),
+                mean_us: us(sum) / d.len() as f64,
+                p50_us: us(pct(&d, 50.0)),
+                p90_us: us(pct(&d, 90.0)),
+                min_us: us(d[0]),
+                max_us: us(d[d.len() - 1]),
+                share_pct: if total_ns > 0 {
+                    100.0 * sum as f64 / total_ns as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    kernels.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    // Per (rank, iteration).
+    let mut groups: BTreeMap<(u32, Option<u32>), Vec<&kc_ir::Node>> = BTreeMap::new();
+    for n in g.graph.node_weights() {
+        groups.entry((n.rank, n.iteration)).or_default().push(n);
+    }
+    let iterations: Vec<IterationRow> = groups
+        .into_iter()
+        .map(|((rank, iteration), nodes)| iteration_row(rank, iteration, &nodes))
+        .collect();
+    let stepped: Vec<f64> = iterations
+        .iter()
+        .filter(|r| r.iteration.is_some())
+        .map(|r| r.span_us)
+        .collect();
+    Analysis {
+        kernels,
+        launch_latency: launch_latency(g),
+        traced_iteration_mean_us: (!stepped.is_empty())
+            .then(|| stepped.iter().sum::<f64>() / stepped.len() as f64),
+        iterations,
+        gpu_time_us: us(total_ns),
+    }
+}
+
+fn iteration_row(rank: u32, iteration: Option<u32>, nodes: &[&kc_ir::Node]) -> IterationRow {
+    let iv = |f: &dyn Fn(&NodeKind) -> bool| {
+        union(
+            nodes
+                .iter()
+                .filter(|n| f(&n.kind))
+                .map(|n| (n.start_ns, n.end_ns()))
+                .collect(),
+        )
+    };
+    let all = iv(&|_| true);
+    let compute = iv(&|k| !matches!(k, NodeKind::Collective { .. }));
+    let collective = iv(&|k| matches!(k, NodeKind::Collective { .. }));
+    let kernel = iv(&|k| matches!(k, NodeKind::Kernel { .. }));
+    let memcpy = iv(&|k| matches!(k, NodeKind::Memcpy { .. }));
+    let memset = iv(&|k| matches!(k, NodeKind::Memset { .. }));
+    let mut per_stream: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
+    for n in nodes {
+        per_stream
+            .entry(n.stream)
+            .or_default()
+            .push((n.start_ns, n.end_ns()));
+    }
+    let streams = per_stream.len();
+    let stream_busy: i64 = per_stream.into_values().map(|v| length(&union(v))).sum();
+    let start = all.first().map_or(0, |x| x.0);
+    let end = all.iter().map(|x| x.1).max().unwrap_or(0);
+    let (span, busy) = (end - start, length(&all));
+    IterationRow {
+        rank,
+        iteration,
+        activities: nodes.len() as u64,
+        streams,
+        span_us: us(span),
+        busy_us: us(busy),
+        idle_us: us(span - busy),
+        idle_pct: if span > 0 {
+            100.0 * (span - busy) as f64 / span as f64
+        } else {
+            0.0
+        },
+        kernel_sum_us: us(nodes.iter().map(|n| n.dur_ns).sum()),
+        kernel_us: us(length(&kernel)),
+        memcpy_us: us(length(&memcpy)),
+        memset_us: us(length(&memset)),
+        collective_us: us(length(&collective)),
+        compute_comm_overlap_us: us(overlap(&compute, &collective)),
+        concurrent_us: us(stream_busy - busy),
+    }
+}
+
+fn launch_latency(g: &KernelGraph) -> Vec<LaunchLatency> {
+    let mut by_api: BTreeMap<&str, (Vec<i64>, i64)> = BTreeMap::new();
+    for n in g.graph.node_weights() {
+        if let Some(l) = &n.launch {
+            let e = by_api.entry(g.str(l.api)).or_default();
+            e.0.push(n.start_ns - l.start_ns);
+            e.1 += l.dur_ns;
+        }
+    }
+    by_api
+        .into_iter()
+        .map(|(api, (mut d, call))| {
+            d.sort_unstable();
+            let n = d.len() as f64;
+            LaunchLatency {
+                api: api.to_string(),
+                count: d.len() as u64,
+                mean_us: us(d.iter().sum()) / n,
+                p50_us: us(pct(&d, 50.0)),
+                p90_us: us(pct(&d, 90.0)),
+                max_us: us(d[d.len() - 1]),
+                call_mean_us: us(call) / n,
+            }
+        })
+        .collect()
+}
+
+/// The analysis as text: per iteration, the kernel table's first `top` rows (all for 0),
+/// and the launch latency.
+pub fn render_text(a: &Analysis, top: usize) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "GPU time {:.1} us in {} kernel names{}",
+        a.gpu_time_us,
+        a.kernels.len(),
+        a.traced_iteration_mean_us
+            .map(|t| format!(
+                "; traced time per iteration (first start to last end, mean) {t:.1} us"
+            ))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "\n  rank iter   span us   busy us   idle us  idle %  Σ kernel us  kernel us  memcpy us  memset us  coll us  comm∩compute us  concurrent us  streams"
+    );
+    for r in &a.iterations {
+        let _ = writeln!(
+            o,
+            "  {:>4} {:>4} {:>9.1} {:>9.1} {:>9.1} {:>6.1} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>8.1} {:>16.1} {:>14.1} {:>8}",
+            r.rank,
+            r.iteration.map_or("-".to_string(), |i| i.to_string()),
+            r.span_us,
+            r.busy_us,
+            r.idle_us,
+            r.idle_pct,
+            r.kernel_sum_us,
+            r.kernel_us,
+            r.memcpy_us,
+            r.memset_us,
+            r.collective_us,
+            r.compute_comm_overlap_us,
+            r.concurrent_us,
+            r.streams
+        );
+    }
+    let n = if top == 0 {
+        a.kernels.len()
+    } else {
+        top.min(a.kernels.len())
+    };
+    let _ = writeln!(
+        o,
+        "\n  kernels ({n} of {} by total time)\n  count   total us   mean us    p50 us    p90 us    min us    max us      %  name",
+        a.kernels.len()
+    );
+    for k in a.kernels.iter().take(n) {
+        let name: String = if k.name.chars().count() > 90 {
+            k.name
+                .chars()
+                .take(89)
+                .chain(std::iter::once('…'))
+                .collect()
+        } else {
+            k.name.clone()
+        };
+        let _ = writeln!(
+            o,
+            "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {name}",
+            k.count, k.total_us, k.mean_us, k.p50_us, k.p90_us, k.min_us, k.max_us, k.share_pct
+        );
+    }
+    if !a.launch_latency.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n  launch latency (GPU start - launch call start)\n  api                         count   mean us    p50 us    p90 us    max us  call mean us"
+        );
+        for l in &a.launch_latency {
+            let _ = writeln!(
+                o,
+                "  {:<26} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>13.2}",
+                l.api, l.count, l.mean_us, l.p50_us, l.p90_us, l.max_us, l.call_mean_us
+            );
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unions_and_overlaps_count_each_nanosecond_once() {
+        let u = union(vec![(5, 10), (0, 3), (2, 4), (9, 12)]);
+        assert_eq!(u, vec![(0, 4), (5, 12)]);
+        assert_eq!(length(&u), 11);
+        assert_eq!(overlap(&u, &union(vec![(3, 6), (11, 20)])), 3);
+        assert_eq!(pct(&[1, 2, 3, 4], 50.0), 2);
+        assert_eq!(pct(&[1, 2, 3, 4], 90.0), 4);
+    }
+}

@@ -1,0 +1,194 @@
+//! `kc analyze TRACE|GRAPH [--top N] [--csv DIR] [--json]` and `kc diff A B [-o DIFF.md]
+//! [--json]`: the trace analysis tables and two traces compared.
+
+use crate::analyze::{self, diff};
+use crate::ingest::{self, IngestOptions};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Kineto trace (.json or .json.gz; a directory of one job's ranks) or a graph `kc
+    /// ingest` wrote (.kcir).
+    pub input: PathBuf,
+    /// Kernel rows to print, largest total time first (0: all); --json and --csv hold all.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Also write the tables as CSV into this directory (kernels.csv, iterations.csv,
+    /// launch_latency.csv).
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
+    /// Print the tables as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct DiffArgs {
+    /// The first trace (or .kcir graph): the baseline.
+    pub a: PathBuf,
+    /// The second trace (or .kcir graph) of the same model: another GPU, batch, library
+    /// version or compile mode.
+    pub b: PathBuf,
+    /// Rows per table in the Markdown summary.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Write the Markdown summary to this file as well as printing it.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Print the whole comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A graph file (by its magic) is read; anything else is ingested as a trace.
+fn graph_of(p: &Path) -> Result<kc_ir::KernelGraph, String> {
+    let mut head = [0u8; 8];
+    let is_graph = std::fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == b"KCIRGRPH";
+    if is_graph {
+        return ingest::read_graph(p).map_err(|e| e.to_string());
+    }
+    let opts = IngestOptions {
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..Default::default()
+    };
+    ingest::ingest(&[p.to_path_buf()], &opts)
+        .map(|(g, _)| g)
+        .map_err(|e| e.to_string())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn tables_csv(a: &analyze::Analysis) -> Vec<(String, Vec<u8>)> {
+    let mut k =
+        String::from("name,kind,count,total_us,mean_us,p50_us,p90_us,min_us,max_us,share_pct\n");
+    for r in &a.kernels {
+        k += &format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            csv_field(&r.name),
+            r.kind,
+            r.count,
+            r.total_us,
+            r.mean_us,
+            r.p50_us,
+            r.p90_us,
+            r.min_us,
+            r.max_us,
+            r.share_pct
+        );
+    }
+    let mut i = String::from("rank,iteration,activities,streams,span_us,busy_us,idle_us,idle_pct,kernel_sum_us,kernel_us,memcpy_us,memset_us,collective_us,compute_comm_overlap_us,concurrent_us\n");
+    for r in &a.iterations {
+        i += &format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.rank,
+            r.iteration.map_or(String::new(), |x| x.to_string()),
+            r.activities,
+            r.streams,
+            r.span_us,
+            r.busy_us,
+            r.idle_us,
+            r.idle_pct,
+            r.kernel_sum_us,
+            r.kernel_us,
+            r.memcpy_us,
+            r.memset_us,
+            r.collective_us,
+            r.compute_comm_overlap_us,
+            r.concurrent_us
+        );
+    }
+    let mut l = String::from("api,count,mean_us,p50_us,p90_us,max_us,call_mean_us\n");
+    for r in &a.launch_latency {
+        l += &format!(
+            "{},{},{},{},{},{},{}\n",
+            csv_field(&r.api),
+            r.count,
+            r.mean_us,
+            r.p50_us,
+            r.p90_us,
+            r.max_us,
+            r.call_mean_us
+        );
+    }
+    vec![
+        ("kernels.csv".into(), k.into_bytes()),
+        ("iterations.csv".into(), i.into_bytes()),
+        ("launch_latency.csv".into(), l.into_bytes()),
+    ]
+}
+
+pub fn run(a: Args) -> i32 {
+    if let Some(dir) = &a.csv {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return super::fail(format!("{}: cannot create: {e}", dir.display()));
+        }
+    }
+    let g = match graph_of(&a.input) {
+        Ok(g) => g,
+        Err(e) => return super::fail(e),
+    };
+    let an = analyze::analyze(&g);
+    if let Some(dir) = &a.csv {
+        let files: Vec<(PathBuf, Vec<u8>)> = tables_csv(&an)
+            .into_iter()
+            .map(|(n, b)| (dir.join(n), b))
+            .collect();
+        for (p, _) in &files {
+            if let Err(e) = super::check_output(p, &[a.input.as_path()]) {
+                return super::fail(e);
+            }
+        }
+        if let Err(e) = crate::report::write_all(&files) {
+            return super::fail(e);
+        }
+    }
+    if a.json {
+        super::print_json(&an);
+    } else {
+        println!("kc analyze: {}\n", a.input.display());
+        print!("{}", analyze::render_text(&an, a.top));
+        if let Some(dir) = &a.csv {
+            println!("\n  tables written to {}", dir.display());
+        }
+    }
+    0
+}
+
+pub fn run_diff(a: DiffArgs) -> i32 {
+    if let Some(out) = &a.output {
+        if let Err(e) = super::check_output(out, &[a.a.as_path(), a.b.as_path()]) {
+            return super::fail(e);
+        }
+    }
+    let (ga, gb) = match (graph_of(&a.a), graph_of(&a.b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return super::fail(e),
+    };
+    let d = diff::diff(
+        &ga,
+        &a.a.display().to_string(),
+        &gb,
+        &a.b.display().to_string(),
+    );
+    let md = diff::markdown(&d, a.top);
+    if let Some(out) = &a.output {
+        if let Err(e) = crate::report::write_all(&[(out.clone(), md.clone().into_bytes())]) {
+            return super::fail(e);
+        }
+    }
+    if a.json {
+        super::print_json(&d);
+    } else {
+        print!("{md}");
+    }
+    0
+}

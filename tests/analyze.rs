@@ -1,0 +1,130 @@
+//! `kc analyze` and `kc diff` on real traces: the tables add up (per iteration busy + idle
+//! = span, busy <= the kernel sum, the kernel table's total = the trace's GPU time), a
+//! graph file analyses as its trace does, and two decode traces of different runs name the
+//! attention kernels one launched and the other did not.
+
+mod common;
+use common::*;
+
+#[test]
+fn the_tables_add_up_on_every_shared_h100_trace() {
+    for name in H100 {
+        let (g, _) = ingest(&[h100(name)]);
+        let a = kc::analyze::analyze(&g);
+        let total: f64 = a.kernels.iter().map(|k| k.total_us).sum();
+        assert!(
+            (total - g.gpu_time_ns() as f64 / 1000.0).abs() < 1e-3,
+            "{name}"
+        );
+        let count: u64 = a.kernels.iter().map(|k| k.count).sum();
+        assert_eq!(count as usize, g.graph.node_count(), "{name}");
+        for r in &a.iterations {
+            assert!(
+                (r.busy_us + r.idle_us - r.span_us).abs() < 1e-6,
+                "{name} {r:?}"
+            );
+            assert!(r.busy_us <= r.kernel_sum_us + 1e-6, "{name} {r:?}");
+            assert!(r.concurrent_us >= 0.0 && r.compute_comm_overlap_us >= 0.0);
+            assert!(r.kernel_us + r.memcpy_us + r.memset_us >= r.busy_us - 1e-6);
+        }
+        for k in &a.kernels {
+            assert!(k.min_us <= k.p50_us && k.p50_us <= k.p90_us && k.p90_us <= k.max_us);
+        }
+        assert_eq!(
+            a.iterations
+                .iter()
+                .filter(|r| r.iteration.is_some())
+                .count(),
+            3,
+            "{name}"
+        );
+        assert!(a.traced_iteration_mean_us.is_some());
+    }
+    // The three-stream pipeline runs streams side by side.
+    let (g, _) = ingest(&[h100("multistream_gemm_bf16")]);
+    let a = kc::analyze::analyze(&g);
+    assert!(a
+        .iterations
+        .iter()
+        .any(|r| r.streams == 3 && r.concurrent_us > 0.0));
+}
+
+#[test]
+fn collectives_and_their_overlap_are_broken_out_per_rank() {
+    let opts = kc::ingest::IngestOptions::default();
+    let (g, _) = kc::ingest::ingest(&[shared().join("traces/h200x2")], &opts).unwrap();
+    let a = kc::analyze::analyze(&g);
+    let ranks: Vec<u32> = a.iterations.iter().map(|r| r.rank).collect();
+    assert!(ranks.contains(&0) && ranks.contains(&1));
+    assert!(a.iterations.iter().all(|r| r.collective_us > 0.0));
+}
+
+#[test]
+fn two_decode_runs_differ_by_their_attention_kernels() {
+    let a = shared().join("examples/h100t2/gpt2s4l_decode_b4_graphreplay.pt.trace.json.gz");
+    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/capture/gpt2s4l_decode_b4.pt.trace.json.gz");
+    let (ga, _) = ingest(&[a]);
+    let (gb, _) = ingest(&[b]);
+    let d = kc::analyze::diff::diff(&ga, "A", &gb, "B");
+    assert!(
+        d.new_kernels.iter().any(|k| k.contains("sdpa")),
+        "{:?}",
+        d.new_kernels
+    );
+    assert!(
+        d.vanished_kernels.iter().any(|k| k.contains("fmha")),
+        "{:?}",
+        d.vanished_kernels
+    );
+    // Graph replays line up as one op row on both sides.
+    let replay = d
+        .ops
+        .iter()
+        .find(|r| r.name == "(CUDA graph replay)")
+        .unwrap();
+    assert_eq!((replay.count_a, replay.count_b), (120.0, 106.0));
+    let same = kc::analyze::diff::diff(&ga, "A", &ga, "A");
+    assert!(same.new_kernels.is_empty() && same.vanished_kernels.is_empty());
+    assert!(same.kernels.iter().all(|r| r.delta_us == 0.0));
+}
+
+#[test]
+fn cli_writes_csv_tables_and_a_markdown_diff_and_reads_graph_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = h100("multistream_gemm_bf16");
+    let csv = dir.path().join("tables");
+    let o = kc(&[
+        "analyze",
+        t.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let from_trace: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for f in ["kernels.csv", "iterations.csv", "launch_latency.csv"] {
+        let text = std::fs::read_to_string(csv.join(f)).unwrap();
+        assert!(text.lines().count() > 1, "{f}");
+    }
+    let g = dir.path().join("m.kcir");
+    assert!(
+        kc(&["ingest", t.to_str().unwrap(), "-o", g.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let o = kc(&["analyze", g.to_str().unwrap(), "--json"]);
+    let from_graph: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(from_trace, from_graph);
+    let md = dir.path().join("diff.md");
+    let o = kc(&[
+        "diff",
+        t.to_str().unwrap(),
+        g.to_str().unwrap(),
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("# kc diff") && text.contains("Kernels only in B (new): 0"));
+}
