@@ -128,3 +128,41 @@ fn cli_writes_csv_tables_and_a_markdown_diff_and_reads_graph_files() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("# kc diff") && text.contains("Kernels only in B (new): 0"));
 }
+
+#[test]
+fn gemms_sit_under_the_roofline_with_the_work_their_shapes_say() {
+    let (mut g, _) = ingest(&[h100("gpt2_train_bf16")]);
+    let a = kc::analyze::analyze_lowered(&mut g);
+    let r = &a.roofline;
+    assert!(r.peak.is_some(), "the H100's peaks are known: {}", r.device);
+    assert!(
+        r.covered_pct > 50.0 && r.covered_pct <= 100.0,
+        "{}",
+        r.covered_pct
+    );
+    let gemms: Vec<_> = r.rows.iter().filter(|k| k.against == "tensor16").collect();
+    assert!(!gemms.is_empty());
+    for k in &gemms {
+        assert!(k.flops > 0.0 && k.intensity > 1.0, "{k:?}");
+        let f = k.fraction_of_roof.unwrap();
+        assert!(f > 0.0 && f <= 1.0, "a GEMM above its compute roof: {k:?}");
+    }
+    // The work is the recovered M, N, K: every GEMM unit's FLOPs add up to the rows'.
+    let unit_flops: f64 = g
+        .instances
+        .iter()
+        .filter_map(|i| match &g.units[i.unit.0 as usize].params {
+            kc_ir::UnitParams::Gemm(c) => Some(2.0 * (c.m * c.n * c.k * c.batch.max(1)) as f64),
+            _ => None,
+        })
+        .sum();
+    // The rows hold those and the attention ops' (4 b h s_q s_k d, the only other work).
+    let row_flops: f64 = r.rows.iter().map(|k| k.flops).sum();
+    let attention_flops = row_flops - unit_flops;
+    assert!(
+        attention_flops >= 0.0 && attention_flops < 0.1 * row_flops,
+        "{unit_flops} GEMM FLOPs of {row_flops}"
+    );
+    let svg = kc::analyze::roofline::svg(r);
+    assert!(svg.starts_with("<svg") && svg.contains("<circle"));
+}

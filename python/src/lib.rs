@@ -139,7 +139,9 @@ impl Graph {
 
     /// `kc analyze --json`: per-kernel statistics, per-iteration breakdown, launch latency.
     fn analysis_json(&self) -> PyResult<String> {
-        serde_json::to_string(&kc::analyze::analyze(&self.g)).map_err(err)
+        // Lowered on a copy, so the roofline knows each kernel's work; the graph stays.
+        let mut g = self.g.clone();
+        serde_json::to_string(&kc::analyze::analyze_lowered(&mut g)).map_err(err)
     }
 
     /// `kc diff --json` of this graph (A) against `other` (B).

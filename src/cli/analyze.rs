@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Also write the tables as CSV into this directory (kernels.csv, iterations.csv,
-    /// launch_latency.csv).
+    /// launch_latency.csv, roofline.csv) with the roofline chart (roofline.svg).
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
     /// Print the tables as JSON.
@@ -119,7 +119,29 @@ fn tables_csv(a: &analyze::Analysis) -> Vec<(String, Vec<u8>)> {
             r.call_mean_us
         );
     }
+    let mut r = String::from("name,family,invocations,total_us,flops,bytes,tflops,gb_s,intensity,against,fraction_of_roof\n");
+    for x in &a.roofline.rows {
+        r += &format!(
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            csv_field(&x.name),
+            x.family,
+            x.invocations,
+            x.total_us,
+            x.flops,
+            x.bytes,
+            x.tflops,
+            x.gb_s,
+            x.intensity,
+            x.against,
+            x.fraction_of_roof.map_or(String::new(), |f| f.to_string())
+        );
+    }
     vec![
+        ("roofline.csv".into(), r.into_bytes()),
+        (
+            "roofline.svg".into(),
+            analyze::roofline::svg(&a.roofline).into_bytes(),
+        ),
         ("kernels.csv".into(), k.into_bytes()),
         ("iterations.csv".into(), i.into_bytes()),
         ("launch_latency.csv".into(), l.into_bytes()),
@@ -136,7 +158,8 @@ pub fn run(a: Args) -> i32 {
         Ok(g) => g,
         Err(e) => return super::fail(e),
     };
-    let an = analyze::analyze(&g);
+    let mut g = g;
+    let an = analyze::analyze_lowered(&mut g);
     if let Some(dir) = &a.csv {
         let files: Vec<(PathBuf, Vec<u8>)> = tables_csv(&an)
             .into_iter()

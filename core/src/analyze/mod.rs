@@ -11,6 +11,7 @@
 //! summed.
 
 pub mod diff;
+pub mod roofline;
 
 use kc_ir::{KernelGraph, NodeKind};
 use serde::Serialize;
@@ -83,6 +84,9 @@ pub struct Analysis {
     /// the traced time per iteration to set beside the model's measured time.
     pub traced_iteration_mean_us: Option<f64>,
     pub gpu_time_us: f64,
+    /// Work per kernel under the GPU's roofline (rows only for a lowered graph:
+    /// [`analyze_lowered`]).
+    pub roofline: roofline::Roofline,
 }
 
 fn us(ns: i64) -> f64 {
@@ -193,7 +197,17 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
             .then(|| stepped.iter().sum::<f64>() / stepped.len() as f64),
         iterations,
         gpu_time_us: us(total_ns),
+        roofline: roofline::roofline(g),
     }
+}
+
+/// Lowers `g` (GEMMs recovered, units built) when it is not lowered yet, then analyses it,
+/// so the roofline knows each kernel's work. A graph lowering refuses is analysed as is.
+pub fn analyze_lowered(g: &mut KernelGraph) -> Analysis {
+    if g.instances.is_empty() {
+        let _ = crate::lower::lower(g);
+    }
+    analyze(g)
 }
 
 fn iteration_row(rank: u32, iteration: Option<u32>, nodes: &[&kc_ir::Node]) -> IterationRow {
@@ -339,6 +353,42 @@ pub fn render_text(a: &Analysis, top: usize) -> String {
             "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {name}",
             k.count, k.total_us, k.mean_us, k.p50_us, k.p90_us, k.min_us, k.max_us, k.share_pct
         );
+    }
+    let r = &a.roofline;
+    if !r.rows.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n  roofline on {} ({:.1} % of GPU time with known work; peaks {})\n  count   total us    TFLOP/s      GB/s   FLOP/B  vs roof  against   name",
+            if r.device.is_empty() { "an unnamed GPU" } else { &r.device },
+            r.covered_pct,
+            r.peak.map_or("unknown: no fraction of roof".to_string(), |p| format!(
+                "{} TFLOP/s 16-bit, {} TF32, {} FP32, {} TB/s",
+                p.tensor16_tflops, p.tf32_tflops, p.fp32_tflops, p.memory_tb_s
+            ))
+        );
+        for k in r.rows.iter().take(n) {
+            let name: String = if k.name.chars().count() > 70 {
+                k.name
+                    .chars()
+                    .take(69)
+                    .chain(std::iter::once('…'))
+                    .collect()
+            } else {
+                k.name.clone()
+            };
+            let _ = writeln!(
+                o,
+                "  {:>5} {:>10.1} {:>10.2} {:>9.1} {:>8.2} {:>8} {:<9} {name}",
+                k.invocations,
+                k.total_us,
+                k.tflops,
+                k.gb_s,
+                k.intensity,
+                k.fraction_of_roof
+                    .map_or("-".to_string(), |f| format!("{:.0} %", f * 100.0)),
+                k.against
+            );
+        }
     }
     if !a.launch_latency.is_empty() {
         let _ = writeln!(

@@ -84,6 +84,10 @@ pub fn family_from_op(op: &str) -> (&'static str, Family) {
 pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     ctx.family = Vec::with_capacity(g.node_count());
     ctx.family_rule = Vec::with_capacity(g.node_count());
+    // The family by name depends on the name alone: decided once per distinct name (a
+    // trace repeats a few hundred names a million times).
+    let mut by_name: std::collections::HashMap<kc_ir::StrId, Option<(&'static str, Family)>> =
+        std::collections::HashMap::new();
     for id in g.graph.node_indices() {
         let n = &g.graph[id];
         let (rule, fam) = match &n.kind {
@@ -91,8 +95,16 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
             NodeKind::Memset { .. } => ("kind-memset", Family::Memset),
             NodeKind::Collective { .. } => ("kind-collective", Family::Collective),
             NodeKind::Kernel { name, .. } => {
-                let parsed = ctx.parsed(g, *name);
-                match family_from_name(g.str(*name), parsed) {
+                let from_name = match by_name.get(name) {
+                    Some(x) => *x,
+                    None => {
+                        let parsed = ctx.parsed(g, *name);
+                        let x = family_from_name(g.str(*name), parsed);
+                        by_name.insert(*name, x);
+                        x
+                    }
+                };
+                match from_name {
                     Some(x) => x,
                     None => family_from_op(g.op_name(n.op)),
                 }

@@ -398,7 +398,6 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
         .ok_or_else(|| format!("{op} is not an aten op"))?;
     let rec: Vec<Recorded> = args.iter().map(recorded).collect();
     let schema = aten_schema::resolve(op, &rec)?.schema;
-    let kernel_dtypes = kernel_dtypes(kernels);
     let host_scalar_kernel = kernels
         .iter()
         .any(|k| HOST_SCALAR_KERNELS.iter().any(|m| k.contains(m)));
@@ -411,10 +410,10 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
             }
             _ => None,
         })
+        // Parsing kernel names is the costly part of building a call: only when needed.
         .or_else(|| {
-            kernel_dtypes
-                .iter()
-                .copied()
+            kernel_dtypes(kernels)
+                .into_iter()
                 .find(|d| is_float(*d) || *d == ElemType::U8)
         });
     let resolve = |d: ElemType| -> Result<ElemType, String> {
