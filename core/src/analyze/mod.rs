@@ -79,6 +79,9 @@ pub struct LaunchLatency {
 pub struct Analysis {
     pub kernels: Vec<KernelStat>,
     pub iterations: Vec<IterationRow>,
+    /// Per rank over the whole trace (first start to last end, gaps between iterations
+    /// included), as HolisticTraceAnalysis's temporal breakdown counts; `iteration` is None.
+    pub ranks: Vec<IterationRow>,
     pub launch_latency: Vec<LaunchLatency>,
     /// Mean span of the profiled iterations (`ProfilerStep` ones; none without steps):
     /// the traced time per iteration to set beside the model's measured time.
@@ -181,6 +184,14 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
     for n in g.graph.node_weights() {
         groups.entry((n.rank, n.iteration)).or_default().push(n);
     }
+    let mut by_rank: BTreeMap<u32, Vec<&kc_ir::Node>> = BTreeMap::new();
+    for n in g.graph.node_weights() {
+        by_rank.entry(n.rank).or_default().push(n);
+    }
+    let ranks: Vec<IterationRow> = by_rank
+        .into_iter()
+        .map(|(rank, nodes)| iteration_row(rank, None, &nodes))
+        .collect();
     let iterations: Vec<IterationRow> = groups
         .into_iter()
         .map(|((rank, iteration), nodes)| iteration_row(rank, iteration, &nodes))
@@ -196,6 +207,7 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
         traced_iteration_mean_us: (!stepped.is_empty())
             .then(|| stepped.iter().sum::<f64>() / stepped.len() as f64),
         iterations,
+        ranks,
         gpu_time_us: us(total_ns),
         roofline: roofline::roofline(g),
     }
