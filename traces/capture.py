@@ -22,7 +22,8 @@ Writes into DIR:
                           ../shared/traces/h100/reference.json
 
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
-llama, gpt2, bloom, mixtral (mixture of experts); shape flags override the defaults), or any torchvision model name
+llama, gpt2, bloom, mixtral (mixture of experts)) or the encoder-decoder t5 (T5-base shapes;
+--layers sets the encoder's); shape flags override the defaults; or any torchvision model name
 (resnet50, vit_b_16, ...), also with random weights. Nothing is downloaded.
 
 Requirements (on the GPU machine): a CUDA build of PyTorch (torch >= 2.4; 2.11 is what kc
@@ -61,6 +62,9 @@ HF = {
                                       num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
                                       num_local_experts=8, num_experts_per_tok=2,
                                       max_position_embeddings=4096)),
+    # Encoder-decoder (T5-base shapes): the encoder reads --seq tokens, the decoder --seq / 4.
+    "t5": ("T5Config", dict(d_model=768, num_layers=12, num_decoder_layers=12, num_heads=12,
+                            d_ff=3072, vocab_size=32128)),
 }
 # The optimizers a training step can take (--optimizer), as torch.optim builds them.
 # Adam-family optimizers keep their step count on the GPU (`capturable=True`) so that the
@@ -74,9 +78,9 @@ OPTIMIZERS = {
 }
 # Which config key each shape flag sets, per config family.
 KEYS = {
-    "layers": ("num_hidden_layers", "n_layer"),
-    "hidden": ("hidden_size", "n_embd"),
-    "heads": ("num_attention_heads", "n_head"),
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "hidden": ("hidden_size", "n_embd", "d_model"),
+    "heads": ("num_attention_heads", "n_head", "num_heads"),
     "kv_heads": ("num_key_value_heads",),
     "intermediate": ("intermediate_size",),
     "vocab": ("vocab_size",),
@@ -96,14 +100,23 @@ def build(a):
                 key = next((k for k in keys if k in cfg_kw), keys[0])
                 cfg_kw[key] = v
         cfg = getattr(transformers, cls_name)(**cfg_kw)
-        model = transformers.AutoModelForCausalLM.from_config(cfg)
         vocab = cfg_kw.get("vocab_size")
         inputs = torch.randint(0, vocab, (a.batch, a.seq), device="cuda")
         desc = {"config": cls_name, **cfg_kw}
 
         def loss_of(out):
             return out.loss
-        call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
+        if cfg.is_encoder_decoder:
+            if a.mode == "decode":
+                sys.exit("capture.py: --mode decode is for decoder-only models")
+            model = transformers.AutoModelForSeq2SeqLM.from_config(cfg)
+            targets = torch.randint(0, vocab, (a.batch, max(1, a.seq // 4)), device="cuda")
+            desc["decoder_seq"] = targets.shape[1]
+            call = ((lambda: model(input_ids=inputs, labels=targets)) if a.mode == "train"
+                    else (lambda: model(input_ids=inputs, decoder_input_ids=targets)))
+        else:
+            model = transformers.AutoModelForCausalLM.from_config(cfg)
+            call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
         if a.mode == "decode":
             call = decode_step(model, cfg, a, dtype, vocab)
             desc["decode_context"] = a.seq
@@ -410,7 +423,7 @@ def gzip_file(path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
-                   help="qwen2, mistral, llama, gpt2, bloom, mixtral (Hugging Face config) or a "
+                   help="qwen2, mistral, llama, gpt2, bloom, mixtral, t5 (Hugging Face config) or a "
                         "torchvision model name (resnet50, vit_b_16, swin_t, convnext_tiny, ...)")
     p.add_argument("--name", help="file name stem (default: derived from the model and shape)")
     for flag in KEYS:

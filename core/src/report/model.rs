@@ -32,6 +32,9 @@ pub struct TimeSummary {
     pub units_not_executed: usize,
     /// Σ of the replay's kernel durations inside kc's graph (`kc exec --verify`).
     pub in_context_kernels_us: Option<f64>,
+    /// GPU activities kc's graph launched in one replay (CUPTI, `--verify`).
+    #[serde(default)]
+    pub in_context_kernels: Option<u64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -326,14 +329,18 @@ impl Report {
         let (Some(p), Some(g)) = (self.time.predicted_us, self.time.actual_us) else {
             return;
         };
-        let mut parts = Vec::new();
+        let mut parts: Vec<(String, f64)> = Vec::new();
         match self.time.in_context_kernels_us {
             Some(k) => {
-                parts.push(("context: the units' kernels in kc's graph vs alone", k - p));
-                parts.push(("launch, gaps and stream overlap in kc's graph", g - k));
+                parts.push((
+                    "context: the units' kernels in kc's graph vs alone".into(),
+                    k - p,
+                ));
+                parts.push(("launch, gaps and stream overlap in kc's graph".into(), g - k));
             }
             None => parts.push((
-                "kc's graph vs the units alone (context and overhead; --verify splits them)",
+                "kc's graph vs the units alone (context and overhead; --verify splits them)"
+                    .into(),
                 g - p,
             )),
         }
@@ -350,29 +357,43 @@ impl Report {
                 run.energy_j,
                 run.kernel_time_us,
                 f64::from(iters?),
+                run.kernels_per_replay,
             ))
         });
         let (target, target_us) = match &model {
-            Some((basis, t, _, model_kernels, n)) => {
+            Some((basis, t, _, model_kernels, n, model_count)) => {
                 // + 0.0 turns a -0.0 sum into 0.
                 let not_replayed = self.time.not_executed_traced_us + 0.0;
-                parts.push(("work kc does not replay (its traced time)", not_replayed));
+                parts.push((
+                    "work kc does not replay (its traced time)".into(),
+                    not_replayed,
+                ));
                 match (model_kernels, self.time.in_context_kernels_us) {
                     // With the kernels of the model's own run measured, its excess splits
                     // into kernels (the model's vs kc's in context) and the overhead
                     // between them (the model's vs kc's).
                     (Some(mk), Some(k)) => {
+                        // The same work only when the model's run launches as many kernels
+                        // per iteration as kc's replay of the trace does: a model's CUDA
+                        // graph often runs another program than its traced eager step.
+                        let kc_count = self.time.in_context_kernels.map(|c| c as f64 / n);
+                        let what = match (model_count, kc_count) {
+                            (Some(mc), Some(kc)) if (mc - kc).abs() >= 0.5 => format!(
+                                "the model's kernels vs kc's in context: another program ({mc:.0} kernels per iteration in the model's run, {kc:.0} in the traced step)"
+                            ),
+                            (Some(_), Some(_)) => {
+                                "the model's kernels vs kc's in context (as many kernels: the same program)".to_string()
+                            }
+                            _ => "the model's kernels vs kc's in context".to_string(),
+                        };
+                        parts.push((what, mk * n - k - not_replayed));
                         parts.push((
-                            "the model's kernels vs kc's in context (same work)",
-                            mk * n - k - not_replayed,
-                        ));
-                        parts.push((
-                            "the model's launch and gap overhead vs kc's",
+                            "the model's launch and gap overhead vs kc's".into(),
                             (t - mk) * n - (g - k),
                         ));
                     }
                     _ => parts.push((
-                        "the model beyond kc's replay of the same work",
+                        "the model beyond kc's replay of the same work".into(),
                         t * n - g - not_replayed,
                     )),
                 }
@@ -386,7 +407,7 @@ impl Report {
         if let Some(e) = &self.energy {
             if let Some(pe) = e.predicted_j {
                 energy_parts.push(("kc's graph vs the units alone".to_string(), e.actual_j - pe));
-                if let Some((_, _, Some(me), _, n)) = &model {
+                if let Some((_, _, Some(me), _, n, _)) = &model {
                     energy_parts.push((
                         "the model beyond kc's graph (incl. work not replayed)".to_string(),
                         me * n - e.actual_j,
@@ -402,7 +423,7 @@ impl Report {
             parts: parts
                 .into_iter()
                 .map(|(what, us)| BudgetPart {
-                    what: what.to_string(),
+                    what,
                     us,
                     pct_of_total: (total.abs() > 1e-9).then(|| 100.0 * us / total),
                 })
@@ -543,6 +564,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.actual_std_us = Some(g.replay_us.std);
         r.time.replayed_traced_us = Some(g.replayed_traced_us);
         r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
+        r.time.in_context_kernels = g.fidelity.as_ref().map(|f| f.kernels_launched as u64);
         r.fidelity = g.fidelity.clone();
         r.image_nonfinite_pct = g
             .memory_image

@@ -29,6 +29,8 @@ pub struct ModelRun {
     /// The sum of the GPU's kernel, copy and fill durations per iteration, from a profiler
     /// trace of the run (capture.py records it for the CUDA graph).
     pub kernel_time_us: Option<f64>,
+    /// GPU activities per iteration in the model's run (capture.py's profile of its graph).
+    pub kernels_per_replay: Option<f64>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
 }
@@ -71,6 +73,7 @@ fn run(v: Option<&Value>) -> ModelRun {
         time_spread_pct: num("back_to_back_spread_pct"),
         energy_spread_pct: num("back_to_back_energy_spread_pct"),
         kernel_time_us: num("kernel_time_us"),
+        kernels_per_replay: num("kernels_per_replay"),
         missing: v
             .get("error")
             .and_then(Value::as_str)
