@@ -563,7 +563,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.actual_std_us = Some(g.replay_us.std);
         r.time.replayed_traced_us = Some(g.replayed_traced_us);
         r.time.in_context_kernels_us = g.fidelity.as_ref().map(|f| f.in_context_kernels_us);
-        r.time.in_context_kernels = g.fidelity.as_ref().map(|f| f.kernels_launched as u64);
+        r.time.in_context_kernels = g.fidelity.as_ref().map(|f| f.kernels_launched);
         r.fidelity = g.fidelity.clone();
         r.image_nonfinite_pct = g
             .memory_image
