@@ -27,9 +27,12 @@ fn the_tables_add_up_on_every_shared_h100_trace() {
             assert!(r.concurrent_us >= 0.0 && r.compute_comm_overlap_us >= 0.0);
             assert!(r.kernel_us + r.memcpy_us + r.memset_us >= r.busy_us - 1e-6);
         }
-        for k in &a.kernels {
+        for k in a.kernels.iter().chain(&a.ops) {
             assert!(k.min_us <= k.p50_us && k.p50_us <= k.p90_us && k.p90_us <= k.max_us);
         }
+        // Every activity's time counts in exactly one op row.
+        let ops_total: f64 = a.ops.iter().map(|k| k.total_us).sum();
+        assert!((ops_total - total).abs() < 1e-3, "{name}");
         assert_eq!(
             a.iterations
                 .iter()
@@ -162,6 +165,15 @@ fn gemms_sit_under_the_roofline_with_the_work_their_shapes_say() {
     assert!(
         attention_flops >= 0.0 && attention_flops < 0.1 * row_flops,
         "{unit_flops} GEMM FLOPs of {row_flops}"
+    );
+    // Convolutions carry their work too (ResNet-50's fprop kernels).
+    let (mut g50, _) = ingest(&[h100("resnet50_b32")]);
+    let r50 = kc::analyze::analyze_lowered(&mut g50).roofline;
+    assert!(
+        r50.rows.iter().any(|k| k.name.contains("fprop")
+            && k.flops > 0.0
+            && k.fraction_of_roof.unwrap() <= 1.0),
+        "no convolution with FLOPs"
     );
     let svg = kc::analyze::roofline::svg(r);
     assert!(svg.starts_with("<svg") && svg.contains("<circle"));

@@ -174,6 +174,8 @@ def test_analysis_tables_match_kc_analyze_and_the_kernel_rows(name):
     top = stats.iloc[0]
     rows = k[k["name"] == top["name"]]["dur_ns"]
     assert top["count"] == len(rows) and top["max_us"] == rows.max() / 1000.0
+    ops = g.op_stats()
+    assert ops["total_us"].sum() == pytest.approx(k["dur_ns"].sum() / 1000.0, abs=1e-6)
     it = g.iterations()
     assert ((it["busy_us"] + it["idle_us"] - it["span_us"]).abs() < 1e-6).all()
     assert (it["busy_us"] <= it["kernel_sum_us"] + 1e-6).all()

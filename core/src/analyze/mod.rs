@@ -78,6 +78,10 @@ pub struct LaunchLatency {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Analysis {
     pub kernels: Vec<KernelStat>,
+    /// Per launching op name: each invocation's GPU time (the sum of the activities it
+    /// launched), with the same statistics (`kind` "op"; "(no op)" for unlinked activities,
+    /// one row per activity).
+    pub ops: Vec<KernelStat>,
     pub iterations: Vec<IterationRow>,
     /// Per rank over the whole trace (first start to last end, gaps between iterations
     /// included), as HolisticTraceAnalysis's temporal breakdown counts; `iteration` is None.
@@ -179,6 +183,7 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
             .total_cmp(&a.total_us)
             .then_with(|| a.name.cmp(&b.name))
     });
+    let ops = op_stats(g, total_ns);
     // Per (rank, iteration).
     let mut groups: BTreeMap<(u32, Option<u32>), Vec<&kc_ir::Node>> = BTreeMap::new();
     for n in g.graph.node_weights() {
@@ -203,6 +208,7 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
         .collect();
     Analysis {
         kernels,
+        ops,
         launch_latency: launch_latency(g),
         traced_iteration_mean_us: (!stepped.is_empty())
             .then(|| stepped.iter().sum::<f64>() / stepped.len() as f64),
@@ -220,6 +226,58 @@ pub fn analyze_lowered(g: &mut KernelGraph) -> Analysis {
         let _ = crate::lower::lower(g);
     }
     analyze(g)
+}
+
+/// Per launching op name, the GPU time of each invocation ([`Analysis::ops`]).
+fn op_stats(g: &KernelGraph, total_ns: i64) -> Vec<KernelStat> {
+    let mut per_op: HashMap<kc_ir::OpId, i64> = HashMap::new();
+    let mut unlinked: Vec<i64> = Vec::new();
+    for n in g.graph.node_weights() {
+        match n.op {
+            Some(op) => *per_op.entry(op).or_default() += n.dur_ns,
+            None => unlinked.push(n.dur_ns),
+        }
+    }
+    let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();
+    for (op, ns) in per_op {
+        let name = g
+            .ops
+            .get(op.0 as usize)
+            .map_or("(unknown op)", |o| g.str(o.name));
+        by_name.entry(name).or_default().push(ns);
+    }
+    if !unlinked.is_empty() {
+        by_name.insert("(no op)", unlinked);
+    }
+    let mut rows: Vec<KernelStat> = by_name
+        .into_iter()
+        .map(|(name, mut d)| {
+            d.sort_unstable();
+            let sum: i64 = d.iter().sum();
+            KernelStat {
+                name: name.to_string(),
+                kind: "op",
+                count: d.len() as u64,
+                total_us: us(sum),
+                mean_us: us(sum) / d.len() as f64,
+                p50_us: us(pct(&d, 50.0)),
+                p90_us: us(pct(&d, 90.0)),
+                min_us: us(d[0]),
+                max_us: us(d[d.len() - 1]),
+                share_pct: if total_ns > 0 {
+                    100.0 * sum as f64 / total_ns as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
 }
 
 fn iteration_row(rank: u32, iteration: Option<u32>, nodes: &[&kc_ir::Node]) -> IterationRow {
@@ -364,6 +422,31 @@ pub fn render_text(a: &Analysis, top: usize) -> String {
             o,
             "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {name}",
             k.count, k.total_us, k.mean_us, k.p50_us, k.p90_us, k.min_us, k.max_us, k.share_pct
+        );
+    }
+    let m = if top == 0 {
+        a.ops.len()
+    } else {
+        top.min(a.ops.len())
+    };
+    let _ = writeln!(
+        o,
+        "\n  launching ops ({m} of {} by total GPU time; per invocation)\n  count   total us   mean us    p50 us    p90 us    min us    max us      %  op",
+        a.ops.len()
+    );
+    for k in a.ops.iter().take(m) {
+        let _ = writeln!(
+            o,
+            "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {}",
+            k.count,
+            k.total_us,
+            k.mean_us,
+            k.p50_us,
+            k.p90_us,
+            k.min_us,
+            k.max_us,
+            k.share_pct,
+            k.name
         );
     }
     let r = &a.roofline;

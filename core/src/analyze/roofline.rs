@@ -1,6 +1,7 @@
 //! Work per kernel and where it sits under the GPU's roofline: FLOPs and bytes moved per
 //! invocation where the op and its recorded shapes say (GEMMs from the recovered M, N, K,
-//! batch and dtypes; attention from its query, key and value shapes; elementwise,
+//! batch and dtypes; forward convolutions from input, weight, stride, padding and
+//! dilation; attention from its query, key and value shapes; elementwise,
 //! normalisation, softmax and reduction ops as the bytes of their tensors), the achieved
 //! TFLOP/s and GB/s, the arithmetic intensity, and the share of what the roofline allows at
 //! that intensity on the traced GPU (peaks from its datasheet, by name).
@@ -120,6 +121,9 @@ fn work(
             if sizes.is_empty() {
                 return None;
             }
+            if let Some(w) = conv_work(op, args) {
+                return Some(w);
+            }
             if family == Family::Attention || op.contains("attention") {
                 // q [b, h, s_q, d], k [b, h, s_k, d]: QK^T and PV, 2 FLOPs a multiply-add.
                 let ts: Vec<_> = args.iter().flat_map(|a| a.tensors()).collect();
@@ -158,6 +162,62 @@ fn work(
         UnitParams::Memset { bytes, .. } => Some((0.0, *bytes as f64, "memory")),
         _ => None,
     }
+}
+
+/// A scalar list argument ("[1, 1]") as integers.
+fn ints(a: Option<&OpArg>) -> Option<Vec<i64>> {
+    match a? {
+        OpArg::ScalarList { value, .. } => value
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .map(|x| x.trim().parse().ok())
+            .collect(),
+        _ => None,
+    }
+}
+
+/// A forward convolution's work: input [N, C, H, W...], weight [K, C/g, R, S...]; the output
+/// size from stride, padding and dilation (`aten::convolution`'s and `cudnn_convolution`'s
+/// argument order); 2 FLOPs per multiply-add.
+fn conv_work(op: &str, args: &[OpArg]) -> Option<(f64, f64, &'static str)> {
+    let (stride, padding, dilation) = match op {
+        "aten::convolution" | "aten::_convolution" | "aten::conv2d" => (3, 4, 5),
+        "aten::cudnn_convolution" => (3, 2, 4),
+        _ => return None,
+    };
+    let (OpArg::Tensor(x), OpArg::Tensor(w)) = (args.first()?, args.get(1)?) else {
+        return None;
+    };
+    let spatial = x.dims.len().checked_sub(2)?;
+    if spatial == 0 || w.dims.len() != x.dims.len() {
+        return None;
+    }
+    let (s, p, d) = (
+        ints(args.get(stride))?,
+        ints(args.get(padding))?,
+        ints(args.get(dilation))?,
+    );
+    let mut out_pixels = 1i64;
+    for i in 0..spatial {
+        let (inp, k) = (x.dims[2 + i], w.dims[2 + i]);
+        let (si, pi, di) = (
+            *s.get(i).or(s.first())?,
+            *p.get(i).or(p.first())?,
+            *d.get(i).or(d.first())?,
+        );
+        let o = (inp + 2 * pi - di * (k - 1) - 1) / si.max(1) + 1;
+        out_pixels *= o.max(0);
+    }
+    let (n, kout) = (x.dims[0], w.dims[0]);
+    let per_output: i64 = w.dims[1..].iter().product();
+    let flops = 2.0 * (n * kout * out_pixels) as f64 * per_output as f64;
+    let sz = f64::from(x.dtype.size_bytes().max(1));
+    let bytes = (x.numel() + w.numel() + n * kout * out_pixels) as f64 * sz;
+    let against = match x.dtype {
+        DType::F16 | DType::BF16 => "tensor16",
+        _ => "fp32",
+    };
+    Some((flops, bytes, against))
 }
 
 /// The roofline table of a lowered graph (empty rows before lowering).

@@ -106,6 +106,12 @@ class Graph:
         max_us, share_pct (of the trace's GPU time), largest total first."""
         return _pd.DataFrame(self.analysis()["kernels"])
 
+    def op_stats(self):
+        """One row per launching op name: count (invocations) and the GPU time of each
+        invocation (the sum of the activities it launched): total_us, mean_us, p50_us,
+        p90_us, min_us, max_us, share_pct; "(no op)" for activities without one."""
+        return _pd.DataFrame(self.analysis()["ops"])
+
     def iterations(self):
         """One row per rank and profiled iteration: span_us (first start to last end),
         busy_us, idle_us, idle_pct, kernel_sum_us, kernel/memcpy/memset/collective_us (busy
