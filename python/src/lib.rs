@@ -146,86 +146,15 @@ impl Graph {
 
     /// `kc diff --json` of this graph (A) against `other` (B).
     fn diff_json(&self, other: &Graph, a_label: &str, b_label: &str) -> PyResult<String> {
-        serde_json::to_string(&kc::analyze::diff::diff(&self.g, a_label, &other.g, b_label))
-            .map_err(err)
+        serde_json::to_string(&kc::analyze::diff::diff(
+            &self.g, a_label, &other.g, b_label,
+        ))
+        .map_err(err)
     }
 
     /// One row per GPU activity (kernel, memcpy, memset, collective), as columns.
     fn kernel_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let g = &self.g;
-        let n = g.graph.node_count();
-        let (mut name, mut kind) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut rank, mut device, mut stream) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let (mut start, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut iteration, mut correlation) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut geo: [Vec<u32>; 6] = Default::default();
-        let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut names, mut op_names) = (Categories::default(), Categories::default());
-        let kinds = ["kernel", "memcpy", "memset", "collective"];
-        let mut shape_cats = ShapeCategories::new(g);
-        for node in g.graph.node_weights() {
-            name.push(names.code(g, node.kind.name()));
-            kind.push(
-                kinds
-                    .iter()
-                    .position(|k| *k == node.kind.kind_str())
-                    .unwrap_or(0) as i32,
-            );
-            rank.push(node.rank);
-            device.push(node.device);
-            stream.push(node.stream);
-            start.push(node.start_ns);
-            dur.push(node.dur_ns);
-            iteration.push(node.iteration.map_or(-1, i64::from));
-            correlation.push(node.correlation);
-            let (grid, block) = node
-                .kind
-                .geometry()
-                .map_or(([0; 3], [0; 3]), |k| (k.grid, k.block));
-            for (k, v) in grid.iter().chain(&block).enumerate() {
-                geo[k].push(*v);
-            }
-            match node.op.and_then(|o| g.ops.get(o.0 as usize)) {
-                Some(op) => {
-                    op_name.push(op_names.code(g, op.name));
-                    op_shapes.push(shape_cats.code(g, op.args));
-                }
-                None => {
-                    op_name.push(-1);
-                    op_shapes.push(-1);
-                }
-            }
-        }
-        let [gx, gy, gz, bx, by, bz] = geo;
-        columns(
-            py,
-            vec![
-                ("name", Col::Cat(name, names.names)),
-                (
-                    "kind",
-                    Col::Cat(kind, kinds.iter().map(|s| s.to_string()).collect()),
-                ),
-                ("rank", Col::U32(rank)),
-                ("device", Col::U32(device)),
-                ("stream", Col::U64(stream)),
-                ("start_ns", Col::I64(start)),
-                ("dur_ns", Col::I64(dur)),
-                ("iteration", Col::I64(iteration)),
-                ("correlation", Col::U64(correlation)),
-                ("grid_x", Col::U32(gx)),
-                ("grid_y", Col::U32(gy)),
-                ("grid_z", Col::U32(gz)),
-                ("block_x", Col::U32(bx)),
-                ("block_y", Col::U32(by)),
-                ("block_z", Col::U32(bz)),
-                ("op_name", Col::Cat(op_name, op_names.names)),
-                ("op_shapes", Col::Cat(op_shapes, shape_cats.names)),
-            ],
-        )
+        kernel_columns(py, &self.g)
     }
 
     /// One row per CPU op kept in the graph (ops that launched GPU work and their parents).
@@ -275,6 +204,110 @@ impl Graph {
     }
 }
 
+/// One row per GPU activity (kernel, memcpy, memset, collective), as columns; a lowered
+/// graph's rows also carry their unit, tier and instance (to join with `units()`).
+fn kernel_columns<'py>(py: Python<'py>, g: &KernelGraph) -> PyResult<Bound<'py, PyList>> {
+    let n = g.graph.node_count();
+    let (mut name, mut kind) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut rank, mut device, mut stream) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut start, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut iteration, mut correlation) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut geo: [Vec<u32>; 6] = Default::default();
+    let (mut op_name, mut op_shapes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut names, mut op_names) = (Categories::default(), Categories::default());
+    let kinds = ["kernel", "memcpy", "memset", "collective"];
+    let mut shape_cats = ShapeCategories::new(g);
+    for node in g.graph.node_weights() {
+        name.push(names.code(g, node.kind.name()));
+        kind.push(
+            kinds
+                .iter()
+                .position(|k| *k == node.kind.kind_str())
+                .unwrap_or(0) as i32,
+        );
+        rank.push(node.rank);
+        device.push(node.device);
+        stream.push(node.stream);
+        start.push(node.start_ns);
+        dur.push(node.dur_ns);
+        iteration.push(node.iteration.map_or(-1, i64::from));
+        correlation.push(node.correlation);
+        let (grid, block) = node
+            .kind
+            .geometry()
+            .map_or(([0; 3], [0; 3]), |k| (k.grid, k.block));
+        for (k, v) in grid.iter().chain(&block).enumerate() {
+            geo[k].push(*v);
+        }
+        match node.op.and_then(|o| g.ops.get(o.0 as usize)) {
+            Some(op) => {
+                op_name.push(op_names.code(g, op.name));
+                op_shapes.push(shape_cats.code(g, op.args));
+            }
+            None => {
+                op_name.push(-1);
+                op_shapes.push(-1);
+            }
+        }
+    }
+    let [gx, gy, gz, bx, by, bz] = geo;
+    let mut cols = vec![
+        ("name", Col::Cat(name, names.names)),
+        (
+            "kind",
+            Col::Cat(kind, kinds.iter().map(|s| s.to_string()).collect()),
+        ),
+        ("rank", Col::U32(rank)),
+        ("device", Col::U32(device)),
+        ("stream", Col::U64(stream)),
+        ("start_ns", Col::I64(start)),
+        ("dur_ns", Col::I64(dur)),
+        ("iteration", Col::I64(iteration)),
+        ("correlation", Col::U64(correlation)),
+        ("grid_x", Col::U32(gx)),
+        ("grid_y", Col::U32(gy)),
+        ("grid_z", Col::U32(gz)),
+        ("block_x", Col::U32(bx)),
+        ("block_y", Col::U32(by)),
+        ("block_z", Col::U32(bz)),
+        ("op_name", Col::Cat(op_name, op_names.names)),
+        ("op_shapes", Col::Cat(op_shapes, shape_cats.names)),
+    ];
+    if g.classes.len() == n {
+        let tiers: Vec<String> = kc_ir::Tier::ALL
+            .iter()
+            .map(|t| t.as_str().to_string())
+            .collect();
+        let (mut unit, mut tier, mut instance) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for c in &g.classes {
+            instance.push(i64::from(c.instance));
+            unit.push(
+                g.instances
+                    .get(c.instance as usize)
+                    .map_or(-1, |i| i64::from(i.unit.0)),
+            );
+            tier.push(
+                tiers
+                    .iter()
+                    .position(|t| t == c.tier.as_str())
+                    .map_or(-1, |p| p as i32),
+            );
+        }
+        cols.push(("unit", Col::I64(unit)));
+        cols.push(("instance", Col::I64(instance)));
+        cols.push(("tier", Col::Cat(tier, tiers)));
+    }
+    columns(py, cols)
+}
+
 /// A lowered graph: units with tiers.
 #[pyclass(module = "kc._native", frozen)]
 struct Lowered {
@@ -285,6 +318,11 @@ struct Lowered {
 
 #[pymethods]
 impl Lowered {
+    /// One row per GPU activity with its unit, tier and instance, as columns.
+    fn kernel_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        kernel_columns(py, &self.g)
+    }
+
     /// The summary `kc lower --json` prints, as JSON text.
     fn summary_json(&self) -> PyResult<String> {
         serde_json::to_string(&kc::lower::summary::summarize(&self.g, &self.diags)).map_err(err)
@@ -314,7 +352,9 @@ fn ingest(
     capture: Option<PathBuf>,
 ) -> PyResult<Graph> {
     if paths.is_empty() {
-        return Err(err("ingest: no trace given (a path, a list of paths, or a directory)"));
+        return Err(err(
+            "ingest: no trace given (a path, a list of paths, or a directory)",
+        ));
     }
     let mut inputs = paths.clone();
     inputs.extend(

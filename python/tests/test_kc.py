@@ -191,3 +191,13 @@ def test_diff_of_a_trace_with_itself_changes_nothing():
     d = kc.diff(g, g)
     assert d["new_kernels"] == [] and d["vanished_kernels"] == []
     assert all(r["delta_us"] == 0 for r in d["kernels"] + d["ops"])
+
+
+def test_lowered_kernels_join_their_units():
+    low = kc.lower(kc.ingest(trace("bloom560m_seq5")))
+    k, u = low.kernels(), low.units()
+    assert (k["unit"] >= 0).all()
+    joined = k.merge(u[["id", "tier"]], left_on="unit", right_on="id", suffixes=("", "_unit"))
+    assert len(joined) == len(k)
+    # A unit's tier is the tier of every activity it launched.
+    assert (joined["tier"].astype(str) == joined["tier_unit"].astype(str)).mean() > 0.99

@@ -148,6 +148,11 @@ class Lowered:
         """The tier table as a dict (the same as `kc lower --json` prints under `summary`)."""
         return _json.loads(self._l.summary_json())
 
+    def kernels(self):
+        """The rows of `Graph.kernels()` with, for each GPU activity, its `unit` (the id in
+        `units()`), its `instance` (the invocation it belongs to) and its `tier`."""
+        return _frame(self._l.kernel_columns())
+
     def units(self):
         """One row per unique replay unit: id, tier, rule, family, label, call, invocations,
         traced_us_total, traced_us_mean, reason (why it cannot be replayed, else missing),
