@@ -120,16 +120,21 @@ fn cli_writes_csv_tables_and_a_markdown_diff_and_reads_graph_files() {
     let from_graph: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(from_trace, from_graph);
     let md = dir.path().join("diff.md");
+    let svg = dir.path().join("diff.svg");
     let o = kc(&[
         "diff",
         t.to_str().unwrap(),
         g.to_str().unwrap(),
         "-o",
         md.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("# kc diff") && text.contains("Kernels only in B (new): 0"));
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.contains("<rect"));
 }
 
 #[test]

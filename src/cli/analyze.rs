@@ -35,6 +35,9 @@ pub struct DiffArgs {
     /// Write the Markdown summary to this file as well as printing it.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Also write the largest changes as an SVG bar chart.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
     /// Print the whole comparison as JSON.
     #[arg(long)]
     pub json: bool,
@@ -187,7 +190,7 @@ pub fn run(a: Args) -> i32 {
 }
 
 pub fn run_diff(a: DiffArgs) -> i32 {
-    if let Some(out) = &a.output {
+    for out in a.output.iter().chain(&a.svg) {
         if let Err(e) = super::check_output(out, &[a.a.as_path(), a.b.as_path()]) {
             return super::fail(e);
         }
@@ -203,10 +206,15 @@ pub fn run_diff(a: DiffArgs) -> i32 {
         &a.b.display().to_string(),
     );
     let md = diff::markdown(&d, a.top);
+    let mut files = Vec::new();
     if let Some(out) = &a.output {
-        if let Err(e) = crate::report::write_all(&[(out.clone(), md.clone().into_bytes())]) {
-            return super::fail(e);
-        }
+        files.push((out.clone(), md.clone().into_bytes()));
+    }
+    if let Some(svg) = &a.svg {
+        files.push((svg.clone(), diff::svg(&d, a.top).into_bytes()));
+    }
+    if let Err(e) = crate::report::write_all(&files) {
+        return super::fail(e);
     }
     if a.json {
         super::print_json(&d);

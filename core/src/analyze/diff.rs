@@ -245,3 +245,71 @@ pub fn markdown(d: &Diff, top: usize) -> String {
     }
     o
 }
+
+/// The diff as an SVG bar chart: per iteration, the `top` kernels whose time changed most,
+/// A's bar beside B's, with the change.
+pub fn svg(d: &Diff, top: usize) -> String {
+    use std::fmt::Write;
+    let rows: Vec<&Row> = d.kernels.iter().take(top).collect();
+    let (w, row_h, left) = (900.0, 26.0, 380.0);
+    let h = 60.0 + row_h * rows.len() as f64;
+    let max = rows.iter().map(|r| r.us_a.max(r.us_b)).fold(1e-9, f64::max);
+    let scale = |v: f64| v / max * (w - left - 120.0);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="10" y="16">kc diff: us per iteration, A (grey) vs B (blue), the {} largest changes</text>"#,
+        rows.len()
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="10" y="32" fill="gray">A: {} | B: {}</text>"#,
+        xml(&d.a.label),
+        xml(&d.b.label)
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = 44.0 + row_h * i as f64;
+        let name: String = r.name.chars().take(60).collect();
+        let _ = writeln!(
+            o,
+            r#"<text x="10" y="{:.1}"><title>{}</title>{}</text>"#,
+            y + 14.0,
+            xml(&r.name),
+            xml(&name)
+        );
+        let _ = writeln!(
+            o,
+            r#"<rect x="{left}" y="{y:.1}" width="{:.1}" height="10" fill="gray"/>"#,
+            scale(r.us_a)
+        );
+        let _ = writeln!(
+            o,
+            r#"<rect x="{left}" y="{:.1}" width="{:.1}" height="10" fill="steelblue"/>"#,
+            y + 11.0,
+            scale(r.us_b)
+        );
+        let change = r
+            .delta_pct
+            .map_or("new".to_string(), |p| format!("{p:+.1} %"));
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}">{:+.1} us ({change})</text>"#,
+            left + scale(r.us_a.max(r.us_b)) + 6.0,
+            y + 14.0,
+            r.delta_us
+        );
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
