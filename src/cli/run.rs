@@ -35,9 +35,14 @@ pub struct Args {
     #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
     /// Cache state of the isolated replay (GPU builds): context (each invocation at its place
-    /// in the model's memory image; the default when the plan has one), warm or cold.
+    /// in the model's memory image; the default when the plan has one), warm or cold. Only
+    /// that one is measured unless --all-caches.
     #[arg(long, value_enum)]
     pub cache: Option<crate::results::CachePolicy>,
+    /// Also replay every unit in the other cache states (context, warm and cold), their sums
+    /// beside the first (--cache, or the default): three isolated passes instead of one.
+    #[arg(long)]
+    pub all_caches: bool,
     /// Timed graph replays (and the base for launches per unit in isolation), as `kc exec`.
     #[arg(long, default_value_t = 100)]
     pub runs: usize,
@@ -173,6 +178,7 @@ pub fn run(a: Args) -> i32 {
     }
     let settings = ReplaySettings {
         cache: a.cache,
+        all_caches: a.all_caches,
         runs: a.runs,
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
@@ -251,6 +257,7 @@ pub fn run(a: Args) -> i32 {
 /// What `kc run` measures on a GPU, from its options.
 struct ReplaySettings {
     cache: Option<crate::results::CachePolicy>,
+    all_caches: bool,
     runs: usize,
     warmup: usize,
     energy_repeats: usize,
@@ -272,15 +279,21 @@ fn replay(
     let (cache, energy_repeats, progress) =
         (settings.cache, settings.energy_repeats, settings.progress);
     use crate::exec::{self, CachePolicy, ExecOptions};
-    // Without --cache, every cache state is measured: the first gives the units' rows,
-    // the others their sums beside it.
-    let caches: Vec<CachePolicy> = match cache {
-        Some(c) => vec![c],
-        None if p.dataflow.is_some() => {
-            vec![CachePolicy::Context, CachePolicy::Warm, CachePolicy::Cold]
+    // The answer needs the graph and one isolated pass: context where the plan has the
+    // model's memory image, else warm. --all-caches adds the others, their sums beside.
+    let first = cache.unwrap_or(if p.dataflow.is_some() {
+        CachePolicy::Context
+    } else {
+        CachePolicy::Warm
+    });
+    let mut caches = vec![first];
+    if settings.all_caches {
+        for c in [CachePolicy::Context, CachePolicy::Warm, CachePolicy::Cold] {
+            if !caches.contains(&c) && (c != CachePolicy::Context || p.dataflow.is_some()) {
+                caches.push(c);
+            }
         }
-        None => vec![CachePolicy::Warm, CachePolicy::Cold],
-    };
+    }
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;
     let base = ExecOptions {
