@@ -55,6 +55,12 @@ pub struct Args {
     /// Time only (as `--energy-repeats 0`).
     #[arg(long)]
     pub no_energy: bool,
+    /// Minimum energy window per unit in isolation, seconds (windows start and end at the
+    /// NVML counter's ticks, ~0.1 s apart on an H100). 0.3 s (three ticks) halves `kc run`
+    /// on a 100-unit model at the price of noisier per-unit energy (docs/MEASUREMENTS.md);
+    /// the graph's windows stay 1 s.
+    #[arg(long, default_value_t = 1.0)]
+    pub unit_energy_window: f64,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -182,6 +188,7 @@ pub fn run(a: Args) -> i32 {
         runs: a.runs,
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
+        unit_energy_window: a.unit_energy_window.max(0.05),
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -261,6 +268,7 @@ struct ReplaySettings {
     runs: usize,
     warmup: usize,
     energy_repeats: usize,
+    unit_energy_window: f64,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -324,6 +332,7 @@ fn replay(
             isolated: true,
             cache: *cache,
             energy_repeats: 1,
+            energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);
