@@ -67,9 +67,18 @@ fn two_decode_runs_differ_by_their_attention_kernels() {
     let a = shared().join("examples/h100t2/gpt2s4l_decode_b4_graphreplay.pt.trace.json.gz");
     let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/capture/gpt2s4l_decode_b4.pt.trace.json.gz");
-    let (ga, _) = ingest(&[a]);
-    let (gb, _) = ingest(&[b]);
-    let d = kc::analyze::diff::diff(&ga, "A", &gb, "B");
+    let (mut ga, _) = ingest(&[a]);
+    let (mut gb, _) = ingest(&[b]);
+    let d = kc::analyze::diff::diff_lowered(&mut ga, "A", &mut gb, "B");
+    // By family: attention's kernels changed (cuDNN SDPA for memory-efficient attention).
+    let att = d.families.iter().find(|r| r.name == "attention").unwrap();
+    assert!(att.us_a > 0.0 && att.us_b > 0.0, "{att:?}");
+    let fam_a: f64 = d.families.iter().map(|r| r.us_a).sum();
+    let k_a: f64 = d.kernels.iter().map(|r| r.us_a).sum();
+    assert!(
+        (fam_a - k_a).abs() < 1e-6,
+        "every activity in one family row"
+    );
     assert!(
         d.new_kernels.iter().any(|k| k.contains("sdpa")),
         "{:?}",

@@ -199,10 +199,11 @@ pub fn run_diff(a: DiffArgs) -> i32 {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return super::fail(e),
     };
-    let d = diff::diff(
-        &ga,
+    let (mut ga, mut gb) = (ga, gb);
+    let d = diff::diff_lowered(
+        &mut ga,
         &a.a.display().to_string(),
-        &gb,
+        &mut gb,
         &a.b.display().to_string(),
     );
     let md = diff::markdown(&d, a.top);

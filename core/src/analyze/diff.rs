@@ -43,6 +43,9 @@ pub struct Diff {
     pub ops: Vec<Row>,
     /// By kernel name, largest change first.
     pub kernels: Vec<Row>,
+    /// By kernel family (gemm, conv, attention, elementwise, ...), largest change first;
+    /// empty unless both graphs are lowered ([`diff_lowered`]).
+    pub families: Vec<Row>,
     /// Kernel names only B launched, and only A.
     pub new_kernels: Vec<String>,
     pub vanished_kernels: Vec<String>,
@@ -75,9 +78,17 @@ fn side(label: &str, a: &Analysis) -> Side {
 /// (count, ns) per op name and per kernel name.
 type Tally = BTreeMap<String, (u64, i64)>;
 
-fn tallies(g: &KernelGraph) -> (Tally, Tally) {
-    let (mut ops, mut kernels) = (Tally::new(), Tally::new());
-    for n in g.graph.node_weights() {
+fn tallies(g: &KernelGraph) -> (Tally, Tally, Tally) {
+    let (mut ops, mut kernels, mut families) = (Tally::new(), Tally::new(), Tally::new());
+    let lowered = g.classes.len() == g.graph.node_count();
+    for (i, n) in g.graph.node_weights().enumerate() {
+        if lowered {
+            let e = families
+                .entry(g.classes[i].family.as_str().to_string())
+                .or_default();
+            e.0 += 1;
+            e.1 += n.dur_ns;
+        }
         // A graph replay's kernels have no op of their own (at most the step marker
         // around the replay), and step markers carry their number: both are named so
         // that the two sides line up.
@@ -101,7 +112,7 @@ fn tallies(g: &KernelGraph) -> (Tally, Tally) {
         e.0 += 1;
         e.1 += n.dur_ns;
     }
-    (ops, kernels)
+    (ops, kernels, families)
 }
 
 fn rows(a: &Tally, b: &Tally, na: u32, nb: u32) -> Vec<Row> {
@@ -138,7 +149,7 @@ fn rows(a: &Tally, b: &Tally, na: u32, nb: u32) -> Vec<Row> {
 pub fn diff(a: &KernelGraph, a_label: &str, b: &KernelGraph, b_label: &str) -> Diff {
     let (aa, ab) = (analyze(a), analyze(b));
     let (sa, sb) = (side(a_label, &aa), side(b_label, &ab));
-    let ((ops_a, k_a), (ops_b, k_b)) = (tallies(a), tallies(b));
+    let ((ops_a, k_a, f_a), (ops_b, k_b, f_b)) = (tallies(a), tallies(b));
     let new_kernels = k_b
         .keys()
         .filter(|k| !k_a.contains_key(*k))
@@ -152,11 +163,31 @@ pub fn diff(a: &KernelGraph, a_label: &str, b: &KernelGraph, b_label: &str) -> D
     Diff {
         ops: rows(&ops_a, &ops_b, sa.iterations, sb.iterations),
         kernels: rows(&k_a, &k_b, sa.iterations, sb.iterations),
+        families: if f_a.is_empty() || f_b.is_empty() {
+            Vec::new()
+        } else {
+            rows(&f_a, &f_b, sa.iterations, sb.iterations)
+        },
         new_kernels,
         vanished_kernels,
         a: sa,
         b: sb,
     }
+}
+
+/// Lowers both graphs (when not lowered yet) so that the diff has kernel families too.
+pub fn diff_lowered(
+    a: &mut KernelGraph,
+    a_label: &str,
+    b: &mut KernelGraph,
+    b_label: &str,
+) -> Diff {
+    for g in [&mut *a, &mut *b] {
+        if g.instances.is_empty() {
+            let _ = crate::lower::lower(g);
+        }
+    }
+    diff(a, a_label, b, b_label)
 }
 
 fn short(s: &str) -> String {
@@ -211,7 +242,14 @@ pub fn markdown(d: &Diff, top: usize) -> String {
         Some(d.a.kernel_sum_per_iteration_us),
         Some(d.b.kernel_sum_per_iteration_us),
     );
-    for (title, rows) in [("launching op", &d.ops), ("kernel", &d.kernels)] {
+    for (title, rows) in [
+        ("kernel family", &d.families),
+        ("launching op", &d.ops),
+        ("kernel", &d.kernels),
+    ] {
+        if rows.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             o,
             "\n## By {title}, largest changes\n\n| {title} | count A | count B | A us | B us | change us | change |\n|---|---|---|---|---|---|---|"
