@@ -17,9 +17,16 @@ GEMM_OPS = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matm
 
 
 def tracelens_flops(src, trace):
+    import contextlib
     sys.path.insert(0, src)
     from TraceLens.TreePerf.tree_perf import TreePerfAnalyzer
 
+    # TraceLens prints its progress on stdout: kept off the JSON this script prints.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _tracelens_flops(TreePerfAnalyzer, trace)
+
+
+def _tracelens_flops(TreePerfAnalyzer, trace):
     a = TreePerfAnalyzer.from_file(trace)
     df = a.get_df_kernel_launchers()
     g = df[df["name"].isin(GEMM_OPS)]
