@@ -315,14 +315,19 @@ class capturing_as_seen_by_python:
         return False
 
 
-def capture_graph(step):
-    """`step` captured in one CUDA graph (after warm-ups on a side stream, as PyTorch asks)."""
+def warm_up_for_capture(step):
+    """Three calls of `step` on a side stream, as PyTorch asks before a capture."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         for _ in range(3):
             step()
     torch.cuda.current_stream().wait_stream(s)
+
+
+def capture_graph(step):
+    """`step` captured in one CUDA graph (after warm-ups on a side stream, as PyTorch asks)."""
+    warm_up_for_capture(step)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         step()
@@ -336,12 +341,7 @@ def profile_capture(step, name, a):
     activities). `kc ingest GRAPH --capture CAPTURE --shapes CAPTURE_ET` links each kernel
     the graph replays to the op that launched it here. Returns the graph (the one whose
     replays are then profiled) and the trace and ET paths (gzipped; the ET may be None)."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
+    warm_up_for_capture(step)
     torch.cuda.synchronize()
     trace = os.path.join(a.out, f"{name}.pt.trace.json")
     et_path = os.path.join(a.out, f"{name}.et.json")

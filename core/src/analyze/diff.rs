@@ -6,6 +6,7 @@
 //! Invariant: every GPU activity of either trace counts in exactly one op row and one
 //! kernel row of its side.
 
+use super::roofline::xml;
 use super::{analyze, Analysis};
 use kc_ir::KernelGraph;
 use serde::Serialize;
@@ -343,11 +344,4 @@ pub fn svg(d: &Diff, top: usize) -> String {
     }
     o.push_str("</svg>\n");
     o
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

@@ -145,6 +145,37 @@ fn kind_of(k: &NodeKind) -> &'static str {
     k.kind_str()
 }
 
+/// The statistics of one row's durations (sorted here), as a share of `total_ns`.
+fn stat_of(name: String, kind: &'static str, mut d: Vec<i64>, total_ns: i64) -> KernelStat {
+    d.sort_unstable();
+    let sum: i64 = d.iter().sum();
+    KernelStat {
+        name,
+        kind,
+        count: d.len() as u64,
+        total_us: us(sum),
+        mean_us: us(sum) / d.len().max(1) as f64,
+        p50_us: us(pct(&d, 50.0)),
+        p90_us: us(pct(&d, 90.0)),
+        min_us: us(d.first().copied().unwrap_or(0)),
+        max_us: us(d.last().copied().unwrap_or(0)),
+        share_pct: if total_ns > 0 {
+            100.0 * sum as f64 / total_ns as f64
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Largest total first, then by name.
+fn by_total(rows: &mut [KernelStat]) {
+    rows.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
 pub fn analyze(g: &KernelGraph) -> Analysis {
     let total_ns: i64 = g.graph.node_weights().map(|n| n.dur_ns).sum();
     // Per kernel name.
@@ -157,32 +188,9 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
     }
     let mut kernels: Vec<KernelStat> = by_name
         .into_iter()
-        .map(|((name, kind), mut d)| {
-            d.sort_unstable();
-            let sum: i64 = d.iter().sum();
-            KernelStat {
-                name: g.str(name).to_string(),
-                kind,
-                count: d.len() as u64,
-                total_us: us(sum),
-                mean_us: us(sum) / d.len() as f64,
-                p50_us: us(pct(&d, 50.0)),
-                p90_us: us(pct(&d, 90.0)),
-                min_us: us(d[0]),
-                max_us: us(d[d.len() - 1]),
-                share_pct: if total_ns > 0 {
-                    100.0 * sum as f64 / total_ns as f64
-                } else {
-                    0.0
-                },
-            }
-        })
+        .map(|((name, kind), d)| stat_of(g.str(name).to_string(), kind, d, total_ns))
         .collect();
-    kernels.sort_by(|a, b| {
-        b.total_us
-            .total_cmp(&a.total_us)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    by_total(&mut kernels);
     let ops = op_stats(g, total_ns);
     // Per (rank, iteration).
     let mut groups: BTreeMap<(u32, Option<u32>), Vec<&kc_ir::Node>> = BTreeMap::new();
@@ -251,32 +259,9 @@ fn op_stats(g: &KernelGraph, total_ns: i64) -> Vec<KernelStat> {
     }
     let mut rows: Vec<KernelStat> = by_name
         .into_iter()
-        .map(|(name, mut d)| {
-            d.sort_unstable();
-            let sum: i64 = d.iter().sum();
-            KernelStat {
-                name: name.to_string(),
-                kind: "op",
-                count: d.len() as u64,
-                total_us: us(sum),
-                mean_us: us(sum) / d.len() as f64,
-                p50_us: us(pct(&d, 50.0)),
-                p90_us: us(pct(&d, 90.0)),
-                min_us: us(d[0]),
-                max_us: us(d[d.len() - 1]),
-                share_pct: if total_ns > 0 {
-                    100.0 * sum as f64 / total_ns as f64
-                } else {
-                    0.0
-                },
-            }
-        })
+        .map(|(name, d)| stat_of(name.to_string(), "op", d, total_ns))
         .collect();
-    rows.sort_by(|a, b| {
-        b.total_us
-            .total_cmp(&a.total_us)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    by_total(&mut rows);
     rows
 }
 

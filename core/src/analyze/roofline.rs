@@ -385,7 +385,7 @@ pub fn svg(r: &Roofline) -> String {
     o
 }
 
-fn xml(s: &str) -> String {
+pub(super) fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
