@@ -171,7 +171,17 @@ impl Graph {
         let mut parent = Vec::with_capacity(n);
         let mut shape_cats = ShapeCategories::new(g);
         let mut shapes = Vec::with_capacity(g.ops.len());
+        // The profiled iteration an op started in (its rank's ProfilerStep range), -1 outside.
+        let mut iteration = Vec::with_capacity(n);
         for op in &g.ops {
+            iteration.push(
+                g.iterations
+                    .iter()
+                    .find(|it| {
+                        it.rank == op.rank && it.start_ns <= op.start_ns && op.start_ns < it.end_ns
+                    })
+                    .map_or(-1, |it| i64::from(it.step)),
+            );
             name.push(names.code(g, op.name));
             rank.push(op.rank);
             tid.push(op.tid);
@@ -191,6 +201,7 @@ impl Graph {
                 ("dur_ns", Col::I64(dur)),
                 ("external_id", Col::U64(external)),
                 ("parent", Col::I64(parent)),
+                ("iteration", Col::I64(iteration)),
                 ("shapes", Col::Cat(shapes, shape_cats.names)),
             ],
         )

@@ -23,6 +23,11 @@ def trace(name):
     return SHARED / "traces" / "h100" / f"{name}.pt.trace.json.gz"
 
 
+def it_steps(kernels):
+    """The profiled iterations kernel rows fall in."""
+    return set(kernels.query("iteration >= 0")["iteration"])
+
+
 def records(frame):
     """DataFrame rows as dicts, with pandas' NaN for a missing value read back as None."""
     return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
@@ -174,6 +179,8 @@ def test_analysis_tables_match_kc_analyze_and_the_kernel_rows(name):
     top = stats.iloc[0]
     rows = k[k["name"] == top["name"]]["dur_ns"]
     assert top["count"] == len(rows) and top["max_us"] == rows.max() / 1000.0
+    # Ops carry their iteration too, the same steps as the kernel rows.
+    assert set(g.ops().query("iteration >= 0")["iteration"]) == set(it_steps(k))
     ops = g.op_stats()
     assert ops["total_us"].sum() == pytest.approx(k["dur_ns"].sum() / 1000.0, abs=1e-6)
     it = g.iterations()

@@ -126,7 +126,8 @@ class Graph:
 
     def ops(self):
         """One row per CPU op kept in the graph: name, rank, tid, start_ns, dur_ns,
-        external_id, parent (row index of the enclosing op, -1 for none) and shapes."""
+        external_id, parent (row index of the enclosing op, -1 for none), iteration (the
+        ProfilerStep it started in, -1 outside any) and shapes."""
         return _frame(self._g.op_columns())
 
     def write(self, path):
