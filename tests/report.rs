@@ -599,3 +599,46 @@ fn the_error_budget_says_when_the_models_graph_runs_another_program() {
     );
     assert!(b.unexplained_us.abs() < 1e-6);
 }
+
+/// Units whose traced invocations mostly started after the GPU sat idle (a host-bound eager
+/// trace) are counted per unit and said in a note; a CUDA-graph replay (no idle between its
+/// kernels) flags none.
+#[test]
+fn units_traced_after_gpu_idle_are_said_per_unit() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
+    let g = kc::report::read_results(&dir.join("gpt2s_b4s128_et.graph.json")).unwrap();
+    let i = kc::report::read_results(&dir.join("gpt2s_b4s128_et.iso.json")).unwrap();
+    let plan = kc::plan::read(&dir.join("gpt2s_b4s128_et.kcplan")).unwrap();
+    let mut r = kc::report::model::build(Some(&g), Some(&i));
+    r.mark_traced_after_idle(&plan);
+    assert!(r
+        .units
+        .iter()
+        .all(|u| u.traced_after_idle.unwrap() <= u.invocations));
+    assert!(r.units.iter().any(|u| u.traced_after_idle.unwrap() > 0));
+    assert!(r.notes.iter().any(|n| n.contains("after the GPU sat idle")));
+    // The decode graph's replays: its kernels follow each other without idle.
+    let cap = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/capture");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(cap.join("gpt2s4l_decode_b4_capture.et.json.gz")),
+        capture: Some(cap.join("gpt2s4l_decode_b4_capture.pt.trace.json.gz")),
+        ..Default::default()
+    };
+    let (mut gg, _) =
+        kc::ingest::ingest(&[cap.join("gpt2s4l_decode_b4.pt.trace.json.gz")], &opts).unwrap();
+    kc::lower::lower(&mut gg).unwrap();
+    let p = kc::plan::build::build(&gg);
+    let mut idle_steps = 0;
+    let mut end = i64::MIN;
+    for s in &p.steps {
+        if end != i64::MIN && s.traced_start_ns - end >= kc::report::model::IDLE_BEFORE_NS {
+            idle_steps += 1;
+        }
+        end = end.max(s.traced_start_ns + s.traced_ns);
+    }
+    // Only the first kernel of each replay follows the gap between replays.
+    assert!(
+        idle_steps <= 3,
+        "{idle_steps} steps after idle in a graph replay"
+    );
+}

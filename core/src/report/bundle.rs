@@ -102,6 +102,9 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
         rep.set_iterations(p.iterations.count, &p.iterations.found_by);
     }
+    if let Some(p) = &plan {
+        rep.mark_traced_after_idle(p);
+    }
     if let Some(rp) = &inputs.reference {
         super::add_reference(&mut rep, rp, inputs.reference_entry.as_deref())?;
     }

@@ -96,7 +96,14 @@ pub struct UnitRow {
     pub pct_of_predicted: Option<f64>,
     pub energy_per_invocation_mj: Option<f64>,
     pub predicted_energy_j: Option<f64>,
+    /// Traced invocations that started after the GPU sat idle at least
+    /// [`IDLE_BEFORE_NS`] (every stream of its rank): in a host-bound trace their traced
+    /// duration may carry a start from idle, and is no fair reference (known with the plan).
+    pub traced_after_idle: Option<u64>,
 }
+
+/// The GPU idle before a traced invocation that makes its duration no fair reference.
+pub const IDLE_BEFORE_NS: i64 = 50_000;
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct Report {
@@ -450,6 +457,39 @@ impl Report {
         });
     }
 
+    /// Counts, per unit, the traced invocations that started after the GPU sat idle at
+    /// least [`IDLE_BEFORE_NS`] (the plan's steps in start order, per rank), and says how
+    /// many units have most of theirs so.
+    pub fn mark_traced_after_idle(&mut self, plan: &crate::plan::Plan) {
+        let mut after = vec![0u64; plan.units.len()];
+        let mut busy_until: std::collections::HashMap<u32, i64> = Default::default();
+        for s in &plan.steps {
+            let rank = plan.streams.get(s.stream as usize).map_or(0, |x| x.rank);
+            let end = busy_until.entry(rank).or_insert(i64::MIN);
+            if *end != i64::MIN && s.traced_start_ns - *end >= IDLE_BEFORE_NS {
+                if let Some(a) = after.get_mut(s.unit as usize) {
+                    *a += 1;
+                }
+            }
+            *end = (*end).max(s.traced_start_ns + s.traced_ns);
+        }
+        let mut mostly = 0;
+        for u in &mut self.units {
+            if let Some(&a) = after.get(u.id as usize) {
+                u.traced_after_idle = Some(a);
+                if a * 2 > u.invocations {
+                    mostly += 1;
+                }
+            }
+        }
+        if mostly > 0 {
+            self.notes.push(format!(
+                "{mostly} units started most of their traced invocations after the GPU sat idle >= {} us (a host-bound trace): their traced durations may carry a start from idle and are no fair reference for the isolated or in-context times (`traced_after_idle` per unit)",
+                IDLE_BEFORE_NS / 1000
+            ));
+        }
+    }
+
     /// Takes the iteration count from the plan when the results did not record it.
     pub fn set_iterations(&mut self, count: u32, found_by: &str) {
         if count > 0 {
@@ -511,6 +551,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 },
                 energy_per_invocation_mj: u.energy.as_ref().map(|e| e.per_item_j.mean * 1000.0),
                 predicted_energy_j: u.predicted_energy_j,
+                traced_after_idle: None,
             }
         })
         .collect();
