@@ -628,17 +628,34 @@ fn units_traced_after_gpu_idle_are_said_per_unit() {
         kc::ingest::ingest(&[cap.join("gpt2s4l_decode_b4.pt.trace.json.gz")], &opts).unwrap();
     kc::lower::lower(&mut gg).unwrap();
     let p = kc::plan::build::build(&gg);
-    let mut idle_steps = 0;
-    let mut end = i64::MIN;
-    for s in &p.steps {
-        if end != i64::MIN && s.traced_start_ns - end >= kc::report::model::IDLE_BEFORE_NS {
-            idle_steps += 1;
-        }
-        end = end.max(s.traced_start_ns + s.traced_ns);
-    }
-    // Only the first kernel of each replay follows the gap between replays.
+    // A report over the plan's units (no measurement needed to count traced idle).
+    let mut rep = kc::report::model::Report {
+        units: p
+            .units
+            .iter()
+            .map(|u| kc::report::model::UnitRow {
+                id: u.id,
+                invocations: u.invocations,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    rep.mark_traced_after_idle(&p);
+    // Only the first kernel of each of the 3 replays follows the gap between replays: at
+    // most one unit, the replay's first, is said.
+    let after: u64 = rep.units.iter().map(|u| u.traced_after_idle.unwrap()).sum();
     assert!(
-        idle_steps <= 3,
-        "{idle_steps} steps after idle in a graph replay"
+        after <= 3,
+        "{after} invocations after idle in a graph replay"
+    );
+    let flagged: Vec<&String> = rep
+        .notes
+        .iter()
+        .filter(|n| n.contains("after the GPU sat idle"))
+        .collect();
+    assert!(
+        flagged.iter().all(|n| n.starts_with("1 units")),
+        "{flagged:?}"
     );
 }

@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Also write the tables as CSV into this directory (kernels.csv, iterations.csv,
-    /// launch_latency.csv, roofline.csv) with the roofline chart (roofline.svg).
+    /// launch_latency.csv, roofline.csv, ops.csv) with the roofline chart (roofline.svg).
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
     /// Print the tables as JSON.
@@ -62,95 +62,6 @@ fn graph_of(p: &Path) -> Result<kc_ir::KernelGraph, String> {
         .map_err(|e| e.to_string())
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn tables_csv(a: &analyze::Analysis) -> Vec<(String, Vec<u8>)> {
-    let mut k =
-        String::from("name,kind,count,total_us,mean_us,p50_us,p90_us,min_us,max_us,share_pct\n");
-    for r in &a.kernels {
-        k += &format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
-            csv_field(&r.name),
-            r.kind,
-            r.count,
-            r.total_us,
-            r.mean_us,
-            r.p50_us,
-            r.p90_us,
-            r.min_us,
-            r.max_us,
-            r.share_pct
-        );
-    }
-    let mut i = String::from("rank,iteration,activities,streams,span_us,busy_us,idle_us,idle_pct,kernel_sum_us,kernel_us,memcpy_us,memset_us,collective_us,compute_comm_overlap_us,concurrent_us\n");
-    for r in &a.iterations {
-        i += &format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.rank,
-            r.iteration.map_or(String::new(), |x| x.to_string()),
-            r.activities,
-            r.streams,
-            r.span_us,
-            r.busy_us,
-            r.idle_us,
-            r.idle_pct,
-            r.kernel_sum_us,
-            r.kernel_us,
-            r.memcpy_us,
-            r.memset_us,
-            r.collective_us,
-            r.compute_comm_overlap_us,
-            r.concurrent_us
-        );
-    }
-    let mut l = String::from("api,count,mean_us,p50_us,p90_us,max_us,call_mean_us\n");
-    for r in &a.launch_latency {
-        l += &format!(
-            "{},{},{},{},{},{},{}\n",
-            csv_field(&r.api),
-            r.count,
-            r.mean_us,
-            r.p50_us,
-            r.p90_us,
-            r.max_us,
-            r.call_mean_us
-        );
-    }
-    let mut r = String::from("name,family,invocations,total_us,flops,bytes,tflops,gb_s,intensity,against,fraction_of_roof\n");
-    for x in &a.roofline.rows {
-        r += &format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
-            csv_field(&x.name),
-            x.family,
-            x.invocations,
-            x.total_us,
-            x.flops,
-            x.bytes,
-            x.tflops,
-            x.gb_s,
-            x.intensity,
-            x.against,
-            x.fraction_of_roof.map_or(String::new(), |f| f.to_string())
-        );
-    }
-    vec![
-        ("roofline.csv".into(), r.into_bytes()),
-        (
-            "roofline.svg".into(),
-            analyze::roofline::svg(&a.roofline).into_bytes(),
-        ),
-        ("kernels.csv".into(), k.into_bytes()),
-        ("iterations.csv".into(), i.into_bytes()),
-        ("launch_latency.csv".into(), l.into_bytes()),
-    ]
-}
-
 pub fn run(a: Args) -> i32 {
     if let Some(dir) = &a.csv {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -164,7 +75,7 @@ pub fn run(a: Args) -> i32 {
     let mut g = g;
     let an = analyze::analyze_lowered(&mut g);
     if let Some(dir) = &a.csv {
-        let files: Vec<(PathBuf, Vec<u8>)> = tables_csv(&an)
+        let files: Vec<(PathBuf, Vec<u8>)> = analyze::csv_tables(&an)
             .into_iter()
             .map(|(n, b)| (dir.join(n), b))
             .collect();

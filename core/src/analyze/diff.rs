@@ -6,8 +6,8 @@
 //! Invariant: every GPU activity of either trace counts in exactly one op row and one
 //! kernel row of its side.
 
-use super::roofline::xml;
-use super::{analyze, Analysis};
+use super::{iteration_rows, traced_iteration_mean, IterationRow};
+use crate::report::svg::esc;
 use kc_ir::KernelGraph;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -52,24 +52,17 @@ pub struct Diff {
     pub vanished_kernels: Vec<String>,
 }
 
-fn iterations_of(a: &Analysis) -> u32 {
-    let n = a
-        .iterations
-        .iter()
-        .filter(|r| r.iteration.is_some())
-        .count() as u32;
-    n.max(1)
-}
-
-fn side(label: &str, a: &Analysis) -> Side {
-    let n = iterations_of(a);
-    let sum = |f: &dyn Fn(&super::IterationRow) -> f64| -> f64 {
-        a.iterations.iter().map(f).sum::<f64>() / f64::from(n)
+/// One side's per-iteration figures, from its iteration rows (nothing else of the
+/// analysis is needed here).
+fn side(label: &str, rows: &[IterationRow]) -> Side {
+    let n = (rows.iter().filter(|r| r.iteration.is_some()).count() as u32).max(1);
+    let sum = |f: &dyn Fn(&IterationRow) -> f64| -> f64 {
+        rows.iter().map(f).sum::<f64>() / f64::from(n)
     };
     Side {
         label: label.to_string(),
         iterations: n,
-        traced_iteration_mean_us: a.traced_iteration_mean_us,
+        traced_iteration_mean_us: traced_iteration_mean(rows),
         busy_per_iteration_us: sum(&|r| r.busy_us),
         idle_per_iteration_us: sum(&|r| r.idle_us),
         kernel_sum_per_iteration_us: sum(&|r| r.kernel_sum_us),
@@ -148,8 +141,10 @@ fn rows(a: &Tally, b: &Tally, na: u32, nb: u32) -> Vec<Row> {
 }
 
 pub fn diff(a: &KernelGraph, a_label: &str, b: &KernelGraph, b_label: &str) -> Diff {
-    let (aa, ab) = (analyze(a), analyze(b));
-    let (sa, sb) = (side(a_label, &aa), side(b_label, &ab));
+    let (sa, sb) = (
+        side(a_label, &iteration_rows(a)),
+        side(b_label, &iteration_rows(b)),
+    );
     let ((ops_a, k_a, f_a), (ops_b, k_b, f_b)) = (tallies(a), tallies(b));
     let new_kernels = k_b
         .keys()
@@ -307,8 +302,8 @@ pub fn svg(d: &Diff, top: usize) -> String {
     let _ = writeln!(
         o,
         r#"<text x="10" y="32" fill="gray">A: {} | B: {}</text>"#,
-        xml(&d.a.label),
-        xml(&d.b.label)
+        esc(&d.a.label),
+        esc(&d.b.label)
     );
     for (i, r) in rows.iter().enumerate() {
         let y = 44.0 + row_h * i as f64;
@@ -317,8 +312,8 @@ pub fn svg(d: &Diff, top: usize) -> String {
             o,
             r#"<text x="10" y="{:.1}"><title>{}</title>{}</text>"#,
             y + 14.0,
-            xml(&r.name),
-            xml(&name)
+            esc(&r.name),
+            esc(&name)
         );
         let _ = writeln!(
             o,

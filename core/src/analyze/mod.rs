@@ -193,10 +193,6 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
     by_total(&mut kernels);
     let ops = op_stats(g, total_ns);
     // Per (rank, iteration).
-    let mut groups: BTreeMap<(u32, Option<u32>), Vec<&kc_ir::Node>> = BTreeMap::new();
-    for n in g.graph.node_weights() {
-        groups.entry((n.rank, n.iteration)).or_default().push(n);
-    }
     let mut by_rank: BTreeMap<u32, Vec<&kc_ir::Node>> = BTreeMap::new();
     for n in g.graph.node_weights() {
         by_rank.entry(n.rank).or_default().push(n);
@@ -205,26 +201,39 @@ pub fn analyze(g: &KernelGraph) -> Analysis {
         .into_iter()
         .map(|(rank, nodes)| iteration_row(rank, None, &nodes))
         .collect();
-    let iterations: Vec<IterationRow> = groups
-        .into_iter()
-        .map(|((rank, iteration), nodes)| iteration_row(rank, iteration, &nodes))
-        .collect();
-    let stepped: Vec<f64> = iterations
-        .iter()
-        .filter(|r| r.iteration.is_some())
-        .map(|r| r.span_us)
-        .collect();
+    let iterations = iteration_rows(g);
     Analysis {
         kernels,
         ops,
         launch_latency: launch_latency(g),
-        traced_iteration_mean_us: (!stepped.is_empty())
-            .then(|| stepped.iter().sum::<f64>() / stepped.len() as f64),
+        traced_iteration_mean_us: traced_iteration_mean(&iterations),
         iterations,
         ranks,
         gpu_time_us: us(total_ns),
         roofline: roofline::roofline(g),
     }
+}
+
+/// What each rank's GPU did in each profiled iteration ([`Analysis::iterations`]).
+pub fn iteration_rows(g: &KernelGraph) -> Vec<IterationRow> {
+    let mut groups: BTreeMap<(u32, Option<u32>), Vec<&kc_ir::Node>> = BTreeMap::new();
+    for n in g.graph.node_weights() {
+        groups.entry((n.rank, n.iteration)).or_default().push(n);
+    }
+    groups
+        .into_iter()
+        .map(|((rank, iteration), nodes)| iteration_row(rank, iteration, &nodes))
+        .collect()
+}
+
+/// The mean span of the profiled (`ProfilerStep`) iterations among `rows`.
+pub fn traced_iteration_mean(rows: &[IterationRow]) -> Option<f64> {
+    let stepped: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.iteration.is_some())
+        .map(|r| r.span_us)
+        .collect();
+    (!stepped.is_empty()).then(|| stepped.iter().sum::<f64>() / stepped.len() as f64)
 }
 
 /// Lowers `g` (GEMMs recovered, units built) when it is not lowered yet, then analyses it,
@@ -341,6 +350,96 @@ fn launch_latency(g: &KernelGraph) -> Vec<LaunchLatency> {
             }
         })
         .collect()
+}
+
+/// The tables as CSV files, by file name: kernels.csv, ops.csv, iterations.csv,
+/// launch_latency.csv, roofline.csv and the roofline chart roofline.svg (`kc analyze --csv`).
+pub fn csv_tables(a: &Analysis) -> Vec<(String, Vec<u8>)> {
+    use crate::report::render::csv_field;
+    // Kernel and op rows are one statistics table.
+    let stats = |rows: &[KernelStat]| {
+        let mut k = String::from(
+            "name,kind,count,total_us,mean_us,p50_us,p90_us,min_us,max_us,share_pct\n",
+        );
+        for r in rows {
+            k += &format!(
+                "{},{},{},{},{},{},{},{},{},{}\n",
+                csv_field(&r.name),
+                r.kind,
+                r.count,
+                r.total_us,
+                r.mean_us,
+                r.p50_us,
+                r.p90_us,
+                r.min_us,
+                r.max_us,
+                r.share_pct
+            );
+        }
+        k
+    };
+    let mut i = String::from("rank,iteration,activities,streams,span_us,busy_us,idle_us,idle_pct,kernel_sum_us,kernel_us,memcpy_us,memset_us,collective_us,compute_comm_overlap_us,concurrent_us\n");
+    for r in &a.iterations {
+        i += &format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.rank,
+            r.iteration.map_or(String::new(), |x| x.to_string()),
+            r.activities,
+            r.streams,
+            r.span_us,
+            r.busy_us,
+            r.idle_us,
+            r.idle_pct,
+            r.kernel_sum_us,
+            r.kernel_us,
+            r.memcpy_us,
+            r.memset_us,
+            r.collective_us,
+            r.compute_comm_overlap_us,
+            r.concurrent_us
+        );
+    }
+    let mut l = String::from("api,count,mean_us,p50_us,p90_us,max_us,call_mean_us\n");
+    for r in &a.launch_latency {
+        l += &format!(
+            "{},{},{},{},{},{},{}\n",
+            csv_field(&r.api),
+            r.count,
+            r.mean_us,
+            r.p50_us,
+            r.p90_us,
+            r.max_us,
+            r.call_mean_us
+        );
+    }
+    let mut r = String::from("name,family,invocations,total_us,flops,bytes,tflops,gb_s,intensity,against,fraction_of_roof\n");
+    for x in &a.roofline.rows {
+        r += &format!(
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            csv_field(&x.name),
+            x.family,
+            x.invocations,
+            x.total_us,
+            x.flops,
+            x.bytes,
+            x.tflops,
+            x.gb_s,
+            x.intensity,
+            x.against,
+            x.fraction_of_roof.map_or(String::new(), |f| f.to_string())
+        );
+    }
+    vec![
+        ("roofline.csv".into(), r.into_bytes()),
+        (
+            "roofline.svg".into(),
+            roofline::svg(&a.roofline).into_bytes(),
+        ),
+        ("kernels.csv".into(), stats(&a.kernels).into_bytes()),
+        ("ops.csv".into(), stats(&a.ops).into_bytes()),
+        ("iterations.csv".into(), i.into_bytes()),
+        ("launch_latency.csv".into(), l.into_bytes()),
+    ]
 }
 
 /// The analysis as text: per iteration, the kernel table's first `top` rows (all for 0),

@@ -11,6 +11,7 @@
 //! bytes are the minimum traffic (each operand read or written once), so GB/s is a lower
 //! bound on what the kernel moved.
 
+use crate::report::svg::esc;
 use kc_ir::{DType, Family, KernelGraph, OpArg, UnitParams};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -374,7 +375,7 @@ pub fn svg(r: &Roofline) -> String {
             r#"<circle cx="{:.1}" cy="{:.1}" r="{rad:.1}" fill="steelblue" fill-opacity="0.5"><title>{} ({}): {:.1} TFLOP/s at {:.1} FLOP/B, {:.1} us</title></circle>"#,
             x(k.intensity),
             y(k.tflops),
-            xml(&k.name),
+            esc(&k.name),
             k.family,
             k.tflops,
             k.intensity,
@@ -383,11 +384,4 @@ pub fn svg(r: &Roofline) -> String {
     }
     o.push_str("</svg>\n");
     o
-}
-
-pub(super) fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

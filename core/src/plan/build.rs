@@ -465,35 +465,32 @@ fn place(
     // A storage whose first touch is a read holds state the replay did not compute
     // (weights, an optimiser's moments, a KV cache): it starts with values by role.
     let mut state = vec![None::<bool>; n];
-    let writes: Vec<Vec<bool>> = g
+    // Per unit, once: its operands as lowering sees them (which it writes, how far they
+    // reach) and their element types and roles as the plan's call gives them.
+    let operands: Vec<Vec<kc_ir::Operand>> = g
         .units
         .iter()
-        .map(|u| {
-            u.params
-                .operands(g.str(u.label))
-                .iter()
-                .map(|o| o.writes)
-                .collect()
-        })
+        .map(|u| u.params.operands(g.str(u.label)))
         .collect();
+    let roles: Vec<Vec<(ElemType, RegionInit)>> =
+        units.iter().map(|u| operand_roles(&u.call)).collect();
     for &i in instance_order {
         let unit = &units[g.instances[i].unit.0 as usize];
         let p = &df.instances[i];
         if !unit.tier.is_replayable() || p.operands.len() != unit.slots.len() {
             continue;
         }
-        let roles = operand_roles(&unit.call);
         for (k, pl) in p.operands.iter().enumerate() {
             let Some(pl) = pl else { continue };
             let s = pl.storage as usize;
-            let (t, role) = roles
+            let (t, role) = roles[unit.id as usize]
                 .get(k)
                 .copied()
                 .unwrap_or((ElemType::Unknown, RegionInit::Uniform));
             if dtype[s] == ElemType::Unknown {
                 dtype[s] = t;
             }
-            let written = writes[unit.id as usize].get(k).copied().unwrap_or(false);
+            let written = operands[unit.id as usize].get(k).is_some_and(|o| o.writes);
             // An in-place op reads what it updates (`mul_` of Adam's second moment), so
             // a storage it touches first is state, and takes its role from it.
             let reads = !written || updates_in_place(&unit.call);
@@ -505,13 +502,12 @@ fn place(
     }
     // Reads of results the replay allocates outside the image get regions of their own,
     // after each rank's storages.
-    let roles: Vec<Vec<(ElemType, RegionInit)>> =
-        units.iter().map(|u| operand_roles(&u.call)).collect();
-    let detached = super::detach::detach(g, instance_order, units, aten_calls, &|u, k| {
-        roles[u.id as usize]
-            .get(k)
-            .map_or(ElemType::Unknown, |r| r.0)
-    });
+    let detached =
+        super::detach::detach(g, instance_order, units, aten_calls, &operands, &|u, k| {
+            roles[u.id as usize]
+                .get(k)
+                .map_or(ElemType::Unknown, |r| r.0)
+        });
     let mut detached_offset = vec![0u64; detached.results.len()];
     for (r, d) in detached.results.iter().enumerate() {
         if d.bytes == 0 {

@@ -32,13 +32,15 @@ pub struct Detachment {
     pub moved: HashMap<(u32, usize), (usize, u64)>,
 }
 
-/// Finds the reads of allocated results in step order. `dtype_of(unit, operand)` is the
-/// element type the unit's call reads the operand as.
+/// Finds the reads of allocated results in step order. `operands` are each unit's operands
+/// as lowering gives them; `dtype_of(unit, operand)` is the element type the unit's call
+/// reads the operand as.
 pub fn detach(
     g: &KernelGraph,
     instance_order: &[usize],
     units: &[PlanUnit],
     aten_calls: &[Option<AtenCall>],
+    operands: &[Vec<kc_ir::Operand>],
     dtype_of: &dyn Fn(&PlanUnit, usize) -> ElemType,
 ) -> Detachment {
     let df = &g.dataflow;
@@ -55,8 +57,7 @@ pub fn detach(
         if !unit.tier.is_replayable() || p.operands.len() != unit.slots.len() {
             continue;
         }
-        let label = g.str(g.units[unit.id as usize].label);
-        let operands = g.units[unit.id as usize].params.operands(label);
+        let operands = &operands[unit.id as usize];
         let updates = super::build::updates_in_place(&unit.call);
         for (k, pl) in p.operands.iter().enumerate() {
             let Some(pl) = pl else { continue };
