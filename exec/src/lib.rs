@@ -112,6 +112,12 @@ pub struct ExecOptions {
     pub max_unroll: u32,
     /// Minimum total timed GPU time per isolated unit, seconds.
     pub min_unit_time_s: f64,
+    /// Isolated mode: measure the terms of the prediction from parts after the units (the
+    /// round of every unit, one graph launch's overhead).
+    pub parts: bool,
+    /// Isolated mode, with `parts`: also the N most frequent transitions between different
+    /// units as pairs, each alternated alone (0: none).
+    pub transitions: usize,
     pub progress: bool,
     /// The rank to replay when the plan holds several (one GPU replays one rank's work);
     /// `None` picks the lowest.
@@ -145,6 +151,8 @@ impl Default for ExecOptions {
             unroll_target_ns: 1_000_000.0,
             max_unroll: 1000,
             min_unit_time_s: 0.05,
+            parts: true,
+            transitions: 0,
             progress: false,
             rank: None,
             dataflow: true,

@@ -31,6 +31,15 @@ pub struct Args {
     /// Time only.
     #[arg(long)]
     pub no_energy: bool,
+    /// Isolated mode: do not measure the terms of the prediction from parts (the round of
+    /// every unit and one graph launch's overhead, a few seconds).
+    #[arg(long)]
+    pub no_parts: bool,
+    /// Isolated mode: also measure the N most frequent transitions between different
+    /// units, each pair alternated alone in one graph (a diagnostic beside the round of
+    /// every unit, which the prediction from parts uses). 0 measures none.
+    #[arg(long, default_value_t = 0)]
+    pub transitions: usize,
     /// Results file (default: PLAN.graph.json, or PLAN.isolated.CACHE.json so that warm and
     /// cold runs do not overwrite each other).
     #[arg(short, long)]
@@ -140,6 +149,8 @@ pub fn run(a: Args) -> i32 {
         plan_crc32: crc32fast::hash(&bytes),
         dataflow: !a.no_dataflow,
         verify: a.verify,
+        parts: !a.no_parts,
+        transitions: a.transitions,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         job,
         ..Default::default()

@@ -59,6 +59,10 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.no_energy {
         v.push("--no-energy".into());
     }
+    v.extend(["--transitions".into(), a.transitions.to_string()]);
+    if a.no_parts {
+        v.push("--no-parts".into());
+    }
     if a.no_dataflow {
         v.push("--no-dataflow".into());
     }

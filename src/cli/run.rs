@@ -56,10 +56,9 @@ pub struct Args {
     #[arg(long)]
     pub no_energy: bool,
     /// Minimum energy window per unit in isolation, seconds (windows start and end at the
-    /// NVML counter's ticks, ~0.1 s apart on an H100). 0.3 s (three ticks) halves `kc run`
-    /// on a 100-unit model at the price of noisier per-unit energy (docs/MEASUREMENTS.md);
-    /// the graph's windows stay 1 s.
-    #[arg(long, default_value_t = 1.0)]
+    /// NVML counter's ticks, ~0.1 s apart on an H100); two per unit, so that each unit's
+    /// energy has a spread. The graph's windows stay 1 s.
+    #[arg(long, default_value_t = 0.5)]
     pub unit_energy_window: f64,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
@@ -331,7 +330,8 @@ fn replay(
         let iso_opts = ExecOptions {
             isolated: true,
             cache: *cache,
-            energy_repeats: 1,
+            // Two windows per unit give its energy a spread (the prediction's error bar).
+            energy_repeats: 2,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             ..base.clone()
         };
@@ -342,6 +342,7 @@ fn replay(
     for other in &isolated_runs[1..] {
         rep.add_isolated_sum(other);
     }
+    rep.use_plan(p);
     if let Some(r) = &settings.reference {
         crate::report::add_reference(&mut rep, r, settings.reference_entry.as_deref())
             .map_err(|e| e.to_string())?;

@@ -6,6 +6,9 @@
 //!
 //! Invariant: in a program, a step only waits on steps enqueued before it, and every
 //! executed step appears exactly once.
+//!
+//! Also the schedule facts the prediction from parts needs: the transitions between
+//! different units a replay makes, and the schedule's length from per-step times.
 
 use crate::plan::types::{Plan, Step};
 use std::collections::BTreeSet;
@@ -139,6 +142,94 @@ pub fn critical_path_ns(plan: &Plan, counts: impl Fn(&Step) -> bool) -> i64 {
     finish.into_iter().max().unwrap_or(0)
 }
 
+/// Consecutive executed steps of one stream that belong to two different units: the
+/// transitions a graph replay makes between units, which an isolated unit (repeating
+/// itself) never makes. One entry per ordered pair of units, with every occurrence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    pub from_unit: u32,
+    pub to_unit: u32,
+    /// The (from step, to step) pairs where it happens, in plan order.
+    pub occurrences: Vec<(u32, u32)>,
+}
+
+/// The transitions between units on `rank`'s streams among the steps `runs` accepts,
+/// most frequent first (ties by unit ids). Steps of the same unit back to back are no
+/// transition: the isolated measurement already repeats the unit after itself.
+pub fn transitions(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Vec<Transition> {
+    let mut last: Vec<Option<u32>> = vec![None; plan.streams.len()];
+    let mut by_pair: std::collections::HashMap<(u32, u32), Vec<(u32, u32)>> = Default::default();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if plan.streams[s.stream as usize].rank != rank || !runs(s) {
+            continue;
+        }
+        let slot = &mut last[s.stream as usize];
+        if let Some(prev) = *slot {
+            let from = plan.steps[prev as usize].unit;
+            if from != s.unit {
+                by_pair
+                    .entry((from, s.unit))
+                    .or_default()
+                    .push((prev, i as u32));
+            }
+        }
+        *slot = Some(i as u32);
+    }
+    let mut v: Vec<Transition> = by_pair
+        .into_iter()
+        .map(|((from_unit, to_unit), occurrences)| Transition {
+            from_unit,
+            to_unit,
+            occurrences,
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.occurrences
+            .len()
+            .cmp(&a.occurrences.len())
+            .then((a.from_unit, a.to_unit).cmp(&(b.from_unit, b.to_unit)))
+    });
+    v
+}
+
+/// The schedule's length when every step that `duration_us` gives a time takes that
+/// time, after `gap_us` of the step before it on its stream, and starts once its stream
+/// and every step it waits on are done; steps without a time take none. Microseconds.
+/// With one stream this is the plain sum; with several, what their overlap saves.
+pub fn simulated_length_us(
+    plan: &Plan,
+    rank: u32,
+    duration_us: impl Fn(&Step) -> Option<f64>,
+    gap_us: impl Fn(&Step, &Step) -> f64,
+) -> f64 {
+    let mut finish = vec![0f64; plan.steps.len()];
+    // When each stream is free, and its last step with a time (the gap follows it).
+    let mut stream_free = vec![0f64; plan.streams.len()];
+    let mut stream_last: Vec<Option<usize>> = vec![None; plan.streams.len()];
+    let mut end = 0f64;
+    for (i, s) in plan.steps.iter().enumerate() {
+        let st = s.stream as usize;
+        if plan.streams[st].rank != rank {
+            continue;
+        }
+        let mut ready = stream_free[st];
+        for &w in &s.waits_on {
+            ready = ready.max(finish[w as usize]);
+        }
+        finish[i] = match duration_us(s) {
+            Some(d) => {
+                let gap = stream_last[st].map_or(0.0, |p| gap_us(&plan.steps[p], s));
+                stream_last[st] = Some(i);
+                ready + gap + d
+            }
+            None => ready,
+        };
+        stream_free[st] = finish[i];
+        end = end.max(finish[i]);
+    }
+    end
+}
+
 /// How many times isolated mode repeats a unit inside one captured graph: enough to fill
 /// `target_ns` of GPU time at the traced mean, at least 1 and at most `max`.
 pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
@@ -215,6 +306,53 @@ mod tests {
             aten_calls: Vec::new(),
             math: Default::default(),
         }
+    }
+
+    #[test]
+    fn transitions_pair_different_units_per_stream() {
+        // s0: u0 u1 u0 u1 u1; s1: u2 (waits on step 0). u1->u1 is no transition.
+        let p = plan(&[
+            (0, 0, &[]),
+            (2, 1, &[0]),
+            (1, 0, &[]),
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (1, 0, &[]),
+        ]);
+        let t = transitions(&p, 0, |_| true);
+        assert_eq!(
+            t,
+            vec![
+                Transition {
+                    from_unit: 0,
+                    to_unit: 1,
+                    occurrences: vec![(0, 2), (3, 4)]
+                },
+                Transition {
+                    from_unit: 1,
+                    to_unit: 0,
+                    occurrences: vec![(2, 3)]
+                },
+            ]
+        );
+        // A step that does not run joins its neighbours.
+        let t = transitions(&p, 0, |s| s.unit != 1);
+        assert_eq!(t, vec![]);
+    }
+
+    #[test]
+    fn simulated_length_overlaps_streams_and_adds_gaps() {
+        // s0: step0 (10) then step2 (10); s1: step1 (5) waits on step0.
+        let p = plan(&[(0, 0, &[]), (1, 1, &[0]), (2, 0, &[])]);
+        let d = |s: &Step| Some([10.0, 5.0, 10.0][s.unit as usize]);
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.0), 20.0);
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 1.0), 21.0);
+        // One stream: the plain sum plus the gaps.
+        let p = plan(&[(0, 0, &[]), (1, 0, &[]), (2, 0, &[])]);
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.5), 26.0);
+        // A step without a time takes none.
+        let none = |s: &Step| (s.unit != 1).then_some(10.0);
+        assert_eq!(simulated_length_us(&p, 0, none, |_, _| 0.0), 20.0);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::stats::Stats;
 use serde::{Deserialize, Serialize};
 
 /// One measured window.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EnergyWindow {
     /// What ran: "idle", "graph", "unit 12"...
     pub label: String,

@@ -224,6 +224,67 @@ pub struct IsolatedSummary {
     pub units_ok: usize,
     pub units_not_executed: usize,
     pub units_failed: usize,
+    /// The transitions between different units, measured as pairs (`kc exec --isolated
+    /// --transitions N`): what the prediction from parts adds to Σ isolated × count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<TransitionsSummary>,
+}
+
+/// One transition between two different units (the one runs right after the other on a
+/// stream of the replay), measured alone: the two units alternated in one graph, at the
+/// places of the transition's occurrences (context) or on their own buffers (warm).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransitionResult {
+    pub from_unit: u32,
+    pub to_unit: u32,
+    /// How often one replay of the plan makes this transition.
+    pub count: u64,
+    /// (from, to) cycles in one launch of the pair's graph.
+    pub cycles: u32,
+    pub launches: usize,
+    /// One cycle, microseconds (per launch / cycles).
+    pub cycle_us: Stats,
+    /// What one transition adds beyond the two units alone, microseconds:
+    /// (cycle − from alone − to alone) / 2, the units alone from the same pass.
+    pub extra_us: f64,
+    /// The standard error of `extra_us` from the spread of the timed launches.
+    pub extra_sem_us: f64,
+}
+
+/// The transitions a replay makes, and what was measured of them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransitionsSummary {
+    /// Transitions per replay between different units, all of them.
+    pub total: u64,
+    /// Of them, those whose pair was measured.
+    pub covered: u64,
+    /// Distinct pairs, and how many were measured (the most frequent first).
+    pub pairs: usize,
+    pub pairs_measured: usize,
+    pub measured: Vec<TransitionResult>,
+    /// One graph launch beyond the node it holds, microseconds: a one-node graph launched
+    /// back to back, minus the node alone (the shortest unit's graph).
+    pub launch_extra_us: Option<f64>,
+    pub launch_extra_sem_us: Option<f64>,
+    /// The round: every executed unit once per cycle, in the order the replay first runs
+    /// them, cycles repeated in one graph; what one switch from a unit to the next adds
+    /// beyond the units alone (cycle − Σ units alone) / units, and its standard error.
+    #[serde(default)]
+    pub round_units: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_extra_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_extra_sem_us: Option<f64>,
+    /// With `--verify`: the kernels' durations in one cycle of the round (CUPTI), and the
+    /// part of a switch's extra that is gap between kernels rather than slower kernels:
+    /// ((cycle − its kernels) − Σ units' (alone − their kernels)) / units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_kernels_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_gap_extra_us: Option<f64>,
+    /// Pairs that could not be measured, with why (the first few).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

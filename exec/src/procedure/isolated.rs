@@ -97,10 +97,25 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             }
         }
     }
-    gpu.free_copies()?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    // The switches between units and the graph launch, for the prediction from parts; a
+    // cold pass's units ran on rotated copies, which several units cannot share, so it
+    // measures none.
+    let transitions = if opts.parts && measured_cache != CachePolicy::Cold {
+        match super::transitions::measure(plan, rank, opts, gpu, image, &rows) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let _ = gpu.synchronize();
+                notes.push(format!("transitions between units not measured: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
         .iter()
@@ -127,6 +142,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             .iter()
             .filter(|r| r.status.starts_with("failed"))
             .count(),
+        transitions,
     });
     results.units = rows;
     Ok(())

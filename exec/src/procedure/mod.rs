@@ -9,6 +9,7 @@
 mod diagnose;
 mod graph;
 mod isolated;
+mod transitions;
 
 use crate::backends::{At, Gpu};
 use crate::device::nvml;

@@ -1,0 +1,278 @@
+//! The measured terms of kc's prediction from parts, after the units alone: the round of
+//! every unit (each executed unit once per cycle, in the order the replay first runs them,
+//! cycles repeated in one graph), whose time beyond the units alone is what a switch from
+//! one unit to another costs when a program cycles through all of the model's distinct
+//! kernels as the model does; what one graph launch costs beyond its node; and, on request,
+//! the most frequent transitions as pairs (two units alternated alone, a diagnostic: their
+//! code and launch data stay hot, so a pair shows the switch nearly free, unlike the model).
+//! None of them times the model's program as a whole.
+//!
+//! Invariant: every extra time is computed against the units' isolated times of the same
+//! pass and cache state; collectives are left out (they need every rank), and a
+//! measurement that fails is named, never counted as measured.
+
+use super::units_bar;
+use crate::backends::{At, Gpu};
+use crate::{ExecError, ExecOptions};
+use kc_core::plan::schedule::{self, Transition};
+use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
+use kc_core::results::stats::Stats;
+use kc_core::results::{TransitionResult, TransitionsSummary, UnitResult};
+
+/// GPU time one launch of a pair's graph covers, and the least timed in all.
+const PAIR_GRAPH_NS: f64 = 500_000.0;
+const PAIR_TIMED_US: f64 = 20_000.0;
+
+/// Measures the round of every unit, the graph launch overhead and up to
+/// `opts.transitions` pairs (the most frequent first), after the units were measured
+/// (`rows`).
+pub(super) fn measure(
+    plan: &Plan,
+    rank: u32,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    image: Option<&PlanDataflow>,
+    rows: &[UnitResult],
+) -> Result<TransitionsSummary, ExecError> {
+    let alone = |unit: u32| -> Option<&Stats> {
+        rows.iter()
+            .find(|r| r.id == unit && r.status == "ok")
+            .and_then(|r| r.time_us.as_ref())
+    };
+    let is_collective =
+        |unit: u32| matches!(plan.units[unit as usize].call, UnitCall::Collective { .. });
+    let runs = |s: &Step| alone(s.unit).is_some() && !is_collective(s.unit);
+    let all: Vec<Transition> = schedule::transitions(plan, rank, runs);
+    let mut summary = TransitionsSummary {
+        total: all.iter().map(|t| t.occurrences.len() as u64).sum(),
+        pairs: all.len(),
+        ..Default::default()
+    };
+    let take = all.len().min(opts.transitions);
+    let bar = opts.progress.then(|| units_bar("transitions", take));
+    for t in all.iter().take(take) {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        let (Some(a), Some(b)) = (alone(t.from_unit), alone(t.to_unit)) else {
+            continue;
+        };
+        match measure_pair(plan, t, (a, b), opts, gpu, image) {
+            Ok(r) => {
+                summary.covered += r.count;
+                summary.measured.push(r);
+            }
+            Err(e) => {
+                let _ = gpu.synchronize();
+                if summary.failed.len() < 8 {
+                    summary
+                        .failed
+                        .push(format!("units {} -> {}: {e}", t.from_unit, t.to_unit));
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    summary.pairs_measured = summary.measured.len();
+    // The round: every unit once, in the order the replay first runs them.
+    let mut order: Vec<(u32, u32)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if plan.streams[s.stream as usize].rank == rank && runs(s) && seen.insert(s.unit) {
+            order.push((s.unit, i as u32));
+        }
+    }
+    if order.len() > 1 {
+        match measure_round(plan, &order, &alone, opts, gpu, image) {
+            Ok(round) => {
+                summary.round_units = order.len();
+                summary.round_extra_us = Some(round.extra_us);
+                summary.round_extra_sem_us = Some(round.extra_sem_us);
+                // The gaps between kernels alone: each unit's time beyond its kernels'
+                // durations (CUPTI, `--verify`), which its isolated time already holds.
+                let gaps_alone: Option<f64> = order
+                    .iter()
+                    .map(|&(u, _)| {
+                        let r = rows.iter().find(|r| r.id == u)?;
+                        Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
+                    })
+                    .sum();
+                if let (Some(k), Some(alone_gaps)) = (round.kernels_us, gaps_alone) {
+                    summary.round_kernels_us = Some(k);
+                    summary.round_gap_extra_us =
+                        Some((round.cycle_us - k - alone_gaps) / order.len() as f64);
+                }
+            }
+            Err(e) => {
+                let _ = gpu.synchronize();
+                summary.failed.push(format!("the round of every unit: {e}"));
+            }
+        }
+    }
+    // The launch overhead: the shortest unit that runs, one invocation per graph.
+    let shortest = rows
+        .iter()
+        .filter(|r| r.status == "ok" && !is_collective(r.id))
+        .filter_map(|r| Some((r.id, r.time_us.as_ref()?)))
+        .min_by(|x, y| x.1.mean.total_cmp(&y.1.mean));
+    if let Some((unit, t)) = shortest {
+        let u = &plan.units[unit as usize];
+        let first_step = plan
+            .steps
+            .iter()
+            .position(|s| s.unit == unit && plan.streams[s.stream as usize].rank == rank);
+        let at = match (image, first_step) {
+            (Some(df), Some(step)) => At::Step {
+                step: step as u32,
+                places: &df.steps[step],
+            },
+            _ => At::Slots(0),
+        };
+        let graph = gpu.capture(|gpu| gpu.enqueue(u, 0, at))?;
+        for _ in 0..5 {
+            gpu.launch(&graph)?;
+        }
+        gpu.synchronize()?;
+        let one = Stats::of(&gpu.time_launches(&graph, 200)?);
+        summary.launch_extra_us = Some(one.mean - t.mean);
+        summary.launch_extra_sem_us = Some(sem(&one).hypot(sem(t)));
+    }
+    Ok(summary)
+}
+
+/// The standard error of a mean.
+fn sem(s: &Stats) -> f64 {
+    if s.n > 1 {
+        s.std / (s.n as f64).sqrt()
+    } else {
+        0.0
+    }
+}
+
+fn measure_pair(
+    plan: &Plan,
+    t: &Transition,
+    (a, b): (&Stats, &Stats),
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    image: Option<&PlanDataflow>,
+) -> Result<TransitionResult, ExecError> {
+    let (ua, ub) = (
+        &plan.units[t.from_unit as usize],
+        &plan.units[t.to_unit as usize],
+    );
+    let pair_us = (a.mean + b.mean).max(0.001);
+    let cycles = ((PAIR_GRAPH_NS / 1000.0 / pair_us).ceil() as u32)
+        .clamp(1, opts.max_unroll.max(1))
+        .max((t.occurrences.len() as u32).min(opts.max_unroll.max(1)));
+    let at = |step: u32| match image {
+        Some(df) => At::Step {
+            step,
+            places: &df.steps[step as usize],
+        },
+        None => At::Slots(0),
+    };
+    let graph = gpu.capture(|gpu| {
+        for k in 0..cycles as usize {
+            let (sa, sb) = t.occurrences[k % t.occurrences.len()];
+            gpu.enqueue(ua, 0, at(sa))?;
+            gpu.enqueue(ub, 0, at(sb))?;
+        }
+        Ok(())
+    })?;
+    for _ in 0..2 {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    let launch_us = pair_us * f64::from(cycles);
+    let launches = ((PAIR_TIMED_US / launch_us).ceil() as usize).clamp(10, 200);
+    let per_launch = Stats::of(&gpu.time_launches(&graph, launches)?);
+    let cycle = per_launch.scaled(f64::from(cycles));
+    Ok(TransitionResult {
+        from_unit: t.from_unit,
+        to_unit: t.to_unit,
+        count: t.occurrences.len() as u64,
+        cycles,
+        launches,
+        extra_us: (cycle.mean - a.mean - b.mean) / 2.0,
+        extra_sem_us: sem(&cycle).hypot(sem(a)).hypot(sem(b)) / 2.0,
+        cycle_us: cycle,
+    })
+}
+
+/// What the round measured, per cycle and per switch.
+struct Round {
+    cycle_us: f64,
+    extra_us: f64,
+    extra_sem_us: f64,
+    /// The kernels' durations in one cycle (CUPTI), with `--verify`.
+    kernels_us: Option<f64>,
+}
+
+/// Every unit once per cycle, in replay order (`order`: unit, its first step), cycles
+/// repeated in one graph: what one switch to another unit costs when the program cycles
+/// through all of the model's distinct kernels (their code and launch data no longer hot,
+/// as in the model), beyond the units alone; with `--verify`, also the kernels' own
+/// durations in the round (CUPTI), which split that cost into slower kernels and longer
+/// gaps between them.
+fn measure_round<'s>(
+    plan: &Plan,
+    order: &[(u32, u32)],
+    alone: &dyn Fn(u32) -> Option<&'s Stats>,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    image: Option<&PlanDataflow>,
+) -> Result<Round, ExecError> {
+    let sum_alone: f64 = order
+        .iter()
+        .filter_map(|&(u, _)| alone(u))
+        .map(|t| t.mean)
+        .sum();
+    let sum_sem = order
+        .iter()
+        .filter_map(|&(u, _)| alone(u))
+        .fold(0.0f64, |acc, t| acc.hypot(sem(t)));
+    let cycles = ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
+        .clamp(2, opts.max_unroll.max(2));
+    let graph = gpu.capture(|gpu| {
+        for _ in 0..cycles {
+            for &(u, step) in order {
+                let at = match image {
+                    Some(df) => At::Step {
+                        step,
+                        places: &df.steps[step as usize],
+                    },
+                    None => At::Slots(0),
+                };
+                gpu.enqueue(&plan.units[u as usize], 0, at)?;
+            }
+        }
+        Ok(())
+    })?;
+    for _ in 0..2 {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    let kernels_us = if opts.verify {
+        crate::device::cupti::record(|| {
+            gpu.launch(&graph)?;
+            gpu.synchronize()
+        })
+        .ok()
+        .map(|records| kc_core::results::fidelity::unit_launches(&[], &records, cycles).kernels_us)
+    } else {
+        None
+    };
+    let launch_us = sum_alone * f64::from(cycles);
+    let launches = ((PAIR_TIMED_US / launch_us.max(0.001)).ceil() as usize).clamp(10, 200);
+    let cycle = Stats::of(&gpu.time_launches(&graph, launches)?).scaled(f64::from(cycles));
+    let k = order.len() as f64;
+    Ok(Round {
+        cycle_us: cycle.mean,
+        extra_us: (cycle.mean - sum_alone) / k,
+        extra_sem_us: sem(&cycle).hypot(sum_sem) / k,
+        kernels_us,
+    })
+}
