@@ -103,7 +103,7 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
         rep.set_iterations(p.iterations.count, &p.iterations.found_by);
     }
     if let Some(p) = &plan {
-        rep.mark_traced_after_idle(p);
+        rep.use_plan(p);
     }
     if let Some(rp) = &inputs.reference {
         super::add_reference(&mut rep, rp, inputs.reference_entry.as_deref())?;

@@ -13,6 +13,7 @@ pub mod exec_summary;
 pub mod job;
 pub mod model;
 pub mod powerlog;
+pub mod predict;
 pub mod reference;
 pub mod render;
 pub mod svg;

@@ -136,6 +136,11 @@ pub struct Report {
     /// graph replay, percent: above 1 % the replay's energy is not the model's, and every
     /// table says so beside the figure.
     pub image_nonfinite_pct: Option<f64>,
+    /// kc's prediction from parts beside the plain sum, with error bars.
+    pub prediction: Option<super::predict::Prediction>,
+    /// What the prediction is computed from (kept to recompute it against the model).
+    #[serde(skip)]
+    pub prediction_inputs: Option<super::predict::PredictionInputs>,
 }
 
 impl Report {
@@ -214,6 +219,11 @@ pub struct ModelRow {
     pub time_vs_model_pct: Option<f64>,
     pub energy_j: Option<f64>,
     pub energy_vs_model_pct: Option<f64>,
+    /// Standard uncertainties of the figures, where they have one (the prediction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_u_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_u_j: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -253,6 +263,7 @@ impl Report {
         };
         let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
         let caveat = self.caveat();
+        let (model_t, model_e) = (model.time_us, model.energy_j);
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),
             // kc's own figures carry the caveat; the model's do not need it.
@@ -265,6 +276,7 @@ impl Report {
             time_vs_model_pct: vs(t, model.time_us),
             energy_j: e,
             energy_vs_model_pct: vs(e, model.energy_j),
+            ..Default::default()
         };
         let traced_sum = self
             .time
@@ -327,6 +339,34 @@ impl Report {
             rows,
         });
         self.compute_error_budget();
+        self.compute_prediction();
+        // The prediction from parts beside the plain sum, per iteration, with its error bar.
+        if let (Some(p), Some(m)) = (
+            self.prediction.as_ref().filter(|p| p.terms_measured),
+            &mut self.model,
+        ) {
+            let n = f64::from(iterations);
+            let (mt, me) = (model_t, model_e);
+            let row = ModelRow {
+                what: "kc prediction from parts (Σ isolated + measured terms)".into(),
+                caveat: caveat.trim().to_string(),
+                time_us: Some(p.predicted_us / n),
+                time_vs_model_pct: mt.map(|t| 100.0 * (p.predicted_us / n - t) / t),
+                energy_j: p.predicted_energy_j.map(|e| e / n),
+                energy_vs_model_pct: p
+                    .predicted_energy_j
+                    .zip(me)
+                    .map(|(e, t)| 100.0 * (e / n - t) / t),
+                time_u_us: Some(p.predicted_u_us / n),
+                energy_u_j: p.predicted_energy_u_j.map(|u| u / n),
+            };
+            let at = m
+                .rows
+                .iter()
+                .position(|r| r.what.starts_with("Σ isolated"))
+                .unwrap_or(m.rows.len());
+            m.rows.insert(at, row);
+        }
         Ok(())
     }
 
@@ -671,5 +711,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         ));
     }
     r.compute_error_budget();
+    r.prediction_inputs = super::predict::PredictionInputs::from_results(graph, isolated);
+    r.compute_prediction();
     r
 }

@@ -157,6 +157,7 @@ pub fn markdown(r: &Report) -> String {
             );
         }
     }
+    prediction(&mut o, r);
     if let Some(m) = &r.model {
         let _ = writeln!(
             o,
@@ -174,9 +175,17 @@ pub fn markdown(r: &Report) -> String {
                 } else {
                     format!(" {}", row.caveat)
                 },
-                row.time_us.map_or("-".into(), |t| format!("{t:.1} us")),
+                match (row.time_us, row.time_u_us) {
+                    (Some(t), Some(u)) => format!("{t:.1} ± {:.1} us", 2.0 * u),
+                    (Some(t), None) => format!("{t:.1} us"),
+                    _ => "-".into(),
+                },
                 signed(row.time_vs_model_pct),
-                row.energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
+                match (row.energy_j, row.energy_u_j) {
+                    (Some(e), Some(u)) => format!("{e:.4} ± {:.4} J", 2.0 * u),
+                    (Some(e), None) => format!("{e:.4} J"),
+                    _ => "-".into(),
+                },
                 signed(row.energy_vs_model_pct)
             );
         }
@@ -407,5 +416,113 @@ mod tests {
             "{row}"
         );
         assert_eq!(text.lines().next().unwrap().split(',').count(), 16);
+    }
+}
+
+/// The prediction from parts: the plain sum, each measured term with its share of the
+/// gap to the target, the prediction ± two standard uncertainties, and the target.
+fn prediction(o: &mut String, r: &Report) {
+    let Some(p) = &r.prediction else {
+        return;
+    };
+    let n = r.iterations_per_replay.filter(|&n| n > 0).unwrap_or(1);
+    let per = f64::from(n);
+    let basis = if n > 1 {
+        format!("per model iteration ({n} per replay)")
+    } else {
+        "per replay".to_string()
+    };
+    let _ = writeln!(
+        o,
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window).{}\n",
+        upper_first(&p.coverage),
+        r.caveat()
+    );
+    let _ = writeln!(
+        o,
+        "| | time | share of the gap | energy | vs target (time / energy) |\n|---|---|---|---|---|"
+    );
+    let t = |v: f64, u: f64| format!("{:.1} ± {:.1} us", v / per, 2.0 * u / per);
+    let t_opt = |v: f64, u: Option<f64>| match u {
+        Some(u) => t(v, u),
+        None => format!("{:.1} us", v / per),
+    };
+    let e = |v: Option<f64>, u: Option<f64>| match (v, u) {
+        (Some(v), Some(u)) => format!("{:.4} ± {:.4} J", v / per, 2.0 * u / per),
+        (Some(v), None) => format!("{:.4} J", v / per),
+        _ => "-".into(),
+    };
+    let _ = writeln!(
+        o,
+        "| Σ isolated × count (plain) | {} | | {} | {} / {} |",
+        t(p.plain_us, p.plain_u_us),
+        e(p.plain_energy_j, p.plain_energy_u_j),
+        signed(p.plain_error_pct),
+        signed(p.plain_energy_error_pct)
+    );
+    for term in &p.terms {
+        let _ = writeln!(
+            o,
+            "| + {} | {:+.1} ± {:.1} us | {} | {} | |",
+            cell(&term.what),
+            term.us / per,
+            2.0 * term.u_us / per,
+            signed(term.pct_of_gap),
+            term.energy_j
+                .map_or("-".into(), |j| format!("{:+.4} J", j / per)),
+        );
+    }
+    if !p.terms_measured {
+        if let Some(tt) = p.target_us {
+            let _ = writeln!(
+                o,
+                "| target: {} | {} | | {} | |",
+                p.target,
+                t_opt(tt, p.target_u_us),
+                e(p.target_energy_j, p.target_energy_u_j),
+            );
+        }
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "| **prediction from parts** | **{}** | | **{}** | **{} / {}** |",
+        t(p.predicted_us, p.predicted_u_us),
+        e(p.predicted_energy_j, p.predicted_energy_u_j),
+        signed(p.error_pct),
+        signed(p.energy_error_pct)
+    );
+    if let Some(tt) = p.target_us {
+        let _ = writeln!(
+            o,
+            "| target: {} | {} | | {} | |",
+            p.target,
+            t_opt(tt, p.target_u_us),
+            e(p.target_energy_j, p.target_energy_u_j),
+        );
+    }
+    let verdict = |outside: Option<bool>, what: &str| match outside {
+        Some(true) => format!("the target's {what} lies outside the prediction's error bar"),
+        Some(false) => format!("the target's {what} lies within the prediction's error bar"),
+        None => String::new(),
+    };
+    let v: Vec<String> = [
+        verdict(p.time_outside, "time"),
+        verdict(p.energy_outside, "energy"),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect();
+    if !v.is_empty() {
+        let _ = writeln!(o, "\n{}.", v.join("; "));
+    }
+}
+
+/// `s` with its first letter in upper case.
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
     }
 }

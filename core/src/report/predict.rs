@@ -1,0 +1,634 @@
+//! kc's prediction from parts, beside the plain Σ isolated × count: the isolated units plus
+//! terms kc measures itself, in the same run and on the same GPU, and never from the
+//! model's program as a whole — the switches between different units, each at what a
+//! switch costs in the round of every unit (all the model's distinct units cycling in one
+//! graph: gaps between kernels, and kernels slower than alone, split by CUPTI), one graph
+//! launch per model iteration, the overlap of streams (the plan's schedule simulated with
+//! the units' isolated times), and for energy static power over the added gaps and the
+//! units' own power over the added kernel time. Every
+//! figure carries its standard uncertainty from the spread of its repeats; the report
+//! prints ± two of them and says when what is predicted falls outside.
+//!
+//! Invariant: the prediction only uses isolated-mode measurements and the plan; the graph
+//! replay and the model's own measurement are only ever its target.
+
+use super::model::Report;
+use crate::plan::schedule;
+use crate::plan::types::Plan;
+use crate::results::stats::Stats;
+use crate::results::{Results, TransitionsSummary};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One measured term of the prediction: what it adds to the plain sum, per replay.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct PredictionTerm {
+    pub what: String,
+    pub us: f64,
+    /// Standard uncertainty, microseconds.
+    pub u_us: f64,
+    /// Energy it adds (static power over its time), joules, when energy was measured.
+    pub energy_j: Option<f64>,
+    pub energy_u_j: Option<f64>,
+    /// Its share of what separates the plain sum from the target, percent (signed).
+    pub pct_of_gap: Option<f64>,
+}
+
+/// The plain sum and the prediction from parts against their target, per replay.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Prediction {
+    /// Σ isolated time × count over the executed units, and its standard uncertainty.
+    pub plain_us: f64,
+    pub plain_u_us: f64,
+    pub terms: Vec<PredictionTerm>,
+    pub predicted_us: f64,
+    pub predicted_u_us: f64,
+    /// Σ isolated energy × count, and the prediction from parts, joules.
+    pub plain_energy_j: Option<f64>,
+    pub plain_energy_u_j: Option<f64>,
+    pub predicted_energy_j: Option<f64>,
+    pub predicted_energy_u_j: Option<f64>,
+    /// What is predicted: the model's own measurement (per replay: per iteration × the
+    /// iterations a replay holds) when a reference is given, else kc's graph replay.
+    pub target: String,
+    pub target_us: Option<f64>,
+    pub target_u_us: Option<f64>,
+    pub target_energy_j: Option<f64>,
+    pub target_energy_u_j: Option<f64>,
+    pub plain_error_pct: Option<f64>,
+    pub error_pct: Option<f64>,
+    pub plain_energy_error_pct: Option<f64>,
+    pub energy_error_pct: Option<f64>,
+    /// Whether the target lies outside the prediction ± 2 combined standard uncertainties.
+    pub time_outside: Option<bool>,
+    pub energy_outside: Option<bool>,
+    /// What the switch term rests on (the round, the switches per replay), or why no
+    /// term was measured.
+    pub coverage: String,
+    /// Whether the isolated pass measured the terms; without them the prediction is the
+    /// plain sum and is not shown as a prediction.
+    pub terms_measured: bool,
+}
+
+/// What the prediction needs from the isolated results (and the plan's schedule), kept
+/// by the report so the prediction can be recomputed once its target is known.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PredictionInputs {
+    pub plain_us: f64,
+    pub plain_u_us: f64,
+    pub plain_energy_j: Option<f64>,
+    pub plain_energy_u_j: Option<f64>,
+    pub transitions: Option<TransitionsSummary>,
+    /// Power of the idle GPU (static power), watts, and its standard uncertainty.
+    pub idle_w: Option<(f64, f64)>,
+    /// Isolated mean time per invocation of every executed unit.
+    pub unit_us: HashMap<u32, f64>,
+    /// The rank the results replayed (its steps are simulated).
+    pub rank: Option<u32>,
+    /// Schedule length − serial sum with the same times and gaps (≤ 0), from the plan.
+    pub concurrency_us: Option<f64>,
+    /// kc's graph replay per replay, and the standard error of its mean.
+    pub graph_us: Option<(f64, f64)>,
+    pub graph_energy_j: Option<(f64, f64)>,
+}
+
+fn sem(s: &Stats) -> f64 {
+    if s.n > 1 {
+        s.std / (s.n as f64).sqrt()
+    } else {
+        0.0
+    }
+}
+
+impl PredictionInputs {
+    pub fn from_results(graph: Option<&Results>, isolated: Option<&Results>) -> Option<Self> {
+        let iso = isolated?;
+        let summary = iso.isolated.as_ref()?;
+        let mut p = PredictionInputs {
+            transitions: summary.transitions.clone(),
+            rank: iso.job.as_ref().map(|j| j.trace_rank),
+            ..Default::default()
+        };
+        let mut energy = Some((0.0, 0.0));
+        for u in iso.units.iter().filter(|u| u.status == "ok") {
+            let Some(t) = &u.time_us else { continue };
+            let n = u.invocations as f64;
+            p.plain_us += n * t.mean;
+            p.plain_u_us += (n * sem(t)).powi(2);
+            p.unit_us.insert(u.id, t.mean);
+            energy = match (energy, &u.energy) {
+                (Some((e, v)), Some(s)) => Some((
+                    e + n * s.per_item_j.mean,
+                    // One window gives no spread: the sum's uncertainty is then unknown.
+                    if s.per_item_j.n > 1 {
+                        v + (n * sem(&s.per_item_j)).powi(2)
+                    } else {
+                        f64::NAN
+                    },
+                )),
+                _ => None,
+            };
+        }
+        p.plain_u_us = p.plain_u_us.sqrt();
+        if !p.unit_us.is_empty() {
+            p.plain_energy_j = energy.map(|e| e.0);
+            p.plain_energy_u_j = energy.map(|e| e.1.sqrt()).filter(|u| u.is_finite());
+        }
+        p.idle_w = iso
+            .idle
+            .as_ref()
+            .or(graph.and_then(|g| g.idle.as_ref()))
+            .map(|w| (w.avg_power_w, sem(&w.power_w)));
+        if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
+            p.graph_us = Some((g.replay_us.mean, sem(&g.replay_us)));
+            p.graph_energy_j = g
+                .energy
+                .as_ref()
+                .map(|e| (e.per_item_j.mean, sem(&e.per_item_j)));
+        }
+        Some(p)
+    }
+
+    /// The mean extra time of one transition over the measured pairs (count-weighted), and
+    /// the standard deviation of the pairs' extras.
+    fn mean_extra(t: &TransitionsSummary) -> Option<(f64, f64)> {
+        let n: u64 = t.measured.iter().map(|m| m.count).sum();
+        if n == 0 {
+            return None;
+        }
+        let mean = t
+            .measured
+            .iter()
+            .map(|m| m.extra_us * m.count as f64)
+            .sum::<f64>()
+            / n as f64;
+        let var = t
+            .measured
+            .iter()
+            .map(|m| (m.extra_us - mean).powi(2) * m.count as f64)
+            .sum::<f64>()
+            / n as f64;
+        Some((mean, var.sqrt()))
+    }
+
+    /// Simulates the plan's schedule on this rank with the isolated times and the
+    /// transitions' extras, and keeps what the streams' overlap saves.
+    pub fn simulate(&mut self, plan: &Plan) {
+        let rank = self
+            .rank
+            .unwrap_or_else(|| plan.ranks().first().copied().unwrap_or(0));
+        let extra: HashMap<(u32, u32), f64> = self
+            .transitions
+            .iter()
+            .flat_map(|t| t.measured.iter())
+            .map(|m| ((m.from_unit, m.to_unit), m.extra_us))
+            .collect();
+        let fallback = self
+            .transitions
+            .as_ref()
+            .and_then(Self::mean_extra)
+            .map_or(0.0, |m| m.0);
+        let gap = |a: &crate::plan::types::Step, b: &crate::plan::types::Step| {
+            if a.unit == b.unit || self.transitions.is_none() {
+                0.0
+            } else {
+                extra.get(&(a.unit, b.unit)).copied().unwrap_or(fallback)
+            }
+        };
+        let dur = |s: &crate::plan::types::Step| self.unit_us.get(&s.unit).copied();
+        let overlapped = schedule::simulated_length_us(plan, rank, dur, gap);
+        // The same times and gaps, one after another on one stream.
+        let serial = {
+            let mut last: Vec<Option<&crate::plan::types::Step>> = vec![None; plan.streams.len()];
+            let mut sum = 0.0;
+            for s in &plan.steps {
+                if plan.streams[s.stream as usize].rank != rank {
+                    continue;
+                }
+                if let Some(d) = dur(s) {
+                    sum += d + last[s.stream as usize].map_or(0.0, |p| gap(p, s));
+                    last[s.stream as usize] = Some(s);
+                }
+            }
+            sum
+        };
+        let streams_used = plan
+            .steps
+            .iter()
+            .filter(|s| plan.streams[s.stream as usize].rank == rank && dur(s).is_some())
+            .map(|s| s.stream)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        self.concurrency_us = Some(if streams_used > 1 {
+            overlapped - serial
+        } else {
+            0.0
+        });
+    }
+}
+
+fn pct(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| 100.0 * (a - b) / b)
+}
+
+impl Report {
+    /// Computes [`Report::prediction`] from the kept inputs against the current target
+    /// (the model when a reference was added, else kc's graph replay).
+    pub fn compute_prediction(&mut self) {
+        let Some(inp) = self.prediction_inputs.clone() else {
+            return;
+        };
+        if inp.unit_us.is_empty() {
+            return;
+        }
+        // The target, per replay, with its standard uncertainty.
+        let model = self.model.as_ref().and_then(|m| {
+            let run = if m.reference.cuda_graph.time_us.is_some() {
+                &m.reference.cuda_graph
+            } else {
+                &m.reference.eager
+            };
+            let n = f64::from(m.iterations);
+            let t = run.time_us? * n;
+            // A spread (max − min over the windows) bounds the mean's error: half of it
+            // is taken as its standard uncertainty.
+            let half = |spread: Option<f64>, v: f64| spread.map(|s| v * s / 200.0);
+            Some((
+                format!("the model ({})", m.basis),
+                (t, half(run.time_spread_pct, t)),
+                run.energy_j
+                    .map(|e| (e * n, half(run.energy_spread_pct, e * n))),
+                m.iterations,
+            ))
+        });
+        let (target, target_t, target_e, launches): (String, Option<(f64, Option<f64>)>, _, u32) =
+            match model {
+                Some((what, t, e, n)) => (what, Some(t), e, n),
+                None => (
+                    "kc's graph replay".to_string(),
+                    inp.graph_us.map(|(t, u)| (t, Some(u))),
+                    inp.graph_energy_j.map(|(e, u)| (e, Some(u))),
+                    1,
+                ),
+            };
+        let mut terms: Vec<PredictionTerm> = Vec::new();
+        let mut coverage = String::from(
+            "no terms measured: an isolated pass with --no-parts, under the cold cache, or by an older kc",
+        );
+        if let Some(t) = &inp.transitions {
+            let measured_us: f64 = t.measured.iter().map(|m| m.extra_us * m.count as f64).sum();
+            let measured_u: f64 = t
+                .measured
+                .iter()
+                .map(|m| (m.extra_sem_us * m.count as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let rest = t.total.saturating_sub(t.covered) as f64;
+            let (rest_us, rest_u) = match PredictionInputs::mean_extra(t) {
+                Some((mean, sd)) if rest > 0.0 => (
+                    rest * mean,
+                    rest * sd / (t.pairs_measured.max(1) as f64).sqrt(),
+                ),
+                _ => (0.0, 0.0),
+            };
+            coverage = format!(
+                "{} of {} pairs of units measured, covering {} of {} transitions per replay",
+                t.pairs_measured, t.pairs, t.covered, t.total
+            );
+            // The switches between units: at the cost measured in the round of every
+            // unit (the model's distinct kernels cycling, as in the model) where it was
+            // measured, else at the pairs' (two kernels alternating).
+            // A switch costs what it costs in the round; with the round's kernels measured
+            // (CUPTI) that cost is shown in two parts: longer gaps between kernels, and
+            // kernels slower when the program cycles through every unit.
+            match (t.round_extra_us, t.round_extra_sem_us) {
+                (Some(e), Some(u)) if t.total > 0 => {
+                    let n = t.total as f64;
+                    coverage = format!(
+                        "the round of all {} units: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
+                        t.round_units,
+                        e,
+                        t.round_gap_extra_us.map_or(
+                            "not split: no CUPTI".to_string(),
+                            |g| format!("{g:.2} us of it gap between kernels")
+                        ),
+                        t.total
+                    );
+                    match t.round_gap_extra_us {
+                        Some(g) => {
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "gaps between kernels at switches between units ({} per replay, {g:.2} us each, from the round of all {} units)",
+                                    t.total, t.round_units
+                                ),
+                                us: g * n,
+                                u_us: u * n,
+                                ..Default::default()
+                            });
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "kernels slower when the program cycles through every unit ({:.2} us per switch, the round's kernels (CUPTI) beyond the units' alone)",
+                                    e - g
+                                ),
+                                us: (e - g) * n,
+                                u_us: 0.0,
+                                ..Default::default()
+                            });
+                        }
+                        None => terms.push(PredictionTerm {
+                            what: format!(
+                                "switches between different units ({} per replay, {e:.2} us each in the round of all {} units)",
+                                t.total, t.round_units
+                            ),
+                            us: e * n,
+                            u_us: u * n,
+                            ..Default::default()
+                        }),
+                    }
+                }
+                _ if t.total > 0 => terms.push(PredictionTerm {
+                    what: format!(
+                        "transitions between different units ({} per replay; each pair measured alternated)",
+                        t.total
+                    ),
+                    us: measured_us + rest_us,
+                    u_us: measured_u.hypot(rest_u),
+                    ..Default::default()
+                }),
+                _ => {}
+            }
+            if let (Some(l), Some(lu)) = (t.launch_extra_us, t.launch_extra_sem_us) {
+                let n = f64::from(launches);
+                terms.push(PredictionTerm {
+                    what: format!(
+                        "graph launch ({} per replay: {})",
+                        launches,
+                        if launches == 1 {
+                            "kc's one graph"
+                        } else {
+                            "one per model iteration"
+                        }
+                    ),
+                    us: l * n,
+                    u_us: lu * n,
+                    ..Default::default()
+                });
+            }
+        }
+        if let Some(c) = inp.concurrency_us.filter(|c| c.abs() > 1e-9) {
+            terms.push(PredictionTerm {
+                what: "overlap of streams (the plan's schedule with the isolated times)".into(),
+                us: c,
+                u_us: 0.0,
+                ..Default::default()
+            });
+        }
+        // Energy: the units' own energy, plus static power over the time the terms add.
+        // Time the GPU spends between kernels costs static power; time kernels run longer
+        // costs the units' own mean power (Σ isolated energy / Σ isolated time).
+        if let (Some(e), Some((p, pu))) = (inp.plain_energy_j, inp.idle_w) {
+            let busy_w = e / (inp.plain_us * 1e-6);
+            for t in &mut terms {
+                let w = if t.what.starts_with("kernels slower") {
+                    busy_w
+                } else {
+                    p
+                };
+                t.energy_j = Some(w * t.us * 1e-6);
+                t.energy_u_j = Some((w * t.u_us).hypot(pu * t.us) * 1e-6);
+            }
+        }
+        let predicted_us = inp.plain_us + terms.iter().map(|t| t.us).sum::<f64>();
+        let predicted_u_us = terms
+            .iter()
+            .fold(inp.plain_u_us, |acc, t| acc.hypot(t.u_us));
+        let predicted_energy_j = inp
+            .plain_energy_j
+            .map(|e| e + terms.iter().filter_map(|t| t.energy_j).sum::<f64>());
+        let predicted_energy_u_j = inp.plain_energy_u_j.map(|u| {
+            terms
+                .iter()
+                .filter_map(|t| t.energy_u_j)
+                .fold(u, f64::hypot)
+        });
+        if let Some((tt, _)) = target_t {
+            let gap = tt - inp.plain_us;
+            for t in &mut terms {
+                t.pct_of_gap = (gap.abs() > 1e-9).then(|| 100.0 * t.us / gap);
+            }
+        }
+        let outside = |p: f64, up: f64, t: Option<(f64, Option<f64>)>| {
+            t.map(|(t, ut)| (p - t).abs() > 2.0 * up.hypot(ut.unwrap_or(0.0)))
+        };
+        self.prediction = Some(Prediction {
+            plain_us: inp.plain_us,
+            plain_u_us: inp.plain_u_us,
+            predicted_us,
+            predicted_u_us,
+            plain_energy_j: inp.plain_energy_j,
+            plain_energy_u_j: inp.plain_energy_u_j,
+            predicted_energy_j,
+            predicted_energy_u_j,
+            target,
+            target_us: target_t.map(|t| t.0),
+            target_u_us: target_t.and_then(|t| t.1),
+            target_energy_j: target_e.map(|t| t.0),
+            target_energy_u_j: target_e.and_then(|t| t.1),
+            plain_error_pct: target_t.and_then(|t| pct(inp.plain_us, t.0)),
+            error_pct: target_t.and_then(|t| pct(predicted_us, t.0)),
+            plain_energy_error_pct: inp
+                .plain_energy_j
+                .zip(target_e)
+                .and_then(|(e, t)| pct(e, t.0)),
+            energy_error_pct: predicted_energy_j
+                .zip(target_e)
+                .and_then(|(e, t)| pct(e, t.0)),
+            time_outside: outside(predicted_us, predicted_u_us, target_t),
+            energy_outside: predicted_energy_j
+                .zip(predicted_energy_u_j)
+                .and_then(|(e, u)| outside(e, u, target_e)),
+            terms_measured: inp.transitions.is_some(),
+            terms,
+            coverage,
+        });
+    }
+
+    /// Uses the plan: the traced-after-idle counts per unit and the schedule's overlap of
+    /// streams for the prediction.
+    pub fn use_plan(&mut self, plan: &Plan) {
+        self.mark_traced_after_idle(plan);
+        if let Some(inp) = &mut self.prediction_inputs {
+            inp.simulate(plan);
+        }
+        self.compute_prediction();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::build;
+    use crate::results::energy::EnergyWindow;
+    use crate::results::{
+        EnergySummary, GraphResult, IsolatedSummary, TransitionResult, UnitResult,
+    };
+
+    fn stats(mean: f64, std: f64, n: usize) -> Stats {
+        Stats {
+            n,
+            mean,
+            std,
+            ..Default::default()
+        }
+    }
+
+    fn energy(j: f64, std: f64) -> EnergySummary {
+        EnergySummary {
+            per_item_j: stats(j, std, 2),
+            ..Default::default()
+        }
+    }
+
+    /// Two units (10 us × 4, 5 us × 4), transitions 0 → 1 measured (+0.5 us, 4 per
+    /// replay) and 1 → 0 not (3 per replay), a launch costing 2 us beyond its node.
+    fn isolated() -> Results {
+        let unit = |id: u32, mean: f64, j: f64| UnitResult {
+            id,
+            status: "ok".into(),
+            invocations: 4,
+            time_us: Some(stats(mean, 0.2, 100)),
+            energy: Some(energy(j, 0.0)),
+            ..Default::default()
+        };
+        Results {
+            mode: "isolated".into(),
+            units: vec![unit(0, 10.0, 0.004), unit(1, 5.0, 0.002)],
+            idle: Some(EnergyWindow {
+                avg_power_w: 100.0,
+                power_w: stats(100.0, 0.0, 10),
+                ..Default::default()
+            }),
+            isolated: Some(IsolatedSummary {
+                cache: "context".into(),
+                predicted_us: 60.0,
+                transitions: Some(TransitionsSummary {
+                    total: 7,
+                    covered: 4,
+                    pairs: 2,
+                    pairs_measured: 1,
+                    measured: vec![TransitionResult {
+                        from_unit: 0,
+                        to_unit: 1,
+                        count: 4,
+                        extra_us: 0.5,
+                        extra_sem_us: 0.01,
+                        ..Default::default()
+                    }],
+                    launch_extra_us: Some(2.0),
+                    launch_extra_sem_us: Some(0.1),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn graph(us: f64, j: f64) -> Results {
+        Results {
+            mode: "graph".into(),
+            graph: Some(GraphResult {
+                replay_us: stats(us, 0.5, 100),
+                energy: Some(energy(j, 0.0001)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn prediction_adds_measured_terms_to_the_plain_sum() {
+        let r = build(Some(&graph(66.0, 0.0250)), Some(&isolated()));
+        let p = r.prediction.clone().expect("a prediction");
+        assert!((p.plain_us - 60.0).abs() < 1e-9);
+        // Transitions: 4 × 0.5 measured + 3 × 0.5 (the measured mean) unmeasured; one
+        // launch (the target is kc's graph): 2 us.
+        assert_eq!(p.terms.len(), 2);
+        assert!((p.terms[0].us - 3.5).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[1].us - 2.0).abs() < 1e-9);
+        assert!((p.predicted_us - 65.5).abs() < 1e-9);
+        assert!((p.error_pct.unwrap() - 100.0 * (65.5 - 66.0) / 66.0).abs() < 1e-9);
+        // Energy: 4 × 4 mJ + 4 × 2 mJ, plus 100 W over the 5.5 us the terms add.
+        let e = p.predicted_energy_j.unwrap();
+        assert!((e - (0.024 + 100.0 * 5.5e-6)).abs() < 1e-12, "{e}");
+        // The terms' shares of the gap (66 − 60).
+        assert!((p.terms[0].pct_of_gap.unwrap() - 100.0 * 3.5 / 6.0).abs() < 1e-9);
+        // 65.5 vs 66.0: outside ± 2 × the combined uncertainty (a few tenths of a us).
+        assert_eq!(p.time_outside, Some(true));
+        assert!(p.predicted_u_us > p.plain_u_us);
+        let within = build(Some(&graph(65.6, 0.0250)), Some(&isolated()));
+        assert_eq!(within.prediction.unwrap().time_outside, Some(false));
+        let md = crate::report::render::markdown(&r);
+        assert!(md.contains("## Prediction from parts"), "{md}");
+        assert!(md.contains("**prediction from parts**"));
+    }
+
+    #[test]
+    fn the_round_of_every_unit_prices_the_switches_when_measured() {
+        let mut iso = isolated();
+        {
+            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            t.round_units = 2;
+            t.round_extra_us = Some(0.6);
+            t.round_extra_sem_us = Some(0.05);
+        }
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        // 7 switches × 0.6 us, and the launch.
+        assert!((p.terms[0].us - 4.2).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[0].u_us - 0.35).abs() < 1e-9);
+        assert!((p.predicted_us - 66.2).abs() < 1e-9);
+        // Split by CUPTI: 0.25 us of gap, 0.35 us slower kernels; the same total, the gap
+        // at static power (100 W), the kernels at the units' own (24 mJ over 60 us).
+        iso.isolated
+            .as_mut()
+            .unwrap()
+            .transitions
+            .as_mut()
+            .unwrap()
+            .round_gap_extra_us = Some(0.25);
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(p.terms.len(), 3);
+        assert!((p.terms[0].us - 1.75).abs() < 1e-9);
+        assert!((p.terms[1].us - 2.45).abs() < 1e-9);
+        assert!((p.predicted_us - 66.2).abs() < 1e-9);
+        assert!((p.terms[0].energy_j.unwrap() - 100.0 * 1.75e-6).abs() < 1e-12);
+        assert!((p.terms[1].energy_j.unwrap() - 400.0 * 2.45e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn without_transitions_the_prediction_is_the_plain_sum() {
+        let mut iso = isolated();
+        iso.isolated.as_mut().unwrap().transitions = None;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.unwrap();
+        assert!(p.terms.is_empty());
+        assert_eq!(p.predicted_us, p.plain_us);
+        assert!(!p.terms_measured);
+        assert!(p.coverage.starts_with("no terms measured"));
+    }
+
+    #[test]
+    fn a_unit_without_energy_leaves_the_energy_prediction_out() {
+        let mut iso = isolated();
+        iso.units[1].energy = None;
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(p.plain_energy_j, None);
+        assert_eq!(p.predicted_energy_j, None);
+    }
+}
