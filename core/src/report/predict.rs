@@ -402,15 +402,19 @@ impl Report {
         let predicted_u_us = terms
             .iter()
             .fold(inp.plain_u_us, |acc, t| acc.hypot(t.u_us));
-        let predicted_energy_j = inp
-            .plain_energy_j
-            .map(|e| e + terms.iter().filter_map(|t| t.energy_j).sum::<f64>());
-        let predicted_energy_u_j = inp.plain_energy_u_j.map(|u| {
-            terms
-                .iter()
-                .filter_map(|t| t.energy_u_j)
-                .fold(u, f64::hypot)
-        });
+        // Without the idle power the terms' energy is unknown, and so is the prediction's
+        // (the plain sum alone would pass for it).
+        let terms_energy: Option<f64> = terms.iter().map(|t| t.energy_j).sum();
+        let predicted_energy_j = inp.plain_energy_j.zip(terms_energy).map(|(e, t)| e + t);
+        let predicted_energy_u_j =
+            inp.plain_energy_u_j
+                .filter(|_| terms_energy.is_some())
+                .map(|u| {
+                    terms
+                        .iter()
+                        .filter_map(|t| t.energy_u_j)
+                        .fold(u, f64::hypot)
+                });
         if let Some((tt, _)) = target_t {
             let gap = tt - inp.plain_us;
             for t in &mut terms {
@@ -619,6 +623,18 @@ mod tests {
         assert_eq!(p.predicted_us, p.plain_us);
         assert!(!p.terms_measured);
         assert!(p.coverage.starts_with("no terms measured"));
+    }
+
+    #[test]
+    fn without_the_idle_power_the_energy_prediction_is_unknown() {
+        let mut iso = isolated();
+        iso.idle = None;
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(p.plain_energy_j.is_some());
+        assert_eq!(p.predicted_energy_j, None);
+        assert_eq!(p.energy_error_pct, None);
     }
 
     #[test]
