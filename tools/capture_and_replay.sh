@@ -17,18 +17,9 @@ shift 2
 kc=${KC:-kc}
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$out"
-"$py" "$here/traces/capture.py" "$@" --name "$name" --out "$out" > "$out/$name.capture.log" 2>&1
-shapes=()
-[ -f "$out/$name.et.json.gz" ] && shapes=(--shapes "$out/$name.et.json.gz")
-# A CUDA-graph capture (--cuda-graph): the graph's replays, linked through its profiled capture.
-if [ -f "$out/${name}_capture.pt.trace.json.gz" ]; then
-    shapes=(--capture "$out/${name}_capture.pt.trace.json.gz")
-    [ -f "$out/${name}_capture.et.json.gz" ] && shapes+=(--shapes "$out/${name}_capture.et.json.gz")
-fi
-cache=()
-[ -f "$out/$name.inductor_cache.tar.gz" ] && cache=(--inductor-cache "$out/$name.inductor_cache.tar.gz")
-"$kc" ingest "$out/$name.pt.trace.json.gz" "${shapes[@]}" "${cache[@]}" -o "$out/$name.kcir" --json > "$out/$name.ingest.json"
+# shellcheck source=tools/capture_inputs.sh
+. "$here/tools/capture_inputs.sh"
+"$kc" ingest "$out/$name.pt.trace.json.gz" "${inputs[@]}" -o "$out/$name.kcir" --json > "$out/$name.ingest.json"
 "$kc" lower --tiers "$out/$name.kcir" -o "$out/$name.lowered.kcir" --json > "$out/$name.lower.json"
 "$kc" plan "$out/$name.lowered.kcir" -o "$out/$name.kcplan" --json > "$out/$name.plan.json"
 "$kc" exec "$out/$name.kcplan" --runs 100 --energy-window 1 --energy-repeats 3 --verify \

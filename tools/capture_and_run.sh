@@ -19,20 +19,12 @@ shift 2
 kc=${KC:-kc}
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$out"
-"$py" "$here/traces/capture.py" "$@" --name "$name" --out "$out" > "$out/$name.capture.log" 2>&1
-inputs=()
-[ -f "$out/$name.et.json.gz" ] && inputs=(--shapes "$out/$name.et.json.gz")
-# A CUDA-graph capture (--cuda-graph): the graph's replays, linked through its profiled capture.
-if [ -f "$out/${name}_capture.pt.trace.json.gz" ]; then
-    inputs=(--capture "$out/${name}_capture.pt.trace.json.gz")
-    [ -f "$out/${name}_capture.et.json.gz" ] && inputs+=(--shapes "$out/${name}_capture.et.json.gz")
-fi
-[ -f "$out/$name.inductor_cache.tar.gz" ] && inputs+=(--inductor-cache "$out/$name.inductor_cache.tar.gz")
+# shellcheck source=tools/capture_inputs.sh
+. "$here/tools/capture_inputs.sh"
 start=$(date +%s%N)
 # shellcheck disable=SC2086
 "$kc" run "$out/$name.pt.trace.json.gz" "${inputs[@]}" --reference "$out/reference.json" \
     --reference-entry "$name" -o "$out/$name" --json ${KC_RUN_ARGS:-} > "$out/$name.run.json" 2> "$out/$name.run.log"
 echo "$(( ($(date +%s%N) - start) / 1000000 )) ms" > "$out/$name.time"
-find "$out/$name" -name '*.kcir' -delete
+[ -d "$out/$name" ] && find "$out/$name" -name '*.kcir' -delete
 echo "$out/$name/$name/report/report.md"

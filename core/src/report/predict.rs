@@ -15,7 +15,6 @@
 use super::model::Report;
 use crate::plan::schedule;
 use crate::plan::types::Plan;
-use crate::results::stats::Stats;
 use crate::results::{Results, TransitionsSummary};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -92,14 +91,6 @@ pub struct PredictionInputs {
     pub graph_energy_j: Option<(f64, f64)>,
 }
 
-fn sem(s: &Stats) -> f64 {
-    if s.n > 1 {
-        s.std / (s.n as f64).sqrt()
-    } else {
-        0.0
-    }
-}
-
 impl PredictionInputs {
     pub fn from_results(graph: Option<&Results>, isolated: Option<&Results>) -> Option<Self> {
         let iso = isolated?;
@@ -114,14 +105,14 @@ impl PredictionInputs {
             let Some(t) = &u.time_us else { continue };
             let n = u.invocations as f64;
             p.plain_us += n * t.mean;
-            p.plain_u_us += (n * sem(t)).powi(2);
+            p.plain_u_us += (n * t.sem()).powi(2);
             p.unit_us.insert(u.id, t.mean);
             energy = match (energy, &u.energy) {
                 (Some((e, v)), Some(s)) => Some((
                     e + n * s.per_item_j.mean,
                     // One window gives no spread: the sum's uncertainty is then unknown.
                     if s.per_item_j.n > 1 {
-                        v + (n * sem(&s.per_item_j)).powi(2)
+                        v + (n * s.per_item_j.sem()).powi(2)
                     } else {
                         f64::NAN
                     },
@@ -138,13 +129,13 @@ impl PredictionInputs {
             .idle
             .as_ref()
             .or(graph.and_then(|g| g.idle.as_ref()))
-            .map(|w| (w.avg_power_w, sem(&w.power_w)));
+            .map(|w| (w.avg_power_w, w.power_w.sem()));
         if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
-            p.graph_us = Some((g.replay_us.mean, sem(&g.replay_us)));
+            p.graph_us = Some((g.replay_us.mean, g.replay_us.sem()));
             p.graph_energy_j = g
                 .energy
                 .as_ref()
-                .map(|e| (e.per_item_j.mean, sem(&e.per_item_j)));
+                .map(|e| (e.per_item_j.mean, e.per_item_j.sem()));
         }
         Some(p)
     }
@@ -473,6 +464,7 @@ mod tests {
     use super::*;
     use crate::report::model::build;
     use crate::results::energy::EnergyWindow;
+    use crate::results::stats::Stats;
     use crate::results::{
         EnergySummary, GraphResult, IsolatedSummary, TransitionResult, UnitResult,
     };

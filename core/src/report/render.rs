@@ -472,26 +472,17 @@ fn prediction(o: &mut String, r: &Report) {
                 .map_or("-".into(), |j| format!("{:+.4} J", j / per)),
         );
     }
-    if !p.terms_measured {
-        if let Some(tt) = p.target_us {
-            let _ = writeln!(
-                o,
-                "| target: {} | {} | | {} | |",
-                p.target,
-                t_opt(tt, p.target_u_us),
-                e(p.target_energy_j, p.target_energy_u_j),
-            );
-        }
-        return;
+    // Without measured terms the prediction is the plain sum: it is not shown twice.
+    if p.terms_measured {
+        let _ = writeln!(
+            o,
+            "| **prediction from parts** | **{}** | | **{}** | **{} / {}** |",
+            t(p.predicted_us, p.predicted_u_us),
+            e(p.predicted_energy_j, p.predicted_energy_u_j),
+            signed(p.error_pct),
+            signed(p.energy_error_pct)
+        );
     }
-    let _ = writeln!(
-        o,
-        "| **prediction from parts** | **{}** | | **{}** | **{} / {}** |",
-        t(p.predicted_us, p.predicted_u_us),
-        e(p.predicted_energy_j, p.predicted_energy_u_j),
-        signed(p.error_pct),
-        signed(p.energy_error_pct)
-    );
     if let Some(tt) = p.target_us {
         let _ = writeln!(
             o,
@@ -500,6 +491,9 @@ fn prediction(o: &mut String, r: &Report) {
             t_opt(tt, p.target_u_us),
             e(p.target_energy_j, p.target_energy_u_j),
         );
+    }
+    if !p.terms_measured {
+        return;
     }
     let verdict = |outside: Option<bool>, what: &str| match outside {
         Some(true) => format!("the target's {what} lies outside the prediction's error bar"),

@@ -63,6 +63,15 @@ impl Stats {
 
     /// The same statistics with every value divided by `k` (per-invocation figures from
     /// per-graph ones).
+    /// The standard error of the mean (0 for fewer than two samples).
+    pub fn sem(&self) -> f64 {
+        if self.n > 1 {
+            self.std / (self.n as f64).sqrt()
+        } else {
+            0.0
+        }
+    }
+
     pub fn scaled(&self, k: f64) -> Stats {
         Stats {
             n: self.n,

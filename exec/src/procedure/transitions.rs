@@ -137,18 +137,9 @@ pub(super) fn measure(
         gpu.synchronize()?;
         let one = Stats::of(&gpu.time_launches(&graph, 200)?);
         summary.launch_extra_us = Some(one.mean - t.mean);
-        summary.launch_extra_sem_us = Some(sem(&one).hypot(sem(t)));
+        summary.launch_extra_sem_us = Some(one.sem().hypot(t.sem()));
     }
     Ok(summary)
-}
-
-/// The standard error of a mean.
-fn sem(s: &Stats) -> f64 {
-    if s.n > 1 {
-        s.std / (s.n as f64).sqrt()
-    } else {
-        0.0
-    }
 }
 
 fn measure_pair(
@@ -197,7 +188,7 @@ fn measure_pair(
         cycles,
         launches,
         extra_us: (cycle.mean - a.mean - b.mean) / 2.0,
-        extra_sem_us: sem(&cycle).hypot(sem(a)).hypot(sem(b)) / 2.0,
+        extra_sem_us: cycle.sem().hypot(a.sem()).hypot(b.sem()) / 2.0,
         cycle_us: cycle,
     })
 }
@@ -233,7 +224,7 @@ fn measure_round<'s>(
     let sum_sem = order
         .iter()
         .filter_map(|&(u, _)| alone(u))
-        .fold(0.0f64, |acc, t| acc.hypot(sem(t)));
+        .fold(0.0f64, |acc, t| acc.hypot(t.sem()));
     let cycles = ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
         .clamp(2, opts.max_unroll.max(2));
     let graph = gpu.capture(|gpu| {
@@ -272,7 +263,7 @@ fn measure_round<'s>(
     Ok(Round {
         cycle_us: cycle.mean,
         extra_us: (cycle.mean - sum_alone) / k,
-        extra_sem_us: sem(&cycle).hypot(sum_sem) / k,
+        extra_sem_us: cycle.sem().hypot(sum_sem) / k,
         kernels_us,
     })
 }
