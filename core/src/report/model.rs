@@ -35,6 +35,15 @@ pub struct TimeSummary {
     /// GPU activities kc's graph launched in one replay (CUPTI, `--verify`).
     #[serde(default)]
     pub in_context_kernels: Option<u64>,
+    /// Per unit, the unit alone against its kernels in kc's graph: the median |error| over
+    /// the units both measured, percent, how many, and whether "alone" is CUPTI's kernel
+    /// time in isolation (like with like) or the per-invocation time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_isolated_vs_in_context_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_isolated_vs_in_context: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated_vs_in_context_basis: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -100,6 +109,13 @@ pub struct UnitRow {
     /// [`IDLE_BEFORE_NS`] (every stream of its rank): in a host-bound trace their traced
     /// duration may carry a start from idle, and is no fair reference (known with the plan).
     pub traced_after_idle: Option<u64>,
+    /// The unit's kernels per invocation inside kc's graph (CUPTI, `--verify`), and the
+    /// unit alone against it, percent: alone as CUPTI measured it in isolation
+    /// (`--isolated --verify`) where it did, else its per-invocation time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_context_mean_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated_vs_in_context_pct: Option<f64>,
 }
 
 /// The GPU idle before a traced invocation that makes its duration no fair reference.
@@ -530,6 +546,65 @@ impl Report {
         }
     }
 
+    /// Sets, per unit, its kernels in kc's graph (from the fidelity's units) against the
+    /// unit alone, and their median |error|. Like with like where the isolated pass
+    /// recorded its kernels (CUPTI): a unit's per-invocation time also holds the gap to
+    /// its next repetition.
+    fn set_isolated_vs_in_context(&mut self, isolated: Option<&Results>) {
+        let Some(f) = &self.fidelity else {
+            return;
+        };
+        let alone_kernels: std::collections::HashMap<u32, f64> = isolated
+            .map(|i| {
+                i.units
+                    .iter()
+                    .filter_map(|u| Some((u.id, u.launches_verified.as_ref()?.kernels_us)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cupti = !alone_kernels.is_empty();
+        let mut errors = Vec::new();
+        for row in &mut self.units {
+            let Some(fu) = f.units.iter().find(|x| x.unit == row.id && x.steps > 0) else {
+                continue;
+            };
+            let in_context = fu.in_context_us / fu.steps as f64;
+            row.in_context_mean_us = Some(in_context);
+            let alone = if cupti {
+                alone_kernels.get(&row.id).copied()
+            } else {
+                row.measured_mean_us
+            };
+            if let Some(e) = alone
+                .filter(|_| in_context > 0.0)
+                .and_then(|a| pct(a, in_context))
+            {
+                row.isolated_vs_in_context_pct = Some(e);
+                errors.push(e.abs());
+            }
+        }
+        if errors.is_empty() {
+            return;
+        }
+        errors.sort_by(f64::total_cmp);
+        let n = errors.len();
+        let median = if n % 2 == 1 {
+            errors[n / 2]
+        } else {
+            (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+        };
+        self.time.unit_isolated_vs_in_context_median_abs_pct = Some(median);
+        self.time.units_isolated_vs_in_context = Some(n);
+        self.time.isolated_vs_in_context_basis = Some(
+            if cupti {
+                "kernels alone (CUPTI) vs kernels in kc's graph (CUPTI)"
+            } else {
+                "time per invocation alone vs kernels in kc's graph (CUPTI)"
+            }
+            .into(),
+        );
+    }
+
     /// Takes the iteration count from the plan when the results did not record it.
     pub fn set_iterations(&mut self, count: u32, found_by: &str) {
         if count > 0 {
@@ -592,6 +667,8 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 energy_per_invocation_mj: u.energy.as_ref().map(|e| e.per_item_j.mean * 1000.0),
                 predicted_energy_j: u.predicted_energy_j,
                 traced_after_idle: None,
+                in_context_mean_us: None,
+                isolated_vs_in_context_pct: None,
             }
         })
         .collect();
@@ -695,6 +772,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     } else if let Some(i) = isolated.and_then(|i| i.isolated.as_ref()) {
         r.time.not_executed_traced_us = i.not_executed_traced_us;
     }
+    r.set_isolated_vs_in_context(isolated);
     if graph.is_none() {
         r.notes
             .push("no graph-mode results: the actual side of the comparison is missing".into());

@@ -617,6 +617,61 @@ mod tests {
         assert!(p.coverage.starts_with("no terms measured"));
     }
 
+    /// Per unit, alone vs in kc's graph: CUPTI against CUPTI where the isolated pass
+    /// recorded its kernels, else the per-invocation time; the median over the units.
+    #[test]
+    fn units_alone_are_set_against_their_kernels_in_the_graph() {
+        use crate::results::fidelity::{Fidelity, UnitFidelity, UnitLaunches};
+        let mut g = graph(66.0, 0.025);
+        g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
+            units: vec![
+                UnitFidelity {
+                    unit: 0,
+                    steps: 4,
+                    in_context_us: 40.0,
+                    ..Default::default()
+                },
+                UnitFidelity {
+                    unit: 1,
+                    steps: 4,
+                    in_context_us: 16.0,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        });
+        // Per-invocation times 10 and 5 us against 10 and 4 in context: 0 % and +25 %.
+        let r = build(Some(&g), Some(&isolated()));
+        assert_eq!(r.units[1].in_context_mean_us, Some(4.0));
+        assert!((r.units[1].isolated_vs_in_context_pct.unwrap() - 25.0).abs() < 1e-9);
+        assert!((r.time.unit_isolated_vs_in_context_median_abs_pct.unwrap() - 12.5).abs() < 1e-9);
+        assert!(r
+            .time
+            .isolated_vs_in_context_basis
+            .as_deref()
+            .unwrap()
+            .starts_with("time"));
+        // With the kernels alone recorded (9.9 and 4.2 us): like with like.
+        let mut iso = isolated();
+        for (u, k) in iso.units.iter_mut().zip([9.9, 4.2]) {
+            u.launches_verified = Some(UnitLaunches {
+                kernels_us: k,
+                ..Default::default()
+            });
+        }
+        let r = build(Some(&g), Some(&iso));
+        assert!((r.units[0].isolated_vs_in_context_pct.unwrap() + 1.0).abs() < 1e-9);
+        assert!((r.units[1].isolated_vs_in_context_pct.unwrap() - 5.0).abs() < 1e-9);
+        assert!(r
+            .time
+            .isolated_vs_in_context_basis
+            .as_deref()
+            .unwrap()
+            .starts_with("kernels"));
+        let md = crate::report::render::markdown(&r);
+        assert!(md.contains("median |error| 3.0 % over 2 units"), "{md}");
+    }
+
     #[test]
     fn without_the_idle_power_the_energy_prediction_is_unknown() {
         let mut iso = isolated();

@@ -222,6 +222,16 @@ pub fn markdown(r: &Report) -> String {
                 100.0 * f.kernels_geometry_matched as f64 / f.kernels_geometry_known as f64
             );
         }
+        if let (Some(m), Some(n), Some(basis)) = (
+            r.time.unit_isolated_vs_in_context_median_abs_pct,
+            r.time.units_isolated_vs_in_context,
+            &r.time.isolated_vs_in_context_basis,
+        ) {
+            let _ = writeln!(
+                o,
+                "\nPer unit, alone against its kernels inside kc's graph ({basis}): median |error| {m:.1} % over {n} units (`isolated_vs_in_context_pct` per unit in units.csv)."
+            );
+        }
         if !f.worst_units.is_empty() {
             let _ = writeln!(o, "\nUnits whose kernels ran furthest from the trace inside kc's graph:\n\n| unit | label | steps | traced us | in context us | median error |\n|---|---|---|---|---|---|");
             for w in f.worst_units.iter().take(5) {
@@ -360,12 +370,12 @@ fn opt(v: Option<f64>) -> String {
 
 pub fn csv(r: &Report) -> String {
     let mut o = String::from(
-        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j\n",
+        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j,in_context_mean_us,isolated_vs_in_context_pct\n",
     );
     for u in &r.units {
         let _ = writeln!(
             o,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             u.id,
             csv_field(&u.tier),
             csv_field(&u.family),
@@ -381,7 +391,9 @@ pub fn csv(r: &Report) -> String {
             opt(u.predicted_us),
             opt(u.pct_of_predicted),
             opt(u.energy_per_invocation_mj),
-            opt(u.predicted_energy_j)
+            opt(u.predicted_energy_j),
+            opt(u.in_context_mean_us),
+            opt(u.isolated_vs_in_context_pct)
         );
     }
     o

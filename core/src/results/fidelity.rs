@@ -87,6 +87,10 @@ pub struct Fidelity {
     pub step_median_abs_error_pct: Option<f64>,
     /// Units weighing most in |in-context − traced|, worst first (at most 10).
     pub worst_units: Vec<UnitFidelity>,
+    /// Every unit with aligned steps, by unit id: its kernels' in-context time in the
+    /// graph, to set beside the unit alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<UnitFidelity>,
     /// Where the alignment was cut (the replay launched fewer kernels), if it was.
     pub cut: Option<String>,
     /// The first aligned step whose launched kernel has another name than the traced one.
@@ -276,6 +280,8 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
             in_context_us: c,
         })
         .collect();
+    units.sort_by_key(|u| u.unit);
+    f.units = units.clone();
     units.sort_by(|a, b| {
         (b.in_context_us - b.traced_us)
             .abs()
