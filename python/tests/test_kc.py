@@ -90,6 +90,20 @@ def test_results_match_the_committed_files(tmp_path):
     assert (tmp_path / "rep" / "timeline.svg").exists()
 
 
+def test_report_gives_the_prediction_from_parts_against_the_model(tmp_path):
+    # A kc run on an H100 (Qwen2 decode graph) with the model measured in the same call.
+    rep = kc.report(RESULTS / "qwen2_4l_decode_graph.graph.json",
+                    isolated=RESULTS / "qwen2_4l_decode_graph.iso.json",
+                    reference=RESULTS / "qwen2_4l_decode_graph.reference.json",
+                    reference_entry="qwen2_4l_decode_b4_graph", output=tmp_path / "rep")
+    p = rep["prediction"]
+    assert p["terms_measured"] and p["target"] == "the model (CUDA graph)"
+    assert p["plain_us"] + sum(t["us"] for t in p["terms"]) == pytest.approx(p["predicted_us"], rel=1e-12)
+    assert p["plain_error_pct"] == pytest.approx(-12.93, abs=0.01)
+    assert abs(p["error_pct"]) < 0.1 and p["time_outside"] is False
+    assert p["predicted_u_us"] > 0
+
+
 def test_bad_input_raises_kc_error_naming_the_file(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": ')
