@@ -1,7 +1,8 @@
 //! Isolated mode: every unit this rank executes, alone, captured unrolled (about 1 ms of GPU
 //! time per launch) on its own buffers (warm), on rotated copies spanning twice L2 (cold),
 //! or at each invocation's own places in the memory image (context); timed until enough
-//! GPU time is measured, with its own energy windows.
+//! GPU time is measured, with its own energy windows; then the terms of the prediction
+//! from parts ([`super::transitions`]), unless the pass is cold.
 //!
 //! Invariant: the results say which cache state was measured (context without an image
 //! is measured, and labelled, warm).
