@@ -322,6 +322,7 @@ impl Report {
                                     e - g
                                 ),
                                 us: (e - g) * n,
+                                // One spread for the round: the gap term carries it.
                                 u_us: 0.0,
                                 ..Default::default()
                             });

@@ -475,12 +475,18 @@ fn prediction(o: &mut String, r: &Report) {
         signed(p.plain_energy_error_pct)
     );
     for term in &p.terms {
+        // A term without its own spread (the round's slower kernels: the round's spread
+        // is carried by its gap term) prints without a ±.
+        let spread = if term.u_us > 0.0 {
+            format!(" ± {:.1}", 2.0 * term.u_us / per)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "| + {} | {:+.1} ± {:.1} us | {} | {} | |",
+            "| + {} | {:+.1}{spread} us | {} | {} | |",
             cell(&term.what),
             term.us / per,
-            2.0 * term.u_us / per,
             signed(term.pct_of_gap),
             term.energy_j
                 .map_or("-".into(), |j| format!("{:+.4} J", j / per)),
