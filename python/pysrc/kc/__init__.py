@@ -272,7 +272,9 @@ def read_results(path):
 
 def report(results, isolated=None, plan=None, output="kc-report", reference=None, reference_entry=None):
     """Writes the report of `kc report` (JSON, Markdown, CSV, SVG, Chrome trace) into
-    `output` and returns report.json as a dict; `reference` is capture.py's reference.json
+    `output` and returns report.json as a dict (its `prediction`: the plain Σ isolated ×
+    count and kc's prediction from parts, each term and figure with its standard
+    uncertainty, against the target); `reference` is capture.py's reference.json
     (the model's own measurement), `reference_entry` the entry to use. Raises `KcError`
     with kc's message when kc refuses the inputs. Safe to call from several threads: it
     prints nothing and leaves the process's file descriptors alone."""
