@@ -192,6 +192,46 @@ pub fn transitions(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Vec<
     v
 }
 
+/// How far back a replay's switches reach: for every switch between different units on a
+/// stream (as [`transitions`] counts them), the distinct other units that ran on the rank
+/// since the unit switched to last ran (its reuse distance in the plan's order); switches
+/// to a unit's first run are counted apart. A unit that recurs within a few units finds
+/// its code and data warmer than one that waits for every other unit (as in isolated
+/// mode's round of every unit).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SwitchReuse {
+    pub switches: u64,
+    pub to_first_run: u64,
+    /// One entry per switch to a unit that ran before, in plan order.
+    pub distances: Vec<u32>,
+}
+
+pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> SwitchReuse {
+    let mut out = SwitchReuse::default();
+    let mut last_on_stream: Vec<Option<u32>> = vec![None; plan.streams.len()];
+    // The order in which each unit last ran (a counter over the rank's executed steps).
+    let mut last_run: std::collections::HashMap<u32, u64> = Default::default();
+    let mut clock = 0u64;
+    for s in &plan.steps {
+        if plan.streams[s.stream as usize].rank != rank || !runs(s) {
+            continue;
+        }
+        let prev = last_on_stream[s.stream as usize].replace(s.unit);
+        if prev.is_some_and(|p| p != s.unit) {
+            out.switches += 1;
+            match last_run.get(&s.unit) {
+                Some(&t) => out
+                    .distances
+                    .push(last_run.values().filter(|&&v| v > t).count() as u32),
+                None => out.to_first_run += 1,
+            }
+        }
+        clock += 1;
+        last_run.insert(s.unit, clock);
+    }
+    out
+}
+
 /// The schedule's length when every step that `duration_us` gives a time takes that
 /// time, after `gap_us` of the step before it on its stream, and starts once its stream
 /// and every step it waits on are done; steps without a time take none. Microseconds.
@@ -338,6 +378,26 @@ mod tests {
         // A step that does not run joins its neighbours.
         let t = transitions(&p, 0, |s| s.unit != 1);
         assert_eq!(t, vec![]);
+    }
+
+    #[test]
+    fn switch_reuse_counts_distinct_units_since_the_last_run() {
+        // One stream: u0 u1 u0 u2 u1 u1 u0.
+        let p = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (0, 0, &[]),
+            (2, 0, &[]),
+            (1, 0, &[]),
+            (1, 0, &[]),
+            (0, 0, &[]),
+        ]);
+        let r = switch_reuse(&p, 0, |_| true);
+        // Switches: ->1 (first), ->0 (1 since), ->2 (first), ->1 (0 and 2 since: 2),
+        // ->0 (2 and 1 since: 2); 1 -> 1 is no switch.
+        assert_eq!(r.switches, 5);
+        assert_eq!(r.to_first_run, 2);
+        assert_eq!(r.distances, vec![1, 2, 2]);
     }
 
     #[test]

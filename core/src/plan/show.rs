@@ -57,6 +57,54 @@ pub struct PlanSummary {
     pub collectives_mismatch: Option<String>,
     /// The memory image graph mode replays over (`None`: a plan without dataflow).
     pub dataflow: Option<DataflowSummary>,
+    /// The replay's switches between different units on the lowest rank and how far back
+    /// they reach (`None` without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switches: Option<SwitchSummary>,
+}
+
+/// What [`crate::plan::schedule::switch_reuse`] finds, summed up: switches per replay,
+/// those to a unit's first run, and the reuse distance of the others (distinct units run
+/// since the unit switched to last ran): median, 90th percentile, and the replayable
+/// units there are (the round of every unit reaches that far back at every switch).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct SwitchSummary {
+    pub switches: u64,
+    pub to_first_run: u64,
+    pub reuse_distance_p50: u32,
+    pub reuse_distance_p90: u32,
+    pub units: usize,
+}
+
+fn switch_summary(plan: &Plan) -> Option<SwitchSummary> {
+    let replays =
+        |s: &crate::plan::types::Step| plan.units[s.unit as usize].tier != PlanTier::NotReplayable;
+    let rank = plan.ranks().first().copied()?;
+    let mut r = crate::plan::schedule::switch_reuse(plan, rank, replays);
+    if r.switches == 0 {
+        return None;
+    }
+    r.distances.sort_unstable();
+    let at = |q: f64| {
+        r.distances
+            .get(((q * r.distances.len() as f64).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0)
+    };
+    let units = plan
+        .steps
+        .iter()
+        .filter(|s| plan.streams[s.stream as usize].rank == rank && replays(s))
+        .map(|s| s.unit)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    Some(SwitchSummary {
+        switches: r.switches,
+        to_first_run: r.to_first_run,
+        reuse_distance_p50: at(0.5),
+        reuse_distance_p90: at(0.9),
+        units,
+    })
 }
 
 /// How a plan's operands are placed in the model's memory image.
@@ -263,6 +311,7 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         collectives: super::collectives::match_ranks(plan).ok().flatten(),
         collectives_mismatch: super::collectives::match_ranks(plan).err(),
         dataflow: dataflow_summary(plan),
+        switches: switch_summary(plan),
     }
 }
 
@@ -305,6 +354,13 @@ pub fn render_text(s: &PlanSummary) -> String {
     }
     if let Some(why) = &s.collectives_mismatch {
         let _ = writeln!(o, "  collectives DO NOT MATCH across ranks: {why}");
+    }
+    if let Some(w) = &s.switches {
+        let _ = writeln!(
+            o,
+            "  switches between units: {} per replay ({} to a first run); distinct units since the unit last ran: median {}, p90 {} (of {} units)",
+            w.switches, w.to_first_run, w.reuse_distance_p50, w.reuse_distance_p90, w.units
+        );
     }
     let _ = if s.iterations > 0 {
         writeln!(
