@@ -209,24 +209,47 @@ pub struct SwitchReuse {
 pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> SwitchReuse {
     let mut out = SwitchReuse::default();
     let mut last_on_stream: Vec<Option<u32>> = vec![None; plan.streams.len()];
-    // The order in which each unit last ran (a counter over the rank's executed steps).
-    let mut last_run: std::collections::HashMap<u32, u64> = Default::default();
-    let mut clock = 0u64;
+    // Each unit's last run, as a position in the rank's executed steps; a Fenwick tree
+    // over positions marks every unit's last one, so the distinct units run since a
+    // position are the marks after it (log time per step, for plans of 10^5 steps).
+    let mut last_run: std::collections::HashMap<u32, usize> = Default::default();
+    let n = plan.steps.len() + 1;
+    let mut marks = vec![0i64; n + 1];
+    let add = |marks: &mut Vec<i64>, mut i: usize, v: i64| {
+        while i <= n {
+            marks[i] += v;
+            i += i & i.wrapping_neg();
+        }
+    };
+    let upto = |marks: &Vec<i64>, mut i: usize| {
+        let mut sum = 0;
+        while i > 0 {
+            sum += marks[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    };
+    let mut clock = 0usize;
     for s in &plan.steps {
         if plan.streams[s.stream as usize].rank != rank || !runs(s) {
             continue;
         }
         let prev = last_on_stream[s.stream as usize].replace(s.unit);
+        let before = last_run.get(&s.unit).copied();
         if prev.is_some_and(|p| p != s.unit) {
             out.switches += 1;
-            match last_run.get(&s.unit) {
-                Some(&t) => out
+            match before {
+                Some(t) => out
                     .distances
-                    .push(last_run.values().filter(|&&v| v > t).count() as u32),
+                    .push((upto(&marks, clock) - upto(&marks, t)) as u32),
                 None => out.to_first_run += 1,
             }
         }
         clock += 1;
+        if let Some(t) = before {
+            add(&mut marks, t, -1);
+        }
+        add(&mut marks, clock, 1);
         last_run.insert(s.unit, clock);
     }
     out
@@ -398,6 +421,38 @@ mod tests {
         assert_eq!(r.switches, 5);
         assert_eq!(r.to_first_run, 2);
         assert_eq!(r.distances, vec![1, 2, 2]);
+    }
+
+    #[test]
+    fn switch_reuse_agrees_with_counting_by_hand() {
+        // Pseudo-random unit sequences on two streams against a direct count.
+        let mut x = 12345u64;
+        for _ in 0..50 {
+            let steps: Vec<(u32, u32, &[u32])> = (0..60)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (((x >> 33) % 7) as u32, ((x >> 20) % 2) as u32, &[][..])
+                })
+                .collect();
+            let p = plan(&steps);
+            let got = switch_reuse(&p, 0, |_| true);
+            let mut want = Vec::new();
+            let mut last: Vec<Option<u32>> = vec![None; 3];
+            for (i, &(u, st, _)) in steps.iter().enumerate() {
+                let prev = last[st as usize].replace(u);
+                if prev.is_some_and(|q| q != u) {
+                    if let Some(j) = steps[..i].iter().rposition(|s| s.0 == u) {
+                        let mut since: Vec<u32> = steps[j + 1..i].iter().map(|s| s.0).collect();
+                        since.sort_unstable();
+                        since.dedup();
+                        want.push(since.len() as u32);
+                    }
+                }
+            }
+            assert_eq!(got.distances, want);
+        }
     }
 
     #[test]
