@@ -32,7 +32,8 @@ pub struct Args {
     #[arg(long)]
     pub no_energy: bool,
     /// Isolated mode: do not measure the terms of the prediction from parts (the round of
-    /// every unit and one graph launch's overhead, a few seconds).
+    /// every unit and one graph launch's overhead: 0.06-0.14 s on the H100 models in
+    /// docs/MEASUREMENTS.md).
     #[arg(long)]
     pub no_parts: bool,
     /// Isolated mode: also measure the N most frequent transitions between different

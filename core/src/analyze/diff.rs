@@ -187,11 +187,7 @@ pub fn diff_lowered(
 }
 
 fn short(s: &str) -> String {
-    if s.chars().count() > 80 {
-        s.chars().take(79).chain(std::iter::once('…')).collect()
-    } else {
-        s.to_string()
-    }
+    super::cut(s, 80)
 }
 
 /// The diff as Markdown: the iteration figures, the `top` largest op and kernel changes,

@@ -482,56 +482,33 @@ pub fn render_text(a: &Analysis, top: usize) -> String {
             r.streams
         );
     }
-    let n = if top == 0 {
-        a.kernels.len()
-    } else {
-        top.min(a.kernels.len())
-    };
+    // `top` rows of a table (0: all of them).
+    let rows = |len: usize| if top == 0 { len } else { top.min(len) };
+    let n = rows(a.kernels.len());
     let _ = writeln!(
         o,
         "\n  kernels ({n} of {} by total time)\n  count   total us   mean us    p50 us    p90 us    min us    max us      %  name",
         a.kernels.len()
     );
-    for k in a.kernels.iter().take(n) {
-        let name: String = if k.name.chars().count() > 90 {
-            k.name
-                .chars()
-                .take(89)
-                .chain(std::iter::once('…'))
-                .collect()
-        } else {
-            k.name.clone()
-        };
+    // Kernel and op rows are one statistics row; kernel names are cut to stay readable.
+    let stat_row = |o: &mut String, k: &KernelStat, name: &str| {
         let _ = writeln!(
             o,
             "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {name}",
             k.count, k.total_us, k.mean_us, k.p50_us, k.p90_us, k.min_us, k.max_us, k.share_pct
         );
-    }
-    let m = if top == 0 {
-        a.ops.len()
-    } else {
-        top.min(a.ops.len())
     };
+    for k in a.kernels.iter().take(n) {
+        stat_row(&mut o, k, &cut(&k.name, 90));
+    }
+    let m = rows(a.ops.len());
     let _ = writeln!(
         o,
         "\n  launching ops ({m} of {} by total GPU time; per invocation)\n  count   total us   mean us    p50 us    p90 us    min us    max us      %  op",
         a.ops.len()
     );
     for k in a.ops.iter().take(m) {
-        let _ = writeln!(
-            o,
-            "  {:>5} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>6.2}  {}",
-            k.count,
-            k.total_us,
-            k.mean_us,
-            k.p50_us,
-            k.p90_us,
-            k.min_us,
-            k.max_us,
-            k.share_pct,
-            k.name
-        );
+        stat_row(&mut o, k, &k.name);
     }
     let r = &a.roofline;
     if !r.rows.is_empty() {
@@ -546,15 +523,7 @@ pub fn render_text(a: &Analysis, top: usize) -> String {
             ))
         );
         for k in r.rows.iter().take(n) {
-            let name: String = if k.name.chars().count() > 70 {
-                k.name
-                    .chars()
-                    .take(69)
-                    .chain(std::iter::once('…'))
-                    .collect()
-            } else {
-                k.name.clone()
-            };
+            let name = cut(&k.name, 70);
             let _ = writeln!(
                 o,
                 "  {:>5} {:>10.1} {:>10.2} {:>9.1} {:>8.2} {:>8} {:<9} {name}",
@@ -597,5 +566,17 @@ mod tests {
         assert_eq!(overlap(&u, &union(vec![(3, 6), (11, 20)])), 3);
         assert_eq!(pct(&[1, 2, 3, 4], 50.0), 2);
         assert_eq!(pct(&[1, 2, 3, 4], 90.0), 4);
+    }
+}
+
+/// `name` cut to `max` characters, its last one an ellipsis when cut.
+pub(crate) fn cut(name: &str, max: usize) -> String {
+    if name.chars().count() > max {
+        name.chars()
+            .take(max - 1)
+            .chain(std::iter::once('…'))
+            .collect()
+    } else {
+        name.to_string()
     }
 }

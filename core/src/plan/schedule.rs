@@ -257,19 +257,20 @@ pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Swi
 
 /// The schedule's length when every step that `duration_us` gives a time takes that
 /// time, after `gap_us` of the step before it on its stream, and starts once its stream
-/// and every step it waits on are done; steps without a time take none. Microseconds.
-/// With one stream this is the plain sum; with several, what their overlap saves.
+/// and every step it waits on are done; steps without a time take none. Microseconds,
+/// with the serial sum of the same times and gaps beside it: with one stream the two are
+/// equal; with several, their difference is what the overlap saves.
 pub fn simulated_length_us(
     plan: &Plan,
     rank: u32,
     duration_us: impl Fn(&Step) -> Option<f64>,
     gap_us: impl Fn(&Step, &Step) -> f64,
-) -> f64 {
+) -> (f64, f64) {
     let mut finish = vec![0f64; plan.steps.len()];
     // When each stream is free, and its last step with a time (the gap follows it).
     let mut stream_free = vec![0f64; plan.streams.len()];
     let mut stream_last: Vec<Option<usize>> = vec![None; plan.streams.len()];
-    let mut end = 0f64;
+    let (mut end, mut serial) = (0f64, 0f64);
     for (i, s) in plan.steps.iter().enumerate() {
         let st = s.stream as usize;
         if plan.streams[st].rank != rank {
@@ -283,6 +284,7 @@ pub fn simulated_length_us(
             Some(d) => {
                 let gap = stream_last[st].map_or(0.0, |p| gap_us(&plan.steps[p], s));
                 stream_last[st] = Some(i);
+                serial += gap + d;
                 ready + gap + d
             }
             None => ready,
@@ -290,7 +292,7 @@ pub fn simulated_length_us(
         stream_free[st] = finish[i];
         end = end.max(finish[i]);
     }
-    end
+    (end, serial)
 }
 
 /// How many times isolated mode repeats a unit inside one captured graph: enough to fill
@@ -460,14 +462,14 @@ mod tests {
         // s0: step0 (10) then step2 (10); s1: step1 (5) waits on step0.
         let p = plan(&[(0, 0, &[]), (1, 1, &[0]), (2, 0, &[])]);
         let d = |s: &Step| Some([10.0, 5.0, 10.0][s.unit as usize]);
-        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.0), 20.0);
-        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 1.0), 21.0);
-        // One stream: the plain sum plus the gaps.
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.0), (20.0, 25.0));
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 1.0), (21.0, 26.0));
+        // One stream: the plain sum plus the gaps, both ways.
         let p = plan(&[(0, 0, &[]), (1, 0, &[]), (2, 0, &[])]);
-        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.5), 26.0);
+        assert_eq!(simulated_length_us(&p, 0, d, |_, _| 0.5), (26.0, 26.0));
         // A step without a time takes none.
         let none = |s: &Step| (s.unit != 1).then_some(10.0);
-        assert_eq!(simulated_length_us(&p, 0, none, |_, _| 0.0), 20.0);
+        assert_eq!(simulated_length_us(&p, 0, none, |_, _| 0.0), (20.0, 20.0));
     }
 
     #[test]

@@ -162,59 +162,33 @@ impl PredictionInputs {
         Some((mean, var.sqrt()))
     }
 
+    /// What a switch from unit `from` to unit `to` costs, as the prediction prices it:
+    /// the round's cost per switch where measured, else the pair's (or the pairs' mean).
+    fn switch_cost(t: &TransitionsSummary, from: u32, to: u32) -> f64 {
+        t.round_extra_us.unwrap_or_else(|| {
+            t.measured
+                .iter()
+                .find(|m| (m.from_unit, m.to_unit) == (from, to))
+                .map(|m| m.extra_us)
+                .or_else(|| Self::mean_extra(t).map(|m| m.0))
+                .unwrap_or(0.0)
+        })
+    }
+
     /// Simulates the plan's schedule on this rank with the isolated times and the
-    /// transitions' extras, and keeps what the streams' overlap saves.
+    /// switches' costs, and keeps what the streams' overlap saves.
     pub fn simulate(&mut self, plan: &Plan) {
         let rank = self
             .rank
             .unwrap_or_else(|| plan.ranks().first().copied().unwrap_or(0));
-        let extra: HashMap<(u32, u32), f64> = self
-            .transitions
-            .iter()
-            .flat_map(|t| t.measured.iter())
-            .map(|m| ((m.from_unit, m.to_unit), m.extra_us))
-            .collect();
-        let fallback = self
-            .transitions
-            .as_ref()
-            .and_then(Self::mean_extra)
-            .map_or(0.0, |m| m.0);
-        let gap = |a: &crate::plan::types::Step, b: &crate::plan::types::Step| {
-            if a.unit == b.unit || self.transitions.is_none() {
-                0.0
-            } else {
-                extra.get(&(a.unit, b.unit)).copied().unwrap_or(fallback)
-            }
-        };
+        let gap =
+            |a: &crate::plan::types::Step, b: &crate::plan::types::Step| match &self.transitions {
+                Some(t) if a.unit != b.unit => Self::switch_cost(t, a.unit, b.unit),
+                _ => 0.0,
+            };
         let dur = |s: &crate::plan::types::Step| self.unit_us.get(&s.unit).copied();
-        let overlapped = schedule::simulated_length_us(plan, rank, dur, gap);
-        // The same times and gaps, one after another on one stream.
-        let serial = {
-            let mut last: Vec<Option<&crate::plan::types::Step>> = vec![None; plan.streams.len()];
-            let mut sum = 0.0;
-            for s in &plan.steps {
-                if plan.streams[s.stream as usize].rank != rank {
-                    continue;
-                }
-                if let Some(d) = dur(s) {
-                    sum += d + last[s.stream as usize].map_or(0.0, |p| gap(p, s));
-                    last[s.stream as usize] = Some(s);
-                }
-            }
-            sum
-        };
-        let streams_used = plan
-            .steps
-            .iter()
-            .filter(|s| plan.streams[s.stream as usize].rank == rank && dur(s).is_some())
-            .map(|s| s.stream)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        self.concurrency_us = Some(if streams_used > 1 {
-            overlapped - serial
-        } else {
-            0.0
-        });
+        let (overlapped, serial) = schedule::simulated_length_us(plan, rank, dur, gap);
+        self.concurrency_us = Some(overlapped - serial);
     }
 }
 
@@ -226,7 +200,7 @@ impl Report {
     /// Computes [`Report::prediction`] from the kept inputs against the current target
     /// (the model when a reference was added, else kc's graph replay).
     pub fn compute_prediction(&mut self) {
-        let Some(inp) = self.prediction_inputs.clone() else {
+        let Some(inp) = self.prediction_inputs.as_ref() else {
             return;
         };
         if inp.unit_us.is_empty() {

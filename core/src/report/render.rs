@@ -11,6 +11,16 @@ fn f(v: Option<f64>, digits: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// A figure with ± two standard uncertainties when it has one, in `unit`; "-" when the
+/// figure is missing.
+fn spread(v: Option<f64>, u: Option<f64>, digits: usize, unit: &str) -> String {
+    match (v, u) {
+        (Some(v), Some(u)) => format!("{v:.digits$} ± {:.digits$} {unit}", 2.0 * u),
+        (Some(v), None) => format!("{v:.digits$} {unit}"),
+        _ => "-".into(),
+    }
+}
+
 fn signed(v: Option<f64>) -> String {
     v.map(|x| format!("{x:+.1} %"))
         .unwrap_or_else(|| "-".into())
@@ -175,17 +185,9 @@ pub fn markdown(r: &Report) -> String {
                 } else {
                     format!(" {}", row.caveat)
                 },
-                match (row.time_us, row.time_u_us) {
-                    (Some(t), Some(u)) => format!("{t:.1} ± {:.1} us", 2.0 * u),
-                    (Some(t), None) => format!("{t:.1} us"),
-                    _ => "-".into(),
-                },
+                spread(row.time_us, row.time_u_us, 1, "us"),
                 signed(row.time_vs_model_pct),
-                match (row.energy_j, row.energy_u_j) {
-                    (Some(e), Some(u)) => format!("{e:.4} ± {:.4} J", 2.0 * u),
-                    (Some(e), None) => format!("{e:.4} J"),
-                    _ => "-".into(),
-                },
+                spread(row.energy_j, row.energy_u_j, 4, "J"),
                 signed(row.energy_vs_model_pct)
             );
         }
@@ -456,37 +458,26 @@ fn prediction(o: &mut String, r: &Report) {
         o,
         "| | time | share of the gap | energy | vs target (time / energy) |\n|---|---|---|---|---|"
     );
-    let t = |v: f64, u: f64| format!("{:.1} ± {:.1} us", v / per, 2.0 * u / per);
-    let t_opt = |v: f64, u: Option<f64>| match u {
-        Some(u) => t(v, u),
-        None => format!("{:.1} us", v / per),
-    };
-    let e = |v: Option<f64>, u: Option<f64>| match (v, u) {
-        (Some(v), Some(u)) => format!("{:.4} ± {:.4} J", v / per, 2.0 * u / per),
-        (Some(v), None) => format!("{:.4} J", v / per),
-        _ => "-".into(),
-    };
+    // Per iteration (or replay), with ± two standard uncertainties where there is one.
+    let t = |v: f64, u: Option<f64>| spread(Some(v / per), u.map(|u| u / per), 1, "us");
+    let e = |v: Option<f64>, u: Option<f64>| spread(v.map(|v| v / per), u.map(|u| u / per), 4, "J");
     let _ = writeln!(
         o,
         "| Σ isolated × count (plain) | {} | | {} | {} / {} |",
-        t(p.plain_us, p.plain_u_us),
+        t(p.plain_us, Some(p.plain_u_us)),
         e(p.plain_energy_j, p.plain_energy_u_j),
         signed(p.plain_error_pct),
         signed(p.plain_energy_error_pct)
     );
     for term in &p.terms {
-        // A term without its own spread (the round's slower kernels: the round's spread
-        // is carried by its gap term) prints without a ±.
-        let spread = if term.u_us > 0.0 {
-            format!(" ± {:.1}", 2.0 * term.u_us / per)
-        } else {
-            String::new()
-        };
+        // Signed: a term adds. One without its own spread (the round's slower kernels: the
+        // round's spread is carried by its gap term) prints without a ±.
         let _ = writeln!(
             o,
-            "| + {} | {:+.1}{spread} us | {} | {} | |",
+            "| + {} | {}{} | {} | {} | |",
             cell(&term.what),
-            term.us / per,
+            if term.us >= 0.0 { "+" } else { "" },
+            t(term.us, (term.u_us > 0.0).then_some(term.u_us)),
             signed(term.pct_of_gap),
             term.energy_j
                 .map_or("-".into(), |j| format!("{:+.4} J", j / per)),
@@ -497,7 +488,7 @@ fn prediction(o: &mut String, r: &Report) {
         let _ = writeln!(
             o,
             "| **prediction from parts** | **{}** | | **{}** | **{} / {}** |",
-            t(p.predicted_us, p.predicted_u_us),
+            t(p.predicted_us, Some(p.predicted_u_us)),
             e(p.predicted_energy_j, p.predicted_energy_u_j),
             signed(p.error_pct),
             signed(p.energy_error_pct)
@@ -508,7 +499,7 @@ fn prediction(o: &mut String, r: &Report) {
             o,
             "| target: {} | {} | | {} | |",
             p.target,
-            t_opt(tt, p.target_u_us),
+            t(tt, p.target_u_us),
             e(p.target_energy_j, p.target_energy_u_j),
         );
     }

@@ -34,11 +34,13 @@ pub(super) fn measure(
     image: Option<&PlanDataflow>,
     rows: &[UnitResult],
 ) -> Result<TransitionsSummary, ExecError> {
-    let alone = |unit: u32| -> Option<&Stats> {
-        rows.iter()
-            .find(|r| r.id == unit && r.status == "ok")
-            .and_then(|r| r.time_us.as_ref())
-    };
+    // The units that ran alone, by id: looked up at every step of the plan.
+    let ok: std::collections::HashMap<u32, &UnitResult> = rows
+        .iter()
+        .filter(|r| r.status == "ok" && r.time_us.is_some())
+        .map(|r| (r.id, r))
+        .collect();
+    let alone = |unit: u32| -> Option<&Stats> { ok.get(&unit).and_then(|r| r.time_us.as_ref()) };
     let is_collective =
         |unit: u32| matches!(plan.units[unit as usize].call, UnitCall::Collective { .. });
     let runs = |s: &Step| alone(s.unit).is_some() && !is_collective(s.unit);
@@ -95,7 +97,7 @@ pub(super) fn measure(
                 let gaps_alone: Option<f64> = order
                     .iter()
                     .map(|&(u, _)| {
-                        let r = rows.iter().find(|r| r.id == u)?;
+                        let r = ok.get(&u)?;
                         Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
                     })
                     .sum();
