@@ -2,11 +2,14 @@
 //! advances only every ~100 ms, so a window starts at an observed tick (the first change
 //! after polling begins) and ends at the first tick after the minimum duration, with the
 //! GPU kept busy throughout; energy over the window is then exact to the counter, and
-//! power is that energy over the time between the two ticks.
+//! power is that energy over the time between the two ticks. A series of windows is
+//! contiguous (each begins at the tick that ended the last) and can stop as soon as the
+//! windows' powers agree to a target relative standard error.
 //!
 //! The meter and the clock are traits so the window logic is tested without a GPU.
 //! Invariant: a window's energy is the difference of two counter readings taken at tick
-//! changes, and its duration is at least the requested minimum.
+//! changes, and its duration is at least the requested minimum; windows of a series share
+//! their boundary ticks and never overlap.
 
 use kc_core::results::stats::Stats;
 
@@ -64,11 +67,28 @@ pub use kc_core::results::energy::{iso8601_ms, EnergyWindow};
 pub struct WindowSpec<'a> {
     pub label: &'a str,
     pub min_seconds: f64,
-    /// Time between polls of the counter.
+    /// Time between polls of the counter: a tick is seen at most this late, so it bounds
+    /// the error of a window's duration (both ends are seen alike late, on average).
     pub poll_seconds: f64,
     /// Give up when the counter does not move for this long.
     pub stall_seconds: f64,
 }
+
+/// Parameters of a series of contiguous windows over the same work.
+pub struct SeriesSpec<'a> {
+    /// Each window: its label, its minimum duration (it ends at the first tick after it),
+    /// the poll and the stall limit.
+    pub window: WindowSpec<'a>,
+    pub min_windows: usize,
+    pub max_windows: usize,
+    /// Stop after `min_windows` once the windows' mean power has this relative standard
+    /// error (0: always `max_windows`).
+    pub target_rel_sem: f64,
+}
+
+/// How often instantaneous power is read inside a window (NVML updates it every ~50 ms;
+/// reading it at every poll would slow the polls that find the ticks).
+const POWER_READ_S: f64 = 0.01;
 
 /// Measures one window. `work` is called between polls to keep the device busy and
 /// returns how many work items have completed so far.
@@ -78,65 +98,112 @@ pub fn measure(
     spec: &WindowSpec<'_>,
     work: &mut dyn FnMut() -> Result<u64, String>,
 ) -> Result<EnergyWindow, String> {
+    let series = SeriesSpec {
+        window: WindowSpec { ..*spec },
+        min_windows: 1,
+        max_windows: 1,
+        target_rel_sem: 0.0,
+    };
+    let mut w = measure_series(meter, clock, &series, work)?;
+    Ok(w.remove(0))
+}
+
+/// Measures contiguous windows while `work` keeps the device busy: one wait for a tick,
+/// then each window ends at the first tick at least `min_seconds` after it began and the
+/// next begins at that same tick, so no time is spent waiting between windows. Ends after
+/// `min_windows` once the windows' powers reach `target_rel_sem`, or after `max_windows`.
+pub fn measure_series(
+    meter: &mut dyn PowerMeter,
+    clock: &dyn Clock,
+    spec: &SeriesSpec<'_>,
+    work: &mut dyn FnMut() -> Result<u64, String>,
+) -> Result<Vec<EnergyWindow>, String> {
+    let w = &spec.window;
     // Wait for a tick: the counter's first change.
     let first = meter.energy_mj()?;
     let wait_from = clock.now_s();
-    let (t0, e0, done0, unix0) = loop {
+    let (mut t0, mut e0, mut done0, mut unix0) = loop {
         work()?;
-        clock.pause(spec.poll_seconds);
+        clock.pause(w.poll_seconds);
         let e = meter.energy_mj()?;
         if e != first {
             break (clock.now_s(), e, work()?, clock.unix_ms());
         }
-        if clock.now_s() - wait_from > spec.stall_seconds {
+        if clock.now_s() - wait_from > w.stall_seconds {
             return Err(format!(
                 "the energy counter did not change in {:.1} s",
-                spec.stall_seconds
+                w.stall_seconds
             ));
         }
     };
+    let mut out: Vec<EnergyWindow> = Vec::new();
     let mut power = Vec::new();
     let mut last = e0;
     let mut ticks = 1;
     let mut last_tick_at = t0;
+    let mut last_power_at = f64::NEG_INFINITY;
     loop {
         work()?;
-        clock.pause(spec.poll_seconds);
-        if let Ok(p) = meter.power_mw() {
-            power.push(f64::from(p) / 1000.0);
-        }
+        clock.pause(w.poll_seconds);
         let e = meter.energy_mj()?;
         let now = clock.now_s();
-        if e != last {
-            ticks += 1;
-            last = e;
-            last_tick_at = now;
-            if now - t0 >= spec.min_seconds {
-                let done1 = work()?;
-                let unix1 = clock.unix_ms();
-                let duration = now - t0;
-                let energy_j = (e - e0) as f64 / 1000.0;
-                return Ok(EnergyWindow {
-                    label: spec.label.to_string(),
-                    start: iso8601_ms(unix0),
-                    end: iso8601_ms(unix1),
-                    start_unix_ms: unix0,
-                    end_unix_ms: unix1,
-                    duration_s: duration,
-                    energy_j,
-                    avg_power_w: energy_j / duration,
-                    power_w: Stats::of(&power),
-                    ticks,
-                    completed: done1.saturating_sub(done0),
-                });
+        if now - last_power_at >= POWER_READ_S {
+            last_power_at = now;
+            if let Ok(p) = meter.power_mw() {
+                power.push(f64::from(p) / 1000.0);
             }
-        } else if now - last_tick_at > spec.stall_seconds {
-            return Err(format!(
-                "the energy counter stopped changing for {:.1} s",
-                spec.stall_seconds
-            ));
         }
+        if e == last {
+            if now - last_tick_at > w.stall_seconds {
+                return Err(format!(
+                    "the energy counter stopped changing for {:.1} s",
+                    w.stall_seconds
+                ));
+            }
+            continue;
+        }
+        ticks += 1;
+        last = e;
+        last_tick_at = now;
+        if now - t0 < w.min_seconds {
+            continue;
+        }
+        let done1 = work()?;
+        let unix1 = clock.unix_ms();
+        let duration = now - t0;
+        let energy_j = (e - e0) as f64 / 1000.0;
+        out.push(EnergyWindow {
+            label: w.label.to_string(),
+            start: iso8601_ms(unix0),
+            end: iso8601_ms(unix1),
+            start_unix_ms: unix0,
+            end_unix_ms: unix1,
+            duration_s: duration,
+            energy_j,
+            avg_power_w: energy_j / duration,
+            power_w: Stats::of(&power),
+            ticks,
+            completed: done1.saturating_sub(done0),
+        });
+        if out.len() >= spec.max_windows.max(1)
+            || (out.len() >= spec.min_windows.max(1) && reached(&out, spec.target_rel_sem))
+        {
+            return Ok(out);
+        }
+        // The next window begins at this tick.
+        (t0, e0, done0, unix0) = (now, e, done1, unix1);
+        power.clear();
+        ticks = 1;
     }
+}
+
+/// Whether the windows' mean power has reached the relative standard error `target`.
+fn reached(windows: &[EnergyWindow], target: f64) -> bool {
+    if target <= 0.0 || windows.len() < 2 {
+        return false;
+    }
+    let p = Stats::of(&windows.iter().map(|w| w.avg_power_w).collect::<Vec<_>>());
+    p.mean > 0.0 && p.sem() / p.mean <= target
 }
 
 #[cfg(test)]
@@ -238,6 +305,98 @@ mod tests {
         };
         let e = measure(&mut Stuck, &clock, &spec, &mut || Ok(0)).unwrap_err();
         assert!(e.contains("did not change"), "{e}");
+    }
+
+    #[test]
+    fn a_series_is_contiguous_and_stops_at_its_target() {
+        let clock = FakeClock {
+            t: Cell::new(0.013),
+        };
+        let mut meter = Fake {
+            clock: &clock,
+            watts: 300.0,
+        };
+        let mut n = 0u64;
+        let series = SeriesSpec {
+            window: WindowSpec {
+                label: "unit 3",
+                min_seconds: 0.05,
+                poll_seconds: 0.0005,
+                stall_seconds: 2.0,
+            },
+            min_windows: 3,
+            max_windows: 10,
+            target_rel_sem: 0.005,
+        };
+        let ws = measure_series(&mut meter, &clock, &series, &mut || {
+            n += 1;
+            Ok(n)
+        })
+        .unwrap();
+        // A steady power agrees at once: the series stops at its minimum, each window one
+        // tick long, each beginning where the last ended.
+        assert_eq!(ws.len(), 3);
+        for w in &ws {
+            assert_eq!(w.ticks, 2);
+            assert!((w.duration_s - 0.1).abs() < 0.001, "{}", w.duration_s);
+            assert!((w.energy_j - 30.0).abs() < 1e-9, "{}", w.energy_j);
+        }
+        for pair in ws.windows(2) {
+            assert_eq!(pair[0].end_unix_ms, pair[1].start_unix_ms);
+        }
+        // Without a target the series runs to its maximum.
+        let fixed = SeriesSpec {
+            min_windows: 2,
+            max_windows: 4,
+            target_rel_sem: 0.0,
+            ..series
+        };
+        let ws = measure_series(&mut meter, &clock, &fixed, &mut || Ok(0)).unwrap();
+        assert_eq!(ws.len(), 4);
+    }
+
+    #[test]
+    fn a_noisy_power_runs_the_series_to_its_maximum() {
+        /// Energy that alternates 250 and 350 W between ticks: windows never agree to 0.5 %.
+        struct Alternating<'a> {
+            clock: &'a FakeClock,
+        }
+        impl PowerMeter for Alternating<'_> {
+            fn energy_mj(&mut self) -> Result<u64, String> {
+                let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor() as u64;
+                Ok((0..ticks)
+                    .map(|k| if k % 2 == 0 { 25_000 } else { 35_000 })
+                    .sum())
+            }
+            fn power_mw(&mut self) -> Result<u32, String> {
+                Ok(300_000)
+            }
+        }
+        let clock = FakeClock { t: Cell::new(0.05) };
+        let series = SeriesSpec {
+            window: WindowSpec {
+                label: "unit 1",
+                min_seconds: 0.05,
+                poll_seconds: 0.001,
+                stall_seconds: 2.0,
+            },
+            min_windows: 3,
+            max_windows: 7,
+            target_rel_sem: 0.005,
+        };
+        let ws = measure_series(
+            &mut Alternating { clock: &clock },
+            &clock,
+            &series,
+            &mut || Ok(0),
+        )
+        .unwrap();
+        assert_eq!(ws.len(), 7);
+        let powers: Vec<f64> = ws.iter().map(|w| w.avg_power_w.round()).collect();
+        assert!(
+            powers.contains(&250.0) && powers.contains(&350.0),
+            "{powers:?}"
+        );
     }
 
     #[test]

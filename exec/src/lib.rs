@@ -105,8 +105,14 @@ pub struct ExecOptions {
     pub cache: CachePolicy,
     /// Minimum energy window, seconds; `None` disables energy.
     pub energy_window_s: Option<f64>,
-    /// Energy windows per measured item (graph, or unit in isolated mode).
+    /// Energy windows per measured item (graph, or unit in isolated mode), at most; the
+    /// windows of an item are contiguous.
     pub energy_repeats: usize,
+    /// Windows an item gets at least, when `energy_target_rel_sem` may end its series early.
+    pub energy_min_windows: usize,
+    /// End an item's series after `energy_min_windows` once its windows' powers agree to
+    /// this relative standard error (0: always `energy_repeats` windows).
+    pub energy_target_rel_sem: f64,
     /// GPU time one isolated graph launch should cover, nanoseconds.
     pub unroll_target_ns: f64,
     pub max_unroll: u32,
@@ -115,6 +121,9 @@ pub struct ExecOptions {
     /// Isolated mode: measure the terms of the prediction from parts after the units (the
     /// round of every unit, one graph launch's overhead).
     pub parts: bool,
+    /// Isolated mode, with `parts`: also rounds of 2, 4, 8, ... units (a diagnostic: what a
+    /// switch costs by how far back it reaches).
+    pub round_sizes: bool,
     /// Isolated mode, with `parts`: also the N most frequent transitions between different
     /// units as pairs, each alternated alone (0: none).
     pub transitions: usize,
@@ -148,10 +157,13 @@ impl Default for ExecOptions {
             cache: CachePolicy::Warm,
             energy_window_s: Some(1.0),
             energy_repeats: 5,
+            energy_min_windows: 5,
+            energy_target_rel_sem: 0.0,
             unroll_target_ns: 1_000_000.0,
             max_unroll: 1000,
             min_unit_time_s: 0.05,
             parts: true,
+            round_sizes: false,
             transitions: 0,
             progress: false,
             rank: None,

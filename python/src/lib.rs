@@ -469,6 +469,7 @@ fn report(
         reference,
         reference_entry,
         output,
+        switches_by_reach: false,
     };
     let (rep, _) = py
         .allow_threads(|| kc::report::bundle::make(&inputs))

@@ -4,6 +4,10 @@ use crate::exec::{self, CachePolicy, ExecOptions};
 use crate::plan;
 use std::path::{Path, PathBuf};
 
+/// Windows an item gets at least when a target may end its series early: three give a
+/// spread worth comparing with the target.
+pub(super) const ADAPTIVE_MIN_WINDOWS: usize = 3;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The plan `kc plan` wrote (.kcplan).
@@ -25,9 +29,16 @@ pub struct Args {
     /// Minimum energy window in seconds, aligned to the NVML counter's ticks.
     #[arg(long, default_value_t = 1.0)]
     pub energy_window: f64,
-    /// Energy windows per measured item (the same default as `kc run`).
+    /// Energy windows per measured item (the same default as `kc run`), contiguous: each
+    /// begins at the counter tick that ended the last. With --energy-target, at most.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
+    /// End an item's windows early (after three) once its energy is known to this relative
+    /// standard error, percent: the graph's in graph mode; in isolated mode the sum over
+    /// units', each unit stopping at the target / √(its share of the traced time). 0
+    /// always measures --energy-repeats windows.
+    #[arg(long, default_value_t = 0.0)]
+    pub energy_target: f64,
     /// Time only.
     #[arg(long)]
     pub no_energy: bool,
@@ -41,6 +52,11 @@ pub struct Args {
     /// every unit, which the prediction from parts uses). 0 measures none.
     #[arg(long, default_value_t = 0)]
     pub transitions: usize,
+    /// Isolated mode: also measure rounds of 2, 4, 8, ... units (consecutive groups of the
+    /// replay's order, each cycled alone), a diagnostic of what a switch costs by how far
+    /// back it reaches; `kc report --switches-by-reach` prices switches with them.
+    #[arg(long)]
+    pub round_sizes: bool,
     /// Results file (default: PLAN.graph.json, or PLAN.isolated.CACHE.json so that warm and
     /// cold runs do not overwrite each other).
     #[arg(short, long)]
@@ -144,6 +160,12 @@ pub fn run(a: Args) -> i32 {
         cache,
         energy_window_s: (!a.no_energy).then_some(a.energy_window),
         energy_repeats: a.energy_repeats,
+        energy_min_windows: if a.energy_target > 0.0 {
+            ADAPTIVE_MIN_WINDOWS
+        } else {
+            a.energy_repeats
+        },
+        energy_target_rel_sem: a.energy_target.max(0.0) / 100.0,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         rank: a.rank,
         plan_path: a.plan.display().to_string(),
@@ -152,6 +174,7 @@ pub fn run(a: Args) -> i32 {
         verify: a.verify,
         parts: !a.no_parts,
         transitions: a.transitions,
+        round_sizes: a.round_sizes,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         job,
         ..Default::default()

@@ -56,12 +56,16 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     }
     v.extend(["--energy-window".into(), a.energy_window.to_string()]);
     v.extend(["--energy-repeats".into(), a.energy_repeats.to_string()]);
+    v.extend(["--energy-target".into(), a.energy_target.to_string()]);
     if a.no_energy {
         v.push("--no-energy".into());
     }
     v.extend(["--transitions".into(), a.transitions.to_string()]);
     if a.no_parts {
         v.push("--no-parts".into());
+    }
+    if a.round_sizes {
+        v.push("--round-sizes".into());
     }
     if a.no_dataflow {
         v.push("--no-dataflow".into());

@@ -25,6 +25,12 @@ pub struct Args {
     /// Output directory.
     #[arg(short, long, alias = "out", default_value = "kc-report")]
     pub output: PathBuf,
+    /// The prediction from parts prices each switch between units by how far back it
+    /// reaches in the plan, from rounds of several sizes (`kc exec --isolated
+    /// --round-sizes`; needs --plan), not at the round of every unit. Measured worse on
+    /// transformers (docs/MEASUREMENTS.md): a diagnostic.
+    #[arg(long)]
+    pub switches_by_reach: bool,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
@@ -64,6 +70,7 @@ pub fn run(a: Args) -> i32 {
         reference: a.reference.clone(),
         reference_entry: a.reference_entry.clone(),
         output: a.output.clone(),
+        switches_by_reach: a.switches_by_reach,
     };
     let (rep, files) = match report::bundle::make(&inputs) {
         Ok(x) => x,

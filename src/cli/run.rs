@@ -55,11 +55,19 @@ pub struct Args {
     /// Time only (as `--energy-repeats 0`).
     #[arg(long)]
     pub no_energy: bool,
-    /// Minimum energy window per unit in isolation, seconds (windows start and end at the
-    /// NVML counter's ticks, ~0.1 s apart on an H100); two per unit, so that each unit's
-    /// energy has a spread. The graph's windows stay 1 s.
-    #[arg(long, default_value_t = 0.5)]
+    /// Minimum energy window per unit in isolation, seconds. Windows start and end at the
+    /// NVML counter's ticks (~0.1 s apart on an H100) and follow one another without a gap,
+    /// so the default makes each window one tick. The graph's windows stay 1 s.
+    #[arg(long, default_value_t = 0.05)]
     pub unit_energy_window: f64,
+    /// Energy windows per unit in isolation, at most (at least three).
+    #[arg(long, default_value_t = 10)]
+    pub unit_energy_windows: usize,
+    /// A unit's windows end (after three) once the units' summed energy can be known to
+    /// this relative standard error, percent: each unit stops at the target / √(its share
+    /// of the traced time). 0 always measures --unit-energy-windows.
+    #[arg(long, default_value_t = 0.5)]
+    pub unit_energy_target: f64,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -187,7 +195,9 @@ pub fn run(a: Args) -> i32 {
         runs: a.runs,
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
-        unit_energy_window: a.unit_energy_window.max(0.05),
+        unit_energy_window: a.unit_energy_window.max(0.01),
+        unit_energy_windows: a.unit_energy_windows.max(super::exec::ADAPTIVE_MIN_WINDOWS),
+        unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -268,6 +278,10 @@ struct ReplaySettings {
     warmup: usize,
     energy_repeats: usize,
     unit_energy_window: f64,
+    unit_energy_windows: usize,
+    /// Relative standard error of the units' summed energy that ends a unit's windows
+    /// early (0: never).
+    unit_energy_target: f64,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -310,6 +324,7 @@ fn replay(
         warmup: settings.warmup,
         energy_window_s: (energy_repeats > 0).then_some(1.0),
         energy_repeats: energy_repeats.max(1),
+        energy_min_windows: energy_repeats.max(1),
         progress,
         plan_path: plan_path.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
@@ -330,8 +345,11 @@ fn replay(
         let iso_opts = ExecOptions {
             isolated: true,
             cache: *cache,
-            // Two windows per unit give its energy a spread (the prediction's error bar).
-            energy_repeats: 2,
+            // At least three contiguous windows per unit give its energy a spread (the
+            // prediction's error bar); more until they agree to the target.
+            energy_repeats: settings.unit_energy_windows,
+            energy_min_windows: super::exec::ADAPTIVE_MIN_WINDOWS,
+            energy_target_rel_sem: settings.unit_energy_target,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             ..base.clone()
         };

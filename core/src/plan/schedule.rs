@@ -204,6 +204,9 @@ pub struct SwitchReuse {
     pub to_first_run: u64,
     /// One entry per switch to a unit that ran before, in plan order.
     pub distances: Vec<u32>,
+    /// Every switch, in plan order: the step switched to, and its distance (`None` for a
+    /// unit's first run).
+    pub at_step: Vec<(u32, Option<u32>)>,
 }
 
 pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> SwitchReuse {
@@ -230,7 +233,7 @@ pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Swi
         sum
     };
     let mut clock = 0usize;
-    for s in &plan.steps {
+    for (i, s) in plan.steps.iter().enumerate() {
         if plan.streams[s.stream as usize].rank != rank || !runs(s) {
             continue;
         }
@@ -238,12 +241,12 @@ pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Swi
         let before = last_run.get(&s.unit).copied();
         if prev.is_some_and(|p| p != s.unit) {
             out.switches += 1;
-            match before {
-                Some(t) => out
-                    .distances
-                    .push((upto(&marks, clock) - upto(&marks, t)) as u32),
+            let distance = before.map(|t| (upto(&marks, clock) - upto(&marks, t)) as u32);
+            match distance {
+                Some(d) => out.distances.push(d),
                 None => out.to_first_run += 1,
             }
+            out.at_step.push((i as u32, distance));
         }
         clock += 1;
         if let Some(t) = before {
@@ -256,7 +259,8 @@ pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Swi
 }
 
 /// The schedule's length when every step that `duration_us` gives a time takes that
-/// time, after `gap_us` of the step before it on its stream, and starts once its stream
+/// time, after `gap_us(previous step, step)` (indices of the step before it on its stream
+/// with a time, and of itself), and starts once its stream
 /// and every step it waits on are done; steps without a time take none. Microseconds,
 /// with the serial sum of the same times and gaps beside it: with one stream the two are
 /// equal; with several, their difference is what the overlap saves.
@@ -264,7 +268,7 @@ pub fn simulated_length_us(
     plan: &Plan,
     rank: u32,
     duration_us: impl Fn(&Step) -> Option<f64>,
-    gap_us: impl Fn(&Step, &Step) -> f64,
+    gap_us: impl Fn(usize, usize) -> f64,
 ) -> (f64, f64) {
     let mut finish = vec![0f64; plan.steps.len()];
     // When each stream is free, and its last step with a time (the gap follows it).
@@ -282,7 +286,7 @@ pub fn simulated_length_us(
         }
         finish[i] = match duration_us(s) {
             Some(d) => {
-                let gap = stream_last[st].map_or(0.0, |p| gap_us(&plan.steps[p], s));
+                let gap = stream_last[st].map_or(0.0, |p| gap_us(p, i));
                 stream_last[st] = Some(i);
                 serial += gap + d;
                 ready + gap + d

@@ -56,6 +56,9 @@ pub struct Inputs {
     pub reference: Option<PathBuf>,
     pub reference_entry: Option<String>,
     pub output: PathBuf,
+    /// Price each switch between units by how far back it reaches (the rounds of several
+    /// sizes, where measured), not at the round of every unit.
+    pub switches_by_reach: bool,
 }
 
 /// Reads and checks the inputs, builds the report and writes its files into
@@ -101,6 +104,9 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     let mut rep = model::build(graph, isolated);
     if let (None, Some(p)) = (rep.iterations_per_replay, &plan) {
         rep.set_iterations(p.iterations.count, &p.iterations.found_by);
+    }
+    if let Some(inp) = rep.prediction_inputs.as_mut() {
+        inp.price_by_reach = inputs.switches_by_reach;
     }
     if let Some(p) = &plan {
         rep.use_plan(p);

@@ -89,6 +89,13 @@ pub struct PredictionInputs {
     /// kc's graph replay per replay, and the standard error of its mean.
     pub graph_us: Option<(f64, f64)>,
     pub graph_energy_j: Option<(f64, f64)>,
+    /// Every switch between units on the rank (from the plan): the step switched to and
+    /// how far back it reaches (`None`: the unit's first run).
+    pub switch_at: Option<Vec<(u32, Option<u32>)>>,
+    /// Price each switch by its reach from the rounds of several sizes, where measured;
+    /// `false` (the default: measured better, docs/MEASUREMENTS.md) prices every switch
+    /// at the round of every unit.
+    pub price_by_reach: bool,
 }
 
 impl PredictionInputs {
@@ -175,17 +182,93 @@ impl PredictionInputs {
         })
     }
 
+    /// The rounds that price a switch by its reach, (distance, extra, its standard error)
+    /// by distance: the smaller rounds and the round of every unit. Empty when the smaller
+    /// rounds were not measured, or pricing by reach is off.
+    fn reach_points(&self) -> Vec<(f64, f64, f64)> {
+        let Some(t) = self.transitions.as_ref().filter(|_| self.price_by_reach) else {
+            return Vec::new();
+        };
+        let (Some(e), Some(u)) = (t.round_extra_us, t.round_extra_sem_us) else {
+            return Vec::new();
+        };
+        if t.rounds_by_size.is_empty() {
+            return Vec::new();
+        }
+        let mut v: Vec<(f64, f64, f64)> = t
+            .rounds_by_size
+            .iter()
+            .map(|r| ((r.units as f64 - 1.0).max(1.0), r.extra_us, r.extra_sem_us))
+            .collect();
+        v.push(((t.round_units as f64 - 1.0).max(1.0), e, u));
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+
+    /// What a switch reaching back `distance` distinct units costs, and its standard
+    /// error: the rounds' extra per switch, interpolated in log(1 + distance) between the
+    /// nearest sizes (held at the ends); a unit's first run at the round of every unit.
+    fn cost_at_reach(points: &[(f64, f64, f64)], distance: Option<u32>) -> (f64, f64) {
+        let last = points[points.len() - 1];
+        let Some(d) = distance else {
+            return (last.1, last.2);
+        };
+        let x = (1.0 + f64::from(d)).ln();
+        let xs = |p: &(f64, f64, f64)| (1.0 + p.0).ln();
+        if x <= xs(&points[0]) {
+            return (points[0].1, points[0].2);
+        }
+        for w in points.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            if x <= xs(b) {
+                let f = (x - xs(a)) / (xs(b) - xs(a)).max(1e-12);
+                return (a.1 + f * (b.1 - a.1), a.2 + f * (b.2 - a.2));
+            }
+        }
+        (last.1, last.2)
+    }
+
+    /// The switches priced by reach: their total and its standard uncertainty (the
+    /// rounds' errors taken as fully correlated across switches), the switches priced,
+    /// and the median reach. `None` unless the plan's switches and the rounds are known.
+    fn switches_by_reach(&self) -> Option<(f64, f64, usize, Option<u32>)> {
+        let points = self.reach_points();
+        let at = self.switch_at.as_ref()?;
+        if points.is_empty() {
+            return None;
+        }
+        let (mut total, mut u) = (0.0, 0.0);
+        for &(_, d) in at {
+            let (c, cu) = Self::cost_at_reach(&points, d);
+            total += c;
+            u += cu;
+        }
+        let mut reach: Vec<u32> = at.iter().filter_map(|&(_, d)| d).collect();
+        reach.sort_unstable();
+        Some((total, u, at.len(), reach.get(reach.len() / 2).copied()))
+    }
+
     /// Simulates the plan's schedule on this rank with the isolated times and the
-    /// switches' costs, and keeps what the streams' overlap saves.
+    /// switches' costs, and keeps what the streams' overlap saves; with the plan's
+    /// switches, keeps them (each switch's reach) for pricing.
     pub fn simulate(&mut self, plan: &Plan) {
         let rank = self
             .rank
             .unwrap_or_else(|| plan.ranks().first().copied().unwrap_or(0));
-        let gap =
-            |a: &crate::plan::types::Step, b: &crate::plan::types::Step| match &self.transitions {
-                Some(t) if a.unit != b.unit => Self::switch_cost(t, a.unit, b.unit),
+        let reuse = schedule::switch_reuse(plan, rank, |s| self.unit_us.contains_key(&s.unit));
+        let reach: HashMap<u32, Option<u32>> = reuse.at_step.iter().copied().collect();
+        self.switch_at = Some(reuse.at_step);
+        let points = self.reach_points();
+        let gap = |a: usize, b: usize| {
+            let (sa, sb) = (&plan.steps[a], &plan.steps[b]);
+            match &self.transitions {
+                Some(t) if sa.unit != sb.unit => match reach.get(&(b as u32)) {
+                    Some(d) if !points.is_empty() => Self::cost_at_reach(&points, *d).0,
+                    _ => Self::switch_cost(t, sa.unit, sb.unit),
+                },
                 _ => 0.0,
-            };
+            }
+        };
         let dur = |s: &crate::plan::types::Step| self.unit_us.get(&s.unit).copied();
         let (overlapped, serial) = schedule::simulated_length_us(plan, rank, dur, gap);
         self.concurrency_us = Some(overlapped - serial);
@@ -266,7 +349,61 @@ impl Report {
             // A switch costs what it costs in the round; with the round's kernels measured
             // (CUPTI) that cost is shown in two parts: longer gaps between kernels, and
             // kernels slower when the program cycles through every unit.
+            let by_reach = inp.switches_by_reach();
             match (t.round_extra_us, t.round_extra_sem_us) {
+                (Some(e), _) if t.total > 0 && by_reach.is_some() => {
+                    let (us, u_us, n, median) = by_reach.unwrap_or_default();
+                    let sizes: Vec<String> = t
+                        .rounds_by_size
+                        .iter()
+                        .map(|r| format!("{}: {:.2}", r.units, r.extra_us))
+                        .chain(std::iter::once(format!("{}: {e:.2}", t.round_units)))
+                        .collect();
+                    coverage = format!(
+                        "{n} switches between different units per replay, each priced by how far back it reaches (median {} of {} units) from rounds of several sizes (units: us per switch; {})",
+                        median.map_or("-".to_string(), |m| m.to_string()),
+                        t.round_units,
+                        sizes.join(", ")
+                    );
+                    let each = us / n.max(1) as f64;
+                    // The round of every unit splits its cost into gaps and slower kernels
+                    // (CUPTI); the smaller rounds are not recorded, so their cost is split
+                    // in the same proportion.
+                    match t.round_gap_extra_us.filter(|_| e > 0.0) {
+                        Some(g) => {
+                            let gap = (g / e).clamp(0.0, 1.0);
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "gaps between kernels at switches between units ({n} per replay, each priced by its reach: {:.2} us on average, {:.0} % of it gap as in the round of all {} units)",
+                                    each,
+                                    gap * 100.0,
+                                    t.round_units
+                                ),
+                                us: us * gap,
+                                u_us,
+                                ..Default::default()
+                            });
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "kernels slower after a switch ({:.2} us per switch on average, the rest of the switches' cost)",
+                                    each * (1.0 - gap)
+                                ),
+                                us: us * (1.0 - gap),
+                                // One spread for the switches: the gap term carries it.
+                                u_us: 0.0,
+                                ..Default::default()
+                            });
+                        }
+                        None => terms.push(PredictionTerm {
+                            what: format!(
+                                "switches between units ({n} per replay, each priced by its reach: {each:.2} us on average)"
+                            ),
+                            us,
+                            u_us,
+                            ..Default::default()
+                        }),
+                    }
+                }
                 (Some(e), Some(u)) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
@@ -441,7 +578,7 @@ mod tests {
     use crate::results::energy::EnergyWindow;
     use crate::results::stats::Stats;
     use crate::results::{
-        EnergySummary, GraphResult, IsolatedSummary, TransitionResult, UnitResult,
+        EnergySummary, GraphResult, IsolatedSummary, RoundBySize, TransitionResult, UnitResult,
     };
 
     fn stats(mean: f64, std: f64, n: usize) -> Stats {
@@ -578,6 +715,63 @@ mod tests {
         assert!((p.predicted_us - 66.2).abs() < 1e-9);
         assert!((p.terms[0].energy_j.unwrap() - 100.0 * 1.75e-6).abs() < 1e-12);
         assert!((p.terms[1].energy_j.unwrap() - 400.0 * 2.45e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn switches_are_priced_by_how_far_back_they_reach_when_rounds_of_several_sizes_ran() {
+        // Rounds of 2 and 4 units (reach 1 and 3) and of all 8 (reach 7).
+        let points = vec![(1.0, 0.1, 0.01), (3.0, 0.3, 0.02), (7.0, 0.7, 0.05)];
+        let at = |d| PredictionInputs::cost_at_reach(&points, d).0;
+        assert!((at(Some(0)) - 0.1).abs() < 1e-12, "held below the smallest");
+        assert!((at(Some(1)) - 0.1).abs() < 1e-12);
+        assert!((at(Some(3)) - 0.3).abs() < 1e-12);
+        assert!((at(Some(50)) - 0.7).abs() < 1e-12, "held above the largest");
+        assert!(
+            (at(None) - 0.7).abs() < 1e-12,
+            "a first run: the round of every unit"
+        );
+        // Reach 2 lies between 1 and 3, by log(1 + reach): ln 3 between ln 2 and ln 4.
+        let f = (3f64.ln() - 2f64.ln()) / (4f64.ln() - 2f64.ln());
+        assert!((at(Some(2)) - (0.1 + f * 0.2)).abs() < 1e-12);
+
+        // In a report: the plan's switches (here given) are priced one by one.
+        let mut iso = isolated();
+        {
+            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            t.round_units = 8;
+            t.round_extra_us = Some(0.7);
+            t.round_extra_sem_us = Some(0.05);
+            t.rounds_by_size = vec![
+                RoundBySize {
+                    units: 2,
+                    groups: 4,
+                    extra_us: 0.1,
+                    extra_sem_us: 0.01,
+                },
+                RoundBySize {
+                    units: 4,
+                    groups: 2,
+                    extra_us: 0.3,
+                    extra_sem_us: 0.02,
+                },
+            ];
+        }
+        let mut r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let inp = r.prediction_inputs.as_mut().unwrap();
+        assert!(!inp.price_by_reach, "off by default");
+        inp.price_by_reach = true;
+        inp.switch_at = Some(vec![(1, None), (2, Some(1)), (3, Some(1)), (4, Some(3))]);
+        r.compute_prediction();
+        let p = r.prediction.clone().unwrap();
+        // 0.7 + 0.1 + 0.1 + 0.3, their errors summed (correlated).
+        assert!((p.terms[0].us - 1.2).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[0].u_us - 0.09).abs() < 1e-9);
+        assert!(p.coverage.contains("median 1 of 8 units"), "{}", p.coverage);
+        // Off: every switch at the round of every unit (7 per replay in the results).
+        r.prediction_inputs.as_mut().unwrap().price_by_reach = false;
+        r.compute_prediction();
+        let p = r.prediction.unwrap();
+        assert!((p.terms[0].us - 7.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
     }
 
     #[test]

@@ -282,9 +282,27 @@ pub struct TransitionsSummary {
     pub round_kernels_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_gap_extra_us: Option<f64>,
+    /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
+    /// few groups per size), each cycled alone as the round is. A switch in a round of k
+    /// units reaches back k − 1 distinct units, so these price a switch by how far back it
+    /// reaches; ascending sizes, each below `round_units`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_by_size: Vec<RoundBySize>,
     /// Pairs that could not be measured, with why (the first few).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<String>,
+}
+
+/// Rounds of one size: what a switch adds beyond the units alone, over its groups.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundBySize {
+    /// Units per group (a switch reaches back `units` − 1 distinct units).
+    pub units: usize,
+    /// Groups measured, and the units they cover.
+    pub groups: usize,
+    /// Extra per switch, microseconds: Σ over groups (cycle − Σ units alone) / switches.
+    pub extra_us: f64,
+    pub extra_sem_us: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -326,25 +344,25 @@ pub fn unix_ms_now() -> i64 {
         .unwrap_or(0)
 }
 
-/// Summarises repeated windows of the same work.
+/// Summarises repeated windows of the same work, run back to back through each window:
+/// energy per item is the window's power × the item's timed duration, `seconds_per_item`
+/// (one window per value). The items counted complete in a window are not used: the
+/// count advances by whole batches, which over a one-tick window would be a coarse
+/// measure; [`completion_mismatch`] checks it against the timed duration instead.
 pub fn energy_summary(
     windows: &[EnergyWindow],
     first_index: usize,
     idle_w: Option<f64>,
-    items_per_completion: f64,
+    seconds_per_item: f64,
 ) -> EnergySummary {
-    let per: Vec<f64> = windows
+    let usable: Vec<&EnergyWindow> = windows.iter().filter(|w| w.duration_s > 0.0).collect();
+    let per: Vec<f64> = usable
         .iter()
-        .filter(|w| w.completed > 0)
-        .map(|w| w.energy_j / (w.completed as f64 * items_per_completion))
+        .map(|w| w.avg_power_w * seconds_per_item)
         .collect();
-    let above: Vec<f64> = windows
+    let above: Vec<f64> = usable
         .iter()
-        .filter(|w| w.completed > 0)
-        .map(|w| {
-            (w.energy_j - idle_w.unwrap_or(0.0) * w.duration_s)
-                / (w.completed as f64 * items_per_completion)
-        })
+        .map(|w| (w.avg_power_w - idle_w.unwrap_or(0.0)) * seconds_per_item)
         .collect();
     EnergySummary {
         windows: (first_index..first_index + windows.len()).collect(),
@@ -352,6 +370,21 @@ pub fn energy_summary(
         per_item_above_idle_j: Stats::of(&above),
         avg_power_w: Stats::of(&windows.iter().map(|w| w.avg_power_w).collect::<Vec<_>>()),
     }
+}
+
+/// How far the launches counted complete over a series of windows stray from those its
+/// duration and the timed launch time imply, as a fraction (counted / implied − 1), when
+/// the count is fine enough to tell: its grain (one batch, `batch_s`, at either end of
+/// the series) must be under a tenth of the series. `None` when it is not.
+pub fn completion_mismatch(
+    windows: &[EnergyWindow],
+    seconds_per_launch: f64,
+    batch_s: f64,
+) -> Option<f64> {
+    let duration: f64 = windows.iter().map(|w| w.duration_s).sum();
+    let counted: u64 = windows.iter().map(|w| w.completed).sum();
+    (seconds_per_launch > 0.0 && duration > 10.0 * batch_s && counted > 0)
+        .then(|| counted as f64 * seconds_per_launch / duration - 1.0)
 }
 
 #[cfg(test)]
@@ -376,18 +409,28 @@ mod tests {
 
     #[test]
     fn energy_per_item_and_above_idle() {
+        // Items of 10 ms run back to back: 100 in a 1 s window.
         let s = energy_summary(
             &[w(400.0, 1.0, 100), w(420.0, 1.05, 105)],
             3,
             Some(100.0),
-            1.0,
+            0.01,
         );
         assert_eq!(s.windows, vec![3, 4]);
         assert!((s.per_item_j.mean - 4.0).abs() < 1e-12);
         // (400 - 100) / 100 = 3 and (420 - 105) / 105 = 3.
         assert!((s.per_item_above_idle_j.mean - 3.0).abs() < 1e-12);
-        // Unrolled units: items per completion scales per-invocation energy.
-        let u = energy_summary(&[w(10.0, 1.0, 10)], 0, None, 100.0);
+        // Unrolled units: a launch of 100 invocations takes 0.1 s, an invocation 1 ms.
+        let u = energy_summary(&[w(10.0, 1.0, 10)], 0, None, 0.001);
         assert!((u.per_item_j.mean - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn completions_check_the_timed_duration_when_the_count_is_fine_enough() {
+        // 105 launches of 10 ms counted in 1 s: 5 % more than the time implies.
+        let m = completion_mismatch(&[w(400.0, 1.0, 105)], 0.01, 0.02).unwrap();
+        assert!((m - 0.05).abs() < 1e-12, "{m}");
+        // A 0.1 s series counted in 20 ms batches cannot tell.
+        assert_eq!(completion_mismatch(&[w(40.0, 0.1, 10)], 0.01, 0.02), None);
     }
 }

@@ -82,29 +82,24 @@ impl Device {
     /// Launches `g` `n` times back to back with a timing event between launches;
     /// returns each launch's time in microseconds.
     pub fn time_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {
-        let evs: Vec<Event> = (0..=n)
+        let timed = self.enqueue_timed(g, n)?;
+        self.synchronize()?;
+        timed.read(self)
+    }
+
+    /// Enqueues `n` back-to-back launches of `g` with a timing event between launches,
+    /// without waiting: what follows on the stream (an energy window's launches) runs
+    /// behind them. [`TimedLaunches::read`] gives the times once the stream has passed.
+    pub fn enqueue_timed(&mut self, g: &Graph, n: usize) -> Result<TimedLaunches, ExecError> {
+        let events: Vec<Event> = (0..=n)
             .map(|_| self.event(true))
             .collect::<Result<_, _>>()?;
-        self.record(evs[0], 0)?;
-        for e in &evs[1..] {
+        self.record(events[0], 0)?;
+        for e in &events[1..] {
             self.launch(g)?;
             self.record(*e, 0)?;
         }
-        self.synchronize()?;
-        let mut out = Vec::with_capacity(n);
-        for w in evs.windows(2) {
-            let mut ms = 0f32;
-            // SAFETY: both events completed (synchronised above) and were timing events.
-            unsafe {
-                cu_err(
-                    cu::cuEventElapsedTime_v2(&mut ms, w[0].0, w[1].0),
-                    "cuEventElapsedTime",
-                )?
-            };
-            out.push(f64::from(ms) * 1000.0);
-        }
-        self.release_events(evs)?;
-        Ok(out)
+        Ok(TimedLaunches { events })
     }
 
     /// Launches `g` `n` times, each after the GPU went idle (synchronized), timing each
@@ -164,6 +159,35 @@ impl Drop for Graph {
         if let Some(o) = self.owner.take() {
             unsafe { (o.free)(o.handle) };
         }
+    }
+}
+
+/// Launches enqueued with timing events between them ([`Device::enqueue_timed`]).
+pub struct TimedLaunches {
+    events: Vec<Event>,
+}
+
+impl TimedLaunches {
+    /// Each launch's time in microseconds; waits for the last launch to finish.
+    pub fn read(self, dev: &mut Device) -> Result<Vec<f64>, ExecError> {
+        let last = self.events[self.events.len() - 1];
+        // SAFETY: waits on an event this device recorded.
+        unsafe { cu_err(cu::cuEventSynchronize(last.0), "cuEventSynchronize")? };
+        let mut out = Vec::with_capacity(self.events.len() - 1);
+        for w in self.events.windows(2) {
+            let mut ms = 0f32;
+            // SAFETY: both events completed (the later one was waited on) and were
+            // timing events.
+            unsafe {
+                cu_err(
+                    cu::cuEventElapsedTime_v2(&mut ms, w[0].0, w[1].0),
+                    "cuEventElapsedTime",
+                )?
+            };
+            out.push(f64::from(ms) * 1000.0);
+        }
+        dev.release_events(self.events)?;
+        Ok(out)
     }
 }
 

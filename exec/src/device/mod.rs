@@ -15,7 +15,7 @@ mod graph;
 mod memory;
 pub mod nvml;
 
-pub use graph::{CaptureOwner, Feeder, Graph};
+pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;

@@ -1,7 +1,8 @@
 //! Isolated mode: every unit this rank executes, alone, captured unrolled (about 1 ms of GPU
 //! time per launch) on its own buffers (warm), on rotated copies spanning twice L2 (cold),
 //! or at each invocation's own places in the memory image (context); timed until enough
-//! GPU time is measured, with its own energy windows; then the terms of the prediction
+//! GPU time is measured, with its own energy windows (until the unit's energy is known as
+//! closely as its share of the model's traced time asks); then the terms of the prediction
 //! from parts ([`super::transitions`]), unless the pass is cold.
 //!
 //! Invariant: the results say which cache state was measured (context without an image
@@ -64,6 +65,11 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .progress
         .then(|| units_bar("isolated", plan.units.len()));
     let counts = crate::invocations_on_rank(plan, rank);
+    // Each unit's share of the traced time sets how closely its energy must be known for
+    // the sum over units to reach the target: a unit of share s stops at target / √s, so
+    // that the sum's relative standard error is at most the target (Σ s = 1).
+    let traced = |u: &PlanUnit| u.traced_ns_mean() * counts[u.id as usize] as f64;
+    let traced_all: f64 = plan.units.iter().map(traced).sum();
     let mut rows = Vec::with_capacity(plan.units.len());
     for u in &plan.units {
         if let Some(b) = &bar {
@@ -87,7 +93,13 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         if let (true, Some(job)) = (collective, en.job.as_mut()) {
             job.barrier(&format!("unit {}", u.id))?;
         }
-        match measure_unit(plan, u, n, places, opts, gpu, en, notes) {
+        let share = if traced_all > 0.0 {
+            traced(u) / traced_all
+        } else {
+            1.0
+        };
+        let target = opts.energy_target_rel_sem / share.max(1e-12).sqrt();
+        match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) => {
                 // A unit that fails is named and the run goes on with the rest.
@@ -155,6 +167,7 @@ fn measure_unit(
     u: &PlanUnit,
     invocations: u64,
     places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
+    energy_target: f64,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -226,21 +239,19 @@ fn measure_unit(
     {
         launches = job.agree_max(&format!("unit {} launches", u.id), launches as u64)? as usize;
     }
+    // The timed launches go first and the energy windows' launches queue behind them, so
+    // the wait for the counter's first tick overlaps the timing.
+    let label = format!("unit {} {}", u.id, u.label);
     let timed_start = unix_ms_now();
-    let samples = gpu.time_launches(&graph, launches)?;
-    let timed_end = unix_ms_now();
+    let timed = gpu.enqueue_timed(&graph, launches)?;
+    let windows = en.series(gpu, &graph, &label, probe.mean, energy_target, opts, notes)?;
+    let samples = timed.read(gpu)?;
+    // The timed launches ended before the windows' launches: their own span, not now.
+    let timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
     let per_launch = Stats::of(&samples);
     let time = per_launch.scaled(f64::from(unroll));
-    let label = format!("unit {} {}", u.id, u.label);
-    let energy = en.windows_of(
-        gpu,
-        &graph,
-        &label,
-        per_launch.mean,
-        f64::from(unroll),
-        opts,
-        notes,
-    )?;
+    let energy =
+        windows.map(|w| en.summarise(w, &label, per_launch.mean, f64::from(unroll), notes));
     let mut row = unit_row(u, "ok".into());
     row.invocations = invocations;
     row.unroll = unroll;

@@ -14,7 +14,7 @@ mod transitions;
 use crate::backends::{At, Gpu};
 use crate::device::nvml;
 use crate::device::{Feeder, Graph};
-use crate::energy::{self, Clock, PowerMeter, SystemClock, WindowSpec};
+use crate::energy::{self, Clock, PowerMeter, SeriesSpec, SystemClock, WindowSpec};
 use crate::{not_executed_reason, ExecError, ExecOptions};
 use kc_core::plan::show::call_str;
 use kc_core::plan::types::{Plan, PlanUnit};
@@ -71,8 +71,8 @@ pub(super) struct Replay<'a, 'm> {
 }
 
 impl Energy<'_> {
-    /// Measures `repeats` windows while `graph` is replayed back to back; `items` work
-    /// items (unit invocations) complete per replay.
+    /// Measures energy windows while `graph` is replayed back to back and summarises them:
+    /// `items` work items (unit invocations) per replay of `per_launch_us`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn windows_of(
         &mut self,
@@ -84,58 +84,111 @@ impl Energy<'_> {
         opts: &ExecOptions,
         notes: &mut Vec<String>,
     ) -> Result<Option<EnergySummary>, ExecError> {
+        let target = opts.energy_target_rel_sem;
+        let got = self.series(gpu, graph, label, per_launch_us, target, opts, notes)?;
+        Ok(got.map(|w| self.summarise(w, label, per_launch_us, items, notes)))
+    }
+
+    /// A series of contiguous energy windows while `graph` is replayed back to back
+    /// (`opts.energy_window_s` each, `opts.energy_repeats` at most, fewer once their powers
+    /// agree to `target_rel_sem`); `None` without a meter or when a window failed (named
+    /// in the notes). The stream is synchronised after.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn series(
+        &mut self,
+        gpu: &mut Gpu,
+        graph: &Graph,
+        label: &str,
+        per_launch_us: f64,
+        target_rel_sem: f64,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Vec<energy::EnergyWindow>>, ExecError> {
         let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
             return Ok(None);
         };
-        let batch =
-            ((BATCH_NS / 1000.0 / per_launch_us.max(0.001)).ceil() as usize).clamp(1, 100_000);
-        let first = self.windows.len();
-        let mut got = Vec::new();
-        for _ in 0..opts.energy_repeats.max(1) {
-            let mut feeder = Feeder::new(gpu, graph, batch)?;
-            let spec = WindowSpec {
+        let batch = batch_of(per_launch_us);
+        let max_windows = opts.energy_repeats.max(1);
+        let spec = SeriesSpec {
+            window: WindowSpec {
                 label,
                 min_seconds: min,
-                poll_seconds: 0.002,
+                poll_seconds: POLL_S,
                 stall_seconds: 3.0,
-            };
-            let mut gpu_err = None;
-            let w = energy::measure(
-                meter as &mut dyn PowerMeter,
-                &self.clock,
-                &spec,
-                &mut || {
-                    feeder.pump(gpu).map_err(|e| {
-                        let m = e.to_string();
-                        gpu_err = Some(e);
-                        m
-                    })
-                },
-            );
-            // In a job, the ranks first agree on how many replays each launches and top
-            // up to that, and only then wait: a rank that launched more would otherwise
-            // wait forever for partners that stopped earlier.
-            let launched = feeder.launched();
-            drop(feeder);
-            if gpu_err.is_none() {
-                even_out(self.job.as_mut(), gpu, graph, launched, label)?;
-            }
-            gpu.synchronize()?;
-            if let Some(e) = gpu_err {
-                return Err(e);
-            }
-            match w {
-                Ok(w) => got.push(w),
-                Err(e) => {
-                    notes.push(format!("{label}: energy window failed: {e}"));
-                    return Ok(None);
-                }
+            },
+            min_windows: opts.energy_min_windows.clamp(1, max_windows),
+            max_windows,
+            target_rel_sem,
+        };
+        let mut feeder = Feeder::new(gpu, graph, batch)?;
+        let mut gpu_err = None;
+        let w = energy::measure_series(
+            meter as &mut dyn PowerMeter,
+            &self.clock,
+            &spec,
+            &mut || {
+                feeder.pump(gpu).map_err(|e| {
+                    let m = e.to_string();
+                    gpu_err = Some(e);
+                    m
+                })
+            },
+        );
+        // In a job, the ranks first agree on how many replays each launches and top up to
+        // that, and only then wait: a rank that launched more would otherwise wait
+        // forever for partners that stopped earlier.
+        let launched = feeder.launched();
+        drop(feeder);
+        if gpu_err.is_none() {
+            even_out(self.job.as_mut(), gpu, graph, launched, label)?;
+        }
+        gpu.synchronize()?;
+        if let Some(e) = gpu_err {
+            return Err(e);
+        }
+        match w {
+            Ok(w) => Ok(Some(w)),
+            Err(e) => {
+                notes.push(format!("{label}: energy window failed: {e}"));
+                Ok(None)
             }
         }
-        let s = energy_summary(&got, first, self.idle_w, items);
-        self.windows.extend(got);
-        Ok(Some(s))
     }
+
+    /// Keeps a series' windows in the results and summarises them: energy per item is
+    /// each window's power × the item's timed duration. Where the launches counted in the
+    /// windows are fine enough to check that duration and stray more than 5 % from it (the
+    /// GPU did not run as it was timed, e.g. throttled), a note says so.
+    pub(super) fn summarise(
+        &mut self,
+        got: Vec<energy::EnergyWindow>,
+        label: &str,
+        per_launch_us: f64,
+        items: f64,
+        notes: &mut Vec<String>,
+    ) -> EnergySummary {
+        let launch_s = per_launch_us / 1e6;
+        let batch_s = batch_of(per_launch_us) as f64 * launch_s;
+        if let Some(m) = completion_mismatch(&got, launch_s, batch_s).filter(|m| m.abs() > 0.05) {
+            notes.push(format!(
+                "{label}: the energy windows completed {:+.1} % launches against their timed duration",
+                m * 100.0
+            ));
+        }
+        let first = self.windows.len();
+        let s = energy_summary(&got, first, self.idle_w, launch_s / items.max(1e-9));
+        self.windows.extend(got);
+        s
+    }
+}
+
+/// How often a series polls the energy counter: a tick is seen at most this late, at
+/// both ends of a window, so a one-tick (~100 ms) window's duration is good to ~0.2 %.
+const POLL_S: f64 = 0.0002;
+
+/// Launches per feeder batch for a graph of `per_launch_us`.
+fn batch_of(per_launch_us: f64) -> usize {
+    ((BATCH_NS / 1000.0 / per_launch_us.max(0.001)).ceil() as usize).clamp(1, 100_000)
 }
 
 /// A phase of a job's rank, on its log (a hang shows where it stopped).

@@ -3,8 +3,10 @@
 //! cycles repeated in one graph), whose time beyond the units alone is what a switch from
 //! one unit to another costs when a program cycles through all of the model's distinct
 //! kernels as the model does; what one graph launch costs beyond its node; and, on request,
-//! the most frequent transitions as pairs (two units alternated alone, a diagnostic: their
-//! code and launch data stay hot, so a pair shows the switch nearly free, unlike the model).
+//! rounds of fewer units (consecutive groups of the same order, sizes 2, 4, 8, ...), whose
+//! switches reach back fewer units, as most of a CNN's do, and the most frequent transitions
+//! as pairs (two units alternated alone, a diagnostic: their code and launch data stay
+//! hot, so a pair shows the switch nearly free, unlike the model).
 //! None of them times the model's program as a whole.
 //!
 //! Invariant: every extra time is computed against the units' isolated times of the same
@@ -17,7 +19,7 @@ use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, Transition};
 use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
 use kc_core::results::stats::Stats;
-use kc_core::results::{TransitionResult, TransitionsSummary, UnitResult};
+use kc_core::results::{RoundBySize, TransitionResult, TransitionsSummary, UnitResult};
 
 /// GPU time one launch of a pair's graph covers, and the least timed in all.
 const PAIR_GRAPH_NS: f64 = 500_000.0;
@@ -87,7 +89,7 @@ pub(super) fn measure(
         }
     }
     if order.len() > 1 {
-        match measure_round(plan, &order, &alone, opts, gpu, image) {
+        match measure_round(plan, &order, &alone, opts.verify, opts, gpu, image) {
             Ok(round) => {
                 summary.round_units = order.len();
                 summary.round_extra_us = Some(round.extra_us);
@@ -111,6 +113,19 @@ pub(super) fn measure(
                 let _ = gpu.synchronize();
                 summary.failed.push(format!("the round of every unit: {e}"));
             }
+        }
+        // Smaller rounds, by how far back their switches reach.
+        let mut k = 2;
+        while opts.round_sizes && k < order.len() && summary.round_extra_us.is_some() {
+            match measure_rounds_of_size(plan, &order, k, &alone, opts, gpu, image) {
+                Ok(r) => summary.rounds_by_size.push(r),
+                Err(e) => {
+                    let _ = gpu.synchronize();
+                    summary.failed.push(format!("rounds of {k} units: {e}"));
+                    break;
+                }
+            }
+            k *= 2;
         }
     }
     // The launch overhead: the shortest unit that runs, one invocation per graph.
@@ -195,6 +210,39 @@ fn measure_pair(
     })
 }
 
+/// Groups measured per round size, at most: spread over the order, they sample its kinds
+/// of units while the sizes stay cheap (each group ~20 ms of GPU time).
+const GROUPS_PER_SIZE: usize = 8;
+
+/// Rounds of `k` units: consecutive groups of the order (at most [`GROUPS_PER_SIZE`],
+/// evenly spaced), each cycled alone; the extra per switch over all of them.
+fn measure_rounds_of_size<'s>(
+    plan: &Plan,
+    order: &[(u32, u32)],
+    k: usize,
+    alone: &dyn Fn(u32) -> Option<&'s Stats>,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    image: Option<&PlanDataflow>,
+) -> Result<RoundBySize, ExecError> {
+    let groups: Vec<&[(u32, u32)]> = order.chunks_exact(k).collect();
+    let stride = groups.len().div_ceil(GROUPS_PER_SIZE).max(1);
+    let (mut extra, mut var, mut measured) = (0.0, 0.0, 0usize);
+    for g in groups.iter().step_by(stride) {
+        let r = measure_round(plan, g, alone, false, opts, gpu, image)?;
+        extra += r.extra_us;
+        var += r.extra_sem_us.powi(2);
+        measured += 1;
+    }
+    let n = measured.max(1) as f64;
+    Ok(RoundBySize {
+        units: k,
+        groups: measured,
+        extra_us: extra / n,
+        extra_sem_us: var.sqrt() / n,
+    })
+}
+
 /// What the round measured, per cycle and per switch.
 struct Round {
     cycle_us: f64,
@@ -214,6 +262,7 @@ fn measure_round<'s>(
     plan: &Plan,
     order: &[(u32, u32)],
     alone: &dyn Fn(u32) -> Option<&'s Stats>,
+    record_kernels: bool,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     image: Option<&PlanDataflow>,
@@ -248,7 +297,7 @@ fn measure_round<'s>(
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
-    let kernels_us = if opts.verify {
+    let kernels_us = if record_kernels {
         crate::device::cupti::record(|| {
             gpu.launch(&graph)?;
             gpu.synchronize()
