@@ -282,6 +282,15 @@ pub struct TransitionsSummary {
     pub round_kernels_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_gap_extra_us: Option<f64>,
+    /// With energy: what one switch adds in energy, joules, from the round's own energy
+    /// windows: (energy of one cycle − Σ units' energy alone) / units, and its standard
+    /// error; and the round's power, watts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_extra_energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_extra_energy_sem_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_power_w: Option<f64>,
     /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
     /// few groups per size), each cycled alone as the round is. A switch in a round of k
     /// units reaches back k − 1 distinct units, so these price a switch by how far back it
@@ -374,8 +383,8 @@ pub fn energy_summary(
 
 /// How far the launches counted complete over a series of windows stray from those its
 /// duration and the timed launch time imply, as a fraction (counted / implied − 1), when
-/// the count is fine enough to tell: its grain (one batch, `batch_s`, at either end of
-/// the series) must be under a tenth of the series. `None` when it is not.
+/// the count is fine enough to tell: its grain (one batch, `batch_s`: the batch under way
+/// at either end is not counted) must be at most 2 % of the series. `None` when it is not.
 pub fn completion_mismatch(
     windows: &[EnergyWindow],
     seconds_per_launch: f64,
@@ -383,7 +392,7 @@ pub fn completion_mismatch(
 ) -> Option<f64> {
     let duration: f64 = windows.iter().map(|w| w.duration_s).sum();
     let counted: u64 = windows.iter().map(|w| w.completed).sum();
-    (seconds_per_launch > 0.0 && duration > 10.0 * batch_s && counted > 0)
+    (seconds_per_launch > 0.0 && duration >= 50.0 * batch_s && counted > 0)
         .then(|| counted as f64 * seconds_per_launch / duration - 1.0)
 }
 
@@ -427,10 +436,12 @@ mod tests {
 
     #[test]
     fn completions_check_the_timed_duration_when_the_count_is_fine_enough() {
-        // 105 launches of 10 ms counted in 1 s: 5 % more than the time implies.
-        let m = completion_mismatch(&[w(400.0, 1.0, 105)], 0.01, 0.02).unwrap();
+        // 105 launches of 10 ms counted in 1 s (2 ms batches): 5 % more than the time implies.
+        let m = completion_mismatch(&[w(400.0, 1.0, 105)], 0.01, 0.002).unwrap();
         assert!((m - 0.05).abs() < 1e-12, "{m}");
-        // A 0.1 s series counted in 20 ms batches cannot tell.
-        assert_eq!(completion_mismatch(&[w(40.0, 0.1, 10)], 0.01, 0.02), None);
+        // Three one-tick windows counted in 20 ms batches cannot tell (the grain is 7 %).
+        let ticks = [w(40.0, 0.1, 10), w(40.0, 0.1, 10), w(40.0, 0.1, 10)];
+        assert_eq!(completion_mismatch(&ticks, 0.01, 0.02), None);
+        assert!(completion_mismatch(&ticks, 0.01, 0.002).is_some());
     }
 }

@@ -191,24 +191,34 @@ impl TimedLaunches {
     }
 }
 
-/// Keeps the device busy with back-to-back launches of a graph for energy windows: at most
-/// two batches in flight, each ending in an event, and a count of completed launches.
+/// Keeps the device busy with back-to-back launches of a graph for energy windows: up to
+/// `in_flight` batches in flight, each ending in an event, and a count of completed
+/// launches. Small batches keep the count fine (it advances a batch at a time) while the
+/// batches in flight keep enough work queued that the GPU never waits for the host.
 pub struct Feeder<'g> {
     graph: &'g Graph,
     batch: usize,
+    max_in_flight: usize,
     in_flight: VecDeque<Event>,
     free: Vec<Event>,
     pub completed: u64,
 }
 
 impl<'g> Feeder<'g> {
-    pub fn new(gpu: &mut Device, graph: &'g Graph, batch: usize) -> Result<Feeder<'g>, ExecError> {
-        let free = (0..3)
+    pub fn new(
+        gpu: &mut Device,
+        graph: &'g Graph,
+        batch: usize,
+        in_flight: usize,
+    ) -> Result<Feeder<'g>, ExecError> {
+        let max_in_flight = in_flight.max(2);
+        let free = (0..=max_in_flight)
             .map(|_| gpu.event(false))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Feeder {
             graph,
             batch: batch.max(1),
+            max_in_flight,
             in_flight: VecDeque::new(),
             free,
             completed: 0,
@@ -235,7 +245,7 @@ impl<'g> Feeder<'g> {
                 cu_err(r, "cuEventQuery")?;
             }
         }
-        while self.in_flight.len() < 2 {
+        while self.in_flight.len() < self.max_in_flight {
             let Some(e) = self.free.pop() else { break };
             for _ in 0..self.batch {
                 gpu.launch(self.graph)?;
