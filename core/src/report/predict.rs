@@ -4,8 +4,9 @@
 //! switch costs in the round of every unit (all the model's distinct units cycling in one
 //! graph: gaps between kernels, and kernels slower than alone, split by CUPTI), one graph
 //! launch per model iteration, the overlap of streams (the plan's schedule simulated with
-//! the units' isolated times), and for energy static power over the added gaps and the
-//! units' own power over the added kernel time. Every
+//! the units' isolated times), and for energy the round's own energy beyond the units
+//! alone per switch (where measured; else static power over the added gaps and the units'
+//! own power over the added kernel time), static power over the rest. Every
 //! figure carries its standard uncertainty from the spread of its repeats; the report
 //! prints ± two of them and says when what is predicted falls outside.
 //!
@@ -31,6 +32,10 @@ pub struct PredictionTerm {
     pub energy_u_j: Option<f64>,
     /// Its share of what separates the plain sum from the target, percent (signed).
     pub pct_of_gap: Option<f64>,
+    /// A term of the switches between units (priced in energy by the round's own energy,
+    /// where measured).
+    #[serde(skip)]
+    pub switch: bool,
 }
 
 /// The plain sum and the prediction from parts against their target, per replay.
@@ -381,6 +386,7 @@ impl Report {
                                 ),
                                 us: us * gap,
                                 u_us,
+                                switch: true,
                                 ..Default::default()
                             });
                             terms.push(PredictionTerm {
@@ -391,6 +397,7 @@ impl Report {
                                 us: us * (1.0 - gap),
                                 // One spread for the switches: the gap term carries it.
                                 u_us: 0.0,
+                                switch: true,
                                 ..Default::default()
                             });
                         }
@@ -400,7 +407,8 @@ impl Report {
                             ),
                             us,
                             u_us,
-                            ..Default::default()
+                            switch: true,
+                                ..Default::default()
                         }),
                     }
                 }
@@ -425,6 +433,7 @@ impl Report {
                                 ),
                                 us: g * n,
                                 u_us: u * n,
+                                switch: true,
                                 ..Default::default()
                             });
                             terms.push(PredictionTerm {
@@ -435,6 +444,7 @@ impl Report {
                                 us: (e - g) * n,
                                 // One spread for the round: the gap term carries it.
                                 u_us: 0.0,
+                                switch: true,
                                 ..Default::default()
                             });
                         }
@@ -445,7 +455,8 @@ impl Report {
                             ),
                             us: e * n,
                             u_us: u * n,
-                            ..Default::default()
+                            switch: true,
+                                ..Default::default()
                         }),
                     }
                 }
@@ -456,7 +467,8 @@ impl Report {
                     ),
                     us: measured_us + rest_us,
                     u_us: measured_u.hypot(rest_u),
-                    ..Default::default()
+                    switch: true,
+                                ..Default::default()
                 }),
                 _ => {}
             }
@@ -491,7 +503,25 @@ impl Report {
         // costs the units' own mean power (Σ isolated energy / Σ isolated time).
         if let (Some(e), Some((p, pu))) = (inp.plain_energy_j, inp.idle_w) {
             let busy_w = e / (inp.plain_us * 1e-6);
-            for t in &mut terms {
+            // Where the round's own energy was measured, the switches cost what they cost
+            // there: its extra energy per switch × the switches, shared among the switch
+            // terms by their time.
+            let round_energy = inp.transitions.as_ref().and_then(|t| {
+                Some((
+                    t.round_extra_energy_j?,
+                    t.round_extra_energy_sem_j?,
+                    t.total as f64,
+                ))
+            });
+            let switch_us: f64 = terms.iter().filter(|t| t.switch).map(|t| t.us).sum();
+            for t in terms.iter_mut().filter(|t| t.switch) {
+                if let (Some((ej, eu, n)), true) = (round_energy, switch_us.abs() > 1e-12) {
+                    let share = t.us / switch_us;
+                    t.energy_j = Some(ej * n * share);
+                    t.energy_u_j = Some(eu * n * share);
+                }
+            }
+            for t in terms.iter_mut().filter(|t| t.energy_j.is_none()) {
                 let w = if t.what.starts_with("kernels slower") {
                     busy_w
                 } else {
@@ -715,6 +745,22 @@ mod tests {
         assert!((p.predicted_us - 66.2).abs() < 1e-9);
         assert!((p.terms[0].energy_j.unwrap() - 100.0 * 1.75e-6).abs() < 1e-12);
         assert!((p.terms[1].energy_j.unwrap() - 400.0 * 2.45e-6).abs() < 1e-12);
+        // With the round's own energy (0.2 uJ per switch beyond the units alone), the
+        // switches cost that: 7 × 0.2 uJ, shared by time (1.75 : 2.45); the launch stays at
+        // static power.
+        {
+            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            t.round_extra_energy_j = Some(0.2e-6);
+            t.round_extra_energy_sem_j = Some(0.01e-6);
+        }
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[0].energy_j.unwrap() - 1.4e-6 * 1.75 / 4.2).abs() < 1e-15);
+        assert!((p.terms[1].energy_j.unwrap() - 1.4e-6 * 2.45 / 4.2).abs() < 1e-15);
+        assert!((p.terms[2].energy_j.unwrap() - 100.0 * 2.0e-6).abs() < 1e-15);
+        let e = p.predicted_energy_j.unwrap();
+        assert!((e - (0.024 + 1.4e-6 + 2.0e-4)).abs() < 1e-12, "{e}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The measured terms of kc's prediction from parts, after the units alone: the round of
 //! every unit (each executed unit once per cycle, in the order the replay first runs them,
-//! cycles repeated in one graph), whose time beyond the units alone is what a switch from
-//! one unit to another costs when a program cycles through all of the model's distinct
-//! kernels as the model does; what one graph launch costs beyond its node; and, on request,
+//! cycles repeated in one graph), whose time (and, with energy, whose energy) beyond the
+//! units alone is what a switch from one unit to another costs when a program cycles
+//! through all of the model's distinct kernels as the model does; what one graph launch costs beyond its node; and, on request,
 //! rounds of fewer units (consecutive groups of the same order, sizes 2, 4, 8, ...), whose
 //! switches reach back fewer units, as most of a CNN's do, and the most frequent transitions
 //! as pairs (two units alternated alone, a diagnostic: their code and launch data stay
@@ -13,7 +13,7 @@
 //! pass and cache state; collectives are left out (they need every rank), and a
 //! measurement that fails is named, never counted as measured.
 
-use super::units_bar;
+use super::{units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, Transition};
@@ -28,13 +28,16 @@ const PAIR_TIMED_US: f64 = 20_000.0;
 /// Measures the round of every unit, the graph launch overhead and up to
 /// `opts.transitions` pairs (the most frequent first), after the units were measured
 /// (`rows`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn measure(
     plan: &Plan,
     rank: u32,
     opts: &ExecOptions,
     gpu: &mut Gpu,
+    en: &mut Energy<'_>,
     image: Option<&PlanDataflow>,
     rows: &[UnitResult],
+    notes: &mut Vec<String>,
 ) -> Result<TransitionsSummary, ExecError> {
     // The units that ran alone, by id: looked up at every step of the plan.
     let ok: std::collections::HashMap<u32, &UnitResult> = rows
@@ -91,6 +94,31 @@ pub(super) fn measure(
     if order.len() > 1 {
         match measure_round(plan, &order, &alone, opts.verify, opts, gpu, image) {
             Ok(round) => {
+                // The round's own energy: what the units cycling draw, against the units
+                // alone (each unit's energy per invocation, from its windows).
+                let alone_j: Option<(f64, f64)> = order
+                    .iter()
+                    .map(|&(u, _)| {
+                        let s = &ok.get(&u)?.energy.as_ref()?.per_item_j;
+                        Some((s.mean, s.sem()))
+                    })
+                    .try_fold((0.0, 0.0), |(e, v), x: Option<(f64, f64)>| {
+                        x.map(|(m, u)| (e + m, v + u * u))
+                    });
+                if let Some((sum_j, var_j)) = alone_j {
+                    let launch_us = round.cycle_us * f64::from(round.cycles);
+                    let target = opts.energy_target_rel_sem;
+                    if let Some(w) =
+                        en.series(gpu, &round.graph, "round", launch_us, target, opts, notes)?
+                    {
+                        let s = en.summarise(w, "round", launch_us, f64::from(round.cycles), notes);
+                        let k = order.len() as f64;
+                        summary.round_extra_energy_j = Some((s.per_item_j.mean - sum_j) / k);
+                        summary.round_extra_energy_sem_j =
+                            Some(s.per_item_j.sem().hypot(var_j.sqrt()) / k);
+                        summary.round_power_w = Some(s.avg_power_w.mean);
+                    }
+                }
                 summary.round_units = order.len();
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
@@ -243,8 +271,10 @@ fn measure_rounds_of_size<'s>(
     })
 }
 
-/// What the round measured, per cycle and per switch.
+/// What the round measured, per cycle and per switch, and its graph (for energy).
 struct Round {
+    graph: crate::device::Graph,
+    cycles: u32,
     cycle_us: f64,
     extra_us: f64,
     extra_sem_us: f64,
@@ -312,6 +342,8 @@ fn measure_round<'s>(
     let cycle = Stats::of(&gpu.time_launches(&graph, launches)?).scaled(f64::from(cycles));
     let k = order.len() as f64;
     Ok(Round {
+        graph,
+        cycles,
         cycle_us: cycle.mean,
         extra_us: (cycle.mean - sum_alone) / k,
         extra_sem_us: cycle.sem().hypot(sum_sem) / k,
