@@ -256,8 +256,10 @@ fn measure_unit(
     // A few launches now and then take several times the others (seen on 0-3 units of a
     // model, in both orders of timing and energy): the mean would carry them into the
     // sum. Such a series is timed again, at most twice, and the steadiest kept; the
-    // notes say so.
-    for _ in 0..RETIMES {
+    // notes say so. Not a collective's: its launches need every rank, which would not all
+    // time again.
+    let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });
+    for _ in 0..if collective { 0 } else { RETIMES } {
         let s = Stats::of(&samples);
         if s.mean <= s.p50 * (1.0 + OUTLIER_SHARE) {
             break;
