@@ -105,7 +105,10 @@ pub(super) fn measure(
                     .try_fold((0.0, 0.0), |(e, v), x: Option<(f64, f64)>| {
                         x.map(|(m, u)| (e + m, v + u * u))
                     });
-                if let Some((sum_j, var_j)) = alone_j {
+                // In a job every rank would have to reach the same windows (their launch
+                // counts are agreed); a rank whose units lack energy would not: the
+                // round's energy is measured outside jobs only.
+                if let (Some((sum_j, var_j)), false) = (alone_j, en.job.is_some()) {
                     let launch_us = round.cycle_us * f64::from(round.cycles);
                     let target = opts.energy_target_rel_sem;
                     if let Some(w) =
