@@ -35,6 +35,10 @@ go t5_b4s256_bf16 --model t5 --batch 4 --seq 256 --dtype bf16
 go mobilenet_v3_large_b64_fp16 --model mobilenet_v3_large --batch 64 --dtype fp16
 go efficientnet_b0_b32_fp16 --model efficientnet_b0 --batch 32 --dtype fp16
 ;;
+q5)
+go resnet34_fp32_tf32_b16 --model resnet34 --batch 16 --dtype fp32 --tf32
+go gpt2_6l_decode_b8_graph --model gpt2 --layers 6 --batch 8 --seq 256 --dtype fp16 --mode decode --cuda-graph
+;;
 esac
 cat $R/times.txt
 find $R -name '*.kcir' -delete
