@@ -97,6 +97,10 @@ pub enum ExecError {
 
 pub use kc_core::results::CachePolicy;
 
+/// Windows an item gets at least when a target may end its series early: three give a
+/// spread worth comparing with the target.
+pub const MIN_WINDOWS_WITH_TARGET: usize = 3;
+
 #[derive(Clone, Debug)]
 pub struct ExecOptions {
     pub isolated: bool,
@@ -108,10 +112,8 @@ pub struct ExecOptions {
     /// Energy windows per measured item (graph, or unit in isolated mode), at most; the
     /// windows of an item are contiguous.
     pub energy_repeats: usize,
-    /// Windows an item gets at least, when `energy_target_rel_sem` may end its series early.
-    pub energy_min_windows: usize,
-    /// End an item's series after `energy_min_windows` once its windows' powers agree to
-    /// this relative standard error (0: always `energy_repeats` windows).
+    /// End an item's series after [`MIN_WINDOWS_WITH_TARGET`] once its windows' powers
+    /// agree to this relative standard error (0: always `energy_repeats` windows).
     pub energy_target_rel_sem: f64,
     /// GPU time one isolated graph launch should cover, nanoseconds.
     pub unroll_target_ns: f64,
@@ -157,7 +159,6 @@ impl Default for ExecOptions {
             cache: CachePolicy::Warm,
             energy_window_s: Some(1.0),
             energy_repeats: 5,
-            energy_min_windows: 5,
             energy_target_rel_sem: 0.0,
             unroll_target_ns: 1_000_000.0,
             max_unroll: 1000,

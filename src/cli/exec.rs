@@ -4,10 +4,6 @@ use crate::exec::{self, CachePolicy, ExecOptions};
 use crate::plan;
 use std::path::{Path, PathBuf};
 
-/// Windows an item gets at least when a target may end its series early: three give a
-/// spread worth comparing with the target.
-pub(super) const ADAPTIVE_MIN_WINDOWS: usize = 3;
-
 #[derive(clap::Args)]
 pub struct Args {
     /// The plan `kc plan` wrote (.kcplan).
@@ -43,8 +39,8 @@ pub struct Args {
     #[arg(long)]
     pub no_energy: bool,
     /// Isolated mode: do not measure the terms of the prediction from parts (the round of
-    /// every unit and one graph launch's overhead: 0.06-0.14 s on the H100 models in
-    /// docs/MEASUREMENTS.md).
+    /// every unit with its energy windows, and one graph launch's overhead: 0.9-1.1 s on
+    /// the H100 models in docs/MEASUREMENTS.md, 0.8-1.0 s of it the round's windows).
     #[arg(long)]
     pub no_parts: bool,
     /// Isolated mode: also measure the N most frequent transitions between different
@@ -160,11 +156,6 @@ pub fn run(a: Args) -> i32 {
         cache,
         energy_window_s: (!a.no_energy).then_some(a.energy_window),
         energy_repeats: a.energy_repeats,
-        energy_min_windows: if a.energy_target > 0.0 {
-            ADAPTIVE_MIN_WINDOWS
-        } else {
-            a.energy_repeats
-        },
         energy_target_rel_sem: a.energy_target.max(0.0) / 100.0,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         rank: a.rank,

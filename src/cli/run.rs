@@ -196,7 +196,9 @@ pub fn run(a: Args) -> i32 {
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
         unit_energy_window: a.unit_energy_window.max(0.01),
-        unit_energy_windows: a.unit_energy_windows.max(super::exec::ADAPTIVE_MIN_WINDOWS),
+        unit_energy_windows: a
+            .unit_energy_windows
+            .max(crate::exec::MIN_WINDOWS_WITH_TARGET),
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
@@ -324,7 +326,6 @@ fn replay(
         warmup: settings.warmup,
         energy_window_s: (energy_repeats > 0).then_some(1.0),
         energy_repeats: energy_repeats.max(1),
-        energy_min_windows: energy_repeats.max(1),
         progress,
         plan_path: plan_path.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
@@ -348,7 +349,6 @@ fn replay(
             // At least three contiguous windows per unit give its energy a spread (the
             // prediction's error bar); more until they agree to the target.
             energy_repeats: settings.unit_energy_windows,
-            energy_min_windows: super::exec::ADAPTIVE_MIN_WINDOWS,
             energy_target_rel_sem: settings.unit_energy_target,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             ..base.clone()

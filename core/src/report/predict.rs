@@ -354,10 +354,8 @@ impl Report {
             // A switch costs what it costs in the round; with the round's kernels measured
             // (CUPTI) that cost is shown in two parts: longer gaps between kernels, and
             // kernels slower when the program cycles through every unit.
-            let by_reach = inp.switches_by_reach();
-            match (t.round_extra_us, t.round_extra_sem_us) {
-                (Some(e), _) if t.total > 0 && by_reach.is_some() => {
-                    let (us, u_us, n, median) = by_reach.unwrap_or_default();
+            match (t.round_extra_us, t.round_extra_sem_us, inp.switches_by_reach()) {
+                (Some(e), _, Some((us, u_us, n, median))) if t.total > 0 => {
                     let sizes: Vec<String> = t
                         .rounds_by_size
                         .iter()
@@ -412,7 +410,7 @@ impl Report {
                         }),
                     }
                 }
-                (Some(e), Some(u)) if t.total > 0 => {
+                (Some(e), Some(u), _) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
                         "the round of all {} units: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",

@@ -259,7 +259,8 @@ fn measure_unit(
     // notes say so. Not a collective's: its launches need every rank, which would not all
     // time again.
     let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });
-    for _ in 0..if collective { 0 } else { RETIMES } {
+    let retimes = if collective { 0 } else { RETIMES };
+    for _ in 0..retimes {
         let s = Stats::of(&samples);
         if s.mean <= s.p50 * (1.0 + OUTLIER_SHARE) {
             break;

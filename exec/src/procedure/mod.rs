@@ -119,7 +119,11 @@ impl Energy<'_> {
                 poll_seconds: POLL_S,
                 stall_seconds: 3.0,
             },
-            min_windows: opts.energy_min_windows.clamp(1, max_windows),
+            min_windows: if target_rel_sem > 0.0 {
+                crate::MIN_WINDOWS_WITH_TARGET.min(max_windows)
+            } else {
+                max_windows
+            },
             max_windows,
             target_rel_sem,
         };
