@@ -194,9 +194,16 @@ pub fn facts<'a>(g: &'a KernelGraph, ctx: &'a LowerCtx, i: usize) -> Facts<'a> {
         let node = &g.graph[n];
         !node.link.is_lent() && g.is_graph_launched(node)
     });
+    // An op's instance may begin with a copy it made (`sort` copies its input first): its
+    // first kernel says what the instance is.
+    let lead = inst
+        .nodes
+        .iter()
+        .find(|&&n| matches!(g.graph[n].kind, NodeKind::Kernel { .. }))
+        .unwrap_or(&inst.nodes[0]);
     Facts {
         g,
-        node: &g.graph[inst.nodes[0]],
+        node: &g.graph[*lead],
         op: inst.op,
         graph_launched,
         gemm: ctx.gemm[i].as_ref().map(|(_, r)| r),

@@ -28,7 +28,14 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     for i in 0..g.instances.len() {
         let first = g.instances[i].nodes[0];
         let tier = g.classes[first.index()].tier;
-        let family = g.classes[first.index()].family;
+        // An op's instance may begin with a copy it made: its first kernel names the family.
+        let lead = g.instances[i]
+            .nodes
+            .iter()
+            .copied()
+            .find(|n| matches!(g.graph[*n].kind, kc_ir::NodeKind::Kernel { .. }))
+            .unwrap_or(first);
+        let family = g.classes[lead.index()].family;
         let kernels: Vec<StrId> = g.instances[i]
             .nodes
             .iter()

@@ -9,7 +9,10 @@
 //! `zero_` -> `fill_`, then runs its own kernel), replaying the outer op launches them all:
 //! such inner kernels join the outer op's instance, so they are replayed and counted once.
 //! GEMM-family kernels never move, and never take others in, so that tier 2 keeps its
-//! one-GEMM units.
+//! one-GEMM units. Copies and fills an op makes inside another op that replays its kernels
+//! (the copies `sort` makes of its input before sorting) join that op's instance too: the
+//! op's replay makes them again, so replaying them on their own as well would run them
+//! twice.
 //!
 //! Invariant: each node is in exactly one instance, and an instance's nodes are in graph
 //! (start) order.
@@ -48,12 +51,34 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         }
         best
     };
+    // The ops that replay kernels, and whether a copy or fill runs inside one (its op or an
+    // aten ancestor of it replays GEMM-free kernels): then that op's replay makes it.
+    let replaying: std::collections::HashSet<kc_ir::OpId> = g
+        .graph
+        .node_indices()
+        .filter_map(|id| match (&g.graph[id].kind, g.graph[id].op) {
+            (NodeKind::Kernel { .. }, Some(op)) => Some(replayed_by(op)),
+            _ => None,
+        })
+        .collect();
+    let made_by_replay = |op: kc_ir::OpId| -> Option<kc_ir::OpId> {
+        g.op_chain(op)
+            .take_while(|&a| g.is_aten_op(a))
+            .find(|a| replaying.contains(a) && launches.get(a) == Some(&false))
+    };
     let mut by_op: HashMap<kc_ir::OpId, usize> = HashMap::new();
     let mut instances: Vec<PendingInstance> = Vec::new();
     let mut instance_of = vec![0u32; g.node_count()];
     for id in g.graph.node_indices() {
         let n = &g.graph[id];
-        let alone = !matches!(n.kind, NodeKind::Kernel { .. }) || n.op.is_none();
+        let runtime_work = matches!(n.kind, NodeKind::Memcpy { .. } | NodeKind::Memset { .. });
+        let inside = if runtime_work {
+            n.op.and_then(made_by_replay)
+        } else {
+            None
+        };
+        let alone =
+            inside.is_none() && (!matches!(n.kind, NodeKind::Kernel { .. }) || n.op.is_none());
         let k = if alone {
             instances.push(PendingInstance {
                 op: n.op,
@@ -61,7 +86,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
             });
             instances.len() - 1
         } else {
-            let op = replayed_by(n.op.expect("checked above"));
+            let op = inside.unwrap_or_else(|| replayed_by(n.op.expect("checked above")));
             *by_op.entry(op).or_insert_with(|| {
                 instances.push(PendingInstance {
                     op: Some(op),

@@ -38,6 +38,9 @@ pub struct TracedStep<'a> {
     pub label: &'a str,
     /// Demangled kernel names of one invocation, in launch order (memcpy/memset excluded).
     pub kernels: Vec<&'a str>,
+    /// The copies and fills among the invocation's traced activities, which a graph may run
+    /// as driver kernels ([`is_driver_copy`]).
+    pub copies: usize,
     /// The traced launch geometry of each of `kernels` (empty when the plan does not
     /// record it: plans before version 5).
     pub geometry: Vec<Option<crate::plan::types::LaunchDims>>,
@@ -91,6 +94,12 @@ pub struct Fidelity {
     /// graph, to set beside the unit alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub units: Vec<UnitFidelity>,
+    /// Copies the graph runs as driver kernels (`memcpy32_post`, `memcpy128`: how CUDA runs
+    /// a device-to-device memcpy node), which the trace records as copies, not kernels:
+    /// counted here, not in `kernels_launched` or `kernels_extra`; a step that traced copies
+    /// takes as many at its place, and a traced kernel's search skips them.
+    #[serde(default)]
+    pub copy_kernels: u64,
     /// Where the alignment was cut (the replay launched fewer kernels), if it was.
     pub cut: Option<String>,
     /// The first aligned step whose launched kernel has another name than the traced one.
@@ -158,6 +167,7 @@ pub fn traced_steps<'a>(
             TracedStep {
                 unit,
                 label: &u.label,
+                copies: u.kernels.len() - kept.len(),
                 kernels: kept.iter().map(|(_, n)| *n).collect(),
                 geometry: dims.map_or_else(Vec::new, |d| {
                     kept.iter()
@@ -175,11 +185,14 @@ pub fn traced_steps<'a>(
 pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     let mut recs: Vec<&KernelRecord> = records.iter().collect();
     recs.sort_by_key(|r| (r.graph_node, r.start_ns));
+    let in_context_kernels_us = recs.iter().map(|r| dur_us(r)).sum();
+    let copies = recs.iter().filter(|r| is_driver_copy(&r.name)).count();
     let mut f = Fidelity {
-        kernels_launched: recs.len() as u64,
+        copy_kernels: copies as u64,
+        kernels_launched: (recs.len() - copies) as u64,
         kernels_traced: steps.iter().map(|s| s.kernels.len() as u64).sum(),
         steps_with_kernels: steps.iter().filter(|s| !s.kernels.is_empty()).count() as u64,
-        in_context_kernels_us: recs.iter().map(|r| dur_us(r)).sum(),
+        in_context_kernels_us,
         kernel_span_us: match (
             recs.iter().map(|r| r.start_ns).min(),
             recs.iter().map(|r| r.end_ns).max(),
@@ -194,6 +207,13 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         Default::default();
     let mut at = 0usize;
     for (i, s) in steps.iter().enumerate() {
+        // The step's own copies, where the graph ran them as driver kernels.
+        let first = at;
+        let mut own_copies = 0;
+        while own_copies < s.copies && at < recs.len() && is_driver_copy(&recs[at].name) {
+            at += 1;
+            own_copies += 1;
+        }
         let n = s.kernels.len();
         if n == 0 {
             continue;
@@ -210,13 +230,25 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         // window (kernels the replay launched and the trace does not have, such as a
         // workspace memset before a cuDNN convolution, go to the step they precede), else
         // the next launched kernel whatever its name (another algorithm at that position).
-        let first = at;
         let mut matched = 0usize;
         for (j, k) in s.kernels.iter().enumerate() {
             let base = base_name(k);
-            let hit = (0..WINDOW)
-                .take_while(|d| at + d < recs.len())
-                .find(|d| recs[at + d].name.contains(base));
+            // Up to WINDOW kernels ahead; driver copies on the way neither count toward the
+            // window nor as extra kernels.
+            let mut hit = None;
+            let (mut d, mut seen, mut copies_on_way) = (0usize, 0usize, 0usize);
+            while seen < WINDOW && at + d < recs.len() {
+                let r = recs[at + d];
+                if is_driver_copy(&r.name) {
+                    copies_on_way += 1;
+                } else if r.name.contains(base) {
+                    hit = Some(d);
+                    break;
+                } else {
+                    seen += 1;
+                }
+                d += 1;
+            }
             match hit {
                 Some(d) => {
                     if let Some(Some(g)) = s.geometry.get(j) {
@@ -229,11 +261,17 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
                             f.kernels_geometry_matched += 1;
                         }
                     }
-                    f.kernels_extra += d as u64;
+                    f.kernels_extra += (d - copies_on_way) as u64;
                     at += d + 1;
                     matched += 1;
                 }
-                None => at += 1,
+                None => {
+                    // Another kernel at this position: it stands for the traced one.
+                    while at < recs.len() && is_driver_copy(&recs[at].name) {
+                        at += 1;
+                    }
+                    at += 1;
+                }
             }
             // Kernels that skipped ahead can leave later ones of the step without records.
             if at > recs.len() {
@@ -309,6 +347,14 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// Whether a launched kernel is the CUDA driver's own, running a copy or fill node of the
+/// graph (`memcpy32_post`, `memcpy128`, ...): driver kernels have plain names, while every
+/// library's kernels are mangled or carry their library's prefix.
+pub fn is_driver_copy(name: &str) -> bool {
+    (name.starts_with("memcpy") || name.starts_with("memset"))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Whether a traced kernel name is a copy or fill the runtime did, not a kernel launch.
 pub fn is_runtime_copy(name: &str) -> bool {
     name.starts_with("Memcpy") || name.starts_with("Memset")
@@ -365,6 +411,7 @@ mod tests {
         let steps = [
             TracedStep {
                 geometry: Vec::new(),
+                copies: 0,
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
@@ -372,6 +419,7 @@ mod tests {
             },
             TracedStep {
                 geometry: Vec::new(),
+                copies: 0,
                 unit: 1,
                 label: "aten::add",
                 kernels: vec!["void at::native::vectorized_elementwise_kernel<4>(int)"],
@@ -379,6 +427,7 @@ mod tests {
             },
             TracedStep {
                 geometry: Vec::new(),
+                copies: 0,
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
@@ -414,6 +463,7 @@ mod tests {
         let steps = [
             TracedStep {
                 geometry: Vec::new(),
+                copies: 0,
                 unit: 0,
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
@@ -421,6 +471,7 @@ mod tests {
             },
             TracedStep {
                 geometry: Vec::new(),
+                copies: 0,
                 unit: 1,
                 label: "aten::add",
                 kernels: vec!["void at::native::elementwise_kernel<128, 2>(int)"],
@@ -439,6 +490,7 @@ mod tests {
         // A kernel the trace does not have (cuDNN's workspace memset) goes with its step.
         let conv = [TracedStep {
             geometry: Vec::new(),
+            copies: 0,
             unit: 0,
             label: "aten::cudnn_convolution",
             kernels: vec!["void nhwcAddPaddingKernel<__half>(int)"],
@@ -449,7 +501,61 @@ mod tests {
             rec("_Z20nhwcAddPaddingKernelI6__halfEvi", 2, 1_000, 5_000),
         ];
         let f = measure(&conv, &recs);
-        assert_eq!((f.kernels_extra, f.kernels_name_matched), (1, 1));
+        assert_eq!((f.kernels_extra, f.kernels_name_matched), (0, 1));
+        assert_eq!((f.copy_kernels, f.kernels_launched), (1, 1));
         assert!((f.aligned_in_context_us - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn copies_the_graph_runs_as_driver_kernels_go_to_their_steps() {
+        // A copy of its own (tier 1), then `sort`, whose replay copies its input three times
+        // before its two kernels: the graph runs every copy as `memcpy32_post`.
+        let steps = [
+            TracedStep {
+                geometry: Vec::new(),
+                copies: 1,
+                unit: 0,
+                label: "Memcpy DtoD (Device -> Device)",
+                kernels: vec![],
+                traced_ns: 1_000,
+            },
+            TracedStep {
+                geometry: Vec::new(),
+                copies: 3,
+                unit: 1,
+                label: "aten::sort",
+                kernels: vec![
+                    "void (anonymous namespace)::elementwise_kernel_with_index<int>(int)",
+                    "void at::native::radixSortKVInPlace<-2>(int)",
+                ],
+                traced_ns: 33_000,
+            },
+        ];
+        let mut recs: Vec<KernelRecord> = (0..4)
+            .map(|k| rec("memcpy32_post", k, k * 1_000, 1_000))
+            .collect();
+        recs.push(rec(
+            "_ZN50_GLOBAL__N_elementwise_kernel_with_indexIiEEvi",
+            4,
+            4_000,
+            1_000,
+        ));
+        recs.push(rec(
+            "_ZN2at6native18radixSortKVInPlaceILin2EEEvi",
+            5,
+            5_000,
+            28_000,
+        ));
+        let f = measure(&steps, &recs);
+        assert_eq!((f.kernels_launched, f.copy_kernels), (2, 4));
+        assert_eq!((f.kernels_name_matched, f.kernels_extra), (2, 0));
+        assert!(f.first_mismatch.is_none());
+        // The sort step holds its three copies and its kernels: 3 + 1 + 28 us.
+        assert!(
+            (f.aligned_in_context_us - 32.0).abs() < 1e-9,
+            "{}",
+            f.aligned_in_context_us
+        );
+        assert!(is_driver_copy("memcpy128") && !is_driver_copy("_Z6memcpyv"));
     }
 }
