@@ -373,6 +373,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                     kernel_geometry: Vec::new(),
                     aten_calls: vec![None; nunits],
                     math: Default::default(),
+                    values: Default::default(),
                 };
                 // Tier-3 units carry their built call (or become not replayable).
                 p.store_calls();

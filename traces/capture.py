@@ -9,6 +9,15 @@ Writes into DIR:
   NAME.pt.trace.json.gz   Kineto trace (CPU + CUDA activities, record_shapes=True),
                           ProfilerStep#N per iteration
   NAME.et.json.gz         PyTorch Execution Trace of the same iterations (kc --shapes)
+  NAME.values.bin         the values the step's integer and boolean input tensors held
+                          (indices, masks, MoE routing), keyed by the node ids of
+                          NAME.et.json.gz (kc ingest --values; format in kc's
+                          docs/FORMATS.md). Recorded in one more iteration after the
+                          profiled ones (so the copies do not slow them): integers by
+                          PyTorch's Execution Trace observer
+                          (ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA), booleans
+                          by a dispatch mode. Tensors over 16 MiB, and integer ones that are
+                          not contiguous, are left out; --no-values skips it.
   NAME.inductor_cache.tar.gz  with --compile: the Inductor cache the model's Triton
                           kernels were compiled into (kc ingest --inductor-cache)
   NAME_eager.pt.trace.json.gz, NAME_eager.et.json.gz  with --cuda-graph: NAME's trace then
@@ -22,7 +31,7 @@ Writes into DIR:
                           ../shared/traces/h100/reference.json
 
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
-llama, gpt2, bloom, mixtral (mixture of experts)) or the encoder-decoder t5 (T5-base shapes;
+llama, gpt2, bloom, mixtral and qwen3_moe (mixtures of experts)) or the encoder-decoder t5 (T5-base shapes;
 --layers sets the encoder's); shape flags override the defaults; or any torchvision model name
 (resnet50, vit_b_16, ...), also with random weights. Nothing is downloaded.
 
@@ -62,6 +71,11 @@ HF = {
                                       num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
                                       num_local_experts=8, num_experts_per_tok=2,
                                       max_position_embeddings=4096)),
+    # Mixture of experts, many small experts (Qwen3-30B-A3B shapes): 128 experts, 8 per token.
+    "qwen3_moe": ("Qwen3MoeConfig", dict(hidden_size=2048, num_hidden_layers=48, num_attention_heads=32,
+                                         num_key_value_heads=4, moe_intermediate_size=768, num_experts=128,
+                                         num_experts_per_tok=8, intermediate_size=6144, vocab_size=151936,
+                                         max_position_embeddings=4096)),
     # Encoder-decoder (T5-base shapes): the encoder reads --seq tokens, the decoder --seq / 4.
     "t5": ("T5Config", dict(d_model=768, num_layers=12, num_decoder_layers=12, num_heads=12,
                             d_ff=3072, vocab_size=32128)),
@@ -297,6 +311,283 @@ def profile(fn, name, a, with_et=True):
     return trace_gz, et_gz
 
 
+# What a values file may hold: tensors larger than this are left out, and recording stops
+# at the total (kc reads at most 512 MiB).
+VALUES_TENSOR_MAX_BYTES = 16 << 20
+VALUES_TOTAL_MAX_BYTES = 256 << 20
+# Integer dtypes as the Execution Trace names them, and as the values file names them.
+VALUE_DTYPES = {"long int": ("int64", 8), "int": ("int32", 4), "short int": ("int16", 2),
+                "signed char": ("int8", 1), "unsigned char": ("uint8", 1)}
+
+
+def load_json(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def et_iterations(doc):
+    """An Execution Trace's op nodes per profiled iteration (ProfilerStep#N), each in id
+    (call) order; one group of every op node when the trace has no ProfilerStep markers."""
+    nodes = {n["id"]: n for n in doc["nodes"]}
+
+    def step_of(n):
+        for _ in range(10000):
+            if n is None:
+                return None
+            if n["name"].startswith("ProfilerStep#"):
+                return n["name"]
+            n = nodes.get(n.get("ctrl_deps"))
+        return None
+    groups = {}
+    for n in sorted(doc["nodes"], key=lambda n: n["id"]):
+        if n["name"].startswith("[pytorch|profiler") or n["name"].startswith("ProfilerStep#"):
+            continue
+        groups.setdefault(step_of(n), []).append(n)
+    return list(groups.values())
+
+
+def tensor_position(node, tid):
+    """(argument position, element within a tensor list or None) of a node's `tid`-th input
+    tensor, counting tensors as the Execution Trace observer numbers its dumps."""
+    k = 0
+    for i, ty in enumerate(node["inputs"]["types"]):
+        if ty.startswith("Tensor("):
+            if k == tid:
+                return i, None
+            k += 1
+        elif ty.startswith("GenericList["):
+            e = 0
+            for inner in ty[len("GenericList["):-1].split(","):
+                if inner.startswith("Tensor("):
+                    if k == tid:
+                        return i, e
+                    k += 1
+                    e += 1
+    return None
+
+
+def input_field(node, field, pos, elem):
+    """A node's input `field` (shapes, strides, types, values) at a position, or at an element
+    of the tensor list there (a list's types are one string: "GenericList[Tensor(..),..]")."""
+    v = node["inputs"][field][pos]
+    if elem is None:
+        return v
+    if field == "types":
+        return v[len("GenericList["):-1].split(",")[elem]
+    return v[elem]
+
+
+def bool_recorder():
+    """A dispatch mode that keeps the boolean input tensors of every op it sees (masks: the
+    Execution Trace observer saves integer tensors only), by schema position: a list of
+    (op name, {(position, element): (shape, bytes)}) in call order."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class BoolRecorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            found = {}
+            for i, arg in enumerate(func._schema.arguments):
+                v = args[i] if i < len(args) else kwargs.get(arg.name)
+                items = [(None, v)] if isinstance(v, torch.Tensor) else (
+                    [(k, t) for k, t in enumerate(x for x in v if isinstance(x, torch.Tensor))]
+                    if isinstance(v, (list, tuple)) else [])
+                for elem, t in items:
+                    if t.dtype == torch.bool and 0 < t.numel() <= VALUES_TENSOR_MAX_BYTES:
+                        found[(i, elem)] = (list(t.shape), bytes(t.detach().reshape(-1).cpu().tolist()))
+            if found:
+                self.calls.append((func._schema.name, found))
+            return func(*args, **kwargs)
+    return BoolRecorder()
+
+
+def record_values(step, name, a, et_gz):
+    """Runs `step` once more under an Execution Trace observer that saves every integer input
+    tensor of the ops the profiled Execution Trace holds (and a dispatch mode that keeps the
+    boolean ones), and writes them into DIR/NAME.values.bin keyed by the profiled trace's
+    node ids (each iteration's nodes are matched to this run's by op name, in call order).
+    Returns what it wrote, for reference.json, or why it wrote nothing."""
+    import tempfile
+    et1 = load_json(et_gz)
+    names = sorted({n["name"] for n in et1["nodes"] if n["name"].startswith("aten::")})
+    tmp = tempfile.mkdtemp(prefix="kc_values_")
+    et2_path = os.path.join(tmp, "values.et.json")
+    resources = os.path.join(tmp, "values.et_resources")
+    os.makedirs(resources, exist_ok=True)
+    key = "ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA"
+    os.environ[key] = ",".join(names)
+    recorder = bool_recorder()
+    try:
+        obs = torch.profiler.ExecutionTraceObserver().register_callback(et2_path)
+        obs.start()
+        with recorder:
+            step()
+        torch.cuda.synchronize()
+        obs.stop()
+        obs.unregister_callback()
+    finally:
+        os.environ.pop(key, None)
+    if not os.path.exists(et2_path) and os.path.exists(et2_path + ".gz"):
+        et2_path += ".gz"
+    et2 = load_json(et2_path)
+    out = write_values(et1, et2, resources, os.path.basename(et_gz),
+                       os.path.join(a.out, f"{name}.values.bin"),
+                       bools=bools_by_node(recorder.calls, et2))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def bools_by_node(calls, et2):
+    """The dispatch mode's boolean inputs, keyed by the ET2 node of the same call: the next
+    node of that op name whose recorded shapes at those positions agree (the mode sees the
+    ops Python dispatches, the observer also those they call)."""
+    run2 = [n for g in et_iterations(et2) for n in g]
+    children = {}
+    for n in run2:
+        children.setdefault(n.get("ctrl_deps"), []).append(n)
+
+    def tensor_id(n, p, e):
+        v = n["inputs"]["values"][p]
+        return tuple(v if e is None else v[e]) if isinstance(v, list) else None
+
+    def share_with_callees(n, found):
+        # The ops an op calls receive the same tensors (masked_fill -> masked_fill_): they
+        # take the values where an input is the same tensor (the trace's tensor ids).
+        ids = {}
+        for (p, e), item in found.items():
+            try:
+                ids[tensor_id(n, p, e)] = item
+            except (IndexError, KeyError, TypeError):
+                pass
+        ids.pop(None, None)
+        todo = list(children.get(n["id"], []))
+        while todo:
+            c = todo.pop()
+            todo.extend(children.get(c["id"], []))
+            got = {}
+            for p, ty in enumerate(c["inputs"].get("types", [])):
+                elems = [None] if ty.startswith("Tensor(") else (
+                    range(ty.count("Tensor(")) if ty.startswith("GenericList[") else [])
+                for e in elems:
+                    try:
+                        item = ids.get(tensor_id(c, p, e))
+                    except (IndexError, KeyError, TypeError):
+                        item = None
+                    if item is not None:
+                        got[(p, e)] = item
+            if got:
+                out.setdefault(c["id"], {}).update(got)
+
+    out, j = {}, 0
+    for name, found in calls:
+        for k in range(j, min(j + 512, len(run2))):
+            n = run2[k]
+            if n["name"] != name:
+                continue
+            try:
+                same = all(input_field(n, "shapes", p, e) == shape for (p, e), (shape, _) in found.items())
+            except (IndexError, KeyError, TypeError):
+                same = False
+            if same:
+                out.setdefault(n["id"], {}).update(found)
+                share_with_callees(n, found)
+                j = k + 1
+                break
+    return out
+
+
+def write_values(et1, et2, resources, et_name, path, bools=None):
+    """Writes the values file at `path`: the integer input tensors ET2's run saved into
+    `resources` (nid_N_tid_K.dat) and the boolean ones in `bools` (by ET2 node id), keyed by
+    the node ids of the profiled ET1 whose nodes they match (per iteration, by op name in call
+    order). Returns what it wrote."""
+    import hashlib
+    bools = bools or {}
+    dumps = {}
+    for f in os.listdir(resources):
+        parts = f[:-4].split("_") if f.endswith(".dat") else []
+        if len(parts) == 4 and parts[0] == "nid" and parts[2] == "tid":
+            dumps.setdefault(int(parts[1]), []).append((int(parts[3]), os.path.join(resources, f)))
+
+    run2 = [n for g in et_iterations(et2) for n in g]
+    entries, blobs, offsets = [], bytearray(), {}
+    left_out = {"larger than 16 MiB": 0, "not contiguous": 0, "other shape than profiled": 0,
+                "unmatched": 0, "over the total": 0}
+
+    def add(n1, pos, elem, dtype, shape, data):
+        # One tensor for the profiled node n1, when n1 recorded the same shape there; equal
+        # contents are stored once.
+        try:
+            if input_field(n1, "shapes", pos, elem) != shape:
+                raise ValueError
+        except (IndexError, KeyError, TypeError, ValueError):
+            left_out["other shape than profiled"] += 1
+            return
+        digest = hashlib.sha1(data).digest()
+        if digest not in offsets:
+            if len(blobs) + len(data) > VALUES_TOTAL_MAX_BYTES:
+                left_out["over the total"] += 1
+                return
+            offsets[digest] = len(blobs)
+            blobs.extend(data)
+        entries.append({"node": n1["id"], "input": pos, "element": elem, "dtype": dtype,
+                        "shape": shape, "offset": offsets[digest], "bytes": len(data)})
+
+    for group in et_iterations(et1):
+        j = 0
+        for n1 in group:
+            hit = next((k for k in range(j, min(j + 64, len(run2))) if run2[k]["name"] == n1["name"]), None)
+            if hit is None:
+                left_out["unmatched"] += 1
+                continue
+            n2, j = run2[hit], hit + 1
+            for tid, dat in sorted(dumps.get(n2["id"], [])):
+                where = tensor_position(n2, tid)
+                if where is None:
+                    continue
+                pos, elem = where
+                ty = input_field(n2, "types", pos, elem)[len("Tensor("):-1]
+                if ty not in VALUE_DTYPES:
+                    continue
+                dtype, size = VALUE_DTYPES[ty]
+                shape = input_field(n2, "shapes", pos, elem)
+                strides = input_field(n2, "strides", pos, elem)
+                numel, want = 1, []
+                for d in reversed(shape):
+                    want.insert(0, numel)
+                    numel *= d
+                if any(d > 1 and s != w for d, s, w in zip(shape, strides or want, want)):
+                    left_out["not contiguous"] += 1
+                    continue
+                if numel * size > VALUES_TENSOR_MAX_BYTES:
+                    left_out["larger than 16 MiB"] += 1
+                    continue
+                with open(dat, "rb") as f:
+                    data = f.read()
+                if len(data) == numel * size:
+                    add(n1, pos, elem, dtype, shape, data)
+            found = bools.get(n2["id"], {})
+            for pos, elem in sorted(found, key=lambda k: (k[0], -1 if k[1] is None else k[1])):
+                shape, data = found[(pos, elem)]
+                add(n1, pos, elem, "bool", shape, data)
+    if not entries:
+        return {"error": "no integer or boolean input tensor was recorded", "left_out": left_out}
+    header = json.dumps({"format": "kc values 1", "execution_trace": et_name,
+                         "tensors": entries}).encode()
+    with open(path, "wb") as f:
+        f.write(b"KCVALUE1")
+        f.write(len(header).to_bytes(8, "little"))
+        f.write(header)
+        f.write(blobs)
+    return {"file": os.path.basename(path), "tensors": len(entries), "distinct_bytes": len(blobs),
+            "left_out": left_out}
+
+
 class capturing_as_seen_by_python:
     """Makes Python code see a stream capture in progress while the eager twin is profiled.
     Model code takes another path under capture (Hugging Face builds explicit attention masks
@@ -423,7 +714,7 @@ def gzip_file(path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True,
-                   help="qwen2, mistral, llama, gpt2, bloom, mixtral, t5 (Hugging Face config) or a "
+                   help="qwen2, mistral, llama, gpt2, bloom, mixtral, qwen3_moe, t5 (Hugging Face config) or a "
                         "torchvision model name (resnet50, vit_b_16, swin_t, convnext_tiny, ...)")
     p.add_argument("--name", help="file name stem (default: derived from the model and shape)")
     for flag in KEYS:
@@ -453,6 +744,8 @@ def main():
                         "it), and also write NAME_capture.* (the profiled capture of that graph, with its "
                         "Execution Trace: `kc ingest --capture`) and NAME_eager.* (the eager trace of the "
                         "same step: `kc ingest --eager`)")
+    p.add_argument("--no-values", action="store_true",
+                   help="do not record the values of the step's integer tensors (NAME.values.bin)")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
     if a.compile and a.mode == "decode":
@@ -500,6 +793,11 @@ def main():
                  "trace_holds": "CUDA-graph replays of the step"}
     else:
         trace_gz, et_gz = profile(step, name, a)
+        if et_gz and not a.no_values:
+            try:
+                extra["values"] = record_values(step, name, a, et_gz)
+            except Exception as e:  # the trace and its ET stand without the values
+                extra["values"] = {"error": repr(e)}
     if cache_dir:
         import tarfile
         cache_tar = os.path.join(a.out, f"{name}.inductor_cache.tar.gz")

@@ -80,6 +80,19 @@ pub fn inductor_cache(bytes: &[u8]) -> usize {
 
 /// Shape files: the bytes as an Execution Trace (JSON with `nodes`) and as a kc JSONL shape
 /// log, as `kc ingest --shapes` reads them. Returns how many records were read.
+/// A values file (`kc ingest --values`): parsed, and its entries attached to an empty
+/// graph (none finds an op). Returns the entries parsed.
+pub fn values(bytes: &[u8]) -> usize {
+    let Ok(file) = crate::ingest::values::parse(bytes, "fuzz") else {
+        return 0;
+    };
+    let n = file.entries.len();
+    let mut g = KernelGraph::default();
+    let mut diags = crate::diag::Diagnostics::default();
+    crate::ingest::values::attach(&mut g, file, &Default::default(), "fuzz", &mut diags);
+    n
+}
+
 pub fn shapes(bytes: &[u8]) -> usize {
     let text = String::from_utf8_lossy(bytes);
     let mut n = 0;

@@ -127,6 +127,9 @@ pub struct KernelGraph {
     /// for them in the compiler's cache (appended in graph format 3).
     pub compiled_launches: Vec<crate::CompiledLaunch>,
     pub compiled_kernels: Vec<crate::CompiledKernel>,
+    /// Values the ops' integer inputs held when the model ran (appended in graph format 4;
+    /// empty without a values file).
+    pub recorded_values: crate::RecordedValues,
 }
 
 impl KernelGraph {

@@ -34,6 +34,7 @@ pub mod lowering;
 pub mod node;
 pub mod op;
 pub mod text;
+pub mod values;
 pub mod verify;
 
 pub use compiled::{
@@ -54,4 +55,5 @@ pub use node::{
     CollectiveInfo, KernelGeometry, Launch, LinkStatus, MemcpyKind, Node, NodeId, NodeKind,
 };
 pub use op::{ArgsSource, CpuOp, OpArg, OpId, OpKind, TensorSpec};
+pub use values::{RecordedInput, RecordedValues};
 pub use verify::{verify, VerifyError};

@@ -223,6 +223,34 @@ pub fn verify(g: &KernelGraph) -> Result<(), VerifyError> {
             bad(format!("tensor refs {k}: ops not strictly increasing"));
         }
     }
+    let rv = &g.recorded_values;
+    for (k, r) in rv.inputs.iter().enumerate() {
+        if r.op.0 >= nops {
+            bad(format!("recorded values {k}: {} out of range", r.op));
+            continue;
+        }
+        if k > 0 {
+            let p = &rv.inputs[k - 1];
+            if (p.op, p.input, p.element) >= (r.op, r.input, r.element) {
+                bad(format!(
+                    "recorded values {k}: inputs not strictly increasing"
+                ));
+            }
+        }
+        match rv.blobs.get(r.blob as usize) {
+            None => bad(format!("recorded values {k}: blob {} out of range", r.blob)),
+            Some(b) => {
+                if crate::RecordedValues::expected_bytes(r.dtype, &r.dims) != Some(b.len() as u64) {
+                    bad(format!(
+                        "recorded values {k}: {} bytes for {:?} of {:?}",
+                        b.len(),
+                        r.dims,
+                        r.dtype
+                    ));
+                }
+            }
+        }
+    }
     for (k, l) in g.compiled_launches.iter().enumerate() {
         if l.op.0 >= nops {
             bad(format!("compiled launch {k}: {} out of range", l.op));

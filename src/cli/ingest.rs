@@ -1,4 +1,4 @@
-//! `kc ingest TRACE... [--shapes F] [--eager T | --capture T] [-o graph.kcir] [--json]`.
+//! `kc ingest TRACE... [--shapes F [--values V]] [--eager T | --capture T] [-o graph.kcir] [--json]`.
 
 use crate::ingest::{self, summary, IngestOptions};
 use std::io::IsTerminal;
@@ -14,6 +14,11 @@ pub struct Args {
     /// (.json/.json.gz) or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// The values the model's integer tensors held (indices, MoE routing), recorded beside
+    /// the Execution Trace by `traces/capture.py` (NAME.values.bin): the replay fills those
+    /// inputs with them instead of drawn values. Needs `--shapes` (the same run's ET).
+    #[arg(long, value_name = "VALUES", requires = "shapes")]
+    pub values: Option<PathBuf>,
     /// For a trace profiled while replaying a CUDA graph (its kernels have no op): an eager
     /// trace of the same model and step, whose kernels' ops and shapes the graph trace's
     /// kernels take where their sequences align (name and launch geometry).
@@ -50,6 +55,7 @@ pub fn run(a: Args) -> i32 {
         .unwrap_or_else(|| ingest::default_graph_path(&a.traces[0]));
     let mut inputs: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     inputs.extend(a.shapes.as_deref());
+    inputs.extend(a.values.as_deref());
     inputs.extend(a.eager.as_deref());
     inputs.extend(a.capture.as_deref());
     inputs.extend(a.inductor_cache.as_deref());
@@ -58,6 +64,7 @@ pub fn run(a: Args) -> i32 {
     }
     let opts = IngestOptions {
         shapes: a.shapes,
+        values: a.values,
         eager: a.eager,
         capture: a.capture,
         as_ranks: a.as_ranks,

@@ -19,6 +19,10 @@ pub struct Args {
     /// same run, or a kc JSONL shape log.
     #[arg(long)]
     pub shapes: Option<PathBuf>,
+    /// The values the model's integer tensors held, recorded beside the Execution Trace (as
+    /// `kc ingest --values`).
+    #[arg(long, value_name = "VALUES", requires = "shapes")]
+    pub values: Option<PathBuf>,
     /// For a trace of CUDA-graph replays: the eager trace of the same step that lends its
     /// ops (as `kc ingest --eager`).
     #[arg(long, value_name = "EAGER_TRACE")]
@@ -142,6 +146,7 @@ pub fn run(a: Args) -> i32 {
     }
     let opts = ingest::IngestOptions {
         shapes: a.shapes,
+        values: a.values,
         eager: a.eager,
         capture: a.capture,
         inductor_cache: a.inductor_cache,

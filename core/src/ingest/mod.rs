@@ -1,6 +1,7 @@
 //! `kc ingest`: reads Kineto/CUPTI Chrome traces (`.json`, `.json.gz`, one file per rank or
-//! a directory of them) and optional shapes (Execution Trace or JSONL shape log) into a
-//! [`KernelGraph`], and writes it as a `.kcir` file for `kc lower`.
+//! a directory of them), optional shapes (Execution Trace or JSONL shape log) and the values
+//! of the model's integer and boolean inputs (a values file) into a [`KernelGraph`], and
+//! writes it as a `.kcir` file for `kc lower`.
 //!
 //! Invariant: ingest either returns a graph that passes `kc_ir::verify` together with its
 //! diagnostics, or one [`IngestError`] naming the file and the byte offset or event index
@@ -18,6 +19,7 @@ pub mod shapes;
 mod stream;
 pub mod summary;
 pub mod twin;
+pub mod values;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::envelope::{self, EnvelopeError, Kind};
@@ -32,13 +34,13 @@ use std::path::{Path, PathBuf};
 
 use stream::*;
 /// The `.kcir` graph file. Version 2 appended tensor identities and the dataflow to the
-/// graph, version 3 its compiled-kernel launches and binaries; older graphs are still read
-/// (those fields empty).
+/// graph, version 3 its compiled-kernel launches and binaries, version 4 its recorded
+/// values; older graphs are still read (those fields empty).
 pub use stream::{ingest_bytes, Source};
 
 pub const GRAPH_FILE: Kind = Kind {
     magic: *b"KCIRGRPH",
-    version: 3,
+    version: 4,
     what: "graph",
 };
 
@@ -68,6 +70,8 @@ pub enum IngestError {
     NoGpuActivity { path: String, why: String },
     #[error("{0}")]
     Shapes(#[from] shapes::ShapesError),
+    #[error("{0}")]
+    Values(#[from] values::ValuesError),
     #[error("{path}: {message}")]
     Input { path: String, message: String },
     #[error(transparent)]
@@ -79,6 +83,9 @@ pub enum IngestError {
 #[derive(Default, Clone)]
 pub struct IngestOptions {
     pub shapes: Option<PathBuf>,
+    /// The values the model's integer tensors held (`NAME.values.bin`, written by
+    /// traces/capture.py beside the Execution Trace given as `shapes`).
+    pub values: Option<PathBuf>,
     /// An eager trace of the same model and step, to link the kernels a CUDA graph replay
     /// launched (which have no op) to the ops of their eager twins.
     pub eager: Option<PathBuf>,
@@ -445,6 +452,14 @@ pub fn ingest(
         }
     }
     let mut graph = build::build(inputs, strings, &mut diags);
+    if let Some(v) = &opts.values {
+        if opts.shapes.is_none() || opts.capture.is_some() {
+            return Err(IngestError::Input {
+                path: v.display().to_string(),
+                message: "recorded values name the nodes of the Execution Trace they were recorded with: give that trace with --shapes (values are not read with --capture)".into(),
+            });
+        }
+    }
     // With a capture, the shapes describe the capture's ops (linked below), not this trace's.
     let own_shapes = opts.shapes.as_ref().filter(|_| opts.capture.is_none());
     if let Some(shapes_path) = own_shapes {
@@ -460,6 +475,24 @@ pub fn ingest(
         let with_tensors = shapes::attach_tensors(&mut graph, &records);
         if merged == 0 && with_tensors == 0 {
             diags.add("shapes_unused", sp, "no op received shapes from this file");
+        }
+        if let Some(values_path) = &opts.values {
+            let file = read_values(values_path)?;
+            let by_node = shapes::ops_by_et_node(&graph, &records);
+            let attached = values::attach(
+                &mut graph,
+                file,
+                &by_node,
+                &file_name(values_path),
+                &mut diags,
+            );
+            if attached == 0 {
+                diags.add(
+                    "values_unused",
+                    values_path.display().to_string(),
+                    "no op input received recorded values from this file",
+                );
+            }
         }
         build::reassign_signatures(&mut graph);
     }
@@ -546,6 +579,31 @@ pub fn ingest(
     }
     kc_ir::verify(&graph)?;
     Ok((graph, diags.into_vec()))
+}
+
+/// Reads and parses a values file, never past [`values::MAX_VALUES_BYTES`].
+fn read_values(path: &Path) -> Result<values::ValuesFile, IngestError> {
+    let p = path.display().to_string();
+    let io = |source| IngestError::Io {
+        path: p.clone(),
+        source,
+    };
+    let f = File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    f.take(values::MAX_VALUES_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > values::MAX_VALUES_BYTES {
+        return Err(IngestError::Input {
+            path: p,
+            message: format!(
+                "values file larger than {} MiB (refused at byte {}); capture.py bounds what it records far below this",
+                values::MAX_VALUES_BYTES >> 20,
+                values::MAX_VALUES_BYTES
+            ),
+        });
+    }
+    Ok(values::parse(&bytes, &p)?)
 }
 
 /// The largest shape file (Execution Trace or JSONL shape log, decompressed) kc reads: an
@@ -671,14 +729,21 @@ pub fn write_graph(g: &KernelGraph, path: &Path) -> Result<(), IngestError> {
 
 /// Decodes a graph file's bytes, of this version or an older one.
 pub fn decode_graph(bytes: &[u8], path: &str) -> Result<KernelGraph, EnvelopeError> {
-    let no_compiled = envelope::encode_fragment(&(
+    let no_values = envelope::encode_fragment(&kc_ir::RecordedValues::default());
+    let mut no_compiled = envelope::encode_fragment(&(
         Vec::<kc_ir::CompiledLaunch>::new(),
         Vec::<kc_ir::CompiledKernel>::new(),
     ));
+    no_compiled.extend_from_slice(&no_values);
     let mut v1 =
         envelope::encode_fragment(&(Vec::<kc_ir::OpTensors>::new(), kc_ir::Dataflow::default()));
     v1.extend_from_slice(&no_compiled);
-    envelope::decode_appended(&GRAPH_FILE, bytes, path, &[(1, &v1), (2, &no_compiled)])
+    envelope::decode_appended(
+        &GRAPH_FILE,
+        bytes,
+        path,
+        &[(1, &v1), (2, &no_compiled), (3, &no_values)],
+    )
 }
 
 pub fn read_graph(path: &Path) -> Result<KernelGraph, EnvelopeError> {

@@ -25,6 +25,8 @@ pub struct ShapeRecord {
     pub args: Vec<OpArg>,
     /// Tensor identities of inputs and outputs, by position (Execution Traces only).
     pub tensors: Option<(Vec<ArgRefs>, Vec<ArgRefs>)>,
+    /// The Execution Trace node's id (Execution Traces only), which a values file names.
+    pub et_node: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -182,6 +184,27 @@ pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
     n
 }
 
+/// The op each Execution Trace node describes, found as [`attach_tensors`] finds them (by
+/// record-function id and name): what a values file's node ids resolve through.
+pub fn ops_by_et_node(g: &KernelGraph, records: &[ShapeRecord]) -> HashMap<u64, kc_ir::OpId> {
+    let by_rf: HashMap<u64, usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.et_node.is_some())
+        .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
+        .collect();
+    g.ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.kind == OpKind::Op)
+        .filter_map(|(i, op)| {
+            let k = *by_rf.get(&op.record_function_id?)?;
+            let r = &records[k];
+            (r.name == g.strings.get(op.name)).then_some((r.et_node?, kc_ir::OpId(i as u32)))
+        })
+        .collect()
+}
+
 /// Parses an Execution Trace document.
 pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>, ShapesError> {
     let nodes = doc
@@ -295,6 +318,7 @@ pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>,
                 rank: None,
                 args,
                 tensors: Some((inputs, outputs)),
+                et_node: Some(id),
             },
         ));
     }
@@ -352,6 +376,7 @@ pub fn from_jsonl(text: &str, path: &str) -> Result<Vec<ShapeRecord>, ShapesErro
                 v.get("concrete").unwrap_or(&null),
             ),
             tensors: None,
+            et_node: None,
         });
     }
     Ok(out)

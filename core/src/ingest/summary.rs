@@ -49,6 +49,9 @@ pub struct IngestSummary {
     /// Ops whose tensors carry identities (an Execution Trace's tensor and storage ids):
     /// what the replay's memory image is derived from.
     pub ops_with_tensor_identities: usize,
+    /// Op inputs that carry the values the model's run held (a values file); 0 without.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub inputs_with_recorded_values: usize,
     pub edges: BTreeMap<String, u64>,
     pub top_kernels: Vec<TopKernel>,
     pub diagnostics: DiagnosticSummary,
@@ -204,6 +207,7 @@ pub fn summarize(g: &KernelGraph, diags: &[Diagnostic]) -> IngestSummary {
             by
         },
         ops_with_tensor_identities: g.tensor_refs.len(),
+        inputs_with_recorded_values: g.recorded_values.inputs.len(),
         edges,
         top_kernels,
         diagnostics: DiagnosticSummary::of(diags),
@@ -289,6 +293,13 @@ pub fn render_text(s: &IngestSummary) -> String {
             s.ops_with_tensor_identities
         );
     }
+    if s.inputs_with_recorded_values > 0 {
+        let _ = writeln!(
+            o,
+            "  inputs with values{:>10}  (recorded integer and boolean tensors: indices, masks, routing)",
+            s.inputs_with_recorded_values
+        );
+    }
     for (k, v) in &s.edges {
         let _ = writeln!(o, "  edges {k:<17}{v:>10}");
     }
@@ -338,4 +349,8 @@ pub fn render_text(s: &IngestSummary) -> String {
         }
     }
     o
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -172,6 +172,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         .map(|u| u.traced_ns_total)
         .sum();
     let dataflow = place(g, &instance_order, &units, &aten_calls);
+    let values = super::values::assign(g, &instance_order, &aten_calls);
     // Each unit's first invocation, for its traced launch geometry.
     let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];
     for (k, i) in g.instances.iter().enumerate() {
@@ -228,6 +229,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         dataflow,
         aten_calls,
         math: super::math::infer(g.graph.node_weights().map(|n| g.strings.get(n.kind.name()))),
+        values,
         kernel_geometry: g
             .units
             .iter()

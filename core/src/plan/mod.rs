@@ -16,6 +16,7 @@ pub mod memory;
 pub mod schedule;
 pub mod show;
 pub mod types;
+pub mod values;
 
 use crate::envelope::{self, EnvelopeError, Kind};
 use std::path::Path;
@@ -64,13 +65,26 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
     no_binaries.extend_from_slice(&no_geometry);
     let mut no_dataflow = envelope::encode_fragment(&None::<types::PlanDataflow>);
     no_dataflow.extend_from_slice(&no_binaries);
-    // Version 7 appended a variant (`RegionKind::Detached`): a version-6 body reads as is.
-    let older: [(u32, &[u8]); 5] = [
+    // Version 7 appended a variant (`RegionKind::Detached`): a version-6 body reads as is
+    // but for the recorded values, which version 8 appended.
+    let no_values = envelope::encode_fragment(&values::PlanValues::default());
+    let with_values = |mut v: Vec<u8>| {
+        v.extend_from_slice(&no_values);
+        v
+    };
+    let (no_dataflow, no_binaries, no_geometry, no_calls) = (
+        with_values(no_dataflow),
+        with_values(no_binaries),
+        with_values(no_geometry),
+        with_values(no_calls),
+    );
+    let older: [(u32, &[u8]); 6] = [
         (2, &no_dataflow),
         (3, &no_binaries),
         (4, &no_geometry),
         (5, &no_calls),
-        (6, &[]),
+        (6, &no_values),
+        (7, &no_values),
     ];
     let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {

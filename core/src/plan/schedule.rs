@@ -374,6 +374,7 @@ mod tests {
             kernel_geometry: Vec::new(),
             aten_calls: Vec::new(),
             math: Default::default(),
+            values: Default::default(),
         }
     }
 

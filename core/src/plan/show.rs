@@ -61,6 +61,40 @@ pub struct PlanSummary {
     /// they reach (`None` without any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switches: Option<SwitchSummary>,
+    /// Tier-3 tensors the replay fills with the values the model's run recorded
+    /// (`None`: no values file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_values: Option<ValuesSummary>,
+}
+
+/// What a plan fills from recorded values.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ValuesSummary {
+    pub source: String,
+    /// Tensors over all steps that take recorded values, and the steps with any.
+    pub tensors: usize,
+    pub steps: usize,
+    /// Units whose isolated replay takes its first invocation's values.
+    pub units: usize,
+    /// Distinct value contents and their bytes.
+    pub blobs: usize,
+    pub bytes: u64,
+}
+
+fn values_summary(plan: &Plan) -> Option<ValuesSummary> {
+    let v = &plan.values;
+    if v.is_empty() {
+        return None;
+    }
+    let (tensors, steps) = v.step_counts();
+    Some(ValuesSummary {
+        source: v.source.clone(),
+        tensors,
+        steps,
+        units: v.units.iter().filter(|u| !u.is_empty()).count(),
+        blobs: v.blobs.len(),
+        bytes: v.blobs.iter().map(|b| b.len() as u64).sum(),
+    })
 }
 
 /// What [`crate::plan::schedule::switch_reuse`] finds, summed up: switches per replay,
@@ -312,6 +346,7 @@ pub fn summarize(plan: &Plan, encoded_bytes: u64) -> PlanSummary {
         collectives_mismatch: super::collectives::match_ranks(plan).err(),
         dataflow: dataflow_summary(plan),
         switches: switch_summary(plan),
+        recorded_values: values_summary(plan),
     }
 }
 
@@ -411,6 +446,26 @@ pub fn render_text(s: &PlanSummary) -> String {
             let _ = writeln!(
                 o,
                 "  dataflow: none (every unit replays on its own buffers); re-plan with this kc"
+            );
+        }
+    }
+    match &s.recorded_values {
+        Some(v) => {
+            let _ = writeln!(
+                o,
+                "  recorded values ({}): {} tier-3 tensors of {} steps take the values the model's run held ({} units alone); {} distinct, {}",
+                v.source,
+                v.tensors,
+                v.steps,
+                v.units,
+                v.blobs,
+                mib(v.bytes)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "  recorded values: none; integer tensors take drawn values (indices within the dimension they index, masks random, other integers 0-7)"
             );
         }
     }

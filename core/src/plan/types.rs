@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
 /// call, built once here) and [`Plan::math`] (the model's math modes); version 7 appended
-/// [`RegionKind::Detached`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
+/// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
 /// plans without what later versions appended (their calls are built as they are read).
-pub const PLAN_FORMAT_VERSION: u32 = 7;
+pub const PLAN_FORMAT_VERSION: u32 = 8;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -54,6 +54,7 @@ impl From<PlanV1> for Plan {
             kernel_geometry: Vec::new(),
             aten_calls: Vec::new(),
             math: Default::default(),
+            values: Default::default(),
         }
     }
 }
@@ -86,6 +87,10 @@ pub struct Plan {
     /// matmuls and convolutions); the back ends replay under them. Plans before format 6
     /// take PyTorch's defaults.
     pub math: crate::plan::math::MathModes,
+    /// The recorded values tier-3 tensors are filled with (indices and routing the model
+    /// computed), per step and per unit (appended in plan format 8; empty without a values
+    /// file, and in older plans).
+    pub values: crate::plan::values::PlanValues,
 }
 
 /// A kernel launch's grid and block.
@@ -647,6 +652,29 @@ impl Plan {
                     }
                 }
                 _ => {}
+            }
+        }
+        let v = &self.values;
+        if !v.steps.is_empty() && v.steps.len() != self.steps.len() {
+            return Err(format!(
+                "recorded values for {} steps of {}",
+                v.steps.len(),
+                self.steps.len()
+            ));
+        }
+        if !v.units.is_empty() && v.units.len() != self.units.len() {
+            return Err(format!(
+                "recorded values for {} units of {}",
+                v.units.len(),
+                self.units.len()
+            ));
+        }
+        for (i, sv) in v.steps.iter().chain(&v.units).flatten().enumerate() {
+            if sv.slot >= nb || sv.blob as usize >= v.blobs.len() {
+                return Err(format!(
+                    "recorded value {i}: slot {} or blob {} out of range",
+                    sv.slot, sv.blob
+                ));
             }
         }
         if let Some(df) = &self.dataflow {

@@ -126,6 +126,12 @@ pub struct Torch {
     units: HashMap<(u32, Option<u32>), Prepared>,
     /// Every tier-3 unit's call, as the plan stores it (by unit id).
     calls: HashMap<u32, AtenCall>,
+    /// The recorded values the plan fills tensors with (per step and per unit).
+    values: kc_core::plan::values::PlanValues,
+    /// Tensors filled from recorded values, and those whose values could not be written
+    /// (a view that overlaps itself), for the results' notes: of units' own calls, then of
+    /// graph steps.
+    filled: [(usize, usize); 2],
 }
 
 /// A tensor over plan memory at `addr`: a view with the call's sizes and strides that
@@ -220,6 +226,29 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
         base = base.f_to_kind(kind)?;
     }
     base.f_as_strided(t.dims.as_slice(), t.strides.as_slice(), 0)
+}
+
+/// A tensor as [`make_tensor`] makes it, its elements then overwritten with `bytes` (the
+/// recorded values, row-major). `None` when the view cannot take them (it overlaps itself,
+/// as an expanded tensor does): the drawn values stay.
+fn make_recorded(t: &TensorInput, bytes: &[u8]) -> Result<(Tensor, bool), tch::TchError> {
+    let mut dst = make_tensor(t)?;
+    let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
+    let numel: i64 = t.dims.iter().product();
+    if numel <= 0 || bytes.len() as i64 != numel * kind.elt_size_in_bytes() as i64 {
+        return Ok((dst, false));
+    }
+    let overlaps = t
+        .dims
+        .iter()
+        .zip(&t.strides)
+        .any(|(&d, &s)| d > 1 && s == 0);
+    if overlaps {
+        return Ok((dst, false));
+    }
+    let src = Tensor::f_from_data_size(bytes, &t.dims, kind)?.f_to_device(dst.device())?;
+    dst.f_copy_(&src)?;
+    Ok((dst, true))
 }
 
 fn value_of(a: &CallArg) -> Result<Value, tch::TchError> {
@@ -411,6 +440,10 @@ impl Torch {
     /// Builds the unit's arguments and runs it once eagerly on `stream` (outside any
     /// capture), keeping its outputs for the out-variant invocations that follow.
     /// Takes the plan's built calls (one per tier-3 unit).
+    pub fn load_values(&mut self, values: &kc_core::plan::values::PlanValues) {
+        self.values = values.clone();
+    }
+
     pub fn load_calls(&mut self, calls: &[Option<AtenCall>]) {
         self.calls = calls
             .iter()
@@ -460,9 +493,23 @@ impl Torch {
             let off = places.operands.get(k).copied().flatten()?;
             (placeable(t) && arena != 0).then_some(arena + off)
         };
-        let make = |t: &TensorInput| match addr_of(t) {
-            Some(a) => placed_tensor(t, a),
-            None => make_tensor(t),
+        let step = placed.map(|p| p.0);
+        let values = &self.values;
+        let which = usize::from(step.is_some());
+        let filled = std::cell::Cell::new(self.filled[which]);
+        // Recorded values first (integer tensors are never placed), then the arena, then a
+        // tensor of its own with drawn values.
+        let make = |t: &TensorInput| {
+            if let Some(bytes) = values.for_slot(unit.id, step, t.slot) {
+                let (tensor, ok) = make_recorded(t, bytes)?;
+                let (a, b) = filled.get();
+                filled.set(if ok { (a + 1, b) } else { (a, b + 1) });
+                return Ok(tensor);
+            }
+            match addr_of(t) {
+                Some(a) => placed_tensor(t, a),
+                None => make_tensor(t),
+            }
         };
         let values = call
             .args
@@ -483,6 +530,7 @@ impl Torch {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| torch_err(name, e))?;
+        self.filled[which] = filled.get();
         let mut outputs =
             call_op(&call.op, &call.overload, &values, &[]).map_err(|e| torch_err(name, e))?;
         let keep = matches!(call.outputs, aten_call::Outputs::OutVariant(_));
@@ -607,12 +655,34 @@ impl super::Backend for Aten {
         true
     }
 
+    fn take_notes(&mut self) -> Vec<String> {
+        let filled = std::mem::take(&mut self.torch.filled);
+        let source = &self.torch.values.source;
+        filled
+            .iter()
+            .zip(["units' own calls", "graph steps"])
+            .filter(|((ok, failed), _)| ok + failed > 0)
+            .map(|((ok, failed), whose)| {
+                let mut note = format!(
+                    "recorded values: {ok} tensors of tier-3 {whose} filled with the values the model's run held ({source})"
+                );
+                if *failed > 0 {
+                    note.push_str(&format!(
+                        "; {failed} kept drawn values (a view that overlaps itself cannot take them)"
+                    ));
+                }
+                note
+            })
+            .collect()
+    }
+
     fn load(
         &mut self,
         _dev: &mut crate::device::Device,
         plan: &kc_core::plan::types::Plan,
     ) -> Result<(), ExecError> {
         self.torch.load_calls(&plan.aten_calls);
+        self.torch.load_values(&plan.values);
         // SAFETY: sets two flags of libtorch's global context; no tensor is in flight.
         unsafe {
             kc_set_math(

@@ -210,6 +210,7 @@ fn prepare_image(
             }
         }
     }
+    notes.extend(gpu.take_notes());
     Ok(mi)
 }
 

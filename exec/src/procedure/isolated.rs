@@ -59,6 +59,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             }
             steps_of.entry(s.unit).or_default().push(i as u32);
         }
+        notes.extend(gpu.take_notes());
     } else if opts.cache == CachePolicy::Context {
         notes.push(
             "cache context needs the plan's memory image (dataflow); measured warm instead".into(),

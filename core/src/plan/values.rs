@@ -1,0 +1,130 @@
+//! The recorded values a replay fills in: from the graph's [`kc_ir::RecordedValues`] to the
+//! tier-3 tensors that take them, per graph step (each invocation its own values: layer 0
+//! routes its tokens otherwise than layer 1) and per unit for isolated replay (its first
+//! invocation's).
+//!
+//! Invariant: a slot takes a blob only when the call's tensor in that slot has the recorded
+//! shape and element type (so the blob holds exactly its elements); every blob index in
+//! the result is in range and each step or unit lists a slot at most once.
+
+use super::aten_call::{AtenCall, CallArg, TensorInput};
+use kc_ir::{KernelGraph, RecordedInput};
+use serde::{Deserialize, Serialize};
+
+/// One tensor of a call that takes recorded values: the plan slot its tensor names, and the
+/// blob it is filled from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotValues {
+    pub slot: u32,
+    pub blob: u32,
+}
+
+/// What a plan fills from recorded values (empty when the graph had none).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanValues {
+    /// The values file they came from.
+    pub source: String,
+    pub blobs: Vec<Vec<u8>>,
+    /// Per step, in step order (empty when no step takes values).
+    pub steps: Vec<Vec<SlotValues>>,
+    /// Per unit, by id: its first invocation's, for isolated replay (empty when none).
+    pub units: Vec<Vec<SlotValues>>,
+}
+
+impl PlanValues {
+    pub fn is_empty(&self) -> bool {
+        self.blobs.is_empty()
+    }
+
+    /// The blob filling `slot` at `step` (graph mode) or for `unit` alone.
+    pub fn for_slot(&self, unit: u32, step: Option<u32>, slot: u32) -> Option<&[u8]> {
+        let list = match step {
+            Some(s) => self.steps.get(s as usize)?,
+            None => self.units.get(unit as usize)?,
+        };
+        let v = list.iter().find(|v| v.slot == slot)?;
+        self.blobs.get(v.blob as usize).map(Vec::as_slice)
+    }
+
+    /// Tensors filled from recorded values over the steps, and steps with any.
+    pub fn step_counts(&self) -> (usize, usize) {
+        (
+            self.steps.iter().map(Vec::len).sum(),
+            self.steps.iter().filter(|s| !s.is_empty()).count(),
+        )
+    }
+}
+
+/// The call's tensor at a recorded input's position.
+fn tensor_at<'a>(call: &'a AtenCall, r: &RecordedInput) -> Option<&'a TensorInput> {
+    match (call.args.get(r.input as usize)?, r.element) {
+        (CallArg::Tensor(t), None) => Some(t),
+        (CallArg::TensorList(l), Some(k)) => l.get(k as usize),
+        (CallArg::OptionalTensorList(l), Some(k)) => l.iter().flatten().nth(k as usize),
+        _ => None,
+    }
+}
+
+/// Which tensors of each step's call take recorded values. `instance_order` lists the
+/// graph's instances in step order; `aten_calls` are the plan's calls by unit id.
+pub fn assign(
+    g: &KernelGraph,
+    instance_order: &[usize],
+    aten_calls: &[Option<AtenCall>],
+) -> PlanValues {
+    let rv = &g.recorded_values;
+    if rv.is_empty() {
+        return PlanValues::default();
+    }
+    let mut steps: Vec<Vec<SlotValues>> = vec![Vec::new(); instance_order.len()];
+    let mut units: Vec<Vec<SlotValues>> = vec![Vec::new(); g.units.len()];
+    let mut used = vec![false; rv.blobs.len()];
+    for (step, &i) in instance_order.iter().enumerate() {
+        let inst = &g.instances[i];
+        let Some(op) = inst.op else { continue };
+        let Some(Some(call)) = aten_calls.get(inst.unit.0 as usize) else {
+            continue;
+        };
+        for r in rv.of_op(op) {
+            let Some(t) = tensor_at(call, r) else {
+                continue;
+            };
+            if t.host_scalar || t.dims != r.dims || t.dtype != super::calls::elem(r.dtype) {
+                continue;
+            }
+            if steps[step].iter().any(|v| v.slot == t.slot) {
+                continue;
+            }
+            steps[step].push(SlotValues {
+                slot: t.slot,
+                blob: r.blob,
+            });
+            used[r.blob as usize] = true;
+        }
+        let u = inst.unit.0 as usize;
+        if units[u].is_empty() {
+            units[u] = steps[step].clone();
+        }
+    }
+    // Blobs no call takes are left out, the rest renumbered.
+    let mut renumber = vec![u32::MAX; rv.blobs.len()];
+    let mut blobs = Vec::new();
+    for (b, &u) in used.iter().enumerate() {
+        if u {
+            renumber[b] = blobs.len() as u32;
+            blobs.push(rv.blobs[b].clone());
+        }
+    }
+    for v in steps.iter_mut().chain(units.iter_mut()).flatten() {
+        v.blob = renumber[v.blob as usize];
+    }
+    if blobs.is_empty() {
+        return PlanValues::default();
+    }
+    PlanValues {
+        source: rv.source.clone(),
+        blobs,
+        steps,
+        units,
+    }
+}

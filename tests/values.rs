@@ -1,0 +1,195 @@
+//! `kc ingest --values` on a committed MoE capture (fixtures/values): the values the
+//! model's integer and boolean tensors held reach the op inputs that read them, the plan
+//! fills exactly those tier-3 tensors with them (per step, and per unit alone), and a
+//! routing op's internal copies replay once, inside the op.
+
+use kc_ir::{DType, NodeKind};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/values")
+        .join(name)
+}
+
+fn ingest(values: Option<PathBuf>) -> Result<kc_ir::KernelGraph, String> {
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(fixture("mixtral2l_b2s256.et.json.gz")),
+        values,
+        ..Default::default()
+    };
+    kc::ingest::ingest(&[fixture("mixtral2l_b2s256.pt.trace.json.gz")], &opts)
+        .map(|(g, _)| g)
+        .map_err(|e| e.to_string())
+}
+
+fn i64s(b: &[u8]) -> Vec<i64> {
+    b.chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_routing_values_reach_the_ops_that_read_them() {
+    let g = ingest(Some(fixture("mixtral2l_b2s256.values.bin"))).unwrap();
+    let rv = &g.recorded_values;
+    assert_eq!(rv.source, "mixtral2l_b2s256.values.bin");
+    let named = |op: &str| {
+        rv.inputs
+            .iter()
+            .filter(|r| g.str(g.op(r.op).name) == op)
+            .collect::<Vec<_>>()
+    };
+    // Each of the 3 iterations sorts its 2 layers' 1024 expert choices.
+    let sorts: Vec<_> = named("aten::sort")
+        .into_iter()
+        .filter(|r| r.input == 0 && r.dims == [1024])
+        .collect();
+    assert!(sorts.len() >= 6, "{}", sorts.len());
+    for r in &sorts {
+        assert_eq!(r.dtype, DType::I64);
+        let ids = i64s(&rv.blobs[r.blob as usize]);
+        // Expert ids of 8 experts, as the router chose them: not drawn uniformly (the
+        // traced per-expert GEMMs take 11 to 296 tokens).
+        assert!(ids.iter().all(|&e| (0..8).contains(&e)));
+        let mut count = [0usize; 8];
+        for &e in &ids {
+            count[e as usize] += 1;
+        }
+        assert!(
+            count.iter().max().unwrap() > &(2 * count.iter().min().unwrap()),
+            "{count:?}"
+        );
+    }
+    // The sentinel mask (expert id >= 8) is false everywhere in the model's run, where
+    // drawn values would set half of it.
+    let masks: Vec<_> = named("aten::masked_fill_")
+        .into_iter()
+        .filter(|r| r.dtype == DType::Bool)
+        .collect();
+    assert!(!masks.is_empty());
+    for r in masks {
+        assert!(rv.blobs[r.blob as usize].iter().all(|&b| b == 0));
+    }
+    // Iterations saw the same values: their tensors share blobs.
+    assert!(rv.blobs.len() * 2 < rv.inputs.len());
+}
+
+#[test]
+fn the_plan_fills_those_tensors_per_step_and_per_unit() {
+    let mut g = ingest(Some(fixture("mixtral2l_b2s256.values.bin"))).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    let v = &plan.values;
+    assert_eq!(v.steps.len(), plan.steps.len());
+    let (tensors, steps) = v.step_counts();
+    assert!(tensors >= 60 && steps >= 50, "{tensors} {steps}");
+    // Every filled tensor is one of its step's tier-3 call, with exactly its bytes.
+    for (i, list) in v.steps.iter().enumerate() {
+        let unit = plan.steps[i].unit;
+        for sv in list {
+            let call = plan.aten_calls[unit as usize].as_ref().expect("tier 3");
+            let t = call
+                .args
+                .iter()
+                .flat_map(|a| match a {
+                    kc::plan::aten_call::CallArg::Tensor(t) => vec![t],
+                    kc::plan::aten_call::CallArg::TensorList(l) => l.iter().collect(),
+                    kc::plan::aten_call::CallArg::OptionalTensorList(l) => {
+                        l.iter().flatten().collect()
+                    }
+                    _ => vec![],
+                })
+                .find(|t| t.slot == sv.slot)
+                .expect("a tensor of the call");
+            let size = kc_ir::RecordedValues::expected_bytes(
+                match t.dtype {
+                    kc::plan::types::ElemType::I64 => DType::I64,
+                    kc::plan::types::ElemType::I32 => DType::I32,
+                    kc::plan::types::ElemType::Bool => DType::Bool,
+                    other => panic!("values for a {other:?} tensor"),
+                },
+                &t.dims,
+            );
+            assert_eq!(size, Some(v.blobs[sv.blob as usize].len() as u64));
+        }
+    }
+    let labels: std::collections::BTreeSet<&str> = v
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, _)| plan.units[plan.steps[i].unit as usize].label.as_str())
+        .collect();
+    for op in [
+        "aten::sort",
+        "aten::histc",
+        "aten::index",
+        "aten::masked_fill_",
+    ] {
+        assert!(labels.contains(op), "{op} not filled: {labels:?}");
+    }
+    // Plans keep them through a file, and say so.
+    let bytes = kc::plan::encode(&plan).unwrap();
+    let back = kc::plan::decode(&bytes, "p").unwrap();
+    assert_eq!(&back.values, v);
+    let text = kc::plan::show::render_text(&kc::plan::show::summarize(&back, bytes.len() as u64));
+    assert!(
+        text.contains("recorded values (mixtral2l_b2s256.values.bin)"),
+        "{text}"
+    );
+    // Without the file, nothing is filled and the plan says how integers are drawn.
+    let mut g = ingest(None).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    assert!(plan.values.is_empty());
+    let text = kc::plan::show::render_text(&kc::plan::show::summarize(&plan, 0));
+    assert!(text.contains("recorded values: none"), "{text}");
+}
+
+#[test]
+fn a_routing_ops_own_copies_replay_once_inside_it() {
+    let mut g = ingest(None).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    // `sort` copies its input three times (8 KiB each) before sorting: those copies are in
+    // the sort's tier-3 instance, whose replay makes them, not copies of their own.
+    let sort = g
+        .units
+        .iter()
+        .find(|u| g.str(u.label) == "aten::sort")
+        .expect("a sort unit");
+    assert_eq!(sort.tier, kc_ir::Tier::Op);
+    let copies = sort
+        .kernels
+        .iter()
+        .filter(|k| g.str(**k).starts_with("Memcpy DtoD"))
+        .count();
+    assert_eq!(copies, 3);
+    for id in g.graph.node_indices() {
+        if let NodeKind::Memcpy { bytes: 8192, .. } = g.graph[id].kind {
+            assert_eq!(g.classification(id).unwrap().tier, kc_ir::Tier::Op);
+        }
+    }
+}
+
+#[test]
+fn values_need_their_execution_trace_and_bad_files_are_refused() {
+    let opts = kc::ingest::IngestOptions {
+        values: Some(fixture("mixtral2l_b2s256.values.bin")),
+        ..Default::default()
+    };
+    let e = kc::ingest::ingest(&[fixture("mixtral2l_b2s256.pt.trace.json.gz")], &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--shapes"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.values.bin");
+    let mut bytes = std::fs::read(fixture("mixtral2l_b2s256.values.bin")).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&bad, &bytes).unwrap();
+    let e = ingest(Some(bad)).unwrap_err();
+    assert!(
+        e.contains("bad.values.bin") && e.contains("tensor entry"),
+        "{e}"
+    );
+}
