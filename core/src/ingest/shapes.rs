@@ -144,53 +144,14 @@ fn tensor_refs(io: Option<&Value>) -> Result<Vec<ArgRefs>, String> {
         .collect()
 }
 
-/// Records the tensor identities of `records` on the ops they describe, found by
-/// record-function id and name (every op, whatever the source of its shapes). Returns how
-/// many ops received them; 0 when the trace has no record-function ids to match on.
-pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
+/// The (op, record) pairs of ops and the Execution Trace records that describe them, found
+/// by record-function id and name (every op, whatever the source of its shapes), in op
+/// order; none when the trace has no record-function ids to match on.
+fn ops_with_records(g: &KernelGraph, records: &[ShapeRecord]) -> Vec<(usize, usize)> {
     let by_rf: HashMap<u64, usize> = records
         .iter()
         .enumerate()
         .filter(|(_, r)| r.tensors.is_some())
-        .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
-        .collect();
-    let mut refs = Vec::new();
-    for (i, op) in g.ops.iter().enumerate() {
-        if op.kind != OpKind::Op {
-            continue;
-        }
-        let Some(&k) = op.record_function_id.and_then(|r| by_rf.get(&r)) else {
-            continue;
-        };
-        if records[k].name != g.strings.get(op.name) {
-            continue;
-        }
-        let (inputs, outputs) = records[k].tensors.clone().unwrap_or_default();
-        if inputs
-            .iter()
-            .chain(&outputs)
-            .all(|a| a.tensors().is_empty())
-        {
-            continue;
-        }
-        refs.push(OpTensors {
-            op: kc_ir::OpId(i as u32),
-            inputs,
-            outputs,
-        });
-    }
-    let n = refs.len();
-    g.tensor_refs = refs;
-    n
-}
-
-/// The op each Execution Trace node describes, found as [`attach_tensors`] finds them (by
-/// record-function id and name): what a values file's node ids resolve through.
-pub fn ops_by_et_node(g: &KernelGraph, records: &[ShapeRecord]) -> HashMap<u64, kc_ir::OpId> {
-    let by_rf: HashMap<u64, usize> = records
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.et_node.is_some())
         .filter_map(|(i, r)| r.rf_id.filter(|&x| x != 0).map(|x| (x, i)))
         .collect();
     g.ops
@@ -199,9 +160,40 @@ pub fn ops_by_et_node(g: &KernelGraph, records: &[ShapeRecord]) -> HashMap<u64, 
         .filter(|(_, op)| op.kind == OpKind::Op)
         .filter_map(|(i, op)| {
             let k = *by_rf.get(&op.record_function_id?)?;
-            let r = &records[k];
-            (r.name == g.strings.get(op.name)).then_some((r.et_node?, kc_ir::OpId(i as u32)))
+            (records[k].name == g.strings.get(op.name)).then_some((i, k))
         })
+        .collect()
+}
+
+/// Records the tensor identities of `records` on the ops they describe
+/// ([`ops_with_records`]). Returns how many ops received them.
+pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
+    let refs: Vec<OpTensors> = ops_with_records(g, records)
+        .into_iter()
+        .filter_map(|(i, k)| {
+            let (inputs, outputs) = records[k].tensors.clone().unwrap_or_default();
+            let any = inputs
+                .iter()
+                .chain(&outputs)
+                .any(|a| !a.tensors().is_empty());
+            any.then(|| OpTensors {
+                op: kc_ir::OpId(i as u32),
+                inputs,
+                outputs,
+            })
+        })
+        .collect();
+    let n = refs.len();
+    g.tensor_refs = refs;
+    n
+}
+
+/// The op each Execution Trace node describes ([`ops_with_records`]): what a values file's
+/// node ids resolve through.
+pub fn ops_by_et_node(g: &KernelGraph, records: &[ShapeRecord]) -> HashMap<u64, kc_ir::OpId> {
+    ops_with_records(g, records)
+        .into_iter()
+        .filter_map(|(i, k)| Some((records[k].et_node?, kc_ir::OpId(i as u32))))
         .collect()
 }
 
