@@ -326,25 +326,33 @@ def load_json(path):
         return json.load(f)
 
 
-def et_iterations(doc):
-    """An Execution Trace's op nodes per profiled iteration (ProfilerStep#N), each in id
-    (call) order; one group of every op node when the trace has no ProfilerStep markers."""
-    nodes = {n["id"]: n for n in doc["nodes"]}
+def et_attr(node, key):
+    for a in node.get("attrs", []):
+        if a.get("name") == key:
+            return a.get("value")
+    return None
 
-    def step_of(n):
-        for _ in range(10000):
-            if n is None:
-                return None
-            if n["name"].startswith("ProfilerStep#"):
-                return n["name"]
-            n = nodes.get(n.get("ctrl_deps"))
-        return None
+
+def et_ops(doc):
+    """An Execution Trace's op nodes in id (call) order, without its root, thread and
+    ProfilerStep nodes."""
+    return [n for n in sorted(doc["nodes"], key=lambda n: n["id"])
+            if not n["name"].startswith(("[pytorch|profiler", "ProfilerStep#"))]
+
+
+def et_iterations(doc):
+    """An Execution Trace's op nodes per profiled iteration and thread, each in id (call)
+    order: {(iteration, thread): nodes}. A node belongs to the last ProfilerStep#N entered
+    before it (ids count entries), so the backward pass, which runs on autograd's thread
+    under no ProfilerStep, stays with its iteration; iteration 0 when there are no markers.
+    Threads are kept apart: their calls interleave otherwise from run to run."""
+    starts = sorted(n["id"] for n in doc["nodes"] if n["name"].startswith("ProfilerStep#"))
+    import bisect
     groups = {}
-    for n in sorted(doc["nodes"], key=lambda n: n["id"]):
-        if n["name"].startswith("[pytorch|profiler") or n["name"].startswith("ProfilerStep#"):
-            continue
-        groups.setdefault(step_of(n), []).append(n)
-    return list(groups.values())
+    for n in et_ops(doc):
+        it = bisect.bisect_left(starts, n["id"])
+        groups.setdefault((it, et_attr(n, "tid")), []).append(n)
+    return groups
 
 
 def tensor_position(node, tid):
@@ -410,7 +418,8 @@ def record_values(step, name, a, et_gz):
     """Runs `step` once more under an Execution Trace observer that saves every integer input
     tensor of the ops the profiled Execution Trace holds (and a dispatch mode that keeps the
     boolean ones), and writes them into DIR/NAME.values.bin keyed by the profiled trace's
-    node ids (each iteration's nodes are matched to this run's by op name, in call order).
+    node ids (each iteration's nodes are matched to this run's by op name, in call order,
+    each thread's apart).
     Returns what it wrote, for reference.json, or why it wrote nothing."""
     import tempfile
     et1 = load_json(et_gz)
@@ -446,7 +455,7 @@ def bools_by_node(calls, et2):
     """The dispatch mode's boolean inputs, keyed by the ET2 node of the same call: the next
     node of that op name whose recorded shapes at those positions agree (the mode sees the
     ops Python dispatches, the observer also those they call)."""
-    run2 = [n for g in et_iterations(et2) for n in g]
+    run2 = et_ops(et2)
     children = {}
     for n in run2:
         children.setdefault(n.get("ctrl_deps"), []).append(n)
@@ -514,7 +523,8 @@ def write_values(et1, et2, resources, et_name, path, bools=None):
         if len(parts) == 4 and parts[0] == "nid" and parts[2] == "tid":
             dumps.setdefault(int(parts[1]), []).append((int(parts[3]), os.path.join(resources, f)))
 
-    run2 = [n for g in et_iterations(et2) for n in g]
+    # The values run is one iteration: its nodes per thread.
+    run2_of = {tid: g for (_, tid), g in et_iterations(et2).items()}
     entries, blobs, offsets = [], bytearray(), {}
     left_out = {"larger than 16 MiB": 0, "not contiguous": 0, "other shape than profiled": 0,
                 "unmatched": 0, "over the total": 0}
@@ -538,8 +548,8 @@ def write_values(et1, et2, resources, et_name, path, bools=None):
         entries.append({"node": n1["id"], "input": pos, "element": elem, "dtype": dtype,
                         "shape": shape, "offset": offsets[digest], "bytes": len(data)})
 
-    for group in et_iterations(et1):
-        j = 0
+    for (_, tid), group in et_iterations(et1).items():
+        run2, j = run2_of.get(tid, []), 0
         for n1 in group:
             hit = next((k for k in range(j, min(j + 64, len(run2))) if run2[k]["name"] == n1["name"]), None)
             if hit is None:

@@ -35,6 +35,10 @@ e4)
 both mixtral2l_b2s256 --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256
 both qwen3moe2l_b4s256 --model qwen3_moe --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --vocab 32000 --batch 4 --seq 256
 ;;
+e6)
+both gpt2_4l_train_b4s256 --model gpt2 --layers 4 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+both mixtral2l_train_b2s256 --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256 --mode train --dtype bf16 --optimizer adamw-fused
+;;
 e5)
 both swin_t_b16_fp16 --model swin_t --batch 16 --dtype fp16
 both gpt2_4l_train_b4s256 --model gpt2 --layers 4 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
