@@ -176,7 +176,7 @@ pub fn attach_tensors(g: &mut KernelGraph, records: &[ShapeRecord]) -> usize {
                 .iter()
                 .chain(&outputs)
                 .any(|a| !a.tensors().is_empty());
-            any.then(|| OpTensors {
+            any.then_some(OpTensors {
                 op: kc_ir::OpId(i as u32),
                 inputs,
                 outputs,
