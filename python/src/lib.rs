@@ -353,7 +353,7 @@ impl Lowered {
 
 /// Reads traces into a graph, as `kc ingest` does; the GIL is released while it reads.
 #[pyfunction]
-#[pyo3(signature = (paths, shapes=None, eager=None, inductor_cache=None, capture=None))]
+#[pyo3(signature = (paths, shapes=None, eager=None, inductor_cache=None, capture=None, values=None))]
 fn ingest(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -361,6 +361,7 @@ fn ingest(
     eager: Option<PathBuf>,
     inductor_cache: Option<PathBuf>,
     capture: Option<PathBuf>,
+    values: Option<PathBuf>,
 ) -> PyResult<Graph> {
     if paths.is_empty() {
         return Err(err(
@@ -374,10 +375,12 @@ fn ingest(
             .chain(&eager)
             .chain(&capture)
             .chain(&inductor_cache)
+            .chain(&values)
             .cloned(),
     );
     let opts = kc::ingest::IngestOptions {
         shapes,
+        values,
         eager,
         capture,
         inductor_cache,

@@ -222,3 +222,13 @@ def test_lowered_kernels_join_their_units():
     assert len(joined) == len(k)
     # A unit's tier is the tier of every activity it launched.
     assert (joined["tier"].astype(str) == joined["tier_unit"].astype(str)).mean() > 0.99
+
+
+def test_recorded_values_reach_the_graph_as_through_the_cli(tmp_path):
+    fx = ROOT / "fixtures" / "values"
+    t, et, v = (fx / f"mixtral2l_b2s256.{s}" for s in ("pt.trace.json.gz", "et.json.gz", "values.bin"))
+    g = kc.ingest(t, shapes=et, values=v)
+    s = cli("ingest", t, "--shapes", et, "--values", v, "-o", tmp_path / "g.kcir")["summary"]
+    assert g.summary() == s
+    assert s["inputs_with_recorded_values"] > 100
+    assert "inputs_with_recorded_values" not in kc.ingest(t, shapes=et).summary()

@@ -226,16 +226,18 @@ class Results:
         return f"<kc.Results: {self.mode} run of {', '.join(self.raw['plan']['sources'])} on {self.raw['device']['name']}>"
 
 
-def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None, capture=None):
+def ingest(path_or_paths, shapes=None, eager=None, inductor_cache=None, capture=None, values=None):
     """Reads Kineto traces (one file per rank, or a directory) into a `Graph`, as `kc ingest`
     does; `shapes` is an Execution Trace or a kc JSONL shape log; `capture` is the profiled
     capture of the CUDA graph a trace replays (`kc ingest --capture`; `shapes` is then the
     capture's ET); `eager` is the eager twin of a trace of CUDA-graph replays, whose ops its
     kernels take (`kc ingest --eager`); `inductor_cache` is the Inductor cache (directory or
-    .tar.gz) of a torch.compile'd trace's Triton kernels (`kc ingest --inductor-cache`)."""
+    .tar.gz) of a torch.compile'd trace's Triton kernels (`kc ingest --inductor-cache`);
+    `values` is the values file traces/capture.py writes beside the Execution Trace given as
+    `shapes` (`kc ingest --values`)."""
     return Graph(_native.ingest(_paths(path_or_paths), _opt_path(shapes, "shapes"),
                                 _opt_path(eager, "eager"), _opt_path(inductor_cache, "inductor_cache"),
-                                _opt_path(capture, "capture")))
+                                _opt_path(capture, "capture"), _opt_path(values, "values")))
 
 
 def diff(a, b):
