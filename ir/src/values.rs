@@ -60,6 +60,24 @@ impl RecordedValues {
     }
 }
 
+/// The blobs still named by `refs`, in the order first named, each ref renumbered to its
+/// blob's new index: what is left when some tensors that named blobs were dropped.
+pub fn keep_named<'a>(
+    blobs: &[Vec<u8>],
+    refs: impl IntoIterator<Item = &'a mut u32>,
+) -> Vec<Vec<u8>> {
+    let mut new_index: Vec<Option<u32>> = vec![None; blobs.len()];
+    let mut kept = Vec::new();
+    for r in refs {
+        let b = *r as usize;
+        *r = *new_index[b].get_or_insert_with(|| {
+            kept.push(blobs[b].clone());
+            (kept.len() - 1) as u32
+        });
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

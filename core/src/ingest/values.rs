@@ -233,18 +233,8 @@ pub fn attach(
     }
     inputs.sort_by_key(|r| (r.op, r.input, r.element));
     inputs.dedup_by_key(|r| (r.op, r.input, r.element));
-    // Keep only the blobs still named, renumbered in order.
-    let mut keep: Vec<Option<u32>> = vec![None; file.blobs.len()];
-    let mut blobs = Vec::new();
-    let mut file_blobs: Vec<Option<Vec<u8>>> = file.blobs.into_iter().map(Some).collect();
-    for r in &mut inputs {
-        let b = r.blob as usize;
-        let id = *keep[b].get_or_insert_with(|| {
-            blobs.push(file_blobs[b].take().unwrap_or_default());
-            (blobs.len() - 1) as u32
-        });
-        r.blob = id;
-    }
+    // Keep only the blobs still named.
+    let blobs = kc_ir::values::keep_named(&file.blobs, inputs.iter_mut().map(|r| &mut r.blob));
     let n = inputs.len();
     g.recorded_values = RecordedValues {
         source: source.to_string(),

@@ -1,7 +1,7 @@
 //! The recorded values a replay fills in: from the graph's [`kc_ir::RecordedValues`] to the
 //! tier-3 tensors that take them, per graph step (each invocation its own values: layer 0
 //! routes its tokens otherwise than layer 1) and per unit for isolated replay (its first
-//! invocation's).
+//! invocation that takes any).
 //!
 //! Invariant: a slot takes a blob only when the call's tensor in that slot has the recorded
 //! shape and element type (so the blob holds exactly its elements); every blob index in
@@ -27,7 +27,8 @@ pub struct PlanValues {
     pub blobs: Vec<Vec<u8>>,
     /// Per step, in step order (empty when no step takes values).
     pub steps: Vec<Vec<SlotValues>>,
-    /// Per unit, by id: its first invocation's, for isolated replay (empty when none).
+    /// Per unit, by id: its first invocation's that takes any, for isolated replay (empty
+    /// when none).
     pub units: Vec<Vec<SlotValues>>,
 }
 
@@ -78,7 +79,6 @@ pub fn assign(
     }
     let mut steps: Vec<Vec<SlotValues>> = vec![Vec::new(); instance_order.len()];
     let mut units: Vec<Vec<SlotValues>> = vec![Vec::new(); g.units.len()];
-    let mut used = vec![false; rv.blobs.len()];
     for (step, &i) in instance_order.iter().enumerate() {
         let inst = &g.instances[i];
         let Some(op) = inst.op else { continue };
@@ -99,7 +99,6 @@ pub fn assign(
                 slot: t.slot,
                 blob: r.blob,
             });
-            used[r.blob as usize] = true;
         }
         let u = inst.unit.0 as usize;
         if units[u].is_empty() {
@@ -107,17 +106,14 @@ pub fn assign(
         }
     }
     // Blobs no call takes are left out, the rest renumbered.
-    let mut renumber = vec![u32::MAX; rv.blobs.len()];
-    let mut blobs = Vec::new();
-    for (b, &u) in used.iter().enumerate() {
-        if u {
-            renumber[b] = blobs.len() as u32;
-            blobs.push(rv.blobs[b].clone());
-        }
-    }
-    for v in steps.iter_mut().chain(units.iter_mut()).flatten() {
-        v.blob = renumber[v.blob as usize];
-    }
+    let blobs = kc_ir::values::keep_named(
+        &rv.blobs,
+        steps
+            .iter_mut()
+            .chain(units.iter_mut())
+            .flatten()
+            .map(|v| &mut v.blob),
+    );
     if blobs.is_empty() {
         return PlanValues::default();
     }

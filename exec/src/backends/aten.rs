@@ -229,8 +229,8 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
 }
 
 /// A tensor as [`make_tensor`] makes it, its elements then overwritten with `bytes` (the
-/// recorded values, row-major). `None` when the view cannot take them (it overlaps itself,
-/// as an expanded tensor does): the drawn values stay.
+/// recorded values, row-major), and whether it took them: not when the view overlaps itself
+/// (an expanded tensor) or the bytes are not its elements, and then the drawn values stay.
 fn make_recorded(t: &TensorInput, bytes: &[u8]) -> Result<(Tensor, bool), tch::TchError> {
     let mut dst = make_tensor(t)?;
     let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
