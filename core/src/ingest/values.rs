@@ -326,7 +326,12 @@ mod tests {
         }
 
         #[test]
-        fn any_offsets_are_checked(offset in 0u64..u64::MAX, bytes in 0u64..64, shape in 0i64..16) {
+        fn any_offsets_are_checked(
+            // Inside and just past the 40 data bytes, and where offset + bytes overflows.
+            offset in proptest::prop_oneof![0u64..64, (u64::MAX - 64)..u64::MAX],
+            bytes in 0u64..64,
+            shape in 0i64..16,
+        ) {
             let header = serde_json::json!({"format": "kc values 1", "tensors": [
                 {"node": 1, "input": 0, "element": null, "dtype": "int64", "shape": [shape],
                  "offset": offset, "bytes": bytes}]}).to_string();
