@@ -329,9 +329,11 @@ mod tests {
         fn any_offsets_are_checked(
             // Inside and just past the 40 data bytes, and where offset + bytes overflows.
             offset in proptest::prop_oneof![0u64..64, (u64::MAX - 64)..u64::MAX],
-            bytes in 0u64..64,
-            shape in 0i64..16,
+            shape in 0i64..8,
+            // Mostly the shape's own byte count, sometimes not.
+            wrong in proptest::prop_oneof![3 => proptest::strategy::Just(0u64), 1 => 1u64..8],
         ) {
+            let bytes = 8 * shape as u64 + wrong;
             let header = serde_json::json!({"format": "kc values 1", "tensors": [
                 {"node": 1, "input": 0, "element": null, "dtype": "int64", "shape": [shape],
                  "offset": offset, "bytes": bytes}]}).to_string();
@@ -339,9 +341,13 @@ mod tests {
             b.extend_from_slice(&(header.len() as u64).to_le_bytes());
             b.extend_from_slice(header.as_bytes());
             b.extend_from_slice(&[0u8; 40]);
-            if let Ok(f) = parse(&b, "p") {
-                proptest::prop_assert_eq!(f.blobs[0].len() as u64, bytes);
-                proptest::prop_assert!(offset + bytes <= 40);
+            let fits = wrong == 0 && offset.checked_add(bytes).is_some_and(|e| e <= 40);
+            match parse(&b, "p") {
+                Ok(f) => {
+                    proptest::prop_assert!(fits);
+                    proptest::prop_assert_eq!(f.blobs[0].len() as u64, bytes);
+                }
+                Err(_) => proptest::prop_assert!(!fits),
             }
         }
     }
