@@ -147,6 +147,18 @@ fn compute_type(d: DType) -> Result<DType, String> {
     }
 }
 
+/// Whether PyTorch's CUDA `addmm` (libtorch 2.x, `addmm_out_cuda_impl`) adds a vector bias
+/// in cuBLASLt's epilogue for this call rather than copying it into the result and calling
+/// the GEMM with beta 1: beta 1, a floating-point type cuBLASLt takes, and both matrices
+/// larger than one row and one column (the bias being a vector of the output's columns
+/// is checked by the caller). Contiguity is not recorded; the copy path would have traced
+/// a copy kernel inside the op, and such an instance is not all GEMM kernels, so it never
+/// reaches GEMM recovery.
+fn pytorch_uses_lt_bias(c: &GemmCall) -> bool {
+    let lt_type = matches!(c.c_type, DType::F32 | DType::F64 | DType::F16 | DType::BF16);
+    c.beta == 1.0 && c.batch == 1 && lt_type && c.m > 1 && c.n > 1 && c.k > 1
+}
+
 fn epilogue_of(kernels: &[&str], has_bias: bool) -> GemmEpilogue {
     let lower: Vec<String> = kernels.iter().map(|k| k.to_ascii_lowercase()).collect();
     let any = |w: &str| lower.iter().any(|k| k.contains(w));
@@ -335,7 +347,23 @@ pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, S
             c.beta = scalar(args, 3, 1.0)?;
             c.alpha = scalar(args, 4, 1.0)?;
             let is_vector_bias = bias.dims.len() == 1 && bias.dims[0] == c.m;
-            c.epilogue = epilogue_of(kernels, is_vector_bias);
+            c.epilogue = match epilogue_of(kernels, is_vector_bias) {
+                // Kernel names need not say "bias" (Hopper's fp32 and TF32 kernels do not):
+                // where PyTorch takes cuBLASLt's bias epilogue by its own rule, so does the
+                // replay. Otherwise the GEMM would read C with beta 1, which PyTorch never
+                // filled with the bias, and add whatever C held: values that grow replay
+                // after replay, and a C read the model never made.
+                GemmEpilogue::None if is_vector_bias && pytorch_uses_lt_bias(&c) => {
+                    let gelu = op == "aten::_addmm_activation"
+                        && matches!(args.get(5), Some(OpArg::Scalar { value, .. }) if value == "True" || value == "1");
+                    match (op, gelu) {
+                        ("aten::_addmm_activation", true) => GemmEpilogue::BiasGelu,
+                        ("aten::_addmm_activation", false) => GemmEpilogue::BiasRelu,
+                        _ => GemmEpilogue::Bias,
+                    }
+                }
+                e => e,
+            };
             if c.epilogue != GemmEpilogue::None {
                 // cuBLASLt adds the bias in the epilogue; C is not read.
                 c.beta = 0.0;
@@ -471,6 +499,33 @@ mod tests {
         assert_eq!((c.lda, c.ldb, c.ldc), (1024, 1024, 3072));
         assert_eq!(c.epilogue, GemmEpilogue::Bias);
         assert_eq!(c.beta, 0.0);
+    }
+
+    /// A vector bias with beta 1 is added in cuBLASLt's epilogue, as PyTorch does, also where
+    /// the kernel's name does not say so (Hopper's TF32 kernels): C is not read.
+    #[test]
+    fn a_vector_bias_is_added_in_the_epilogue_as_pytorch_adds_it() {
+        let hopper = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+        let args = |bias: &[i64], beta: &str| {
+            vec![
+                t(bias, &[1], DType::F32),
+                t(&[3152, 768], &[768, 1], DType::F32),
+                t(&[768, 2304], &[1, 768], DType::F32),
+                s(beta),
+                s("1"),
+            ]
+        };
+        let c = recover("aten::addmm", &args(&[2304], "1"), &[hopper]).unwrap();
+        assert_eq!(c.epilogue, GemmEpilogue::Bias);
+        assert_eq!(c.beta, 0.0);
+        // PyTorch copies the bias into C for other betas: C is read with that beta.
+        let c = recover("aten::addmm", &args(&[2304], "0.5"), &[hopper]).unwrap();
+        assert_eq!((c.epilogue, c.beta), (GemmEpilogue::None, 0.5));
+        // `_addmm_activation` names its activation in its sixth argument.
+        let mut a = args(&[2304], "1");
+        a.push(s("True"));
+        let c = recover("aten::_addmm_activation", &a, &[hopper]).unwrap();
+        assert_eq!(c.epilogue, GemmEpilogue::BiasGelu);
     }
 
     /// Without a bias epilogue kernel, addmm keeps beta: C is pre-filled with the bias.
