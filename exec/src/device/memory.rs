@@ -244,36 +244,57 @@ impl Device {
         result
     }
 
-    /// Non-finite and all floating-point values among the first `bytes` (at most 64 KiB)
-    /// at arena offset `offset`, read as `dtype`, and the largest finite magnitude; other
-    /// types count nothing.
+    /// Non-finite and all floating-point values in a sample of the `bytes` at arena offset
+    /// `offset`, read as `dtype`, and the largest finite magnitude; other types count
+    /// nothing. Up to 64 KiB are read: all of a small place, else 16 windows of 4 KiB spread
+    /// evenly over it, so values that ran away at the far end of a large tensor (an
+    /// embedding's rows, a logits buffer's last rows) are seen too.
     pub fn nonfinite_at(
         &self,
         offset: u64,
         bytes: u64,
         dtype: ElemType,
     ) -> Result<(u64, u64, f64), ExecError> {
+        const SAMPLE: u64 = 64 << 10;
+        const WINDOWS: u64 = 16;
         if self.arena == 0 || bytes == 0 {
             return Ok((0, 0, 0.0));
         }
-        let mut buf = vec![0u8; (bytes as usize).min(64 << 10)];
-        // SAFETY: reads at most `bytes` from inside the live arena into `buf` (the caller
-        // passes a place and a size the plan keeps inside the arena).
-        unsafe {
-            cu_err(
-                cu::cuMemcpyDtoH_v2(
-                    buf.as_mut_ptr() as *mut c_void,
-                    self.arena + offset,
-                    buf.len(),
-                ),
-                "cuMemcpyDtoH",
-            )?;
+        let windows: Vec<(u64, u64)> = if bytes <= SAMPLE {
+            vec![(0, bytes)]
+        } else {
+            let w = SAMPLE / WINDOWS;
+            // Window starts 16-byte aligned so no element is read across its boundary.
+            (0..WINDOWS)
+                .map(|k| ((bytes - w) * k / (WINDOWS - 1) / 16 * 16, w))
+                .collect()
+        };
+        let (mut bad, mut all, mut largest) = (0u64, 0u64, 0f64);
+        let mut buf = vec![0u8; SAMPLE as usize];
+        for (at, len) in windows {
+            // SAFETY: reads `len` bytes starting inside `[offset, offset + bytes)` and ending
+            // at its end at the latest, inside the live arena (the caller passes a place and
+            // a size the plan keeps inside the arena), into `buf`, which is at least `len`.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoH_v2(
+                        buf.as_mut_ptr() as *mut c_void,
+                        self.arena + offset + at,
+                        len as usize,
+                    ),
+                    "cuMemcpyDtoH",
+                )?;
+            }
+            let (b, a, l) = count_nonfinite(&buf[..len as usize], dtype);
+            bad += b;
+            all += a;
+            largest = largest.max(l);
         }
-        Ok(count_nonfinite(&buf, dtype))
+        Ok((bad, all, largest))
     }
 
     /// The share of non-finite values (NaN, infinity) in the floating-point regions of the
-    /// memory image, read back from up to the first 64 KiB of every region: data that
+    /// memory image, read back from a 64 KiB sample of every region: data that
     /// went non-finite would make the replay's power a property of NaNs, not of the model.
     pub fn arena_nonfinite_share(
         &self,

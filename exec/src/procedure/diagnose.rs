@@ -13,7 +13,7 @@ use kc_core::plan::types::{ElemType, Plan, PlanDataflow, PlanUnit, Step};
 /// starting values, and names the first `limit` steps that leave non-finite values in a
 /// place they read or write while every value there was finite before them: where a NaN
 /// chain starts, as opposed to the steps that only carry it on. Values are sampled as in
-/// the self-check (the first 64 KiB of each place).
+/// the self-check (a 64 KiB sample spread over each place).
 pub(super) fn nonfinite_producers(
     plan: &Plan,
     df: &PlanDataflow,
