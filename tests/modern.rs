@@ -259,3 +259,76 @@ fn results_the_replay_allocates_are_read_from_regions_of_their_own() {
         .iter()
         .all(|r| r.dtype != kc::plan::types::ElemType::Unknown));
 }
+
+/// An optimizer step writes every tensor of its mutable lists (the schema's `Tensor(a!)[]`:
+/// parameters, gradients, both moments), so the parameters it updates are storages the
+/// replay writes. The forward and backward passes read them before the update: those reads
+/// take regions of their own that no step writes (each replay reads the same weights, as
+/// each iteration of the model read its own), and the state the step updates in place keeps
+/// its bytes for the whole replay (no activation packed over a moment).
+#[test]
+fn an_optimizer_steps_parameters_are_read_before_the_update_from_regions_of_their_own() {
+    use kc::plan::types::{Region, RegionKind};
+    let (g, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let operands = |unit: u32| {
+        let u = &g.units[unit as usize];
+        kc::lower::dataflow::unit_operands(g.str(u.label), &u.params)
+    };
+    let adamw = unit_of(&p, "aten::_fused_adamw_");
+    let writes: Vec<bool> = operands(adamw.id).iter().map(|o| o.writes).collect();
+    // params, grads, exp_avgs, exp_avg_sqs written (21 each); state_steps only read.
+    assert_eq!(writes.len(), 105);
+    assert!(writes[..84].iter().all(|&w| w), "{writes:?}");
+    assert!(writes[84..].iter().all(|&w| !w), "{writes:?}");
+
+    let df = p.dataflow.as_ref().unwrap();
+    let carried: Vec<&Region> = df
+        .regions
+        .iter()
+        .filter(|r| r.kind == RegionKind::CarriedIn)
+        .collect();
+    assert!(carried.len() >= 21, "{} carried regions", carried.len());
+    let first_update = p.steps.iter().position(|s| s.unit == adamw.id).unwrap();
+    let inside = |r: &Region, off: u64| r.offset <= off && off < r.offset + r.bytes;
+    let mut reads = 0;
+    for (i, s) in p.steps.iter().enumerate() {
+        let ops = operands(s.unit);
+        for (k, off) in df.steps[i].operands.iter().enumerate() {
+            let Some(off) = *off else { continue };
+            if carried.iter().any(|r| inside(r, off)) {
+                assert!(!ops[k].writes, "step {i} writes a carried region");
+                assert!(i < first_update, "step {i} reads one after the update");
+                reads += 1;
+            }
+        }
+    }
+    assert!(reads >= 21, "{reads} carried reads");
+
+    // The optimizer's moments: regions no other region shares bytes with.
+    let mut moments = 0;
+    for (i, _) in p
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.unit == adamw.id)
+    {
+        for off in df.steps[i].operands[42..84].iter().flatten() {
+            let r = region_at(&p, *off);
+            let shared = df
+                .regions
+                .iter()
+                .filter(|q| *q != r)
+                .any(|q| q.offset < r.offset + r.bytes && r.offset < q.offset + q.bytes);
+            assert!(!shared, "a moment at {off} shares its bytes");
+            moments += 1;
+        }
+    }
+    assert!(moments >= 42, "{moments} moments placed");
+
+    // Left shared, the same reads read the storages the update writes.
+    let shared = kc::plan::build::build_with(&g, kc::plan::build::CarriedIn::Shared);
+    let sdf = shared.dataflow.as_ref().unwrap();
+    assert!(sdf.regions.iter().all(|r| r.kind != RegionKind::CarriedIn));
+    let carried_bytes: u64 = carried.iter().map(|r| r.bytes).sum();
+    assert!(sdf.arena_bytes + carried_bytes <= df.arena_bytes + 512 * carried.len() as u64);
+}

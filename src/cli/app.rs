@@ -48,10 +48,30 @@ enum Command {
         /// Plan file to write (default: NAME.kcplan in the working directory).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Where reads that come before the replay writes their bytes live: `own` (a
+        /// region that keeps the storage's starting values, read alike by every replay)
+        /// or `shared` (the storage itself: each replay reads what the previous one left).
+        #[arg(long, value_enum, default_value = "own")]
+        carried_in: CarriedInArg,
         /// Print the summary as JSON (every unit with its tier, call and reason).
         #[arg(long, global = true)]
         json: bool,
     },
+}
+
+#[derive(Copy, Clone, Debug, clap::ValueEnum)]
+pub enum CarriedInArg {
+    Own,
+    Shared,
+}
+
+impl From<CarriedInArg> for crate::plan::build::CarriedIn {
+    fn from(a: CarriedInArg) -> Self {
+        match a {
+            CarriedInArg::Own => Self::Own,
+            CarriedInArg::Shared => Self::Shared,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -91,8 +111,9 @@ pub fn main_with(args: impl IntoIterator<Item = OsString>) -> i32 {
             action: None,
             graph: Some(graph),
             output,
+            carried_in,
             json,
-        } => super::plan::make(&graph, output, json),
+        } => super::plan::make(&graph, output, carried_in.into(), json),
         Command::Plan { .. } => {
             super::fail("usage: kc plan LOWERED.kcir [-o PLAN] | kc plan show PLAN")
         }

@@ -14,7 +14,12 @@ pub fn default_plan_path(p: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}.kcplan"))
 }
 
-pub fn make(graph: &Path, output: Option<PathBuf>, json: bool) -> i32 {
+pub fn make(
+    graph: &Path,
+    output: Option<PathBuf>,
+    carried_in: plan::build::CarriedIn,
+    json: bool,
+) -> i32 {
     let out = output.unwrap_or_else(|| default_plan_path(graph));
     if let Err(e) = super::check_output(&out, &[graph]) {
         return super::fail(e);
@@ -28,7 +33,7 @@ pub fn make(graph: &Path, output: Option<PathBuf>, json: bool) -> i32 {
             path: graph.display().to_string(),
         });
     }
-    let p = plan::build::build(&g);
+    let p = plan::build::build_with(&g, carried_in);
     if let Err(why) = p.check() {
         return super::fail(format!("internal error: built plan is invalid: {why}"));
     }

@@ -72,6 +72,36 @@ impl Storages {
     }
 }
 
+/// A unit's memory operands ([`UnitParams::operands`]) with what an aten op writes taken
+/// from its schema: every tensor of a mutable argument (`Tensor(a!)`, an optimizer's
+/// `Tensor(a!)[] self`, `grads`, `exp_avgs`, an `out=` tensor), beside the first tensor of
+/// an in-place op, which the IR alone knows. Without it an optimizer step would write 51
+/// of a model's 52 parameters unseen: storages the replay updates would count as never
+/// written.
+pub fn unit_operands(label: &str, params: &UnitParams) -> Vec<Operand> {
+    let mut ops = params.operands(label);
+    let UnitParams::Op { args, .. } = params else {
+        return ops;
+    };
+    let recorded: Vec<_> = args
+        .iter()
+        .map(crate::lower::aten_schema::Recorded::of)
+        .collect();
+    let Ok(resolved) = crate::lower::aten_schema::resolve(label, &recorded) else {
+        return ops;
+    };
+    let mut k = 0;
+    for (a, sa) in args.iter().zip(&resolved.schema.args) {
+        for _ in a.tensors() {
+            if let Some(o) = ops.get_mut(k) {
+                o.writes |= sa.mutable;
+            }
+            k += 1;
+        }
+    }
+    ops
+}
+
 /// Whether an operand may share memory with the model's other tensors: device memory
 /// holding floating-point data (or data of unknown kind, for copies and memsets).
 fn placeable(o: &Operand) -> bool {
@@ -90,7 +120,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     let operands: Vec<Vec<Operand>> = g
         .units
         .iter()
-        .map(|u| u.params.operands(g.str(u.label)))
+        .map(|u| unit_operands(g.str(u.label), &u.params))
         .collect();
     let (source, storages, places) = if g.tensor_refs.is_empty() {
         let (s, p) = heuristic(g, &order, &operands);

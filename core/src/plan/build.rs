@@ -11,8 +11,25 @@ use kc_ir::{DataflowSource, KernelGraph, OperandMemory, StorageKind};
 use petgraph::visit::EdgeRef;
 use std::collections::{BTreeSet, HashMap};
 
-/// Builds the plan of a lowered graph.
+/// Where reads of values carried in from before the replay live ([`super::carry`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum CarriedIn {
+    /// In regions of their own that nothing writes (the default): every replay reads the
+    /// same values.
+    #[default]
+    Own,
+    /// In their storage, as the model's addresses have them: each replay reads what the
+    /// previous one left.
+    Shared,
+}
+
+/// Builds the plan of a lowered graph, carried-in reads in regions of their own.
 pub fn build(g: &KernelGraph) -> Plan {
+    build_with(g, CarriedIn::Own)
+}
+
+/// Builds the plan of a lowered graph, carried-in reads placed as `carried_in` says.
+pub fn build_with(g: &KernelGraph, carried_in: CarriedIn) -> Plan {
     let l2 = g
         .meta
         .ranks
@@ -171,7 +188,7 @@ pub fn build(g: &KernelGraph) -> Plan {
         })
         .map(|u| u.traced_ns_total)
         .sum();
-    let dataflow = place(g, &instance_order, &units, &aten_calls);
+    let dataflow = place(g, &instance_order, &units, &aten_calls, carried_in);
     let values = super::values::assign(g, &instance_order, &aten_calls);
     // Each unit's first invocation, for its traced launch geometry.
     let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];
@@ -386,6 +403,7 @@ fn place(
     instance_order: &[usize],
     units: &[PlanUnit],
     aten_calls: &[Option<AtenCall>],
+    carried_in: CarriedIn,
 ) -> Option<PlanDataflow> {
     let df = &g.dataflow;
     if df.source == DataflowSource::None {
@@ -409,6 +427,61 @@ fn place(
         }
     }
     let used = |s: usize| first[s] != u32::MAX;
+    // Per unit, once: its operands as lowering sees them (which it writes, how far they
+    // reach).
+    let operands: Vec<Vec<kc_ir::Operand>> = g
+        .units
+        .iter()
+        .map(|u| crate::lower::dataflow::unit_operands(g.str(u.label), &u.params))
+        .collect();
+    // Reads of values carried in from before the replay get regions of their own that keep
+    // their storage's starting values (see `carry`).
+    let carried = match carried_in {
+        CarriedIn::Own => super::carry::carry(g, instance_order, units, &operands),
+        CarriedIn::Shared => super::carry::Carry::default(),
+    };
+    // How long each storage's bytes must hold its values, for packing: from its first
+    // touch that stays in it to its last. A storage whose first such touch reads (an
+    // optimizer's update of its parameters and moments, a running statistic, a read left
+    // shared) holds state from one replay to the next: it keeps its bytes for the whole
+    // replay, so no activation packed beside it overwrites that state.
+    let (mut live_first, mut live_last) = (vec![u32::MAX; n], vec![0u32; n]);
+    let mut carries_state = vec![false; n];
+    for (step, &i) in instance_order.iter().enumerate() {
+        let unit = &units[g.instances[i].unit.0 as usize];
+        if !unit.tier.is_replayable() {
+            continue;
+        }
+        let p = &df.instances[i];
+        let ops = &operands[unit.id as usize];
+        let in_place = updates_in_place(&unit.call);
+        let touches = p
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !carried.moved.contains_key(&(step as u32, *k)))
+            .filter_map(|(k, pl)| {
+                let writes = ops.get(k).is_some_and(|o| o.writes);
+                pl.map(|pl| (pl.storage as usize, !writes || in_place))
+            })
+            .chain(
+                p.outputs
+                    .iter()
+                    .flatten()
+                    .map(|pl| (pl.storage as usize, false)),
+            );
+        for (s, reads) in touches {
+            if live_first[s] == u32::MAX {
+                carries_state[s] = reads;
+            }
+            live_first[s] = live_first[s].min(step as u32);
+            live_last[s] = live_last[s].max(step as u32);
+        }
+    }
+    let end_step = instance_order.len().saturating_sub(1) as u32;
+    for s in (0..n).filter(|&s| carries_state[s]) {
+        (live_first[s], live_last[s]) = (0, end_step);
+    }
     let round = |b: u64| b.max(1).div_ceil(512) * 512;
     // Each rank's storages are laid out from offset 0 on their own (a rank's GPU holds only
     // its own image: `Plan::dataflow_of_rank`); a storage belongs to the rank of its first
@@ -451,7 +524,16 @@ fn place(
             .collect();
         let items: Vec<(u64, u32, u32)> = activations
             .iter()
-            .map(|&s| (df.storages[s].bytes, first[s], last[s]))
+            .map(|&s| {
+                // A storage all of whose touches moved to carried regions packs as a
+                // moment (it holds nothing any step reads).
+                let (a, b) = if live_first[s] == u32::MAX {
+                    (first[s], first[s])
+                } else {
+                    (live_first[s], live_last[s])
+                };
+                (df.storages[s].bytes, a, b)
+            })
             .collect();
         let (packed, packed_bytes, rank_peak) = kc_ir::dataflow::pack_by_liveness(&items);
         for (k, &s) in activations.iter().enumerate() {
@@ -467,13 +549,7 @@ fn place(
     // A storage whose first touch is a read holds state the replay did not compute
     // (weights, an optimiser's moments, a KV cache): it starts with values by role.
     let mut state = vec![None::<bool>; n];
-    // Per unit, once: its operands as lowering sees them (which it writes, how far they
-    // reach) and their element types and roles as the plan's call gives them.
-    let operands: Vec<Vec<kc_ir::Operand>> = g
-        .units
-        .iter()
-        .map(|u| u.params.operands(g.str(u.label)))
-        .collect();
+    // Per unit, once: their element types and roles as the plan's call gives them.
     let roles: Vec<Vec<(ElemType, RegionInit)>> =
         units.iter().map(|u| operand_roles(&u.call)).collect();
     for &i in instance_order {
@@ -519,7 +595,27 @@ fn place(
         detached_offset[r] = *end;
         *end += round(d.bytes);
     }
+    // Carried regions come after the detached results.
+    let mut carried_offset = vec![0u64; carried.regions.len()];
+    for (r, c) in carried.regions.iter().enumerate() {
+        let end = rank_end.entry(c.rank).or_insert(0);
+        carried_offset[r] = *end;
+        *end += round(c.end - c.start);
+    }
     let arena_bytes = rank_end.values().copied().max().unwrap_or(0);
+    let carried_regions = carried
+        .regions
+        .iter()
+        .zip(&carried_offset)
+        .map(|(c, &offset)| Region {
+            dtype: dtype[c.storage as usize],
+            init: init[c.storage as usize],
+            offset,
+            bytes: c.end - c.start,
+            kind: RegionKind::CarriedIn,
+            first_step: c.first_step,
+            last_step: c.last_step,
+        });
     let detached_regions = detached
         .results
         .iter()
@@ -549,6 +645,7 @@ fn place(
             last_step: last[s],
         })
         .chain(detached_regions)
+        .chain(carried_regions)
         .collect();
     let steps = instance_order
         .iter()
@@ -567,9 +664,13 @@ fn place(
                     // checked it), so each place holds its slot's bytes.
                     .enumerate()
                     .map(|(k, pl)| {
-                        pl.map(|pl| match detached.moved.get(&(step as u32, k)) {
-                            Some(&(r, rel)) => detached_offset[r] + rel,
-                            None => offset[pl.storage as usize] + pl.offset_bytes,
+                        pl.map(|pl| {
+                            let key = (step as u32, k);
+                            match (detached.moved.get(&key), carried.moved.get(&key)) {
+                                (Some(&(r, rel)), _) => detached_offset[r] + rel,
+                                (None, Some(&(r, rel))) => carried_offset[r] + rel,
+                                (None, None) => offset[pl.storage as usize] + pl.offset_bytes,
+                            }
                         })
                     })
                     .collect(),

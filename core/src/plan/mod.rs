@@ -9,6 +9,7 @@
 pub mod aten_call;
 pub mod build;
 pub mod calls;
+pub mod carry;
 pub mod collectives;
 pub mod detach;
 pub mod math;
@@ -78,13 +79,15 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
         with_values(no_geometry),
         with_values(no_calls),
     );
-    let older: [(u32, &[u8]); 6] = [
+    // Version 9 appended a variant (`RegionKind::CarriedIn`): a version-8 body reads as is.
+    let older: [(u32, &[u8]); 7] = [
         (2, &no_dataflow),
         (3, &no_binaries),
         (4, &no_geometry),
         (5, &no_calls),
         (6, &no_values),
         (7, &no_values),
+        (8, &[]),
     ];
     let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {

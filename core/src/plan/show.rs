@@ -164,6 +164,10 @@ pub struct DataflowSummary {
     /// regions of their own.
     pub detached_results: usize,
     pub detached_bytes: u64,
+    /// Storages whose bytes the replay reads before it writes them, and the bytes those
+    /// first reads see in regions of their own (`plan::carry`).
+    pub carried_in: usize,
+    pub carried_in_bytes: u64,
 }
 
 pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
@@ -196,6 +200,8 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         activation_bytes_unpacked: of(RegionKind::Activation).map(|r| r.bytes).sum(),
         detached_results: of(RegionKind::Detached).count(),
         detached_bytes: of(RegionKind::Detached).map(|r| r.bytes).sum(),
+        carried_in: of(RegionKind::CarriedIn).count(),
+        carried_in_bytes: of(RegionKind::CarriedIn).map(|r| r.bytes).sum(),
         peak_activation_bytes: df.peak_activation_bytes,
         arena_bytes: df.arena_bytes,
         operands_placed: placed,
@@ -423,8 +429,9 @@ pub fn render_text(s: &PlanSummary) -> String {
             let _ = writeln!(
                 o,
                 "  dataflow ({}): {} parameters {}, {} activations {} packed into {} \
-                 (peak live {}); {} allocated results read from their own {}; arena {}; \
-                 operands placed {} of {}, tier-3 results placed {}",
+                 (peak live {}); {} allocated results read from their own {}; \
+                 {} storages read before the replay writes them, those reads from their own {}; \
+                 arena {}; operands placed {} of {}, tier-3 results placed {}",
                 d.derivation,
                 d.parameters,
                 mib(d.parameter_bytes),
@@ -432,10 +439,12 @@ pub fn render_text(s: &PlanSummary) -> String {
                 mib(d.activation_bytes_unpacked),
                 mib(d
                     .arena_bytes
-                    .saturating_sub(d.parameter_bytes + d.detached_bytes)),
+                    .saturating_sub(d.parameter_bytes + d.detached_bytes + d.carried_in_bytes)),
                 mib(d.peak_activation_bytes),
                 d.detached_results,
                 mib(d.detached_bytes),
+                d.carried_in,
+                mib(d.carried_in_bytes),
                 mib(d.arena_bytes),
                 d.operands_placed,
                 d.operands_placed + d.operands_private,

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
 /// call, built once here) and [`Plan::math`] (the model's math modes); version 7 appended
-/// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
+/// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]; version 9 appended [`RegionKind::CarriedIn`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
 /// plans without what later versions appended (their calls are built as they are read).
-pub const PLAN_FORMAT_VERSION: u32 = 8;
+pub const PLAN_FORMAT_VERSION: u32 = 9;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -142,6 +142,10 @@ pub enum RegionKind {
     /// bytes, finite starting values in the readers' element type ([`crate::plan::detach`]).
     /// Appended in plan format 7.
     Detached,
+    /// Bytes a storage holds before the replay writes them, as the reads that come first see
+    /// them: its own bytes, never written, the storage's starting values
+    /// ([`crate::plan::carry`]). Appended in plan format 9.
+    CarriedIn,
 }
 
 /// The values a region starts with. Data flows through the replay, so values matter: a
