@@ -332,3 +332,24 @@ fn an_optimizer_steps_parameters_are_read_before_the_update_from_regions_of_thei
     let carried_bytes: u64 = carried.iter().map(|r| r.bytes).sum();
     assert!(sdf.arena_bytes + carried_bytes <= df.arena_bytes + 512 * carried.len() as u64);
 }
+
+/// Kineto records a list's tensors without their type; with the Execution Trace naming them,
+/// a `_foreach_*` op's tensors are placed in the memory image like any other (they were kept
+/// on private buffers as if they were integers, so a foreach optimizer updated copies).
+#[test]
+fn a_foreach_ops_list_tensors_are_placed_in_the_memory_image() {
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().unwrap();
+    let u = unit_of(&p, "aten::_foreach_add_");
+    let (mut placed, mut all) = (0, 0);
+    for (i, s) in p.steps.iter().enumerate().filter(|(_, s)| s.unit == u.id) {
+        assert_eq!(
+            df.steps[i].operands.len(),
+            p.units[s.unit as usize].slots.len()
+        );
+        placed += df.steps[i].operands.iter().flatten().count();
+        all += df.steps[i].operands.len();
+    }
+    assert!(all > 0);
+    assert_eq!(placed, all, "{placed} of {all} list tensors placed");
+}

@@ -235,7 +235,10 @@ impl UnitParams {
                 for a in args {
                     for t in a.tensors() {
                         let writes = in_place && v.is_empty();
-                        v.push(dev(t.storage_bytes(), writes, Some(t.dtype.is_float())));
+                        // A tensor whose type the trace did not record (the tensors of a
+                        // list, as Kineto records them) is of unknown kind, not integer.
+                        let float = (t.dtype != crate::DType::Unknown).then(|| t.dtype.is_float());
+                        v.push(dev(t.storage_bytes(), writes, float));
                     }
                 }
                 v

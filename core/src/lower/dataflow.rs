@@ -360,8 +360,11 @@ fn heuristic(
             outputs: Vec::new(),
         };
         let mut produced = Vec::new();
+        // Without tensor identities an op's tensor of unknown type may hold indices: it
+        // keeps a private buffer (copies and memsets, whose kind is never known, are placed).
+        let is_op = matches!(unit.params, UnitParams::Op { .. });
         for (k, o) in ops.iter().enumerate() {
-            if !placeable(o) {
+            if !placeable(o) || (is_op && o.float.is_none()) {
                 continue;
             }
             if o.writes {
@@ -393,7 +396,10 @@ fn heuristic(
         // A tier-3 op that is not in place: one result the size of its largest tensor.
         if let UnitParams::Op { .. } = unit.params {
             let in_place = ops.first().is_some_and(|o| o.writes);
-            let largest = ops.iter().filter(|o| placeable(o)).max_by_key(|o| o.bytes);
+            let largest = ops
+                .iter()
+                .filter(|o| placeable(o) && o.float.is_some())
+                .max_by_key(|o| o.bytes);
             if let (false, Some(o)) = (in_place, largest) {
                 let s = storages.add();
                 let out = Operand { writes: true, ..*o };
