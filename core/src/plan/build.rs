@@ -382,6 +382,10 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
         ("aten::_amp_update_scale_", 1 | 2) => Zeros,
         // Powers of the betas by the step count (capturable Adam's bias correction).
         ("aten::_foreach_pow", 1) => Ones,
+        // A foreach optimizer's step counts: 0-dim tensors it increments first thing
+        // (`_foreach_add_(state_steps, 1)`). From one, as for the fused optimizers: a count
+        // of zero makes the bias correction 1 - beta^0 = 0 and every update infinite.
+        ("aten::_foreach_add_", 0) if t.dims.is_empty() => Ones,
         // Square roots and logarithms of state (Adam's second moment): positive values.
         (op, _)
             if op.starts_with("aten::_foreach_sqrt")
@@ -720,4 +724,36 @@ pub(super) fn updates_in_place(call: &UnitCall) -> bool {
         "aten::_foreach_zero_",
     ];
     op.ends_with('_') && !op.ends_with("__") && !OVERWRITES.contains(&op.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(dims: &[i64]) -> TensorArg {
+        TensorArg {
+            dims: dims.to_vec(),
+            strides: Vec::new(),
+            dtype: ElemType::F32,
+            slot: 0,
+        }
+    }
+
+    /// A foreach optimizer's step counts (0-dim tensors it increments) start from one; the
+    /// parameters it adds to keep their uniform starting values.
+    #[test]
+    fn a_foreach_optimizers_step_counts_start_from_one() {
+        assert_eq!(
+            tensor_role("aten::_foreach_add_", 0, &tensor(&[])),
+            RegionInit::Ones
+        );
+        assert_eq!(
+            tensor_role("aten::_foreach_add_", 0, &tensor(&[896, 896])),
+            RegionInit::Uniform
+        );
+        assert_eq!(
+            tensor_role("aten::_fused_adamw_", 5, &tensor(&[])),
+            RegionInit::Ones
+        );
+    }
 }
