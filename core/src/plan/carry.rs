@@ -96,22 +96,27 @@ pub fn carry(
     };
     let writes =
         |unit: &PlanUnit, k: usize| operands[unit.id as usize].get(k).is_some_and(|o| o.writes);
-    // Every replayed write, per storage: a read no later write overlaps reads the same
-    // values in every replay already.
-    let mut all_writes: HashMap<u32, Spans> = HashMap::new();
-    for &i in instance_order.iter().filter(|&&i| replayed(i)) {
+    // Adds instance `i`'s writes to `spans`: its written operands, and its results (which
+    // may reach the end of their storage; their size is known only when the op runs).
+    let add_writes = |spans: &mut HashMap<u32, Spans>, i: usize| {
         let unit = &units[g.instances[i].unit.0 as usize];
         let p = &df.instances[i];
         for (k, pl) in p.operands.iter().enumerate() {
             if let (Some(pl), true) = (pl, writes(unit, k)) {
-                let s = all_writes.entry(pl.storage).or_default();
+                let s = spans.entry(pl.storage).or_default();
                 s.add(pl.offset_bytes, pl.offset_bytes + bytes(unit, k));
             }
         }
         for pl in p.outputs.iter().flatten() {
-            let s = all_writes.entry(pl.storage).or_default();
+            let s = spans.entry(pl.storage).or_default();
             s.add(pl.offset_bytes, df.storages[pl.storage as usize].bytes);
         }
+    };
+    // Every replayed write, per storage: a read no later write overlaps reads the same
+    // values in every replay already.
+    let mut all_writes: HashMap<u32, Spans> = HashMap::new();
+    for &i in instance_order.iter().filter(|&&i| replayed(i)) {
+        add_writes(&mut all_writes, i);
     }
     let mut out = Carry::default();
     let mut region_of: HashMap<u32, usize> = HashMap::new();
@@ -157,16 +162,7 @@ pub fn carry(
             moved_at.push(((step, k), r, start));
         }
         // This step's writes count for the steps after it (a step's reads come first).
-        for (k, pl) in p.operands.iter().enumerate() {
-            if let (Some(pl), true) = (pl, writes(unit, k)) {
-                let s = written.entry(pl.storage).or_default();
-                s.add(pl.offset_bytes, pl.offset_bytes + bytes(unit, k));
-            }
-        }
-        for pl in p.outputs.iter().flatten() {
-            let s = written.entry(pl.storage).or_default();
-            s.add(pl.offset_bytes, df.storages[pl.storage as usize].bytes);
-        }
+        add_writes(&mut written, i);
     }
     out.moved = moved_at
         .into_iter()
