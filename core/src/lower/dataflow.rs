@@ -363,8 +363,9 @@ fn heuristic(
         // Without tensor identities an op's tensor of unknown type may hold indices: it
         // keeps a private buffer (copies and memsets, whose kind is never known, are placed).
         let is_op = matches!(unit.params, UnitParams::Op { .. });
+        let placed_here = |o: &Operand| placeable(o) && !(is_op && o.float.is_none());
         for (k, o) in ops.iter().enumerate() {
-            if !placeable(o) || (is_op && o.float.is_none()) {
+            if !placed_here(o) {
                 continue;
             }
             if o.writes {
@@ -398,7 +399,7 @@ fn heuristic(
             let in_place = ops.first().is_some_and(|o| o.writes);
             let largest = ops
                 .iter()
-                .filter(|o| placeable(o) && o.float.is_some())
+                .filter(|o| placed_here(o))
                 .max_by_key(|o| o.bytes);
             if let (false, Some(o)) = (in_place, largest) {
                 let s = storages.add();

@@ -355,7 +355,7 @@ pub fn recover(op: &str, args: &[OpArg], kernels: &[&str]) -> Result<GemmCall, S
                 // after replay, and a C read the model never made.
                 GemmEpilogue::None if is_vector_bias && pytorch_uses_lt_bias(&c) => {
                     let gelu = op == "aten::_addmm_activation"
-                        && matches!(args.get(5), Some(OpArg::Scalar { value, .. }) if value == "True" || value == "1");
+                        && scalar(args, 5, 0.0).is_ok_and(|use_gelu| use_gelu != 0.0);
                     match (op, gelu) {
                         ("aten::_addmm_activation", true) => GemmEpilogue::BiasGelu,
                         ("aten::_addmm_activation", false) => GemmEpilogue::BiasRelu,

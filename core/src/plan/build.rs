@@ -529,14 +529,13 @@ fn place(
         let items: Vec<(u64, u32, u32)> = activations
             .iter()
             .map(|&s| {
-                // A storage all of whose touches moved to carried regions packs as a
-                // moment (it holds nothing any step reads).
-                let (a, b) = if live_first[s] == u32::MAX {
-                    (first[s], first[s])
-                } else {
-                    (live_first[s], live_last[s])
-                };
-                (df.storages[s].bytes, a, b)
+                // `carry` moves a storage's reads only where a replayed write stays in it,
+                // so every used storage keeps a touch.
+                debug_assert!(
+                    live_first[s] != u32::MAX,
+                    "storage {s} without a kept touch"
+                );
+                (df.storages[s].bytes, live_first[s], live_last[s])
             })
             .collect();
         let (packed, packed_bytes, rank_peak) = kc_ir::dataflow::pack_by_liveness(&items);
