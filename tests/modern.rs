@@ -353,3 +353,112 @@ fn a_foreach_ops_list_tensors_are_placed_in_the_memory_image() {
     assert!(all > 0);
     assert_eq!(placed, all, "{placed} of {all} list tensors placed");
 }
+
+/// A foreach AdamW allocates its denominators (`_foreach_sqrt`) and bias corrections
+/// (`_foreach_pow`), updates them in place (`div_`, `_foreach_add_`, `_foreach_sub_`) and
+/// divides by them (`_foreach_addcdiv_`). Every one of those reads is bound to the result
+/// the earlier step allocated: the in-place updates' own results (`div_` returns `self`)
+/// must not end it, or the last readers read whatever the forward pass left in the block
+/// the allocator had reused (the image went 43 % non-finite).
+#[test]
+fn a_foreach_optimizers_allocated_results_are_read_where_they_were_allocated() {
+    let (_, p) = planned("qwen2_2l_train_foreachadamw_b4s256", false);
+    let label = |step: u32| p.units[p.steps[step as usize].unit as usize].label.as_str();
+    let bound = |step: u32, k: u32| {
+        p.bound_reads
+            .iter()
+            .find(|b| b.step == step && b.operand == k)
+            .map(|b| label(b.producer_step))
+    };
+    let sqrt = unit_of(&p, "aten::_foreach_sqrt");
+    let addcdiv = unit_of(&p, "aten::_foreach_addcdiv_");
+    let mut checked = 0;
+    for (i, s) in p.steps.iter().enumerate() {
+        let i = i as u32;
+        if s.unit == addcdiv.id {
+            // params, exp_avgs, then the denominators the sqrt allocated.
+            let n = addcdiv.slots.len() as u32 / 3;
+            for k in 2 * n..3 * n {
+                assert_eq!(
+                    bound(i, k),
+                    Some("aten::_foreach_sqrt"),
+                    "step {i} operand {k}"
+                );
+                checked += 1;
+            }
+        }
+        if label(i) == "aten::_foreach_add_" && bound(i, 0).is_some() {
+            // The `+ eps` on the denominators, after their `div_`s.
+            for k in 0..p.units[s.unit as usize].slots.len() as u32 {
+                assert_eq!(
+                    bound(i, k),
+                    Some("aten::_foreach_sqrt"),
+                    "step {i} operand {k}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    let iterations = p.steps.iter().filter(|s| s.unit == sqrt.id).count();
+    assert_eq!(iterations, 3);
+    assert_eq!(checked, 2 * iterations * sqrt.slots.len());
+    // The readers of the bias corrections `_foreach_pow` allocated, sqrt_ and the div_s
+    // that follow it included, read them too.
+    assert!(p
+        .bound_reads
+        .iter()
+        .any(|b| label(b.producer_step) == "aten::_foreach_pow" && label(b.step) == "aten::div_"));
+}
+
+/// Where the Execution Trace's record replaces Kineto's (the fused optimizer's lists), the
+/// scalars stay Kineto's: the ET rounds AdamW's eps of 1e-8 to 0.0, and the optimizer then
+/// divides zero by zero on every parameter row without a gradient.
+#[test]
+fn a_fused_optimizers_eps_keeps_the_traces_own_value() {
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let u = unit_of(&p, "aten::_fused_adamw_");
+    let call = p.aten_calls[u.id as usize].as_ref().unwrap();
+    let floats: Vec<f64> = call
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            CallArg::Float(x) => Some(*x),
+            _ => None,
+        })
+        .collect();
+    // lr, beta1, beta2, weight_decay, eps.
+    assert_eq!(floats.len(), 5, "{floats:?}");
+    assert_eq!(floats[4], 1e-8, "{floats:?}");
+    assert_eq!(floats[2], 0.999);
+}
+
+/// Kineto records a foreach op's list tensors with shapes but no element types; the ET's
+/// types size them (at one byte an element, an optimizer's moments overlapped one another
+/// in the memory image and its square roots read negative values).
+#[test]
+fn a_foreach_ops_list_tensors_take_their_types_from_the_execution_trace() {
+    let (_, p) = planned("qwen2_2l_train_foreachadamw_b4s256", false);
+    let u = unit_of(&p, "aten::_foreach_sqrt");
+    let call = p.aten_calls[u.id as usize].as_ref().unwrap();
+    let CallArg::TensorList(ts) = &call.args[0] else {
+        panic!("{:?}", call.args[0])
+    };
+    assert!(ts
+        .iter()
+        .all(|t| t.dtype == kc::plan::types::ElemType::BF16));
+    let first = &ts[0];
+    let elems: i64 = first.dims.iter().product();
+    assert_eq!(p.buffers[first.slot as usize].bytes, elems as u64 * 2);
+    // No two tensors of a step's list overlap in the image.
+    let df = p.dataflow.as_ref().unwrap();
+    for (i, s) in p.steps.iter().enumerate().filter(|(_, s)| s.unit == u.id) {
+        let mut spans: Vec<(u64, u64)> = df.steps[i]
+            .operands
+            .iter()
+            .zip(&p.units[s.unit as usize].slots)
+            .filter_map(|(o, &slot)| o.map(|o| (o, o + p.buffers[slot as usize].bytes)))
+            .collect();
+        spans.sort_unstable();
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "step {i}");
+    }
+}

@@ -374,6 +374,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                     aten_calls: vec![None; nunits],
                     math: Default::default(),
                     values: Default::default(),
+                    bound_reads: Vec::new(),
                 };
                 // Tier-3 units carry their built call (or become not replayable).
                 p.store_calls();

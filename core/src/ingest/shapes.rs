@@ -524,8 +524,64 @@ pub fn merge(
             continue;
         };
         if richer(own, &records[k].args) {
-            assign(g, i, k);
+            // The record's lists, the trace's own scalars: the Execution Trace rounds small
+            // doubles away (AdamW's eps of 1e-8 reads 0.0, and m / sqrt(v) then divides
+            // zero by zero on every row without a gradient), Kineto writes them in full.
+            let mut args = records[k].args.clone();
+            for (a, o) in args.iter_mut().zip(own) {
+                if let (OpArg::Scalar { value, .. }, OpArg::Scalar { value: ov, .. }) = (a, o) {
+                    if !ov.is_empty() {
+                        value.clone_from(ov);
+                    }
+                }
+            }
+            g.arg_lists.push(args);
+            g.ops[i].args = (g.arg_lists.len() - 1) as u32;
+            g.ops[i].args_source = source;
             merged += 1;
+        }
+    }
+    // Kineto records a list's tensors with their shapes but not their element types; the
+    // Execution Trace names each ("GenericList[Tensor(c10::BFloat16),...]"). Without them a
+    // list's tensors were sized at one byte an element: an optimizer's moments overlapped
+    // one another in the memory image.
+    for i in 0..g.ops.len() {
+        let op = &g.ops[i];
+        if op.args_source != ArgsSource::Trace || op.kind != OpKind::Op {
+            continue;
+        }
+        let own = &g.arg_lists[op.args as usize];
+        let untyped = |a: &OpArg| matches!(a, OpArg::TensorList(l) if l.iter().any(|t| t.dtype == DType::Unknown));
+        if !own.iter().any(untyped) {
+            continue;
+        }
+        let name = g.strings.get(op.name);
+        let Some(k) = find(op).filter(|&k| records[k].name == name) else {
+            continue;
+        };
+        let rec = &records[k].args;
+        if rec.len() != own.len() {
+            continue;
+        }
+        let mut typed = own.clone();
+        let mut changed = false;
+        for (a, r) in typed.iter_mut().zip(rec) {
+            let (OpArg::TensorList(l), OpArg::TensorList(rl)) = (a, r) else {
+                continue;
+            };
+            if l.len() != rl.len() {
+                continue;
+            }
+            for (t, rt) in l.iter_mut().zip(rl) {
+                if t.dtype == DType::Unknown && rt.dtype != DType::Unknown && t.dims == rt.dims {
+                    t.dtype = rt.dtype;
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            g.arg_lists.push(typed);
+            g.ops[i].args = (g.arg_lists.len() - 1) as u32;
         }
     }
     if !unmatched.is_empty() && !trace_has_rf && by_ext.is_empty() {

@@ -188,7 +188,7 @@ pub fn build_with(g: &KernelGraph, carried_in: CarriedIn) -> Plan {
         })
         .map(|u| u.traced_ns_total)
         .sum();
-    let dataflow = place(g, &instance_order, &units, &aten_calls, carried_in);
+    let (dataflow, bound_reads) = place(g, &instance_order, &units, &aten_calls, carried_in);
     let values = super::values::assign(g, &instance_order, &aten_calls);
     // Each unit's first invocation, for its traced launch geometry.
     let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];
@@ -247,6 +247,7 @@ pub fn build_with(g: &KernelGraph, carried_in: CarriedIn) -> Plan {
         aten_calls,
         math: super::math::infer(g.graph.node_weights().map(|n| g.strings.get(n.kind.name()))),
         values,
+        bound_reads,
         kernel_geometry: g
             .units
             .iter()
@@ -382,6 +383,11 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
         ("aten::_amp_update_scale_", 1 | 2) => Zeros,
         // Powers of the betas by the step count (capturable Adam's bias correction).
         ("aten::_foreach_pow", 1) => Ones,
+        // A foreach Adam's first moments (`_foreach_lerp_(exp_avgs, grads, 1 - beta1)`), from
+        // zero as the fused optimizers' are: a moment drawn at random over a row that gets
+        // no gradient (an embedding's unused tokens) keeps a second moment of zero there,
+        // and the update m / (sqrt(v) + eps) moves that row by lr / eps on every step.
+        ("aten::_foreach_lerp_", 0) => Zeros,
         // A foreach optimizer's step counts: 0-dim tensors it increments first thing
         // (`_foreach_add_(state_steps, 1)`). From one, as for the fused optimizers: a count
         // of zero makes the bias correction 1 - beta^0 = 0 and every update infinite.
@@ -401,17 +407,18 @@ fn tensor_role(op: &str, pos: usize, t: &TensorArg) -> RegionInit {
 
 /// The arena of graph mode: parameters side by side, then activations packed by liveness
 /// over the steps ([`kc_ir::dataflow::pack_by_liveness`]), and each step's operands and
-/// results as arena offsets. `None` when the graph has no dataflow.
+/// results as arena offsets (`None` when the graph has no dataflow), and the tier-3 reads
+/// of allocated results that read the result itself ([`bound_reads`]).
 fn place(
     g: &KernelGraph,
     instance_order: &[usize],
     units: &[PlanUnit],
     aten_calls: &[Option<AtenCall>],
     carried_in: CarriedIn,
-) -> Option<PlanDataflow> {
+) -> (Option<PlanDataflow>, Vec<BoundRead>) {
     let df = &g.dataflow;
     if df.source == DataflowSource::None {
-        return None;
+        return (None, Vec::new());
     }
     let kind: Vec<StorageKind> = df.storages.iter().map(|st| st.kind).collect();
     // Lifetimes in step order; a unit the plan refused (NotReplayable) touches nothing.
@@ -693,15 +700,57 @@ fn place(
             }
         })
         .collect();
-    Some(PlanDataflow {
-        derivation: df.source.as_str().to_string(),
-        regions,
-        // The largest rank's image: every rank's regions lie inside it.
-        arena_bytes,
-        parameter_bytes,
-        peak_activation_bytes: peak,
-        steps,
-    })
+    let bound = bound_reads(g, instance_order, units, &detached);
+    (
+        Some(PlanDataflow {
+            derivation: df.source.as_str().to_string(),
+            regions,
+            // The largest rank's image: every rank's regions lie inside it.
+            arena_bytes,
+            parameter_bytes,
+            peak_activation_bytes: peak,
+            steps,
+        }),
+        bound,
+    )
+}
+
+/// The detached reads a tier-3 step makes of a result an earlier tier-3 step allocated on
+/// the same stream: libtorch hands the executor the producer's result tensor, so the reader
+/// can read it where it is, as the model did. A detached region then only serves the
+/// eager run before capture and readers of other tiers (a GEMM reading cuDNN attention's
+/// output), whose values do not steer a chain of in-place updates (an optimizer's
+/// `_foreach_pow`, `_foreach_sqrt` and the `div_`s over their results).
+fn bound_reads(
+    g: &KernelGraph,
+    instance_order: &[usize],
+    units: &[PlanUnit],
+    detached: &super::detach::Detachment,
+) -> Vec<BoundRead> {
+    let stream_of = |step: u32| {
+        let i = &g.instances[instance_order[step as usize]];
+        (i.rank, i.device, i.stream)
+    };
+    let mut v: Vec<BoundRead> = detached
+        .moved
+        .iter()
+        .filter_map(|(&(step, k), &(r, rel))| {
+            let unit = &units[g.instances[instance_order[step as usize]].unit.0 as usize];
+            let d = &detached.results[r];
+            (matches!(unit.call, UnitCall::AtenOp { .. })
+                && d.first_step < step
+                && stream_of(d.first_step) == stream_of(step))
+            .then_some(BoundRead {
+                step,
+                operand: k as u32,
+                producer_step: d.first_step,
+                output: d.output,
+                byte_offset: rel,
+            })
+        })
+        .collect();
+    v.sort_unstable_by_key(|b| (b.step, b.operand));
+    v
 }
 
 /// Whether `call` reads the tensors it writes (an in-place update such as `mul_` or an

@@ -16,9 +16,11 @@ use kc_ir::KernelGraph;
 use std::collections::HashMap;
 
 /// One detached result: the rank whose image holds it, the element type its first reader
-/// uses, the bytes its reads reach, and the steps that read it.
+/// uses, the bytes its reads reach, and the steps that read it; `first_step` is the step
+/// that allocates it, and `output` its position among that step's results.
 pub struct Detached {
     pub rank: u32,
+    pub output: u32,
     pub dtype: ElemType,
     pub bytes: u64,
     pub first_step: u32,
@@ -91,12 +93,19 @@ pub fn detach(
                 ..
             })
         );
-        for pl in p.outputs.iter().flatten() {
+        for (output, pl) in p.outputs.iter().enumerate() {
+            let Some(pl) = pl else { continue };
+            // An in-place op's results are the tensors it updated (`div_` returns `self`):
+            // a detached result it updated stays detached for the readers after it.
+            if updates && !allocates {
+                continue;
+            }
             let v = live.entry(pl.storage).or_default();
             if allocates {
                 v.retain(|(at, _)| *at != pl.offset_bytes);
                 out.results.push(Detached {
                     rank: g.instances[i].rank,
+                    output: output as u32,
                     dtype: ElemType::Unknown,
                     bytes: 0,
                     first_step: step,

@@ -69,6 +69,9 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
     // Version 7 appended a variant (`RegionKind::Detached`): a version-6 body reads as is
     // but for the recorded values, which version 8 appended.
     let no_values = envelope::encode_fragment(&values::PlanValues::default());
+    // Version 10 appended the bound reads: every older body lacks them.
+    let no_bound = envelope::encode_fragment(&Vec::<types::BoundRead>::new());
+    let no_values = [no_values, no_bound.clone()].concat();
     let with_values = |mut v: Vec<u8>| {
         v.extend_from_slice(&no_values);
         v
@@ -80,14 +83,15 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
         with_values(no_calls),
     );
     // Version 9 appended a variant (`RegionKind::CarriedIn`): a version-8 body reads as is.
-    let older: [(u32, &[u8]); 7] = [
+    let older: [(u32, &[u8]); 8] = [
         (2, &no_dataflow),
         (3, &no_binaries),
         (4, &no_geometry),
         (5, &no_calls),
         (6, &no_values),
         (7, &no_values),
-        (8, &[]),
+        (8, &no_bound),
+        (9, &no_bound),
     ];
     let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {

@@ -375,6 +375,7 @@ mod tests {
             aten_calls: Vec::new(),
             math: Default::default(),
             values: Default::default(),
+            bound_reads: Vec::new(),
         }
     }
 

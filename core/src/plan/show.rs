@@ -168,6 +168,8 @@ pub struct DataflowSummary {
     /// first reads see in regions of their own (`plan::carry`).
     pub carried_in: usize,
     pub carried_in_bytes: u64,
+    /// Tier-3 reads of an allocated result that read the result itself (`Plan::bound_reads`).
+    pub bound_reads: usize,
 }
 
 pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
@@ -202,6 +204,7 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         detached_bytes: of(RegionKind::Detached).map(|r| r.bytes).sum(),
         carried_in: of(RegionKind::CarriedIn).count(),
         carried_in_bytes: of(RegionKind::CarriedIn).map(|r| r.bytes).sum(),
+        bound_reads: plan.bound_reads.len(),
         peak_activation_bytes: df.peak_activation_bytes,
         arena_bytes: df.arena_bytes,
         operands_placed: placed,
@@ -429,8 +432,8 @@ pub fn render_text(s: &PlanSummary) -> String {
             let _ = writeln!(
                 o,
                 "  dataflow ({}): {} parameters {}, {} activations {} packed into {} \
-                 (peak live {}); {} allocated results read from their own {}; \
-                 {} storages read before the replay writes them, those reads from their own {}; \
+                 (peak live {}); {} allocated results read from their own {} \
+                 ({} tier-3 reads of them read the result itself); {} storages read before the replay writes them, those reads from their own {}; \
                  arena {}; operands placed {} of {}, tier-3 results placed {}",
                 d.derivation,
                 d.parameters,
@@ -443,6 +446,7 @@ pub fn render_text(s: &PlanSummary) -> String {
                 mib(d.peak_activation_bytes),
                 d.detached_results,
                 mib(d.detached_bytes),
+                d.bound_reads,
                 d.carried_in,
                 mib(d.carried_in_bytes),
                 mib(d.arena_bytes),

@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::binaries`] (and tier 4's [`UnitCall::Kernel`]); version 5 appended
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
 /// call, built once here) and [`Plan::math`] (the model's math modes); version 7 appended
-/// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]; version 9 appended [`RegionKind::CarriedIn`]. Version 1 plans are still read ([`PlanV1`]), versions 2-6 as
-/// plans without what later versions appended (their calls are built as they are read).
-pub const PLAN_FORMAT_VERSION: u32 = 9;
+/// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]; version 9 appended
+/// [`RegionKind::CarriedIn`]; version 10 appended [`Plan::bound_reads`]. Version 1 plans are
+/// still read ([`PlanV1`]), versions 2-9 as plans without what later versions appended
+/// (their calls are built as they are read).
+pub const PLAN_FORMAT_VERSION: u32 = 10;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
@@ -55,6 +57,7 @@ impl From<PlanV1> for Plan {
             aten_calls: Vec::new(),
             math: Default::default(),
             values: Default::default(),
+            bound_reads: Vec::new(),
         }
     }
 }
@@ -91,6 +94,23 @@ pub struct Plan {
     /// computed), per step and per unit (appended in plan format 8; empty without a values
     /// file, and in older plans).
     pub values: crate::plan::values::PlanValues,
+    /// Tier-3 reads of a result that an earlier tier-3 step allocates (an op without an
+    /// `.out` form: `_foreach_sqrt`, cuDNN attention): the executor hands the reader the
+    /// producer's own result instead of the detached region the read's place points at
+    /// (appended in plan format 10; empty in older plans, whose reads stay detached).
+    pub bound_reads: Vec<BoundRead>,
+}
+
+/// One read bound to the result it reads: operand `operand` of step `step` is the tensor
+/// at `byte_offset` inside result `output` (flattened, as the op returns its tensors) of
+/// step `producer_step`, an earlier step on the same stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoundRead {
+    pub step: u32,
+    pub operand: u32,
+    pub producer_step: u32,
+    pub output: u32,
+    pub byte_offset: u64,
 }
 
 /// A kernel launch's grid and block.
@@ -722,6 +742,20 @@ impl Plan {
                         return Err(format!("step {i}: a result lies outside the arena"));
                     }
                 }
+            }
+        }
+        for b in &self.bound_reads {
+            let unit_of = |s: u32| self.steps.get(s as usize).map(|s| s.unit as usize);
+            let ok = b.producer_step < b.step
+                && unit_of(b.producer_step).is_some()
+                && unit_of(b.step)
+                    .and_then(|u| self.units.get(u))
+                    .is_some_and(|u| (b.operand as usize) < u.slots.len());
+            if !ok {
+                return Err(format!(
+                    "bound read of step {} operand {} from step {}: out of range",
+                    b.step, b.operand, b.producer_step
+                ));
             }
         }
         for (i, s) in self.steps.iter().enumerate() {

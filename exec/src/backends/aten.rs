@@ -117,6 +117,80 @@ struct Prepared {
     values: Vec<Value>,
     /// The outputs of the eager run, written again by every out-variant invocation.
     outputs: Vec<Tensor>,
+    /// Tensors of this step that read a result an earlier step allocated
+    /// ([`kc_core::plan::types::BoundRead`]): at each invocation they become views of that
+    /// result, when it is live.
+    rebinds: Vec<Rebind>,
+}
+
+/// Where a bound read sits in a prepared call, and what it reads.
+struct Rebind {
+    /// The argument, and the position in it when it is a list.
+    arg: usize,
+    item: Option<usize>,
+    producer_step: u32,
+    output: usize,
+    byte_offset: u64,
+    input: TensorInput,
+}
+
+/// A shallow copy of an argument: tensors share their storage.
+fn shallow(v: &Value) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(t.shallow_clone()),
+        Value::Undefined => Value::Undefined,
+        Value::List(ts) => Value::List(ts.iter().map(Tensor::shallow_clone).collect()),
+        Value::OptionalList(ts) => Value::OptionalList(
+            ts.iter()
+                .map(|t| t.as_ref().map(Tensor::shallow_clone))
+                .collect(),
+        ),
+        Value::Int(n) => Value::Int(*n),
+        Value::Float(x) => Value::Float(*x),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Ints(l) => Value::Ints(l.clone()),
+        Value::Floats(l) => Value::Floats(l.clone()),
+        Value::Bools(l) => Value::Bools(l.clone()),
+        Value::Scalars(l) => Value::Scalars(l.clone()),
+        Value::Str(s) => Value::Str(s.clone()),
+        Value::Device(s) => Value::Device(s.clone()),
+        Value::None => Value::None,
+    }
+}
+
+/// A view of `result` at `byte_offset` with the reader's sizes, strides and type, when the
+/// result is a defined tensor on the replay's GPU whose bytes hold the view's furthest
+/// element.
+fn view_of_result(result: &Tensor, byte_offset: u64, t: &TensorInput) -> Option<Tensor> {
+    if !result.defined() || result.device() != Device::Cuda(device()) {
+        return None;
+    }
+    let kind = kind_of(t.dtype).ok()?;
+    // The model's reader read the tensor the producer returned, in its type: a plan that
+    // typed the read otherwise keeps the read on its detached region.
+    if result.kind() != kind {
+        return None;
+    }
+    let have = kc_ir::TensorSpec::storage_elems(&result.size(), &result.stride())
+        * result.kind().elt_size_in_bytes() as u64;
+    let need =
+        kc_ir::TensorSpec::storage_elems(&t.dims, &t.strides) * kind.elt_size_in_bytes() as u64;
+    if result.stride().iter().any(|&s| s < 0) || byte_offset.checked_add(need)? > have {
+        return None;
+    }
+    let addr = result.data_ptr() as u64 + byte_offset;
+    // SAFETY: the view's furthest element lies inside the result's bytes (checked above),
+    // and the result is kept alive (`Torch::live`) until its last reader has been issued.
+    unsafe {
+        Tensor::f_from_blob(
+            addr as *const u8,
+            &t.dims,
+            &t.strides,
+            kind,
+            Device::Cuda(device()),
+        )
+    }
+    .ok()
 }
 
 /// Tier-3 units prepared for replay: per unit on its own tensors (`None`), and per graph
@@ -132,6 +206,19 @@ pub struct Torch {
     /// (a view that overlaps itself), for the results' notes: of units' own calls, then of
     /// graph steps.
     filled: [(usize, usize); 2],
+    /// The plan's bound reads by reading step, and per producing step its last reader.
+    bound: HashMap<u32, Vec<kc_core::plan::types::BoundRead>>,
+    last_reader: HashMap<u32, u32>,
+    /// Results of producing steps, kept until their last reader is issued (inside a
+    /// capture they come from the graph's pool, as the model's did), with the capture they
+    /// were issued in: a reader binds only to a result of its own capture (or of the same
+    /// eager pass), never to one a unit captured alone left behind.
+    live: std::cell::RefCell<HashMap<u32, (u64, Vec<Tensor>)>>,
+    /// Counts the captures begun; results of another capture are never read.
+    capture_generation: std::cell::Cell<u64>,
+    /// Bound reads issued on the producer's result, and those that fell back to their
+    /// detached region (no live result, or one that does not hold the view).
+    bound_issued: std::cell::Cell<(u64, u64)>,
 }
 
 /// A tensor over plan memory at `addr`: a view with the call's sizes and strides that
@@ -338,8 +425,9 @@ fn call_op(
     }
     let name = CString::new(format!("aten::{op}")).expect("op names hold no NUL");
     let overload = CString::new(overload).expect("overload names hold no NUL");
-    const MAX_OUTS: usize = 64;
-    let mut raw: [*mut c_void; MAX_OUTS] = [std::ptr::null_mut(); MAX_OUTS];
+    // A foreach op returns one tensor per parameter.
+    const MAX_OUTS: usize = 4096;
+    let mut raw: Vec<*mut c_void> = vec![std::ptr::null_mut(); MAX_OUTS];
     let mut n = 0usize;
     let mut err = [0 as c_char; 1024];
     // SAFETY: every pointer in `args` points into `values`, `outs` or `lists`, all alive
@@ -444,6 +532,17 @@ impl Torch {
         self.values = values.clone();
     }
 
+    /// Takes the plan's bound reads (see [`Prepared::rebinds`]).
+    pub fn load_bound_reads(&mut self, reads: &[kc_core::plan::types::BoundRead]) {
+        self.bound.clear();
+        self.last_reader.clear();
+        for b in reads {
+            self.bound.entry(b.step).or_default().push(*b);
+            let last = self.last_reader.entry(b.producer_step).or_insert(b.step);
+            *last = (*last).max(b.step);
+        }
+    }
+
     pub fn load_calls(&mut self, calls: &[Option<AtenCall>]) {
         self.calls = calls
             .iter()
@@ -531,6 +630,39 @@ impl Torch {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| torch_err(name, e))?;
         self.filled[which] = filled.get();
+        // The step's placed tensors that read an allocated result of an earlier step.
+        let mut rebinds = Vec::new();
+        if let Some(reads) = step.and_then(|s| self.bound.get(&s)) {
+            for (arg, a) in call.args.iter().enumerate() {
+                let items: Vec<(Option<usize>, &TensorInput)> = match a {
+                    CallArg::Tensor(t) => vec![(None, t)],
+                    CallArg::TensorList(ts) => {
+                        ts.iter().enumerate().map(|(j, t)| (Some(j), t)).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                for (item, t) in items {
+                    let Some(k) = unit.slots.iter().position(|&s| s == t.slot) else {
+                        continue;
+                    };
+                    let recorded = self.values.for_slot(unit.id, step, t.slot).is_some();
+                    let Some(b) = reads.iter().find(|b| b.operand as usize == k) else {
+                        continue;
+                    };
+                    if recorded || addr_of(t).is_none() {
+                        continue;
+                    }
+                    rebinds.push(Rebind {
+                        arg,
+                        item,
+                        producer_step: b.producer_step,
+                        output: b.output as usize,
+                        byte_offset: b.byte_offset,
+                        input: t.clone(),
+                    });
+                }
+            }
+        }
         let mut outputs =
             call_op(&call.op, &call.overload, &values, &[]).map_err(|e| torch_err(name, e))?;
         let keep = matches!(call.outputs, aten_call::Outputs::OutVariant(_));
@@ -577,6 +709,7 @@ impl Torch {
                 call,
                 values,
                 outputs: if keep { outputs } else { Vec::new() },
+                rebinds,
             },
         );
         Ok(moved_results)
@@ -598,16 +731,97 @@ impl Torch {
                 what: "the tier-3 call",
             })?;
         set_stream(stream)?;
-        // Allocated results (ops without an out form) are dropped at once: their blocks go
-        // back to libtorch's cache (the graph's private pool under capture), and the
-        // captured kernels keep their addresses.
+        let mut live = self.live.borrow_mut();
+        if let Some(s) = step {
+            // Results whose last reader was issued go, and so do those of steps at or after
+            // this one (a pass that began again).
+            live.retain(|&p, _| p < s && self.last_reader.get(&p).is_some_and(|&l| l >= s));
+        }
+        let rebound;
+        let values = if p.rebinds.is_empty() {
+            &p.values
+        } else {
+            let mut v: Vec<Value> = p.values.iter().map(shallow).collect();
+            let (mut on_result, mut detached) = self.bound_issued.get();
+            for r in &p.rebinds {
+                let view = live
+                    .get(&r.producer_step)
+                    .filter(|(g, _)| *g == self.capture_generation.get())
+                    .and_then(|(_, outs)| outs.get(r.output))
+                    .and_then(|res| view_of_result(res, r.byte_offset, &r.input));
+                let Some(view) = view else {
+                    detached += 1;
+                    continue;
+                };
+                on_result += 1;
+                match (&mut v[r.arg], r.item) {
+                    (Value::Tensor(t), None) => *t = view,
+                    (Value::List(ts), Some(j)) => ts[j] = view,
+                    _ => {}
+                }
+            }
+            self.bound_issued.set((on_result, detached));
+            rebound = v;
+            &rebound
+        };
         let overload = match &p.call.outputs {
             aten_call::Outputs::OutVariant(o) => o.as_str(),
             _ => p.call.overload.as_str(),
         };
-        call_op(&p.call.op, overload, &p.values, &p.outputs)
-            .map(drop)
-            .map_err(|e| torch_err(&p.call.op, e))
+        let results = call_op(&p.call.op, overload, values, &p.outputs)
+            .map_err(|e| torch_err(&p.call.op, e))?;
+        // Allocated results (ops without an out form) are dropped at once unless a later
+        // step reads them: their blocks go back to libtorch's cache (the graph's private
+        // pool under capture), and the captured kernels keep their addresses.
+        if let Some(s) = step.filter(|s| self.last_reader.contains_key(s)) {
+            live.insert(s, (self.capture_generation.get(), results));
+        }
+        Ok(())
+    }
+}
+
+impl Torch {
+    /// Non-finite values in the results step `step`'s bound reads see and, with
+    /// `returned`, in those it allocated and kept for later readers, with the largest
+    /// finite magnitude.
+    fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
+        let live = self.live.borrow();
+        let mut tensors: Vec<Tensor> = live
+            .get(&step)
+            .filter(|_| returned)
+            .map(|(_, outs)| outs.iter().map(Tensor::shallow_clone).collect())
+            .unwrap_or_default();
+        if let Some(p) = self
+            .units
+            .iter()
+            .find_map(|((_, s), p)| (*s == Some(step)).then_some(p))
+        {
+            for r in &p.rebinds {
+                if let Some(v) = live
+                    .get(&r.producer_step)
+                    .and_then(|(_, outs)| outs.get(r.output))
+                    .and_then(|res| view_of_result(res, r.byte_offset, &r.input))
+                {
+                    tensors.push(v);
+                }
+            }
+        }
+        let (mut bad, mut largest) = (0u64, 0f64);
+        for t in tensors
+            .iter()
+            .filter(|t| t.defined() && t.is_floating_point())
+        {
+            let finite = t.isfinite();
+            bad += i64::try_from(finite.logical_not().sum(Kind::Int64)).unwrap_or(0) as u64;
+            let kept = t
+                .to_kind(Kind::Float)
+                .abs()
+                .where_self(&finite, &Tensor::from(0f32).to_device(t.device()));
+            if let Ok(m) = f64::try_from(kept.max()) {
+                largest = largest.max(m);
+            }
+        }
+        (bad, largest)
     }
 }
 
@@ -655,9 +869,19 @@ impl super::Backend for Aten {
         true
     }
 
+    fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
+        self.torch.nonfinite_outside_image(step, returned)
+    }
+
     fn take_notes(&mut self) -> Vec<String> {
         let filled = std::mem::take(&mut self.torch.filled);
         let source = &self.torch.values.source;
+        let (on_result, detached) = self.torch.bound_issued.take();
+        let bound = (on_result + detached > 0).then(|| {
+            format!(
+                "allocated results: {on_result} tier-3 reads issued on the result the earlier step allocated, {detached} on its detached region (no live result that holds the read)"
+            )
+        });
         filled
             .iter()
             .zip(["units' own calls", "graph steps"])
@@ -673,6 +897,7 @@ impl super::Backend for Aten {
                 }
                 note
             })
+            .chain(bound)
             .collect()
     }
 
@@ -683,6 +908,7 @@ impl super::Backend for Aten {
     ) -> Result<(), ExecError> {
         self.torch.load_calls(&plan.aten_calls);
         self.torch.load_values(&plan.values);
+        self.torch.load_bound_reads(&plan.bound_reads);
         // SAFETY: sets two flags of libtorch's global context; no tensor is in flight.
         unsafe {
             kc_set_math(
@@ -736,6 +962,11 @@ impl super::Backend for Aten {
         if !self.torch.is_active() {
             return Ok(None);
         }
+        // Results kept for readers of an earlier capture or pass go back to libtorch
+        // (to their graph's private pool, whose addresses that graph keeps).
+        self.torch.live.borrow_mut().clear();
+        let g = &self.torch.capture_generation;
+        g.set(g.get() + 1);
         // SAFETY: stream 0 is live and not capturing (captures never nest).
         let handle = unsafe { capture_begin(super::stream_ptr(dev, 0))? };
         Ok(Some(crate::device::CaptureOwner {

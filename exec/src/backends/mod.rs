@@ -85,6 +85,13 @@ pub trait Backend {
     fn take_notes(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// Non-finite values (count, largest finite magnitude) in what graph step `step` reads
+    /// outside the memory image (results an earlier op allocated, read where they are) and,
+    /// with `returned`, in what it allocated for later readers: for the diagnosis, which
+    /// otherwise sees only the image.
+    fn nonfinite_outside_image(&self, _step: u32, _returned: bool) -> (u64, f64) {
+        (0, 0.0)
+    }
 }
 
 /// The device core with its back ends. Back ends drop before the core (they use its
@@ -256,6 +263,15 @@ impl Gpu {
         };
         captured?;
         graph
+    }
+
+    /// Every back end's count of non-finite values outside the image for `step` (see
+    /// [`Backend::nonfinite_outside_image`]).
+    pub fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
+        self.backends
+            .iter()
+            .map(|b| b.nonfinite_outside_image(step, returned))
+            .fold((0, 0f64), |(n, l), (m, k)| (n + m, l.max(k)))
     }
 
     /// Every back end's notes (e.g. which cuBLASLt algorithm launches the traced kernel).

@@ -13,7 +13,8 @@ use kc_core::plan::types::{ElemType, Plan, PlanDataflow, PlanUnit, Step};
 /// starting values, and names the first `limit` steps that leave non-finite values in a
 /// place they read or write while every value there was finite before them: where a NaN
 /// chain starts, as opposed to the steps that only carry it on. Values are sampled as in
-/// the self-check (a 64 KiB sample spread over each place).
+/// the self-check (16 windows spread over each place); what a step reads or allocates
+/// outside the image (results read where an op allocated them) is counted whole.
 pub(super) fn nonfinite_producers(
     plan: &Plan,
     df: &PlanDataflow,
@@ -54,7 +55,11 @@ pub(super) fn nonfinite_producers(
             }
             Ok((n, largest))
         };
-        let (before, largest_before) = bad(gpu)?;
+        let (mut before, mut largest_before) = bad(gpu)?;
+        // What the step reads outside the image (results earlier steps allocated).
+        let (outside, outside_largest) = gpu.nonfinite_outside_image(i as u32, false);
+        before += outside;
+        largest_before = largest_before.max(outside_largest);
         gpu.enqueue(
             unit,
             0,
@@ -64,7 +69,9 @@ pub(super) fn nonfinite_producers(
             },
         )?;
         gpu.synchronize()?;
-        let (after, _) = bad(gpu)?;
+        let (mut after, _) = bad(gpu)?;
+        // And what it returned outside the image for later readers.
+        after += gpu.nonfinite_outside_image(i as u32, true).0;
         if before == 0 && after > 0 {
             found.push(format!(
                 "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before (largest magnitude before: {largest_before:.3e})",

@@ -81,6 +81,8 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         Err(e) => return Err(e),
     };
+    // What the capture issued (tier-3 reads bound to the results they read).
+    notes.extend(gpu.take_notes());
     // Every timed phase starts from the image's starting values: a training step updates
     // its own state (parameters, moments, running statistics) on every replay, and the
     // eager preparation above already ran each step once.
