@@ -541,3 +541,19 @@ fn collective_calls_are_built_and_validated_for_the_job() {
     }
     assert_eq!(CollectiveKind::of("wait"), None);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// A bound read is accepted exactly when it names an operand of its step and an earlier
+    /// producing step; any other is refused as the plan is read, never followed.
+    #[test]
+    fn bound_reads_out_of_range_are_refused(step in 0u32..400, operand in 0u32..8, producer in 0u32..400) {
+        static PLAN: std::sync::OnceLock<Plan> = std::sync::OnceLock::new();
+        let mut p = PLAN.get_or_init(|| plan_of("bloom560m_seq5")).clone();
+        let slots = p.steps.get(step as usize).map_or(0, |s| p.units[s.unit as usize].slots.len());
+        let ok = producer < step && (step as usize) < p.steps.len() && (operand as usize) < slots;
+        p.bound_reads = vec![BoundRead { step, operand, producer_step: producer, output: 0, byte_offset: 0 }];
+        let bytes = plan::encode(&p).unwrap();
+        prop_assert_eq!(plan::decode(&bytes, "p").is_ok(), ok);
+    }
+}

@@ -804,4 +804,20 @@ mod tests {
             RegionInit::Ones
         );
     }
+
+    /// The first moments a foreach Adam lerps towards the gradients start from zero, as
+    /// the fused optimizers' do; the gradients it reads keep drawn values.
+    #[test]
+    fn a_foreach_adams_first_moments_start_from_zero() {
+        let t = tensor(&[151936, 896]);
+        assert_eq!(
+            tensor_role("aten::_foreach_lerp_", 0, &t),
+            RegionInit::Zeros
+        );
+        assert_eq!(
+            tensor_role("aten::_foreach_lerp_", 1, &t),
+            RegionInit::Uniform
+        );
+        assert_eq!(tensor_role("aten::_fused_adamw_", 2, &t), RegionInit::Zeros);
+    }
 }
