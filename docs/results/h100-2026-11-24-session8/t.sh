@@ -1,0 +1,62 @@
+#!/bin/bash
+# Issue 24 D5: training steps captured and replayed in the same call, this binary against the
+# previous (ecd8d41): list tensors typed by the ET, Kineto's scalars kept (AdamW eps), reads of
+# allocated results bound to the results, foreach first moments from zero.
+set -u
+T=/opt/torch/.venv/lib/python3.12/site-packages
+export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
+for b in kc-d5 kc-b; do xz -dkf .device/bin/$b.xz; chmod +x .device/bin/$b; done
+PREV=$PWD/.device/bin/kc-d5
+export KC=$PWD/.device/bin/kc-b PYTHON=/opt/torch/.venv/bin/python
+P=${1:?part}; R=$OUT/$P; mkdir -p $R
+nvidia-smi --query-gpu=name,serial,driver_version --format=csv > $R/gpu.csv 2>&1
+ex() { # BINARY PLAN TAG
+  local s=$(date +%s)
+  timeout 150 $1 exec $2 --runs 100 --energy-window 1 --energy-repeats 3 --verify -o $R/$3.graph.json > $R/$3.graph.log 2>&1
+  echo "$3: rc=$? $(( $(date +%s) - s )) s $(grep -o 'non-finite values [0-9.]* %' $R/$3.graph.log)" >> $R/summary.txt
+}
+prep() { # BINARY TRACE TAG INGEST-ARGS...
+  local b=$1 t=$2 tag=$3; shift 3
+  $b ingest $t "$@" -o $R/$tag.kcir > /dev/null 2>$R/$tag.ingest.err
+  $b lower --tiers $R/$tag.kcir -o $R/$tag.lowered.kcir > /dev/null 2>&1
+  rm -f $R/$tag.kcir
+}
+cap() { # NAME CAPTURE-ARGS
+  local n=$1; shift; local s=$(date +%s)
+  out=$R name=$n py=$PYTHON here=$PWD
+  . tools/capture_inputs.sh "$@"
+  echo "captured $n: $(( $(date +%s) - s )) s" >> $R/summary.txt
+  prep $KC $R/$n.pt.trace.json.gz $n "${inputs[@]}"
+  $KC plan $R/$n.lowered.kcir -o $R/$n.own.kcplan > /dev/null 2>&1
+  $KC plan show $R/$n.own.kcplan > $R/$n.own.planshow.txt 2>&1
+  ex $KC $R/$n.own.kcplan $n.own
+  timeout 150 $KC exec $R/$n.own.kcplan --isolated --cache context --no-energy -o $R/$n.isolated.json > $R/$n.isolated.log 2>&1
+  $KC report $R/$n.own.graph.json --isolated $R/$n.isolated.json --plan $R/$n.own.kcplan --reference $R/reference.json --reference-entry $n -o $R/$n.report > /dev/null 2>&1
+  if [ -z "${NOPREV:-}" ]; then
+    prep $PREV $R/$n.pt.trace.json.gz $n.prev "${inputs[@]}"
+    $PREV plan $R/$n.prev.lowered.kcir -o $R/$n.prev.kcplan > /dev/null 2>&1
+    ex $PREV $R/$n.prev.kcplan $n.prev
+  fi
+  rm -f $R/*.kcplan $R/*.lowered.kcir
+}
+case $P in
+t1)
+  cap qwen2_2l_train_foreachadamw_b4s256 --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach
+  cap gpt2_4l_train_b4s256 --model gpt2 --layers 4 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+  cap mixtral2l_train_b2s256 --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256 --mode train --dtype bf16 --optimizer adamw-fused
+  ;;
+t2)  # the other families of the issue's proof, this binary only
+  export NOPREV=1
+  cap llama2l_train_fusedadamw_b4s256 --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+  cap resnet18_train_sgdm_b32_cl --model resnet18 --mode train --optimizer sgd-momentum --batch 32 --dtype bf16 --channels-last
+  cap swin_t_b16 --model swin_t --batch 16
+  cap vit_b16_fp32_tf32_b16 --model vit_b_16 --dtype fp32 --tf32 --batch 16
+  ;;
+t3)
+  export NOPREV=1
+  cap mixtral2l_b2s256 --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256
+  cap t5_b8s256_fp32tf32 --model t5 --batch 8 --seq 256 --dtype fp32 --tf32
+  cap qwen2_2l_decode_b16 --model qwen2 --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+  ;;
+esac
+cd $OUT && tar cJf $P.txz --exclude="$P/*.pt.trace.json.gz" --exclude="$P/*.et.json.gz" --exclude="$P/*.values.bin" --exclude="$P/*kernels*.json" $P
