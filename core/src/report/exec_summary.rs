@@ -78,8 +78,7 @@ pub fn render(r: &Results) -> String {
                 f.kernel_span_us,
                 f.aligned_traced_us,
                 f.aligned_in_context_us,
-                f.step_median_abs_error_pct
-                    .map_or("-".to_string(), |x| format!("{x:.1} %"))
+                crate::report::render::step_medians(f)
             );
             if f.kernels_geometry_known > 0 {
                 let _ = writeln!(

@@ -88,6 +88,11 @@ pub struct Fidelity {
     pub kernel_span_us: f64,
     /// Median over aligned steps of |in-context / traced − 1|, percent.
     pub step_median_abs_error_pct: Option<f64>,
+    /// The same median with each step weighted by its traced time: half the traced time
+    /// lies in steps at most this far off. The plain median counts a 3 us kernel as much as
+    /// a 3 ms one, and short kernels are the ones a few hundred nanoseconds move by percents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_time_weighted_median_abs_error_pct: Option<f64>,
     /// Units weighing most in |in-context − traced|, worst first (at most 10).
     pub worst_units: Vec<UnitFidelity>,
     /// Every unit with aligned steps, by unit id: its kernels' in-context time in the
@@ -203,6 +208,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         ..Default::default()
     };
     let mut errors = Vec::new();
+    let mut weighted = Vec::new();
     let mut per_unit: std::collections::BTreeMap<u32, (String, Vec<f64>, f64, f64)> =
         Default::default();
     let mut at = 0usize;
@@ -298,6 +304,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         if traced > 0.0 {
             let e = (in_context / traced - 1.0) * 100.0;
             errors.push(e.abs());
+            weighted.push((e.abs(), traced));
             let u = per_unit
                 .entry(s.unit)
                 .or_insert_with(|| (s.label.to_string(), Vec::new(), 0.0, 0.0));
@@ -307,6 +314,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         }
     }
     f.step_median_abs_error_pct = median(&mut errors);
+    f.step_time_weighted_median_abs_error_pct = weighted_median(&mut weighted);
     let mut units: Vec<UnitFidelity> = per_unit
         .into_iter()
         .map(|(unit, (label, mut e, t, c))| UnitFidelity {
@@ -332,6 +340,17 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
 
 fn dur_us(r: &KernelRecord) -> f64 {
     r.end_ns.saturating_sub(r.start_ns) as f64 / 1000.0
+}
+
+/// The smallest value at which the values up to it hold at least half the total weight.
+fn weighted_median(v: &mut [(f64, f64)]) -> Option<f64> {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    let mut acc = 0.0;
+    v.iter().find_map(|&(e, w)| {
+        acc += w;
+        (acc >= total / 2.0).then_some(e)
+    })
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -406,6 +425,17 @@ mod tests {
         );
     }
 
+    /// Many short steps far off and one long step close: the plain median is the short
+    /// steps', the weighted one the long step's.
+    #[test]
+    fn the_time_weighted_median_is_where_half_the_traced_time_lies() {
+        let mut v = [(5.0, 1.0), (4.0, 1.0), (4.5, 1.0), (1.0, 10.0)];
+        assert_eq!(weighted_median(&mut v), Some(1.0));
+        let mut plain = v.map(|x| x.0);
+        assert_eq!(median(&mut plain), Some(4.25));
+        assert_eq!(weighted_median(&mut []), None);
+    }
+
     #[test]
     fn records_align_to_steps_in_capture_order() {
         let steps = [
@@ -454,6 +484,8 @@ mod tests {
         assert!((f.aligned_traced_us - 22.0).abs() < 1e-9);
         // |errors|: 10 %, 20 %, 10 % -> median 10 %.
         assert!((f.step_median_abs_error_pct.unwrap() - 10.0).abs() < 1e-9);
+        // Weighted by traced time (10, 2 and 10 us) the 20 % step weighs least.
+        assert!((f.step_time_weighted_median_abs_error_pct.unwrap() - 10.0).abs() < 1e-9);
         assert_eq!(f.worst_units[0].label, "aten::add");
         assert!(f.cut.is_none());
     }

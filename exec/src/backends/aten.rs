@@ -178,19 +178,9 @@ fn view_of_result(result: &Tensor, byte_offset: u64, t: &TensorInput) -> Option<
     if result.stride().iter().any(|&s| s < 0) || byte_offset.checked_add(need)? > have {
         return None;
     }
-    let addr = result.data_ptr() as u64 + byte_offset;
     // SAFETY: the view's furthest element lies inside the result's bytes (checked above),
     // and the result is kept alive (`Torch::live`) until its last reader has been issued.
-    unsafe {
-        Tensor::f_from_blob(
-            addr as *const u8,
-            &t.dims,
-            &t.strides,
-            kind,
-            Device::Cuda(device()),
-        )
-    }
-    .ok()
+    unsafe { view_at(t, result.data_ptr() as u64 + byte_offset) }.ok()
 }
 
 /// Tier-3 units prepared for replay: per unit on its own tensors (`None`), and per graph
@@ -221,12 +211,15 @@ pub struct Torch {
     bound_issued: std::cell::Cell<(u64, u64)>,
 }
 
-/// A tensor over plan memory at `addr`: a view with the call's sizes and strides that
-/// owns nothing (the arena outlives every prepared call).
-fn placed_tensor(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
+/// A tensor over device memory at `addr`: a view with the call's sizes, strides and type
+/// that owns nothing.
+///
+/// # Safety
+/// The bytes from `addr` hold the view's furthest element and stay allocated while the
+/// view (or a call captured with it) is used.
+unsafe fn view_at(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
     let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
-    // SAFETY: `addr` is inside the arena, which the plan sized to hold this operand's
-    // furthest element; the arena lives until the Gpu drops, after every prepared call.
+    // SAFETY: as the caller guarantees.
     unsafe {
         Tensor::f_from_blob(
             addr as *const u8,
@@ -606,7 +599,10 @@ impl Torch {
                 return Ok(tensor);
             }
             match addr_of(t) {
-                Some(a) => placed_tensor(t, a),
+                // SAFETY: `a` is inside the arena, which the plan sized to hold this
+                // operand's furthest element; the arena lives until the Gpu drops, after
+                // every prepared call.
+                Some(a) => unsafe { view_at(t, a) },
                 None => make_tensor(t),
             }
         };
