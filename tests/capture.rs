@@ -1,7 +1,8 @@
 //! `kc ingest GRAPH --capture CAPTURE --shapes CAPTURE_ET` on a committed pair recorded in
 //! one run (fixtures/capture): every kernel the graph replays takes the op that launched it
 //! during the capture, with the capture's shapes and tensors, so the whole graph replays
-//! over its own memory image; a capture of another graph is refused with both counts.
+//! over its own memory image; a capture of another graph is refused with both counts; the
+//! values recorded for the capture's ops go with every replay's copy of them.
 
 use kc::plan::types::PlanTier;
 use kc_ir::LinkStatus;
@@ -84,4 +85,54 @@ fn a_trace_whose_kernels_ran_is_no_capture() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("holds no launch"), "{e}");
+}
+
+/// `--values` keyed by the capture ET's nodes (capture.py writes NAME_capture.values.bin):
+/// every graph replay's copy of the op takes the recorded indices, so a replay gathers the
+/// rows the captured program gathered.
+#[test]
+fn a_captures_recorded_values_go_with_every_replay_of_its_ops() {
+    // The token embedding's index_select (capture ET node 21) reads four token ids.
+    let ids: Vec<u8> = [7i64, 700, 7000, 50000]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let header = serde_json::json!({"format": "kc values 1", "tensors": [
+        {"node": 21, "input": 2, "element": null, "dtype": "int64", "shape": [4],
+         "offset": 0, "bytes": ids.len()}]})
+    .to_string();
+    let mut file = b"KCVALUE1".to_vec();
+    file.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&ids);
+    let dir = std::env::temp_dir().join(format!("kc-capture-values-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let values = dir.join("capture.values.bin");
+    std::fs::write(&values, &file).unwrap();
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(fixture("gpt2s4l_decode_b4_capture.et.json.gz")),
+        capture: Some(fixture("gpt2s4l_decode_b4_capture.pt.trace.json.gz")),
+        values: Some(values),
+        ..Default::default()
+    };
+    let (mut g, _) =
+        kc::ingest::ingest(&[fixture("gpt2s4l_decode_b4.pt.trace.json.gz")], &opts).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        g.recorded_values.inputs.len(),
+        3,
+        "one copy per graph replay"
+    );
+    kc::lower::lower(&mut g).unwrap();
+    let p = kc::plan::build::build(&g);
+    p.check().unwrap();
+    let with_ids: Vec<u32> = (0..p.steps.len() as u32)
+        .filter(|&s| {
+            let u = &p.units[p.steps[s as usize].unit as usize];
+            u.slots
+                .iter()
+                .any(|&slot| p.values.for_slot(u.id, Some(s), slot) == Some(&ids[..]))
+        })
+        .collect();
+    assert_eq!(with_ids.len(), 3, "the embedding's step of each replay");
 }

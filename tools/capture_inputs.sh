@@ -14,6 +14,8 @@ inputs=()
 if [ -f "$out/${name}_capture.pt.trace.json.gz" ]; then
     inputs=(--capture "$out/${name}_capture.pt.trace.json.gz")
     [ -f "$out/${name}_capture.et.json.gz" ] && inputs+=(--shapes "$out/${name}_capture.et.json.gz")
+    # Its integer tensors' values, keyed by the capture ET's nodes.
+    [ -f "$out/${name}_capture.et.json.gz" ] && [ -f "$out/${name}_capture.values.bin" ] && inputs+=(--values "$out/${name}_capture.values.bin")
 fi
 [ -f "$out/$name.inductor_cache.tar.gz" ] && inputs+=(--inductor-cache "$out/$name.inductor_cache.tar.gz")
 true

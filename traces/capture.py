@@ -25,6 +25,11 @@ Writes into DIR:
                           launched by cudaGraphLaunch, no ops), and these are the eager
                           trace of the same step that lends them their ops
                           (kc ingest NAME... --eager NAME_eager...)
+  NAME_capture.pt.trace.json.gz, NAME_capture.et.json.gz, NAME_capture.values.bin  with
+                          --cuda-graph: the profiled capture of that graph (kc ingest NAME...
+                          --capture ... --shapes ...), and the values its integer and boolean
+                          tensors held, from one eager run of the step as the capture sees it,
+                          keyed by the capture ET's node ids (--values)
   reference.json          eager and CUDA-graph time per iteration (CUDA events, median/
                           min/max over 50 runs after 10 warm-ups) and NVML energy per run
                           (total-energy counter over a >= 2 s loop), like
@@ -796,11 +801,19 @@ def main():
             twin_gz, twin_et = profile(step, f"{twin}_eager", a)
         # The graph whose replays are profiled is the one whose capture is profiled.
         g, cap_gz, cap_et = profile_capture(step, f"{twin}_capture", a)
+        # The values the captured program's integer tensors hold (indices, routing): from
+        # one eager run of the step as the capture sees it, keyed by the capture ET's nodes.
+        if cap_et and not a.no_values:
+            try:
+                with capturing_as_seen_by_python():
+                    extra["values"] = record_values(step, f"{twin}_capture", a, cap_et)
+            except Exception as e:  # the capture and its ET stand without the values
+                extra["values"] = {"error": repr(e)}
         trace_gz, et_gz = profile(g.replay, name, a, with_et=False)
-        extra = {"eager_twin": os.path.basename(twin_gz), "eager_twin_execution_trace": twin_et and os.path.basename(twin_et),
+        extra.update({"eager_twin": os.path.basename(twin_gz), "eager_twin_execution_trace": twin_et and os.path.basename(twin_et),
                  "capture_trace": os.path.basename(cap_gz),
                  "capture_execution_trace": cap_et and os.path.basename(cap_et),
-                 "trace_holds": "CUDA-graph replays of the step"}
+                 "trace_holds": "CUDA-graph replays of the step"})
     else:
         trace_gz, et_gz = profile(step, name, a)
         if et_gz and not a.no_values:

@@ -18,6 +18,36 @@ use crate::diag::Diagnostics;
 use kc_ir::{Interner, KernelGraph, LinkStatus, NodeId, NodeKind, OpId};
 use std::collections::HashMap;
 
+/// The recorded values of the capture's ops (`--values` keyed by the capture ET's nodes)
+/// go with every copy of those ops, so a graph replay's integer tensors hold what the
+/// captured program's did.
+fn lend_values(graph: &mut KernelGraph, capture: &KernelGraph, lent: &[(OpId, OpId)]) {
+    let rv = &capture.recorded_values;
+    if rv.is_empty() {
+        return;
+    }
+    let mut of_op: HashMap<OpId, Vec<&kc_ir::values::RecordedInput>> = HashMap::new();
+    for r in &rv.inputs {
+        of_op.entry(r.op).or_default().push(r);
+    }
+    let mut inputs: Vec<kc_ir::values::RecordedInput> = lent
+        .iter()
+        .flat_map(|&(cop, op)| {
+            of_op.get(&cop).into_iter().flatten().map(move |r| {
+                let mut r = (*r).clone();
+                r.op = op;
+                r
+            })
+        })
+        .collect();
+    inputs.sort_by_key(|r| (r.op, r.input, r.element));
+    graph.recorded_values = kc_ir::values::RecordedValues {
+        source: rv.source.clone(),
+        blobs: rv.blobs.clone(),
+        inputs,
+    };
+}
+
 /// The name given to a launch recorded during a capture (the trace does not name the
 /// kernel: it did not run).
 pub const CAPTURED_LAUNCH: &str = "(launched during capture)";
@@ -135,6 +165,8 @@ pub fn link_from_capture(
         ..Default::default()
     };
     let mut streams_seen = 1usize;
+    // Each captured op and its copies, for the values the capture's ops hold.
+    let mut lent: Vec<(OpId, OpId)> = Vec::new();
     for &rank in &ranks {
         for (it, ids) in iterations_of(graph, rank).iter().enumerate() {
             let replayed: Vec<NodeId> = ids
@@ -176,7 +208,9 @@ pub fn link_from_capture(
                         continue;
                     };
                     let op = *copy_of.entry(cop).or_insert_with(|| {
-                        lend_op(graph, capture, cop, rank, &mut arg_list_of, true)
+                        let op = lend_op(graph, capture, cop, rank, &mut arg_list_of, true);
+                        lent.push((cop, op));
+                        op
                     });
                     matches.push((gid, op));
                 }
@@ -185,6 +219,7 @@ pub fn link_from_capture(
         }
     }
     graph.compiled_launches.sort_by_key(|l| l.op);
+    lend_values(graph, capture, &lent);
     for &(gid, op) in &matches {
         let n = &mut graph.graph[gid];
         n.op = Some(op);

@@ -453,10 +453,10 @@ pub fn ingest(
     }
     let mut graph = build::build(inputs, strings, &mut diags);
     if let Some(v) = &opts.values {
-        if opts.shapes.is_none() || opts.capture.is_some() {
+        if opts.shapes.is_none() {
             return Err(IngestError::Input {
                 path: v.display().to_string(),
-                message: "recorded values name the nodes of the Execution Trace they were recorded with: give that trace with --shapes (values are not read with --capture)".into(),
+                message: "recorded values name the nodes of the Execution Trace they were recorded with: give that trace with --shapes (with --capture, the capture's)".into(),
             });
         }
     }
@@ -499,6 +499,8 @@ pub fn ingest(
     if let Some(capture_path) = &opts.capture {
         let capture_opts = IngestOptions {
             shapes: opts.shapes.clone(),
+            // Keyed by the capture ET's nodes: they go with the capture's ops.
+            values: opts.values.clone(),
             is_capture: true,
             progress: opts.progress,
             ..Default::default()
