@@ -65,10 +65,16 @@ impl Device {
             let r = cu::cuGraphInstantiateWithFlags(&mut exec, g, 0);
             let mut nodes = 0usize;
             cu::cuGraphGetNodes(g, std::ptr::null_mut(), &mut nodes);
+            let node_kinds = node_kinds(g, nodes);
             if owner.is_none() {
                 cu::cuGraphDestroy(g);
             }
-            let graph = Graph { exec, nodes, owner };
+            let graph = Graph {
+                exec,
+                nodes,
+                node_kinds,
+                owner,
+            };
             cu_err(r, "cuGraphInstantiate")?;
             Ok(graph)
         }
@@ -138,9 +144,53 @@ impl Device {
 }
 
 /// An instantiated CUDA graph.
+/// The nodes of `g` (`n` of them) counted by kind, most first.
+///
+/// # Safety
+/// `g` is a live graph with `n` nodes.
+unsafe fn node_kinds(g: cu::CUgraph, n: usize) -> Vec<(&'static str, usize)> {
+    use cu::CUgraphNodeType as T;
+    let mut nodes: Vec<cu::CUgraphNode> = vec![std::ptr::null_mut(); n];
+    let mut got = n;
+    // SAFETY: `nodes` holds room for the `n` nodes the caller counted.
+    if n == 0 || unsafe { cu::cuGraphGetNodes(g, nodes.as_mut_ptr(), &mut got) }
+        != cu::CUresult::CUDA_SUCCESS
+    {
+        return Vec::new();
+    }
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for &node in &nodes[..got.min(n)] {
+        let mut t = T::CU_GRAPH_NODE_TYPE_EMPTY;
+        // SAFETY: `node` belongs to the live graph `g`.
+        if unsafe { cu::cuGraphNodeGetType(node, &mut t) } != cu::CUresult::CUDA_SUCCESS {
+            continue;
+        }
+        let kind = match t {
+            T::CU_GRAPH_NODE_TYPE_KERNEL => "kernel",
+            T::CU_GRAPH_NODE_TYPE_MEMCPY => "memcpy",
+            T::CU_GRAPH_NODE_TYPE_MEMSET => "memset",
+            T::CU_GRAPH_NODE_TYPE_HOST => "host",
+            T::CU_GRAPH_NODE_TYPE_GRAPH => "child graph",
+            T::CU_GRAPH_NODE_TYPE_EMPTY => "empty",
+            T::CU_GRAPH_NODE_TYPE_WAIT_EVENT => "event wait",
+            T::CU_GRAPH_NODE_TYPE_EVENT_RECORD => "event record",
+            T::CU_GRAPH_NODE_TYPE_MEM_ALLOC => "memory allocation",
+            T::CU_GRAPH_NODE_TYPE_MEM_FREE => "memory free",
+            _ => "other",
+        };
+        *counts.entry(kind).or_default() += 1;
+    }
+    let mut v: Vec<_> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v
+}
+
 pub struct Graph {
     exec: cu::CUgraphExec,
     pub nodes: usize,
+    /// The captured graph's nodes by kind ("kernel", "memcpy", "event record", ...), most
+    /// first: what the replay runs besides kernels.
+    pub node_kinds: Vec<(&'static str, usize)>,
     /// The back end that captured it (libtorch's CUDAGraph, which owns the captured graph
     /// and the memory pool of the ops that allocated inside it); `None` when kc did.
     owner: Option<CaptureOwner>,

@@ -160,9 +160,15 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         memory_image,
         fidelity,
     });
+    let kinds: Vec<String> = graph
+        .node_kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
     notes.push(format!(
-        "graph mode: captured graph has {} nodes",
-        graph.nodes
+        "graph mode: captured graph has {} nodes ({})",
+        graph.nodes,
+        kinds.join(", ")
     ));
     results.units = plan
         .units
