@@ -153,8 +153,9 @@ unsafe fn node_kinds(g: cu::CUgraph, n: usize) -> Vec<(&'static str, usize)> {
     let mut nodes: Vec<cu::CUgraphNode> = vec![std::ptr::null_mut(); n];
     let mut got = n;
     // SAFETY: `nodes` holds room for the `n` nodes the caller counted.
-    if n == 0 || unsafe { cu::cuGraphGetNodes(g, nodes.as_mut_ptr(), &mut got) }
-        != cu::CUresult::CUDA_SUCCESS
+    if n == 0
+        || unsafe { cu::cuGraphGetNodes(g, nodes.as_mut_ptr(), &mut got) }
+            != cu::CUresult::CUDA_SUCCESS
     {
         return Vec::new();
     }

@@ -12,7 +12,7 @@ use super::{status_of, unit_row, units_bar, Energy, Replay};
 use crate::backends::{At, Gpu};
 use crate::{CachePolicy, ExecError, ExecOptions};
 use kc_core::plan::schedule;
-use kc_core::plan::types::{Plan, PlanUnit};
+use kc_core::plan::types::{Plan, PlanUnit, UnitCall};
 use kc_core::results::stats::Stats;
 use kc_core::results::*;
 use std::collections::HashMap;
@@ -207,6 +207,25 @@ fn measure_unit(
         }
         Ok(())
     })?;
+    // Nodes besides kernels in a unit that is not itself a copy or fill (a library's
+    // fills, copies or stream-ordered allocations under capture): named, for the first
+    // units that have them.
+    let copy_or_fill = matches!(u.call, UnitCall::Memcpy { .. } | UnitCall::Memset { .. });
+    let others: Vec<String> = graph
+        .node_kinds
+        .iter()
+        .filter(|(k, _)| *k != "kernel" && !copy_or_fill)
+        .map(|(k, n)| format!("{} {k}", fmt_per(*n, unroll)))
+        .collect();
+    const NODE_NOTE: &str = "its graph holds, per invocation,";
+    if !others.is_empty() && notes.iter().filter(|n| n.contains(NODE_NOTE)).count() < 12 {
+        notes.push(format!(
+            "unit {} {}: {NODE_NOTE} {} besides its kernels",
+            u.id,
+            u.label,
+            others.join(", ")
+        ));
+    }
     for _ in 0..2 {
         gpu.launch(&graph)?;
     }
@@ -299,4 +318,14 @@ fn measure_unit(
     row.measured_end_unix_ms = Some(timed_end);
     row.launches_verified = launches_verified;
     Ok(row)
+}
+
+/// `n` nodes over `unroll` invocations, per invocation ("1", "0.5").
+fn fmt_per(n: usize, unroll: u32) -> String {
+    let per = n as f64 / f64::from(unroll.max(1));
+    if per.fract() == 0.0 {
+        format!("{per:.0}")
+    } else {
+        format!("{per:.2}")
+    }
 }
