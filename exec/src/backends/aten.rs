@@ -740,12 +740,7 @@ impl Torch {
             let mut v: Vec<Value> = p.values.iter().map(shallow).collect();
             let (mut on_result, mut detached) = self.bound_issued.get();
             for r in &p.rebinds {
-                let view = live
-                    .get(&r.producer_step)
-                    .filter(|(g, _)| *g == self.capture_generation.get())
-                    .and_then(|(_, outs)| outs.get(r.output))
-                    .and_then(|res| view_of_result(res, r.byte_offset, &r.input));
-                let Some(view) = view else {
+                let Some(view) = self.bound_view(&live, r) else {
                     detached += 1;
                     continue;
                 };
@@ -777,30 +772,27 @@ impl Torch {
 }
 
 impl Torch {
-    /// Non-finite values in the results step `step`'s bound reads see and, with
-    /// `returned`, in those it allocated and kept for later readers, with the largest
-    /// finite magnitude.
-    fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
+    /// The view a bound read takes of its producer's result, when that result is live and
+    /// of this capture (or eager pass) and holds the read.
+    fn bound_view(&self, live: &HashMap<u32, (u64, Vec<Tensor>)>, r: &Rebind) -> Option<Tensor> {
+        live.get(&r.producer_step)
+            .filter(|(g, _)| *g == self.capture_generation.get())
+            .and_then(|(_, outs)| outs.get(r.output))
+            .and_then(|res| view_of_result(res, r.byte_offset, &r.input))
+    }
+
+    /// Non-finite values in the results step `step` of `unit` reads through its bound
+    /// reads and, with `returned`, in those it allocated and kept for later readers, with
+    /// the largest finite magnitude.
+    fn nonfinite_outside_image(&self, unit: u32, step: u32, returned: bool) -> (u64, f64) {
         let live = self.live.borrow();
         let mut tensors: Vec<Tensor> = live
             .get(&step)
             .filter(|_| returned)
             .map(|(_, outs)| outs.iter().map(Tensor::shallow_clone).collect())
             .unwrap_or_default();
-        if let Some(p) = self
-            .units
-            .iter()
-            .find_map(|((_, s), p)| (*s == Some(step)).then_some(p))
-        {
-            for r in &p.rebinds {
-                if let Some(v) = live
-                    .get(&r.producer_step)
-                    .and_then(|(_, outs)| outs.get(r.output))
-                    .and_then(|res| view_of_result(res, r.byte_offset, &r.input))
-                {
-                    tensors.push(v);
-                }
-            }
+        if let Some(p) = self.units.get(&(unit, Some(step))) {
+            tensors.extend(p.rebinds.iter().filter_map(|r| self.bound_view(&live, r)));
         }
         let (mut bad, mut largest) = (0u64, 0f64);
         for t in tensors
@@ -865,8 +857,8 @@ impl super::Backend for Aten {
         true
     }
 
-    fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
-        self.torch.nonfinite_outside_image(step, returned)
+    fn nonfinite_outside_image(&self, unit: &PlanUnit, step: u32, returned: bool) -> (u64, f64) {
+        self.torch.nonfinite_outside_image(unit.id, step, returned)
     }
 
     fn take_notes(&mut self) -> Vec<String> {

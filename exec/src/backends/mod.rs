@@ -89,7 +89,7 @@ pub trait Backend {
     /// outside the memory image (results an earlier op allocated, read where they are) and,
     /// with `returned`, in what it allocated for later readers: for the diagnosis, which
     /// otherwise sees only the image.
-    fn nonfinite_outside_image(&self, _step: u32, _returned: bool) -> (u64, f64) {
+    fn nonfinite_outside_image(&self, _unit: &PlanUnit, _step: u32, _returned: bool) -> (u64, f64) {
         (0, 0.0)
     }
 }
@@ -267,10 +267,15 @@ impl Gpu {
 
     /// Every back end's count of non-finite values outside the image for `step` (see
     /// [`Backend::nonfinite_outside_image`]).
-    pub fn nonfinite_outside_image(&self, step: u32, returned: bool) -> (u64, f64) {
+    pub fn nonfinite_outside_image(
+        &self,
+        unit: &PlanUnit,
+        step: u32,
+        returned: bool,
+    ) -> (u64, f64) {
         self.backends
             .iter()
-            .map(|b| b.nonfinite_outside_image(step, returned))
+            .map(|b| b.nonfinite_outside_image(unit, step, returned))
             .fold((0, 0f64), |(n, l), (m, k)| (n + m, l.max(k)))
     }
 

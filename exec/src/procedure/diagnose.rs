@@ -57,7 +57,7 @@ pub(super) fn nonfinite_producers(
         };
         let (mut before, mut largest_before) = bad(gpu)?;
         // What the step reads outside the image (results earlier steps allocated).
-        let (outside, outside_largest) = gpu.nonfinite_outside_image(i as u32, false);
+        let (outside, outside_largest) = gpu.nonfinite_outside_image(unit, i as u32, false);
         before += outside;
         largest_before = largest_before.max(outside_largest);
         gpu.enqueue(
@@ -71,7 +71,7 @@ pub(super) fn nonfinite_producers(
         gpu.synchronize()?;
         let (mut after, _) = bad(gpu)?;
         // And what it returned outside the image for later readers.
-        after += gpu.nonfinite_outside_image(i as u32, true).0;
+        after += gpu.nonfinite_outside_image(unit, i as u32, true).0;
         if before == 0 && after > 0 {
             found.push(format!(
                 "step {i} (unit {} {}): {after} non-finite values sampled in its places after it ran, none before (largest magnitude before: {largest_before:.3e})",
