@@ -105,9 +105,8 @@ fn a_captures_recorded_values_go_with_every_replay_of_its_ops() {
     file.extend_from_slice(&(header.len() as u64).to_le_bytes());
     file.extend_from_slice(header.as_bytes());
     file.extend_from_slice(&ids);
-    let dir = std::env::temp_dir().join(format!("kc-capture-values-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let values = dir.join("capture.values.bin");
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("capture.values.bin");
     std::fs::write(&values, &file).unwrap();
     let opts = kc::ingest::IngestOptions {
         shapes: Some(fixture("gpt2s4l_decode_b4_capture.et.json.gz")),
@@ -117,7 +116,6 @@ fn a_captures_recorded_values_go_with_every_replay_of_its_ops() {
     };
     let (mut g, _) =
         kc::ingest::ingest(&[fixture("gpt2s4l_decode_b4.pt.trace.json.gz")], &opts).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(
         g.recorded_values.inputs.len(),
         3,
