@@ -197,6 +197,49 @@ pub fn ops_by_et_node(g: &KernelGraph, records: &[ShapeRecord]) -> HashMap<u64, 
         .collect()
 }
 
+/// An Execution Trace record's arguments with the trace's own scalars where it recorded
+/// them: the ET rounds small doubles away (AdamW's eps of 1e-8 reads 0.0, and
+/// m / (sqrt(v) + eps) then divides zero by zero on every row without a gradient), Kineto
+/// writes them in full.
+fn with_own_scalars(rec: &[OpArg], own: &[OpArg]) -> Vec<OpArg> {
+    let mut args = rec.to_vec();
+    for (a, o) in args.iter_mut().zip(own) {
+        if let (OpArg::Scalar { value, .. }, OpArg::Scalar { value: ov, .. }) = (a, o) {
+            if !ov.is_empty() {
+                value.clone_from(ov);
+            }
+        }
+    }
+    args
+}
+
+/// The trace's own arguments with the element types the Execution Trace names for the
+/// list tensors Kineto recorded with shapes but untyped ("GenericList[Tensor(c10::BFloat16),
+/// ...]"); `None` when it names none of them. Untyped, a list's tensors were sized at one
+/// byte an element: an optimizer's moments overlapped one another in the memory image.
+fn with_list_types(own: &[OpArg], rec: &[OpArg]) -> Option<Vec<OpArg>> {
+    if rec.len() != own.len() {
+        return None;
+    }
+    let mut typed = own.to_vec();
+    let mut changed = false;
+    for (a, r) in typed.iter_mut().zip(rec) {
+        let (OpArg::TensorList(l), OpArg::TensorList(rl)) = (a, r) else {
+            continue;
+        };
+        if l.len() != rl.len() {
+            continue;
+        }
+        for (t, rt) in l.iter_mut().zip(rl) {
+            if t.dtype == DType::Unknown && rt.dtype != DType::Unknown && t.dims == rt.dims {
+                t.dtype = rt.dtype;
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(typed)
+}
+
 /// Parses an Execution Trace document.
 pub fn from_execution_trace(doc: &Value, path: &str) -> Result<Vec<ShapeRecord>, ShapesError> {
     let nodes = doc
@@ -510,41 +553,9 @@ pub fn merge(
                     .zip(rec)
                     .any(|(o, r)| list_unknown(o) && records_list(r)))
     };
-    for i in 0..g.ops.len() {
-        let op = &g.ops[i];
-        if op.args_source != ArgsSource::Trace || op.kind != OpKind::Op {
-            continue;
-        }
-        let own = &g.arg_lists[op.args as usize];
-        if !own.iter().any(list_unknown) {
-            continue;
-        }
-        let name = g.strings.get(op.name);
-        let Some(k) = find(op).filter(|&k| records[k].name == name) else {
-            continue;
-        };
-        if richer(own, &records[k].args) {
-            // The record's lists, the trace's own scalars: the Execution Trace rounds small
-            // doubles away (AdamW's eps of 1e-8 reads 0.0, and m / sqrt(v) then divides
-            // zero by zero on every row without a gradient), Kineto writes them in full.
-            let mut args = records[k].args.clone();
-            for (a, o) in args.iter_mut().zip(own) {
-                if let (OpArg::Scalar { value, .. }, OpArg::Scalar { value: ov, .. }) = (a, o) {
-                    if !ov.is_empty() {
-                        value.clone_from(ov);
-                    }
-                }
-            }
-            g.arg_lists.push(args);
-            g.ops[i].args = (g.arg_lists.len() - 1) as u32;
-            g.ops[i].args_source = source;
-            merged += 1;
-        }
-    }
-    // Kineto records a list's tensors with their shapes but not their element types; the
-    // Execution Trace names each ("GenericList[Tensor(c10::BFloat16),...]"). Without them a
-    // list's tensors were sized at one byte an element: an optimizer's moments overlapped
-    // one another in the memory image.
+    // Kineto's record completed by the op's Execution Trace record: its lists taken whole
+    // where Kineto recorded them without their tensors (`richer`), else its element types
+    // for the list tensors Kineto recorded untyped.
     for i in 0..g.ops.len() {
         let op = &g.ops[i];
         if op.args_source != ArgsSource::Trace || op.kind != OpKind::Op {
@@ -552,7 +563,7 @@ pub fn merge(
         }
         let own = &g.arg_lists[op.args as usize];
         let untyped = |a: &OpArg| matches!(a, OpArg::TensorList(l) if l.iter().any(|t| t.dtype == DType::Unknown));
-        if !own.iter().any(untyped) {
+        if !own.iter().any(|a| list_unknown(a) || untyped(a)) {
             continue;
         }
         let name = g.strings.get(op.name);
@@ -560,29 +571,16 @@ pub fn merge(
             continue;
         };
         let rec = &records[k].args;
-        if rec.len() != own.len() {
+        if own.iter().any(list_unknown) && richer(own, rec) {
+            g.arg_lists.push(with_own_scalars(rec, own));
+            g.ops[i].args_source = source;
+            merged += 1;
+        } else if let Some(typed) = with_list_types(own, rec) {
+            g.arg_lists.push(typed);
+        } else {
             continue;
         }
-        let mut typed = own.clone();
-        let mut changed = false;
-        for (a, r) in typed.iter_mut().zip(rec) {
-            let (OpArg::TensorList(l), OpArg::TensorList(rl)) = (a, r) else {
-                continue;
-            };
-            if l.len() != rl.len() {
-                continue;
-            }
-            for (t, rt) in l.iter_mut().zip(rl) {
-                if t.dtype == DType::Unknown && rt.dtype != DType::Unknown && t.dims == rt.dims {
-                    t.dtype = rt.dtype;
-                    changed = true;
-                }
-            }
-        }
-        if changed {
-            g.arg_lists.push(typed);
-            g.ops[i].args = (g.arg_lists.len() - 1) as u32;
-        }
+        g.ops[i].args = (g.arg_lists.len() - 1) as u32;
     }
     if !unmatched.is_empty() && !trace_has_rf && by_ext.is_empty() {
         // Sequence alignment by op name, cyclic over the record list.
