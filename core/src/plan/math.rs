@@ -44,12 +44,17 @@ pub fn kernel_math(name: &str) -> Option<(bool, bool)> {
         return None;
     }
     // TF32: cuBLAS/cuDNN kernels name it ("tf32"); CUTLASS's TF32 tensor-op SGEMMs are
-    // "tensorop_s1688gemm" (fp32 data on TF32's 16x8x8 MMA; "fp16_s16816" is half data).
+    // "tensorop_s1688gemm" (fp32 data on TF32's 16x8x8 MMA; "fp16_s16816" and
+    // "tensorop_f16_s1688gemm_f16" are half data accumulated in fp32). Templated kernels
+    // name their data type as a parameter ("convolve_sgemm<__half, ...>").
     let half = n.contains("fp16")
         || n.contains("bf16")
         || n.contains("f16f16")
         || n.contains("h1688")
-        || n.contains("h16816");
+        || n.contains("h16816")
+        || n.contains("_f16_")
+        || n.contains("__half")
+        || n.contains("bfloat16");
     let tf32 = n.contains("tf32") || (n.contains("s1688gemm") && !half);
     // Plain fp32: a single-precision SGEMM, or an xmma/cuDNN kernel of f32 data with ffma.
     let fp32 = !half
@@ -120,6 +125,16 @@ mod tests {
         );
         assert_eq!(
             kernel_math("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"),
+            None
+        );
+        // Half data accumulated in fp32, from a Swin-T fp16 capture on an H100: neither
+        // says anything of fp32 math (they had read as TF32 matmuls and fp32 convolutions).
+        assert_eq!(
+            kernel_math("void cutlass::Kernel2<cutlass_75_tensorop_f16_s1688gemm_f16_256x128_32x3_nn_align8>(cutlass_75_tensorop_f16_s1688gemm_f16_256x128_32x3_nn_align8::Params)"),
+            None
+        );
+        assert_eq!(
+            kernel_math("void precomputed_convolve_sgemm<__half, 128, 6, 7, 3, 3, 5, 0, false>(int, int, int, __half const*, int, __half*, __half const*, kernel_conv_params, unsigned long long, int, float, float, int, __half const*, __half const*, bool, int, int)"),
             None
         );
         let m = infer([tf32, cutlass, "void at::native::reduce_kernel<512, 1>"]);
