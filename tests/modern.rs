@@ -462,3 +462,51 @@ fn a_foreach_ops_list_tensors_take_their_types_from_the_execution_trace() {
         assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "step {i}");
     }
 }
+
+/// The GEMM back end asks cuBLASLt for a bias GEMM's algorithm with the operands'
+/// alignments, as PyTorch's `gemm_and_bias` does: on the Qwen2 step (its q/k/v projections
+/// carry a bias), every epilogue GEMM unit gets the least alignment of A, B, C and the bias
+/// over the places its steps take in the image, and nothing else does. Asked without them
+/// (cuBLASLt assumes 256 bytes) and with 64 MiB of workspace, the heuristic had handed a
+/// ViT-B/16's MLP GEMM the traced kernel with another launch geometry (39 of 381 launches).
+#[test]
+fn bias_gemms_are_asked_for_with_the_alignments_of_their_places() {
+    use kc::plan::types::Epilogue;
+    let (_, p) = planned("qwen2_2l_train_foreachadamw_b4s256", false);
+    let al = kc_exec::torch_blas::lt_operand_alignments(&p);
+    let lt_units: Vec<u32> = p
+        .units
+        .iter()
+        .filter(|u| matches!(&u.call, UnitCall::Gemm(g) if g.epilogue != Epilogue::None))
+        .map(|u| u.id)
+        .collect();
+    assert!(!lt_units.is_empty());
+    let mut keys: Vec<u32> = al.keys().copied().collect();
+    keys.sort();
+    assert_eq!(keys, lt_units);
+    let df = p.dataflow.as_ref().unwrap();
+    for (&id, a) in &al {
+        let u = &p.units[id as usize];
+        let UnitCall::Gemm(g) = &u.call else {
+            unreachable!()
+        };
+        // The least alignment of each operand's places, found here step by step.
+        let mut want = [256u32; 4];
+        for (s, places) in p.steps.iter().zip(&df.steps) {
+            if s.unit != id {
+                continue;
+            }
+            for (i, slot) in [Some(g.a), Some(g.b), Some(g.c), g.bias]
+                .into_iter()
+                .enumerate()
+            {
+                let k = slot.and_then(|x| u.slots.iter().position(|&y| y == x));
+                if let Some(off) = k.and_then(|k| places.operands[k]) {
+                    want[i] = want[i].min(1 << off.trailing_zeros().min(8));
+                }
+            }
+        }
+        assert_eq!(*a, want, "unit {id}");
+        assert!(a.iter().all(|x| x.is_power_of_two() && *x <= 256));
+    }
+}

@@ -11,6 +11,7 @@
 
 pub mod energy;
 pub mod rendezvous;
+pub mod torch_blas;
 // The results schema lives in kc-core (reports read it without the executor).
 pub use kc_core::results;
 

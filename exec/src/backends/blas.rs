@@ -1,7 +1,10 @@
 //! Tier 2: GEMMs through cuBLAS (`cublasGemmEx`, strided batched) and, for epilogues
-//! (bias), cuBLASLt, with every parameter the lowering recovered. Among cuBLASLt's heuristic
-//! candidates the first whose kernel has the traced kernel's name is taken (each candidate
-//! runs once under CUPTI), so the replay launches the kernel the model launched.
+//! (bias), cuBLASLt, with every parameter the lowering recovered, set up as PyTorch sets
+//! them (`crate::torch_blas`: its cuBLAS workspace, cuBLASLt's heuristic asked with its
+//! workspace and the operands' alignments), so that the heuristic's first answer is the
+//! algorithm the model ran, launch geometry included. That candidate is checked under
+//! CUPTI: when its kernel is not the traced one, the first candidate whose kernel has the
+//! traced kernel's name is taken instead, and the results' notes say so.
 //!
 //! Pitfall from ../shared/gpu/NOTES.md: cuBLAS gets a user workspace on every stream before
 //! any capture (without one a capture fails with CUBLAS_STATUS_INTERNAL_ERROR).
@@ -18,8 +21,6 @@ use cudarc::driver::sys as cu;
 use kc_core::plan::types::{ElemType, Epilogue, GemmParams, Op, PlanUnit, UnitCall};
 use std::collections::HashMap;
 use std::ffi::c_void;
-
-const WORKSPACE_BYTES: usize = 64 << 20;
 
 fn blas_err(s: cb::cublasStatus_t, what: &str) -> Result<(), ExecError> {
     if s == cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
@@ -103,6 +104,12 @@ pub struct Blas {
     lt: lt::cublasLtHandle_t,
     workspaces: Vec<cu::CUdeviceptr>,
     lt_plans: HashMap<u32, LtPlan>,
+    /// cuBLAS's workspace per stream and the part cuBLASLt is told of, as PyTorch sizes
+    /// them on this GPU (`crate::torch_blas`); cuBLASLt shares cuBLAS's, as in PyTorch.
+    workspace_bytes: usize,
+    lt_workspace_bytes: usize,
+    /// Per cuBLASLt unit, the alignments of A, B, C and the bias its places give.
+    lt_alignments: HashMap<u32, [u32; 4]>,
     /// What choosing cuBLASLt algorithms by the traced kernel's name found, per unit.
     choices: Vec<String>,
     /// fp32 GEMMs in TF32, as the model ran them (the plan's math modes).
@@ -110,8 +117,8 @@ pub struct Blas {
 }
 
 impl Blas {
-    /// One cuBLAS handle and 64 MiB workspace per stream of `dev`, and cuBLASLt's handle;
-    /// records cuBLAS's version in the device's facts.
+    /// One cuBLAS handle and workspace per stream of `dev` (PyTorch's size on this GPU),
+    /// and cuBLASLt's handle; records cuBLAS's version in the device's facts.
     pub fn new(dev: &mut Device) -> Result<Blas, ExecError> {
         // SAFETY: probing for the libraries loads nothing we rely on; handle creation and
         // settings with valid out-pointers, on this device's streams.
@@ -119,11 +126,16 @@ impl Blas {
             if !cb::is_culib_present() || !lt::is_culib_present() {
                 return Err(ExecError::NoCublas);
             }
+            let (workspace_bytes, lt_workspace_bytes) =
+                crate::torch_blas::workspaces_from_env(dev.facts.sm);
             let mut b = Blas {
                 blas: Vec::new(),
                 lt: std::ptr::null_mut(),
                 workspaces: Vec::new(),
                 lt_plans: HashMap::new(),
+                workspace_bytes,
+                lt_workspace_bytes,
+                lt_alignments: HashMap::new(),
                 choices: Vec::new(),
                 tf32: false,
             };
@@ -131,10 +143,10 @@ impl Blas {
                 let mut h: cb::cublasHandle_t = std::ptr::null_mut();
                 blas_err(cb::cublasCreate_v2(&mut h), "cublasCreate")?;
                 b.blas.push(h);
-                let ws = dev.alloc_raw(WORKSPACE_BYTES as u64)?;
+                let ws = dev.alloc_raw(workspace_bytes as u64)?;
                 b.workspaces.push(ws);
                 blas_err(
-                    cb::cublasSetWorkspace_v2(h, ws as *mut c_void, WORKSPACE_BYTES),
+                    cb::cublasSetWorkspace_v2(h, ws as *mut c_void, workspace_bytes),
                     "cublasSetWorkspace",
                 )?;
                 blas_err(
@@ -213,7 +225,11 @@ impl Blas {
         }
     }
 
-    fn lt_plan(&self, g: &GemmParams) -> Result<LtPlan, ExecError> {
+    /// Descriptors and cuBLASLt's candidates for `g`, the heuristic asked as PyTorch's
+    /// `gemm_and_bias` asks it: PyTorch's workspace and the operands' alignments
+    /// (`align`: A, B, C, and the bias for D), so that its first candidate is the
+    /// algorithm the model ran.
+    fn lt_plan(&self, g: &GemmParams, align: [u32; 4]) -> Result<LtPlan, ExecError> {
         // SAFETY: descriptor calls with valid handles and attribute buffers of the sizes
         // cuBLASLt documents for each attribute.
         unsafe {
@@ -301,7 +317,7 @@ impl Blas {
                 lt::cublasLtMatmulPreferenceCreate(&mut pref),
                 "cublasLtMatmulPreferenceCreate",
             )?;
-            let ws = WORKSPACE_BYTES as u64;
+            let ws = self.lt_workspace_bytes as u64;
             lt_err(
                 lt::cublasLtMatmulPreferenceSetAttribute(
                     pref,
@@ -311,6 +327,26 @@ impl Blas {
                 ),
                 "cublasLtMatmulPreferenceSetAttribute",
             )?;
+            use lt::cublasLtMatmulPreferenceAttributes_t as Pref;
+            for (attr, a) in [
+                Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+            ]
+            .into_iter()
+            .zip(align)
+            {
+                lt_err(
+                    lt::cublasLtMatmulPreferenceSetAttribute(
+                        pref,
+                        attr,
+                        &a as *const u32 as *const c_void,
+                        4,
+                    ),
+                    "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)",
+                )?;
+            }
             const CANDIDATES: usize = 8;
             let mut results: [lt::cublasLtMatmulHeuristicResult_t; CANDIDATES] = std::mem::zeroed();
             let mut found = 0;
@@ -482,7 +518,7 @@ impl Blas {
                 p.c,
                 &p.algo,
                 self.workspaces[s] as *mut c_void,
-                WORKSPACE_BYTES,
+                self.lt_workspace_bytes,
                 dev.streams[s] as lt::cudaStream_t,
             ),
             "cublasLtMatmul",
@@ -505,13 +541,33 @@ impl Backend for Blas {
         plan: &kc_core::plan::types::Plan,
     ) -> Result<(), ExecError> {
         self.tf32 = plan.math.tf32_matmul;
+        self.lt_alignments = crate::torch_blas::lt_operand_alignments(plan);
+        if !self.lt_alignments.is_empty() {
+            let below = self
+                .lt_alignments
+                .values()
+                .filter(|a| a.iter().any(|&x| x < 256))
+                .count();
+            self.choices.push(format!(
+                "cuBLAS(Lt) set up as PyTorch sets it on this GPU: {} MiB cuBLAS workspace per stream, cuBLASLt's heuristic and calls given {} KiB; {} of {} cuBLASLt units' operands aligned below 256 bytes in the image, the heuristic told so",
+                self.workspace_bytes >> 20,
+                self.lt_workspace_bytes >> 10,
+                below,
+                self.lt_alignments.len()
+            ));
+        }
         Ok(())
     }
 
     fn prepare(&mut self, dev: &mut Device, unit: &PlanUnit) -> Result<(), ExecError> {
         if let UnitCall::Gemm(g) = &unit.call {
             if g.epilogue != Epilogue::None && !self.lt_plans.contains_key(&unit.id) {
-                let p = self.lt_plan(g)?;
+                let align = self
+                    .lt_alignments
+                    .get(&unit.id)
+                    .copied()
+                    .unwrap_or([256; 4]);
+                let p = self.lt_plan(g, align)?;
                 self.lt_plans.insert(unit.id, p);
                 self.choose_lt_algorithm(dev, unit, g);
             }
@@ -538,7 +594,7 @@ impl Backend for Blas {
     }
 
     fn reserved_bytes(&self) -> u64 {
-        (self.workspaces.len() * WORKSPACE_BYTES) as u64
+        (self.workspaces.len() * self.workspace_bytes) as u64
     }
 
     fn take_notes(&mut self) -> Vec<String> {
