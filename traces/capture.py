@@ -12,7 +12,7 @@ Writes into DIR:
   NAME.values.bin         the values the step's integer and boolean input tensors held
                           (indices, masks, MoE routing), keyed by the node ids of
                           NAME.et.json.gz (kc ingest --values; format in kc's
-                          docs/FORMATS.md). Recorded in one more iteration after the
+                          docs/FORMATS.md). Recorded in two more iterations after the
                           profiled ones (so the copies do not slow them): integers by
                           PyTorch's Execution Trace observer
                           (ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA), booleans
@@ -421,10 +421,13 @@ def bool_recorder():
 
 def record_values(step, name, a, et_gz):
     """Runs `step` once more under an Execution Trace observer that saves every integer input
-    tensor of the ops the profiled Execution Trace holds (and a dispatch mode that keeps the
-    boolean ones), and writes them into DIR/NAME.values.bin keyed by the profiled trace's
-    node ids (each iteration's nodes are matched to this run's by op name, in call order,
-    each thread's apart).
+    tensor of the ops the profiled Execution Trace holds, and once more under a dispatch mode
+    that keeps the boolean ones, and writes them into DIR/NAME.values.bin keyed by the
+    profiled trace's node ids: the observer's run is matched to each profiled iteration by op
+    name, in call order, each thread's apart; the dispatch mode's calls by op name and shapes.
+    Two runs, because under a dispatch mode the observer records every op twice (the call
+    and, below a PythonDispatchMode node, the call again) and the mode's own copies, which
+    no longer line up with the profiled iterations (Swin-T: half its masks were lost so).
     Returns what it wrote, for reference.json, or why it wrote nothing."""
     import tempfile
     et1 = load_json(et_gz)
@@ -435,32 +438,49 @@ def record_values(step, name, a, et_gz):
     os.makedirs(resources, exist_ok=True)
     key = "ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA"
     os.environ[key] = ",".join(names)
-    recorder = bool_recorder()
     try:
         obs = torch.profiler.ExecutionTraceObserver().register_callback(et2_path)
         obs.start()
-        with recorder:
-            step()
+        step()
         torch.cuda.synchronize()
         obs.stop()
         obs.unregister_callback()
     finally:
         os.environ.pop(key, None)
+    recorder = bool_recorder()
+    with recorder:
+        step()
+    torch.cuda.synchronize()
     if not os.path.exists(et2_path) and os.path.exists(et2_path + ".gz"):
         et2_path += ".gz"
     et2 = load_json(et2_path)
+    bools = bools_by_iteration(recorder.calls, et1)
     out = write_values(et1, et2, resources, os.path.basename(et_gz),
-                       os.path.join(a.out, f"{name}.values.bin"),
-                       bools=bools_by_node(recorder.calls, et2))
+                       os.path.join(a.out, f"{name}.values.bin"), bools=bools)
+    # How many calls with boolean inputs the dispatch mode saw (one iteration), and how many
+    # profiled nodes took their values (the rest keep kc's drawn masks).
+    out["boolean_calls"] = {"seen": len(recorder.calls), "nodes_given": len(bools),
+                            "ops": sorted({n for n, _ in recorder.calls})[:8]}
     shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
-def bools_by_node(calls, et2):
-    """The dispatch mode's boolean inputs, keyed by the ET2 node of the same call: the next
-    node of that op name whose recorded shapes at those positions agree (the mode sees the
-    ops Python dispatches, the observer also those they call)."""
-    run2 = et_ops(et2)
+def bools_by_iteration(calls, et1):
+    """The dispatch mode's boolean inputs (one iteration's calls) keyed by the profiled ET's
+    node ids, matched to every profiled iteration and thread apart (`bools_by_node`)."""
+    out = {}
+    for group in et_iterations(et1).values():
+        out.update(bools_by_node(calls, group))
+    return out
+
+
+def bools_by_node(calls, nodes):
+    """The dispatch mode's boolean inputs, keyed by the id of the node (of `nodes`, one
+    iteration's in call order) of the same call: the next node of that op name whose
+    recorded shapes at those positions agree (the mode sees the ops Python dispatches, the
+    observer also those they call, which take the same tensors: see `share_with_callees`).
+    A call no node matches is skipped and the search goes on from the last match."""
+    run2 = nodes
     children = {}
     for n in run2:
         children.setdefault(n.get("ctrl_deps"), []).append(n)
@@ -497,9 +517,10 @@ def bools_by_node(calls, et2):
             if got:
                 out.setdefault(c["id"], {}).update(got)
 
+    # Each call is looked for from the last match to the end of the iteration.
     out, j = {}, 0
     for name, found in calls:
-        for k in range(j, min(j + 512, len(run2))):
+        for k in range(j, len(run2)):
             n = run2[k]
             if n["name"] != name:
                 continue
@@ -517,9 +538,9 @@ def bools_by_node(calls, et2):
 
 def write_values(et1, et2, resources, et_name, path, bools=None):
     """Writes the values file at `path`: the integer input tensors ET2's run saved into
-    `resources` (nid_N_tid_K.dat) and the boolean ones in `bools` (by ET2 node id), keyed by
-    the node ids of the profiled ET1 whose nodes they match (per iteration, by op name in call
-    order). Returns what it wrote."""
+    `resources` (nid_N_tid_K.dat), keyed by the node ids of the profiled ET1 whose nodes they
+    match (per iteration, by op name in call order), and the boolean ones in `bools` (already
+    keyed by ET1 node id). Returns what it wrote."""
     import hashlib
     bools = bools or {}
     dumps = {}
@@ -556,6 +577,10 @@ def write_values(et1, et2, resources, et_name, path, bools=None):
     for (_, tid), group in et_iterations(et1).items():
         run2, j = run2_of.get(tid, []), 0
         for n1 in group:
+            found = bools.get(n1["id"], {})
+            for pos, elem in sorted(found, key=lambda k: (k[0], -1 if k[1] is None else k[1])):
+                shape, data = found[(pos, elem)]
+                add(n1, pos, elem, "bool", shape, data)
             hit = next((k for k in range(j, min(j + 64, len(run2))) if run2[k]["name"] == n1["name"]), None)
             if hit is None:
                 left_out["unmatched"] += 1
@@ -586,10 +611,6 @@ def write_values(et1, et2, resources, et_name, path, bools=None):
                     data = f.read()
                 if len(data) == numel * size:
                     add(n1, pos, elem, dtype, shape, data)
-            found = bools.get(n2["id"], {})
-            for pos, elem in sorted(found, key=lambda k: (k[0], -1 if k[1] is None else k[1])):
-                shape, data = found[(pos, elem)]
-                add(n1, pos, elem, "bool", shape, data)
     if not entries:
         return {"error": "no integer or boolean input tensor was recorded", "left_out": left_out}
     header = json.dumps({"format": "kc values 1", "execution_trace": et_name,
@@ -845,6 +866,10 @@ def main():
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "cudnn_benchmark": torch.backends.cudnn.benchmark,
         "cudnn_deterministic": torch.backends.cudnn.deterministic,
+        # cuBLAS(Lt)'s workspaces steer which algorithm (split, stream-K) a GEMM gets:
+        # kc's GEMM back end reads the same two variables (unset: PyTorch's defaults).
+        "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+        "cublaslt_workspace_size_kib": os.environ.get("CUBLASLT_WORKSPACE_SIZE"),
     }
     how = ("capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
            "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
