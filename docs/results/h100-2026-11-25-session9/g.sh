@@ -74,6 +74,10 @@ g5)
   cap mixtral2l_train_b2s256 --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256 --mode train --dtype bf16 --optimizer adamw-fused
   cap qwen2_2l_decode_b16 --model qwen2 --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
   ;;
+g6)
+  export NOPREV=1
+  cap t5_b4s256_bf16_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+  ;;
 g3)
   cap vit_b16_fp32_tf32_b16 --model vit_b_16 --dtype fp32 --tf32 --batch 16
   cap t5_b4s256_bf16 --model t5 --batch 4 --seq 256 --dtype bf16
