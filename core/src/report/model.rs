@@ -518,16 +518,13 @@ impl Report {
     /// many units have most of theirs so.
     pub fn mark_traced_after_idle(&mut self, plan: &crate::plan::Plan) {
         let mut after = vec![0u64; plan.units.len()];
-        let mut busy_until: std::collections::HashMap<u32, i64> = Default::default();
-        for s in &plan.steps {
-            let rank = plan.streams.get(s.stream as usize).map_or(0, |x| x.rank);
-            let end = busy_until.entry(rank).or_insert(i64::MIN);
-            if *end != i64::MIN && s.traced_start_ns - *end >= IDLE_BEFORE_NS {
+        let idle = crate::results::fidelity::idle_before(plan);
+        for (s, &i) in plan.steps.iter().zip(&idle) {
+            if i >= IDLE_BEFORE_NS {
                 if let Some(a) = after.get_mut(s.unit as usize) {
                     *a += 1;
                 }
             }
-            *end = (*end).max(s.traced_start_ns + s.traced_ns);
         }
         let mut mostly = 0;
         for u in &mut self.units {

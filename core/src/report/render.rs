@@ -534,12 +534,32 @@ fn upper_first(s: &str) -> String {
 /// The steps' median |error| in context against the trace, and beside it the median
 /// weighted by traced time: "3.8 % (1.3 % by traced time)".
 pub(crate) fn step_medians(f: &crate::results::fidelity::Fidelity) -> String {
-    match (
+    let plain = match (
         f.step_median_abs_error_pct,
         f.step_time_weighted_median_abs_error_pct,
     ) {
         (Some(m), Some(w)) => format!("{m:.1} % ({w:.1} % by traced time)"),
         (Some(m), None) => format!("{m:.1} %"),
-        _ => "-".to_string(),
+        _ => return "-".to_string(),
+    };
+    // How many steps the trace itself ran back to back, as the graph runs them: in an
+    // eager, host-bound trace almost none, and the others' traced durations started from
+    // an idle GPU.
+    match (
+        f.steps_back_to_back,
+        f.step_back_to_back_median_abs_error_pct,
+    ) {
+        (Some(n), Some(b)) => format!(
+            "{plain}; {b:.1} % over the {n} of {} steps the trace ran back to back",
+            f.steps_aligned
+        ),
+        (Some(_), None) => {
+            format!(
+                "{plain}; none of its {} steps ran back to back in the trace",
+                f.steps_aligned
+            )
+        }
+        // Results from before kc counted them.
+        (None, _) => plain,
     }
 }

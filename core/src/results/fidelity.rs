@@ -45,6 +45,35 @@ pub struct TracedStep<'a> {
     /// record it: plans before version 5).
     pub geometry: Vec<Option<crate::plan::types::LaunchDims>>,
     pub traced_ns: i64,
+    /// How long its rank's GPU sat idle in the trace before this invocation started
+    /// (0 when it started as the previous one ended): a kernel the trace ran after a gap
+    /// is no like-with-like reference for the same kernel inside a graph, where it runs
+    /// back to back.
+    pub idle_before_ns: i64,
+}
+
+/// The most idle time before a traced invocation for it to count as run back to back,
+/// like the invocations inside a graph replay.
+pub const BACK_TO_BACK_IDLE_NS: i64 = 2_000;
+
+/// Per plan step, how long its rank's GPU sat idle in the trace before it started (the
+/// steps in trace start order; 0 for a rank's first step).
+pub fn idle_before(plan: &crate::plan::types::Plan) -> Vec<i64> {
+    let mut busy_until: std::collections::HashMap<u32, i64> = Default::default();
+    plan.steps
+        .iter()
+        .map(|s| {
+            let rank = plan.streams.get(s.stream as usize).map_or(0, |x| x.rank);
+            let end = busy_until.entry(rank).or_insert(i64::MIN);
+            let idle = if *end == i64::MIN {
+                0
+            } else {
+                (s.traced_start_ns - *end).max(0)
+            };
+            *end = (*end).max(s.traced_start_ns + s.traced_ns);
+            idle
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -93,6 +122,14 @@ pub struct Fidelity {
     /// a 3 ms one, and short kernels are the ones a few hundred nanoseconds move by percents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_time_weighted_median_abs_error_pct: Option<f64>,
+    /// The plain median over the aligned steps the trace ran back to back (its GPU idle
+    /// at most [`BACK_TO_BACK_IDLE_NS`] before them), as a graph runs them, and how many
+    /// steps that is: in an eager trace the others started after a gap, and their traced
+    /// duration is no like-with-like reference for a graph replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_back_to_back_median_abs_error_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_back_to_back: Option<u64>,
     /// Units weighing most in |in-context − traced|, worst first (at most 10).
     pub worst_units: Vec<UnitFidelity>,
     /// Every unit with aligned steps, by unit id: its kernels' in-context time in the
@@ -158,6 +195,7 @@ pub fn traced_steps<'a>(
     plan: &'a crate::plan::types::Plan,
     launches: impl Iterator<Item = (u32, u32)>,
 ) -> Vec<TracedStep<'a>> {
+    let idle = idle_before(plan);
     launches
         .map(|(unit, step)| {
             let u = &plan.units[unit as usize];
@@ -180,6 +218,7 @@ pub fn traced_steps<'a>(
                         .collect()
                 }),
                 traced_ns: plan.steps[step as usize].traced_ns,
+                idle_before_ns: idle.get(step as usize).copied().unwrap_or(0),
             }
         })
         .collect()
@@ -209,6 +248,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     };
     let mut errors = Vec::new();
     let mut weighted = Vec::new();
+    let mut back_to_back = Vec::new();
     let mut per_unit: std::collections::BTreeMap<u32, (String, Vec<f64>, f64, f64)> =
         Default::default();
     let mut at = 0usize;
@@ -305,6 +345,9 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
             let e = (in_context / traced - 1.0) * 100.0;
             errors.push(e.abs());
             weighted.push((e.abs(), traced));
+            if s.idle_before_ns <= BACK_TO_BACK_IDLE_NS {
+                back_to_back.push(e.abs());
+            }
             let u = per_unit
                 .entry(s.unit)
                 .or_insert_with(|| (s.label.to_string(), Vec::new(), 0.0, 0.0));
@@ -315,6 +358,8 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     }
     f.step_median_abs_error_pct = median(&mut errors);
     f.step_time_weighted_median_abs_error_pct = weighted_median(&mut weighted);
+    f.steps_back_to_back = Some(back_to_back.len() as u64);
+    f.step_back_to_back_median_abs_error_pct = median(&mut back_to_back);
     let mut units: Vec<UnitFidelity> = per_unit
         .into_iter()
         .map(|(unit, (label, mut e, t, c))| UnitFidelity {
@@ -446,6 +491,7 @@ mod tests {
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
                 traced_ns: 10_000,
+                idle_before_ns: 0,
             },
             TracedStep {
                 geometry: Vec::new(),
@@ -454,6 +500,8 @@ mod tests {
                 label: "aten::add",
                 kernels: vec!["void at::native::vectorized_elementwise_kernel<4>(int)"],
                 traced_ns: 2_000,
+                // The trace ran it after its GPU sat idle 30 us.
+                idle_before_ns: 30_000,
             },
             TracedStep {
                 geometry: Vec::new(),
@@ -462,6 +510,7 @@ mod tests {
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
                 traced_ns: 10_000,
+                idle_before_ns: 0,
             },
         ];
         // Out of order by node id: capture order is what counts.
@@ -488,6 +537,41 @@ mod tests {
         assert!((f.step_time_weighted_median_abs_error_pct.unwrap() - 10.0).abs() < 1e-9);
         assert_eq!(f.worst_units[0].label, "aten::add");
         assert!(f.cut.is_none());
+        // Back to back in the trace: the two mm steps (10 % each), not the add after a gap.
+        assert_eq!(f.steps_back_to_back, Some(2));
+        assert!((f.step_back_to_back_median_abs_error_pct.unwrap() - 10.0).abs() < 1e-9);
+    }
+
+    /// On a real training step's plan (fixtures/modern, a LLaMA-shaped step with fused
+    /// AdamW): a rank's first step follows no idle time, no step a negative one, and the
+    /// idle times are the gaps between one step's traced end and the next's start.
+    #[test]
+    fn idle_before_is_the_traced_gap_on_the_rank() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/modern");
+        let opts = crate::ingest::IngestOptions {
+            shapes: Some(dir.join("llama2l_train_fusedadamw_b4s256.et.json.gz")),
+            ..Default::default()
+        };
+        let (mut g, _) = crate::ingest::ingest(
+            &[dir.join("llama2l_train_fusedadamw_b4s256.pt.trace.json.gz")],
+            &opts,
+        )
+        .unwrap();
+        crate::lower::lower(&mut g).unwrap();
+        let p = crate::plan::build::build(&g);
+        let idle = idle_before(&p);
+        assert_eq!(idle.len(), p.steps.len());
+        assert_eq!(idle[0], 0);
+        assert!(idle.iter().all(|&i| i >= 0));
+        // One stream here: each gap is the next start minus the latest end so far.
+        let mut end = p.steps[0].traced_start_ns + p.steps[0].traced_ns;
+        for (s, &i) in p.steps.iter().zip(&idle).skip(1) {
+            assert_eq!(i, (s.traced_start_ns - end).max(0));
+            end = end.max(s.traced_start_ns + s.traced_ns);
+        }
+        // An eager training step leaves its GPU idle before many of its steps.
+        let gaps = idle.iter().filter(|&&i| i > BACK_TO_BACK_IDLE_NS).count();
+        assert!(gaps > 0 && gaps < idle.len(), "{gaps} of {}", idle.len());
     }
 
     #[test]
@@ -500,6 +584,7 @@ mod tests {
                 label: "aten::mm",
                 kernels: vec!["nvjet_hsh_a"],
                 traced_ns: 10_000,
+                idle_before_ns: 0,
             },
             TracedStep {
                 geometry: Vec::new(),
@@ -508,6 +593,7 @@ mod tests {
                 label: "aten::add",
                 kernels: vec!["void at::native::elementwise_kernel<128, 2>(int)"],
                 traced_ns: 2_000,
+                idle_before_ns: 0,
             },
         ];
         let recs = [
@@ -527,6 +613,7 @@ mod tests {
             label: "aten::cudnn_convolution",
             kernels: vec!["void nhwcAddPaddingKernel<__half>(int)"],
             traced_ns: 5_000,
+            idle_before_ns: 0,
         }];
         let recs = [
             rec("memset32", 1, 0, 1_000),
@@ -550,6 +637,7 @@ mod tests {
                 label: "Memcpy DtoD (Device -> Device)",
                 kernels: vec![],
                 traced_ns: 1_000,
+                idle_before_ns: 0,
             },
             TracedStep {
                 geometry: Vec::new(),
@@ -561,6 +649,7 @@ mod tests {
                     "void at::native::radixSortKVInPlace<-2>(int)",
                 ],
                 traced_ns: 33_000,
+                idle_before_ns: 0,
             },
         ];
         let mut recs: Vec<KernelRecord> = (0..4)
