@@ -134,3 +134,45 @@ fn a_captures_recorded_values_go_with_every_replay_of_its_ops() {
         .collect();
     assert_eq!(with_ids.len(), 3, "the embedding's step of each replay");
 }
+
+/// A captured launch's op comes with the aten ops that enclosed it during the capture,
+/// nested as there, once per graph replay: lowering then gives a kernel to the op whose
+/// replay launches it, as for a trace's own ops. On Swin-T the `copy_` of a layer norm's
+/// `contiguous` had stood alone, and the layer norm, replayed on its non-contiguous input,
+/// copied again (one extra kernel per iteration).
+#[test]
+fn a_captured_ops_enclosing_aten_ops_come_with_it() {
+    let g = with_capture(&fixture("gpt2s4l_decode_b4.pt.trace.json.gz")).unwrap();
+    kc_ir::verify::verify(&g).unwrap();
+    // Per kernel in start order, its op's aten chain (innermost first) and the chain's ids.
+    let mut ids: Vec<_> = g.graph.node_indices().collect();
+    ids.sort_by_key(|&i| (g.graph[i].start_ns, i.index()));
+    let chains: Vec<(Vec<String>, Vec<kc_ir::OpId>)> = ids
+        .iter()
+        .map(|&i| {
+            let op = g.graph[i].op.expect("linked by the capture");
+            let mut chain = vec![op];
+            chain.extend(g.op_chain(op).skip(1).take_while(|&a| g.is_aten_op(a)));
+            let names = chain
+                .iter()
+                .map(|&a| g.str(g.op(a).name).to_string())
+                .collect();
+            (names, chain)
+        })
+        .collect();
+    assert_eq!(chains.len(), 318);
+    // Every replay holds the capture's program: the same chains, on ops of its own.
+    let per = chains.len() / 3;
+    let names = |r: &[(Vec<String>, Vec<kc_ir::OpId>)]| -> Vec<Vec<String>> {
+        r.iter().map(|c| c.0.clone()).collect()
+    };
+    assert_eq!(names(&chains[..per]), names(&chains[per..2 * per]));
+    assert_eq!(names(&chains[..per]), names(&chains[2 * per..]));
+    let ops_of = |r: &[(Vec<String>, Vec<kc_ir::OpId>)]| -> std::collections::HashSet<kc_ir::OpId> {
+        r.iter().flat_map(|c| c.1.iter().copied()).collect()
+    };
+    assert!(ops_of(&chains[..per]).is_disjoint(&ops_of(&chains[per..2 * per])));
+    // Decode's kernels run inside enclosing aten ops (`linear` around `addmm`, ...).
+    let nested = chains[..per].iter().filter(|c| c.0.len() > 1).count();
+    assert!(nested > 0, "no captured launch inside an enclosing aten op");
+}

@@ -13,7 +13,7 @@
 //! never linked by guess.
 
 use super::kineto::{FileRecords, GpuKind, GpuRec};
-use super::twin::{iterations_of, lend_op, wants_op};
+use super::twin::{iterations_of, lend_with_ancestors, wants_op, Lent};
 use crate::diag::Diagnostics;
 use kc_ir::{Interner, KernelGraph, LinkStatus, NodeId, NodeKind, OpId};
 use std::collections::HashMap;
@@ -207,11 +207,18 @@ pub fn link_from_capture(
                     let Some(cop) = capture.graph[launches[k]].op else {
                         continue;
                     };
-                    let op = *copy_of.entry(cop).or_insert_with(|| {
-                        let op = lend_op(graph, capture, cop, rank, &mut arg_list_of, true);
-                        lent.push((cop, op));
-                        op
-                    });
+                    let op = lend_with_ancestors(
+                        graph,
+                        capture,
+                        cop,
+                        rank,
+                        &mut arg_list_of,
+                        true,
+                        Lent {
+                            copy_of: &mut copy_of,
+                            all: &mut lent,
+                        },
+                    );
                     matches.push((gid, op));
                 }
                 summary.iterations += 1;

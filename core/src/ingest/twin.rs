@@ -225,6 +225,52 @@ pub fn link_from_eager(
     }
 }
 
+/// Where [`lend_with_ancestors`] keeps what it lent: the copies made for the current graph
+/// replay (one per lender's op), and every (lender's op, copy) pair.
+pub(super) struct Lent<'a> {
+    pub copy_of: &'a mut HashMap<OpId, OpId>,
+    pub all: &'a mut Vec<(OpId, OpId)>,
+}
+
+/// Lends `eop` with its aten ancestors (outermost first, each once per `copy_of`), nested
+/// as the lender nests them, and returns the copy of `eop`: lowering then finds the op
+/// whose replay launches a kernel as it does for a trace's own ops (the `copy_` of a
+/// `native_layer_norm`'s `contiguous` goes with the layer norm, which makes it again when
+/// it replays). `lent.all` gets each (lender's op, copy) lent here.
+pub(super) fn lend_with_ancestors(
+    graph: &mut KernelGraph,
+    lender: &KernelGraph,
+    eop: OpId,
+    rank: u32,
+    arg_list_of: &mut HashMap<u32, u32>,
+    with_tensors: bool,
+    lent: Lent<'_>,
+) -> OpId {
+    let Lent { copy_of, all } = lent;
+    let mut chain: Vec<OpId> = vec![eop];
+    chain.extend(
+        lender
+            .op_chain(eop)
+            .skip(1)
+            .take_while(|&a| lender.is_aten_op(a)),
+    );
+    let mut parent: Option<OpId> = None;
+    for &a in chain.iter().rev() {
+        let copy = match copy_of.get(&a) {
+            Some(&c) => c,
+            None => {
+                let c = lend_op(graph, lender, a, rank, arg_list_of, with_tensors);
+                graph.ops[c.0 as usize].parent = parent;
+                copy_of.insert(a, c);
+                all.push((a, c));
+                c
+            }
+        };
+        parent = Some(copy);
+    }
+    copy_of[&eop]
+}
+
 /// Copies op `eop` of `lender` into `graph` on `rank` (its arguments once per argument
 /// list, via `arg_list_of`; a compiled kernel's launch record with it; with
 /// `with_tensors`, its Execution Trace tensors too) and returns the copy's id.
