@@ -193,8 +193,8 @@ pub struct Torch {
     /// The recorded values the plan fills tensors with (per step and per unit).
     values: kc_core::plan::values::PlanValues,
     /// Tensors filled from recorded values, and those whose values could not be written
-    /// (a view that overlaps itself), for the results' notes: of units' own calls, then of
-    /// graph steps.
+    /// (bytes that are not the view's elements, a view that overlaps itself other than by
+    /// broadcasting), for the results' notes: of units' own calls, then of graph steps.
     filled: [(usize, usize); 2],
     /// The plan's bound reads by reading step, and per producing step its last reader.
     bound: HashMap<u32, Vec<kc_core::plan::types::BoundRead>>,
@@ -309,25 +309,31 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
 }
 
 /// A tensor as [`make_tensor`] makes it, its elements then overwritten with `bytes` (the
-/// recorded values, row-major), and whether it took them: not when the view overlaps itself
-/// (an expanded tensor) or the bytes are not its elements, and then the drawn values stay.
+/// recorded values, row-major), and whether it took them: not when the bytes are not its
+/// elements, and then the drawn values stay. An expanded view (a dimension of stride 0: an
+/// attention mask broadcast over heads) overlaps itself, and every element along such a
+/// dimension is the same memory: it takes the recorded values of index 0 there, which
+/// the recording holds once per index, equal.
 fn make_recorded(t: &TensorInput, bytes: &[u8]) -> Result<(Tensor, bool), tch::TchError> {
-    let mut dst = make_tensor(t)?;
+    let dst = make_tensor(t)?;
     let kind = kind_of(t.dtype).map_err(tch::TchError::Kind)?;
     let numel: i64 = t.dims.iter().product();
     if numel <= 0 || bytes.len() as i64 != numel * kind.elt_size_in_bytes() as i64 {
         return Ok((dst, false));
     }
-    let overlaps = t
-        .dims
-        .iter()
-        .zip(&t.strides)
-        .any(|(&d, &s)| d > 1 && s == 0);
-    if overlaps {
+    let mut src = Tensor::f_from_data_size(bytes, &t.dims, kind)?.f_to_device(dst.device())?;
+    let mut target = dst.shallow_clone();
+    for (d, (&n, &stride)) in t.dims.iter().zip(&t.strides).enumerate() {
+        if n > 1 && stride == 0 {
+            src = src.f_narrow(d as i64, 0, 1)?;
+            target = target.f_narrow(d as i64, 0, 1)?;
+        }
+    }
+    // A view that overlaps itself otherwise (an `as_strided` window) cannot be written
+    // element by element: it keeps the drawn values.
+    if target.f_copy_(&src).is_err() {
         return Ok((dst, false));
     }
-    let src = Tensor::f_from_data_size(bytes, &t.dims, kind)?.f_to_device(dst.device())?;
-    dst.f_copy_(&src)?;
     Ok((dst, true))
 }
 
@@ -880,7 +886,7 @@ impl super::Backend for Aten {
                 );
                 if *failed > 0 {
                     note.push_str(&format!(
-                        "; {failed} kept drawn values (a view that overlaps itself cannot take them)"
+                        "; {failed} kept drawn values (bytes that are not the view's elements, or a view that overlaps itself other than by broadcasting)"
                     ));
                 }
                 note
