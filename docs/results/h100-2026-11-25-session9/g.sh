@@ -5,9 +5,9 @@
 set -u
 T=/opt/torch/.venv/lib/python3.12/site-packages
 export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
-for b in kc-n kc-b; do xz -dkf .device/bin/$b.xz; chmod +x .device/bin/$b; done
+for b in ${BINS:-kc-n kc-b}; do xz -dkf .device/bin/$b.xz; chmod +x .device/bin/$b; done
 PREV=$PWD/.device/bin/kc-b
-export KC=$PWD/.device/bin/kc-n PYTHON=/opt/torch/.venv/bin/python
+export KC=$PWD/.device/bin/${OWN:-kc-n} PYTHON=/opt/torch/.venv/bin/python
 P=${1:?part}; R=$OUT/$P; mkdir -p $R
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv > $R/gpu.csv 2>&1
 $PYTHON - > $R/torch_blas.txt 2>&1 <<'PY'
@@ -40,8 +40,9 @@ cap() { # NAME CAPTURE-ARGS
   echo "captured $n: $(( $(date +%s) - s )) s" >> $R/summary.txt
   prep $KC $R/$n.pt.trace.json.gz $n "${inputs[@]}"
   $KC plan $R/$n.lowered.kcir -o $R/$n.own.kcplan > /dev/null 2>&1
+  $KC plan show $R/$n.own.kcplan > $R/$n.planshow.txt 2>&1
   ex $KC $R/$n.own.kcplan $n.own
-  timeout 100 $KC exec $R/$n.own.kcplan --isolated --cache context --no-energy -o $R/$n.isolated.json > $R/$n.isolated.log 2>&1
+  [ -z "${NOISO:-}" ] && timeout 100 $KC exec $R/$n.own.kcplan --isolated --cache context --no-energy -o $R/$n.isolated.json > $R/$n.isolated.log 2>&1
   if [ -z "${NOPREV:-}" ]; then
   prep $PREV $R/$n.pt.trace.json.gz $n.prev "${inputs[@]}"
   $PREV plan $R/$n.prev.lowered.kcir -o $R/$n.prev.kcplan > /dev/null 2>&1
@@ -76,6 +77,11 @@ g5)
   ;;
 g6)
   export NOPREV=1
+  cap t5_b4s256_bf16_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+  ;;
+g7)
+  export NOPREV=1 NOISO=1
+  cap swin_t_b16_graph --model swin_t --batch 16 --cuda-graph
   cap t5_b4s256_bf16_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
   ;;
 g3)
