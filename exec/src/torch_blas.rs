@@ -147,6 +147,23 @@ mod tests {
         assert_eq!(cublaslt_workspace_bytes(32 << 20, Some("x")), 1 << 20);
     }
 
+    proptest::proptest! {
+        /// Whatever the two variables hold, the sizes are computed without a panic, and
+        /// cuBLASLt's is never more than cuBLAS's.
+        #[test]
+        fn any_setting_gives_sizes(config in ".{0,40}", lt in ".{0,12}", sm in 0u32..200) {
+            let blas = cublas_workspace_bytes(sm, Some(&config));
+            proptest::prop_assert!(cublaslt_workspace_bytes(blas, Some(&lt)) <= blas);
+        }
+
+        /// Pairs of any size saturate instead of overflowing.
+        #[test]
+        fn large_pairs_saturate(config in "(:[0-9]{1,19}){2,6}") {
+            let blas = cublas_workspace_bytes(90, Some(&config));
+            proptest::prop_assert!(cublaslt_workspace_bytes(blas, None) <= blas);
+        }
+    }
+
     #[test]
     fn alignment_is_the_largest_power_of_two_up_to_256() {
         assert_eq!(alignment(0), 256);

@@ -143,7 +143,9 @@ impl Blas {
                 let mut h: cb::cublasHandle_t = std::ptr::null_mut();
                 blas_err(cb::cublasCreate_v2(&mut h), "cublasCreate")?;
                 b.blas.push(h);
-                let ws = dev.alloc_raw(workspace_bytes as u64)?;
+                // A workspace of 0 bytes (`CUBLAS_WORKSPACE_CONFIG=:0:0`) is PyTorch's to
+                // choose too; the allocation itself needs a byte.
+                let ws = dev.alloc_raw(workspace_bytes.max(1) as u64)?;
                 b.workspaces.push(ws);
                 blas_err(
                     cb::cublasSetWorkspace_v2(h, ws as *mut c_void, workspace_bytes),
