@@ -183,6 +183,7 @@ pub fn link_from_eager(
             drop((a, b));
             // One copy of each eager op per graph iteration.
             let mut copy_of: HashMap<OpId, OpId> = HashMap::new();
+            let mut lent: Vec<(OpId, OpId)> = Vec::new();
             let mut planned: Vec<(NodeId, OpId)> = Vec::new();
             for (i, j, exact) in pairs {
                 let (gid, eid) = (g_ids[i], e_ids[j]);
@@ -193,9 +194,18 @@ pub fn link_from_eager(
                 let Some(eop) = eager.graph[eid].op else {
                     continue;
                 };
-                let op = *copy_of
-                    .entry(eop)
-                    .or_insert_with(|| lend_op(graph, eager, eop, rank, &mut arg_list_of, false));
+                let op = lend_with_ancestors(
+                    graph,
+                    eager,
+                    eop,
+                    rank,
+                    &mut arg_list_of,
+                    false,
+                    Lent {
+                        copy_of: &mut copy_of,
+                        all: &mut lent,
+                    },
+                );
                 planned.push((gid, op));
             }
             matches.extend(planned);
