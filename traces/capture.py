@@ -480,9 +480,8 @@ def bools_by_node(calls, nodes):
     recorded shapes at those positions agree (the mode sees the ops Python dispatches, the
     observer also those they call, which take the same tensors: see `share_with_callees`).
     A call no node matches is skipped and the search goes on from the last match."""
-    run2 = nodes
     children = {}
-    for n in run2:
+    for n in nodes:
         children.setdefault(n.get("ctrl_deps"), []).append(n)
 
     def tensor_id(n, p, e):
@@ -520,8 +519,8 @@ def bools_by_node(calls, nodes):
     # Each call is looked for from the last match to the end of the iteration.
     out, j = {}, 0
     for name, found in calls:
-        for k in range(j, len(run2)):
-            n = run2[k]
+        for k in range(j, len(nodes)):
+            n = nodes[k]
             if n["name"] != name:
                 continue
             try:

@@ -212,6 +212,14 @@ pub struct StepPlaces {
     pub outputs: Vec<Option<(u64, u64)>>,
 }
 
+impl StepPlaces {
+    /// The arena offset of `unit`'s operand `slot` at this step, if it is placed.
+    pub fn operand_of(&self, unit: &PlanUnit, slot: u32) -> Option<u64> {
+        let k = unit.slots.iter().position(|&x| x == slot)?;
+        self.operands.get(k).copied().flatten()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanDataflow {
     /// "execution trace" or "heuristic" (see `lower::dataflow`).

@@ -587,8 +587,7 @@ impl Torch {
         // The arena address of a tensor operand of this step, if it is placed.
         let addr_of = |t: &TensorInput| -> Option<u64> {
             let (_, places, arena) = placed?;
-            let k = unit.slots.iter().position(|&s| s == t.slot)?;
-            let off = places.operands.get(k).copied().flatten()?;
+            let off = places.operand_of(unit, t.slot)?;
             (placeable(t) && arena != 0).then_some(arena + off)
         };
         let step = placed.map(|p| p.0);

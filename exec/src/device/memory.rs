@@ -172,17 +172,10 @@ impl Device {
     pub fn addr(&self, unit: &PlanUnit, slot: u32, at: At<'_>) -> cu::CUdeviceptr {
         match at {
             At::Slots(copy) => self.ptr(slot, copy),
-            At::Step { places, .. } => {
-                let placed = unit
-                    .slots
-                    .iter()
-                    .position(|&x| x == slot)
-                    .and_then(|k| places.operands.get(k).copied().flatten());
-                match placed {
-                    Some(off) if self.arena != 0 => self.arena + off,
-                    _ => self.ptr(slot, 0),
-                }
-            }
+            At::Step { places, .. } => match places.operand_of(unit, slot) {
+                Some(off) if self.arena != 0 => self.arena + off,
+                _ => self.ptr(slot, 0),
+            },
         }
     }
 
