@@ -468,7 +468,7 @@ fn a_foreach_ops_list_tensors_take_their_types_from_the_execution_trace() {
 /// carry a bias), every epilogue GEMM unit gets the least alignment of A, B, C and the bias
 /// over the places its steps take in the image, and nothing else does. Asked without them
 /// (cuBLASLt assumes 256 bytes) and with 64 MiB of workspace, the heuristic had handed a
-/// ViT-B/16's MLP GEMM the traced kernel with another launch geometry (39 of 381 launches).
+/// ViT-B/16's bias GEMMs the traced kernels with another launch geometry (39 of 381 launches).
 #[test]
 fn bias_gemms_are_asked_for_with_the_alignments_of_their_places() {
     use kc::plan::types::Epilogue;

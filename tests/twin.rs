@@ -64,7 +64,7 @@ fn graph_replayed_kernels_take_the_ops_of_their_eager_twins() {
     assert_eq!(gemm_inv % 3, 0);
     // A twin's op comes with the aten ops that enclosed it, as a trace's own ops do: the
     // dtype copy `cumsum` makes of its input goes with `cumsum`, whose replay makes it
-    // (it had been a `copy_` unit of its own, and `cumsum` copied again).
+    // (it had been a `copy_` unit of its own, beside a `cumsum` that makes it again).
     let p = kc::plan::build::build(&g);
     let cumsum = p.units.iter().find(|u| u.label == "aten::cumsum").unwrap();
     assert_eq!(cumsum.kernels.len(), 2, "{:?}", cumsum.kernels);
