@@ -19,6 +19,10 @@ pub trait PowerMeter {
     fn energy_mj(&mut self) -> Result<u64, String>;
     /// Instantaneous power, milliwatts.
     fn power_mw(&mut self) -> Result<u32, String>;
+    /// The GPU's temperature, degrees Celsius, where the meter can read it.
+    fn temperature_c(&mut self) -> Option<u32> {
+        None
+    }
 }
 
 /// Wall time and pauses, seconds.
@@ -122,12 +126,13 @@ pub fn measure_series(
     // Wait for a tick: the counter's first change.
     let first = meter.energy_mj()?;
     let wait_from = clock.now_s();
-    let (mut t0, mut e0, mut done0, mut unix0) = loop {
+    let (mut t0, mut e0, mut done0, mut unix0, mut temp0) = loop {
         work()?;
         clock.pause(w.poll_seconds);
         let e = meter.energy_mj()?;
         if e != first {
-            break (clock.now_s(), e, work()?, clock.unix_ms());
+            let temp = meter.temperature_c();
+            break (clock.now_s(), e, work()?, clock.unix_ms(), temp);
         }
         if clock.now_s() - wait_from > w.stall_seconds {
             return Err(format!(
@@ -170,6 +175,7 @@ pub fn measure_series(
         }
         let done1 = work()?;
         let unix1 = clock.unix_ms();
+        let temp1 = meter.temperature_c();
         let duration = now - t0;
         let energy_j = (e - e0) as f64 / 1000.0;
         out.push(EnergyWindow {
@@ -184,6 +190,7 @@ pub fn measure_series(
             power_w: Stats::of(&power),
             ticks,
             completed: done1.saturating_sub(done0),
+            temperature_c: temp0.zip(temp1).map(|(a, b)| [a, b]),
         });
         if out.len() >= spec.max_windows.max(1)
             || (out.len() >= spec.min_windows.max(1) && reached(&out, spec.target_rel_sem))
@@ -191,7 +198,7 @@ pub fn measure_series(
             return Ok(out);
         }
         // The next window begins at this tick.
-        (t0, e0, done0, unix0) = (now, e, done1, unix1);
+        (t0, e0, done0, unix0, temp0) = (now, e, done1, unix1, temp1);
         power.clear();
         ticks = 1;
     }
@@ -241,6 +248,10 @@ mod tests {
         fn power_mw(&mut self) -> Result<u32, String> {
             Ok((self.watts * 1000.0) as u32)
         }
+        fn temperature_c(&mut self) -> Option<u32> {
+            // Warms one degree a second, so a window's two readings differ.
+            Some(40 + self.clock.t.get() as u32)
+        }
     }
 
     #[test]
@@ -283,6 +294,8 @@ mod tests {
         assert!(w.completed > 0);
         assert_eq!(w.power_w.mean, 350.0);
         assert!(w.start.ends_with('Z') && w.start.contains('T'));
+        // The temperature is read at the window's two ticks.
+        assert_eq!(w.temperature_c, Some([40, 41]));
     }
 
     #[test]

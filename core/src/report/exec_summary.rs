@@ -40,9 +40,20 @@ pub fn render(r: &Results) -> String {
             g.replayed_traced_us, g.replayed_traced_critical_path_us, g.steps_not_executed, g.not_executed_traced_us
         );
         if let Some(e) = &g.energy {
+            // The GPU's temperature over the windows: energy at like work rises with it.
+            let temps: Vec<u32> = e
+                .windows
+                .iter()
+                .filter_map(|&k| r.windows.get(k)?.temperature_c)
+                .flatten()
+                .collect();
+            let at = match (temps.iter().min(), temps.iter().max()) {
+                (Some(lo), Some(hi)) => format!(", GPU {lo}-{hi} °C"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "  energy per replay {:.4} J (cv {:.3}, {} windows), above idle {:.4} J, avg power {:.1} W",
+                "  energy per replay {:.4} J (cv {:.3}, {} windows{at}), above idle {:.4} J, avg power {:.1} W",
                 e.per_item_j.mean,
                 e.per_item_j.cv(),
                 e.windows.len(),

@@ -25,6 +25,11 @@ pub struct EnergyWindow {
     pub ticks: u32,
     /// Work items (graph replays) completed between the two ticks.
     pub completed: u64,
+    /// The GPU's temperature at the window's start and end, degrees Celsius (NVML). A hotter
+    /// chip leaks more power at the same work, so energies measured apart in time compare
+    /// only at like temperatures; absent where the meter cannot read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<[u32; 2]>,
 }
 
 /// ISO-8601 UTC with milliseconds.

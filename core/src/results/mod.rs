@@ -413,6 +413,7 @@ mod tests {
             power_w: Stats::default(),
             ticks: 11,
             completed: n,
+            temperature_c: None,
         }
     }
 

@@ -23,6 +23,9 @@ impl PowerMeter for NvmlMeter<'_> {
             .power_usage()
             .map_err(|e| format!("NVML power: {e}"))
     }
+    fn temperature_c(&mut self) -> Option<u32> {
+        self.device.temperature(TemperatureSensor::Gpu).ok()
+    }
 }
 
 pub fn init() -> Result<Nvml, String> {
