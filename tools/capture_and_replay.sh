@@ -3,7 +3,9 @@
 # comparison: traces/capture.py (trace + Execution Trace + the model's own eager and
 # CUDA-graph times, back to back, and energy), then kc ingest / lower / plan, kc exec in graph
 # mode (with --verify and energy) and isolated (context cache), and kc report against the
-# model's own measurement. On a GPU machine with a `--features torch` kc:
+# model's own measurement, with the model measured again right after kc's graph replay
+# (`capture.py --remeasure`) so that its energy is compared at the temperature kc's ran at
+# (REMEASURE=0 skips it). On a GPU machine with a `--features torch` kc:
 #
 #   tools/capture_and_replay.sh OUT NAME CAPTURE-ARGS...
 #   tools/capture_and_replay.sh out swin_t_b16 --model swin_t --batch 16
@@ -24,6 +26,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$kc" plan "$out/$name.lowered.kcir" -o "$out/$name.kcplan" --json > "$out/$name.plan.json"
 "$kc" exec "$out/$name.kcplan" --runs 100 --energy-window 1 --energy-repeats 3 --verify \
     -o "$out/$name.graph.json" > "$out/$name.graph.log" 2>&1
+# The model again, right after kc's replay: the chip has warmed since the capture.
+[ "${REMEASURE:-1}" = 0 ] || "$py" "$here/traces/capture.py" "$@" --name "$name" --out "$out" --remeasure \
+    >> "$out/$name.remeasure.log" 2>&1
 "$kc" exec "$out/$name.kcplan" --isolated --cache context --no-energy \
     -o "$out/$name.isolated.context.json" > "$out/$name.isolated.log" 2>&1
 "$kc" report "$out/$name.graph.json" --isolated "$out/$name.isolated.context.json" \

@@ -242,10 +242,11 @@ def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
         pynvml.nvmlInit()
         h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
         counter = lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
+        temperature = lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)
     except Exception:  # NVML absent: time only
-        counter = None
+        counter = temperature = None
     batch = max(1, int(20_000 / max(per_call_us, 1.0)))  # about 20 ms of GPU work
-    times, energies = [], []
+    times, energies, temperatures = [], [], []
     for _ in range(repeats):
         torch.cuda.synchronize()
         if counter:
@@ -280,6 +281,7 @@ def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
         e.synchronize()
         if counter:
             energies.append((counter() - e_start) / n)
+            temperatures.append(temperature())
         times.append(s.elapsed_time(e) * 1000.0 / n)
     med = statistics.median(times)
     out = {"back_to_back_us": med, "back_to_back_calls_per_window": n,
@@ -287,8 +289,12 @@ def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
            "back_to_back_spread_pct": (max(times) - min(times)) / med * 100.0}
     if energies:
         em = statistics.median(energies)
+        # The GPU's temperature at each window's end: a hotter chip leaks more, so energies
+        # measured minutes apart compare only at like temperatures.
         out.update({"back_to_back_energy_per_run_mj": em,
-                    "back_to_back_energy_spread_pct": (max(energies) - min(energies)) / em * 100.0})
+                    "back_to_back_energy_spread_pct": (max(energies) - min(energies)) / em * 100.0,
+                    "back_to_back_energy_windows_mj": energies,
+                    "back_to_back_temperature_c": temperatures})
     return out
 
 
@@ -739,6 +745,38 @@ def merge_reference(path, env, how, name, entry):
     return replaced
 
 
+def remeasure(step, name, a):
+    """Measures the model again as `back_to_back` does, without profiling, and appends the
+    figures to its entry in DIR/reference.json (`remeasured`, under `cuda_graph` where the
+    capture measured the model's CUDA graph, else `eager`). Run after kc has measured its replay, it brackets kc's
+    measurement in time, so a comparison can say whether the model's own energy moved
+    with the GPU's state (its temperature) between the two."""
+    path = os.path.join(a.out, "reference.json")
+    try:
+        with open(path) as f:
+            ref = json.load(f)
+        entry = ref["results"][name]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"capture.py: --remeasure needs {path} with an entry {name!r} from an earlier capture ({e!r})")
+    # The model's CUDA graph is what kc's replay is compared with wherever it could be
+    # captured, whether or not the trace was profiled from it; else the eager step.
+    key, fn = "eager", step
+    if "error" not in entry.get("cuda_graph", {"error": "not measured"}):
+        try:
+            key, fn = "cuda_graph", capture_graph(step).replay
+        except Exception as e:  # measured at capture time, not now: the eager step stands in
+            print(f"capture.py: --remeasure: the CUDA graph failed to capture ({e!r}); measuring eager", file=sys.stderr)
+    once = time_runs(fn, runs=20)
+    r = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "median_us": once["median_us"]}
+    r.update(back_to_back(fn, once["median_us"]))
+    entry.setdefault(key, {}).setdefault("remeasured", []).append(r)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(ref, f, indent=1)
+    os.replace(tmp, path)
+    print(json.dumps(r))
+
+
 def gzip_file(path):
     with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
         shutil.copyfileobj(f, g)
@@ -781,6 +819,10 @@ def main():
                         "same step: `kc ingest --eager`)")
     p.add_argument("--no-values", action="store_true",
                    help="do not record the values of the step's integer tensors (NAME.values.bin)")
+    p.add_argument("--remeasure", action="store_true",
+                   help="profile nothing: measure the model back to back again (its CUDA graph where the "
+                        "capture could measure one, else eager) and append the figures to its entry in OUT/reference.json "
+                        "(`remeasured`), e.g. after kc measured its replay, to bracket it in time")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
     if a.compile and a.mode == "decode":
@@ -813,6 +855,9 @@ def main():
     for _ in range(5):
         step()
     torch.cuda.synchronize()
+    if a.remeasure:
+        remeasure(step, name, a)
+        return
     extra = {}
     if a.cuda_graph:
         # The eager twin first (the same step, eagerly), then the graph replays.

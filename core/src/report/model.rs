@@ -74,6 +74,10 @@ pub struct EnergyDetail {
     pub idle_power_w: Option<f64>,
     /// total − idle power × duration.
     pub above_idle_j: Option<f64>,
+    /// The median of the windows' end temperatures, degrees Celsius (NVML), where the
+    /// results record them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -272,6 +276,26 @@ impl Report {
             self.set_iterations(iterations, "reference.json's profiled_iterations");
         }
         let per = |x: Option<f64>| x.map(|v| v / f64::from(iterations));
+        let mut m = m;
+        // The model's energy at the temperature kc's replay ran at, where both record it:
+        // every comparison below (rows, error budget, prediction) then reads that figure.
+        if let Some(t) = self.energy_detail.as_ref().and_then(|d| d.temperature_c) {
+            let run = if m.cuda_graph.time_us.is_some() {
+                &mut m.cuda_graph
+            } else {
+                &mut m.eager
+            };
+            run.match_temperature(t);
+            if let Some(tm) = run.temperature.as_ref().filter(|tm| !tm.matched) {
+                self.notes.push(format!(
+                    "against the model: no energy window of the model lay within {} °C of kc's replay ({:.0} °C; the model's {}-{} °C): its nearest windows stand in, and the energies compare only roughly (about half a percent per degree on the H100)",
+                    super::reference::TEMPERATURE_MATCH_C,
+                    tm.kc_c,
+                    tm.model_all_c[0],
+                    tm.model_all_c[1]
+                ));
+            }
+        }
         let (basis, model) = if m.cuda_graph.time_us.is_some() {
             ("CUDA graph", &m.cuda_graph)
         } else {
@@ -280,11 +304,33 @@ impl Report {
         let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
         let caveat = self.caveat();
         let (model_t, model_e) = (model.time_us, model.energy_j);
+        // The model's own row says at what temperature its energy stands.
+        let at_temperature = |run: &super::reference::ModelRun| {
+            match &run.temperature {
+            Some(t) if t.matched => format!(
+                "(energy: {} of its {} windows within {} °C of kc's {:.0} °C)",
+                t.windows_used,
+                t.windows,
+                super::reference::TEMPERATURE_MATCH_C,
+                t.kc_c
+            ),
+            Some(t) => format!(
+                "(energy: its {} nearest windows, {}-{} °C, against kc's {:.0} °C: not one temperature)",
+                t.windows_used, t.model_used_c[0], t.model_used_c[1], t.kc_c
+            ),
+            None => String::new(),
+        }
+        };
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),
-            // kc's own figures carry the caveat; the model's do not need it.
+            // kc's own figures carry the caveat; the model's say at what temperature
+            // their energy stands.
             caveat: if what.starts_with("kc ") || what.starts_with("Σ ") {
                 caveat.trim().to_string()
+            } else if what.starts_with("model, CUDA graph") {
+                at_temperature(&m.cuda_graph)
+            } else if what.starts_with("model, eager") {
+                at_temperature(&m.eager)
             } else {
                 String::new()
             },
@@ -764,6 +810,12 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 min_power_w: ws.iter().map(|w| w.power_w.min).fold(f64::NAN, f64::min),
                 idle_power_w: idle,
                 above_idle_j: idle.map(|p| total - p * duration),
+                temperature_c: crate::results::stats::median(
+                    &mut ws
+                        .iter()
+                        .filter_map(|w| w.temperature_c.map(|[_, end]| f64::from(end)))
+                        .collect::<Vec<_>>(),
+                ),
             });
         }
     } else if let Some(i) = isolated.and_then(|i| i.isolated.as_ref()) {

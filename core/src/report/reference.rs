@@ -33,6 +33,138 @@ pub struct ModelRun {
     pub kernels_per_replay: Option<f64>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
+    /// Every back-to-back energy window of the model, from its capture and from each
+    /// `capture.py --remeasure` after it, with the GPU's temperature at the window's end.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<ModelWindow>,
+    /// How many times the model was measured again after its capture (`remeasured`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub remeasured: usize,
+    /// `energy_j` as the capture measured it, where it was replaced by the energy of the
+    /// model's windows at kc's temperature ([`Temperature`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_as_captured_j: Option<f64>,
+    /// How the model's energy was matched to the temperature kc's replay ran at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<Temperature>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One back-to-back energy window of the model: energy per iteration, and the GPU's
+/// temperature at its end.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct ModelWindow {
+    pub energy_j: f64,
+    pub temperature_c: Option<u32>,
+    /// 0: the capture's measurement; k: the k-th `--remeasure`.
+    pub measurement: usize,
+}
+
+/// Windows of the model within this many degrees of kc's replay count as measured at
+/// its temperature. A hotter chip leaks more power at the same work: on the H100 the
+/// model's own energy per iteration rose 0.55-0.65 % per degree (docs/MEASUREMENTS.md,
+/// "Energy compared at one temperature"), so a degree is worth about half a percent.
+pub const TEMPERATURE_MATCH_C: f64 = 1.0;
+
+/// The model's energy taken at the temperature kc's replay ran at.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Temperature {
+    /// kc's graph windows' median end temperature.
+    pub kc_c: f64,
+    /// The least and greatest temperature of the model's windows used, and of all.
+    pub model_used_c: [u32; 2],
+    pub model_all_c: [u32; 2],
+    pub windows_used: usize,
+    pub windows: usize,
+    /// The median energy per iteration of the windows used, and their spread, percent.
+    pub energy_j: f64,
+    pub spread_pct: f64,
+    /// Whether some window of the model lay within [`TEMPERATURE_MATCH_C`] of kc's; if
+    /// not, the nearest windows were used and the energies compare only roughly.
+    pub matched: bool,
+}
+
+impl ModelRun {
+    /// The model's energy per iteration from its windows nearest kc's temperature `kc_c`:
+    /// the median of those within [`TEMPERATURE_MATCH_C`], else of the nearest. None when
+    /// no window records a temperature.
+    pub fn energy_at(&self, kc_c: f64) -> Option<Temperature> {
+        let with: Vec<(f64, u32)> = self
+            .windows
+            .iter()
+            .filter_map(|w| Some((w.energy_j, w.temperature_c?)))
+            .collect();
+        if with.is_empty() || !kc_c.is_finite() {
+            return None;
+        }
+        let dist = |t: u32| (f64::from(t) - kc_c).abs();
+        let nearest = with
+            .iter()
+            .map(|&(_, t)| dist(t))
+            .fold(f64::INFINITY, f64::min);
+        let reach = nearest.max(TEMPERATURE_MATCH_C);
+        let used: Vec<(f64, u32)> = with
+            .iter()
+            .copied()
+            .filter(|&(_, t)| dist(t) <= reach)
+            .collect();
+        let mut e: Vec<f64> = used.iter().map(|w| w.0).collect();
+        let median = crate::results::stats::median(&mut e)?;
+        let range = |ws: &[(f64, u32)]| {
+            let ts = ws.iter().map(|w| w.1);
+            [ts.clone().min().unwrap_or(0), ts.max().unwrap_or(0)]
+        };
+        Some(Temperature {
+            kc_c,
+            model_used_c: range(&used),
+            model_all_c: range(&with),
+            windows_used: used.len(),
+            windows: with.len(),
+            energy_j: median,
+            spread_pct: (e[e.len() - 1] - e[0]) / median * 100.0,
+            matched: nearest <= TEMPERATURE_MATCH_C,
+        })
+    }
+
+    /// Takes the model's energy at kc's temperature in place of the capture's figure
+    /// (kept in `energy_as_captured_j`), so that every comparison with it is at one
+    /// temperature. Does nothing where the windows record none.
+    pub fn match_temperature(&mut self, kc_c: f64) {
+        if let Some(t) = self.energy_at(kc_c) {
+            self.energy_as_captured_j = self.energy_j;
+            self.energy_j = Some(t.energy_j);
+            self.energy_spread_pct = Some(t.spread_pct);
+            self.temperature = Some(t);
+        }
+    }
+}
+
+/// The back-to-back energy windows of one measurement (`back_to_back_energy_windows_mj`
+/// with `back_to_back_temperature_c`, as capture.py writes them).
+fn windows_of(v: &Value, measurement: usize) -> Vec<ModelWindow> {
+    let list = |k: &str| v.get(k).and_then(Value::as_array);
+    let Some(energies) = list("back_to_back_energy_windows_mj") else {
+        return Vec::new();
+    };
+    let temps = list("back_to_back_temperature_c");
+    energies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let mj = e.as_f64().filter(|x| x.is_finite() && *x > 0.0)?;
+            Some(ModelWindow {
+                energy_j: mj / 1000.0,
+                temperature_c: temps
+                    .and_then(|t| t.get(i))
+                    .and_then(Value::as_u64)
+                    .and_then(|t| u32::try_from(t).ok()),
+                measurement,
+            })
+        })
+        .collect()
 }
 
 /// A reference entry as read.
@@ -59,7 +191,18 @@ fn run(v: Option<&Value>) -> ModelRun {
             .filter(|x| x.is_finite() && *x > 0.0)
     };
     let b2b = num("back_to_back_us");
+    let remeasured = v
+        .get("remeasured")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut windows = windows_of(v, 0);
+    for (k, r) in remeasured.iter().enumerate() {
+        windows.extend(windows_of(r, k + 1));
+    }
     ModelRun {
+        windows,
+        remeasured: remeasured.len(),
         time_us: b2b.or_else(|| num("median_us")),
         energy_j: num("back_to_back_energy_per_run_mj")
             .or_else(|| num("energy_per_run_mj"))
@@ -83,6 +226,7 @@ fn run(v: Option<&Value>) -> ModelRun {
                     .and_then(Value::as_str)
                     .map(|e| format!("energy: {e}"))
             }),
+        ..Default::default()
     }
 }
 
@@ -192,5 +336,55 @@ mod tests {
             .unwrap_err()
             .contains("entries: a, b"));
         assert!(find("[]", &[], None).is_err());
+    }
+
+    #[test]
+    fn the_models_energy_is_taken_at_kcs_temperature() {
+        // As capture.py writes them: the capture's windows and two remeasures after kc,
+        // the chip warming from 45 to 49 °C and the model's energy rising with it.
+        let text = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz", "profiled_iterations": 3,
+            "cuda_graph": {"back_to_back_us": 2970.2, "back_to_back_energy_per_run_mj": 1294.1,
+                "back_to_back_energy_windows_mj": [1291.0, 1294.1, 1294.9],
+                "back_to_back_temperature_c": [45, 45, 46],
+                "remeasured": [
+                    {"back_to_back_us": 2966.3, "back_to_back_energy_windows_mj": [1283.7, 1285.6, 1295.1],
+                     "back_to_back_temperature_c": [45, 46, 47]},
+                    {"back_to_back_us": 2965.5, "back_to_back_energy_windows_mj": [1285.4, 1302.0, 1302.0],
+                     "back_to_back_temperature_c": [47, 48, 49]}]}}}}"#;
+        let r = find(text, &["m.pt.trace.json.gz".into()], None).unwrap();
+        let g = &r.cuda_graph;
+        assert_eq!(g.windows.len(), 9);
+        assert_eq!(g.remeasured, 2);
+        assert_eq!(g.windows[8].measurement, 2);
+        // kc at 48 °C: the windows at 47-49 °C.
+        let t = g.energy_at(48.0).unwrap();
+        assert!(t.matched);
+        assert_eq!((t.windows_used, t.windows), (4, 9));
+        assert_eq!(t.model_used_c, [47, 49]);
+        assert_eq!(t.model_all_c, [45, 49]);
+        assert!((t.energy_j - 1.29855).abs() < 1e-9, "{}", t.energy_j);
+        // kc at 60 °C, far above every window: the nearest stand in, and say so.
+        let far = g.energy_at(60.0).unwrap();
+        assert!(!far.matched);
+        assert_eq!(far.model_used_c, [49, 49]);
+        // Matching replaces the energy every comparison reads and keeps the capture's.
+        let mut run = g.clone();
+        run.match_temperature(45.5);
+        assert!((run.energy_as_captured_j.unwrap() - 1.2941).abs() < 1e-12);
+        assert!(
+            (run.energy_j.unwrap() - 1.2910).abs() < 1e-9,
+            "{:?}",
+            run.energy_j
+        );
+        // Without temperatures, nothing to match.
+        let plain = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz",
+            "cuda_graph": {"back_to_back_us": 1.0, "back_to_back_energy_windows_mj": [5.0, 6.0]}}}}"#;
+        let mut p = find(plain, &["m.pt.trace.json.gz".into()], None)
+            .unwrap()
+            .cuda_graph;
+        assert_eq!(p.windows.len(), 2);
+        assert!(p.energy_at(50.0).is_none());
+        p.match_temperature(50.0);
+        assert!(p.temperature.is_none() && p.energy_as_captured_j.is_none());
     }
 }

@@ -195,6 +195,25 @@ pub fn markdown(r: &Report) -> String {
             ("CUDA graph", &m.reference.cuda_graph),
             ("eager", &m.reference.eager),
         ] {
+            if let (Some(t), Some(e)) = (&run.temperature, run.energy_j) {
+                let _ = writeln!(
+                    o,
+                    "\nThe model's {what} energy is taken at kc's temperature: the median of {} of its {} back-to-back windows ({} measurement{}; {}-{} °C of {}-{} °C) against kc's graph windows at {:.0} °C, {e:.4} J per iteration{}.",
+                    t.windows_used,
+                    t.windows,
+                    run.remeasured + 1,
+                    if run.remeasured == 0 { "" } else { "s" },
+                    t.model_used_c[0],
+                    t.model_used_c[1],
+                    t.model_all_c[0],
+                    t.model_all_c[1],
+                    t.kc_c,
+                    run.energy_as_captured_j.map_or(String::new(), |c| format!(
+                        " (the capture's own figure {c:.4} J, {:+.1} %)",
+                        100.0 * (c - e) / e
+                    ))
+                );
+            }
             if let Some(why) = &run.missing {
                 let _ = writeln!(o, "\nThe model's {what} figures are missing: {why}");
             }

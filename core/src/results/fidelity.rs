@@ -11,6 +11,7 @@
 //! name at that position: cuBLASLt or cuDNN picked another algorithm); a replay that runs
 //! out of kernels cuts the alignment there.
 
+use crate::results::stats::median;
 use serde::{Deserialize, Serialize};
 
 /// How far ahead a traced kernel looks for a launched kernel of its name.
@@ -395,19 +396,6 @@ fn weighted_median(v: &mut [(f64, f64)]) -> Option<f64> {
     v.iter().find_map(|&(e, w)| {
         acc += w;
         (acc >= total / 2.0).then_some(e)
-    })
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
     })
 }
 

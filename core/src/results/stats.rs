@@ -17,6 +17,21 @@ pub struct Stats {
     pub p99: f64,
 }
 
+/// The median of the samples (the mean of the middle two for an even count; sorts them),
+/// or None for none.
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
 /// The nearest-rank percentile `q` (0..=100) of sorted samples.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
