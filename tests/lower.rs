@@ -53,12 +53,15 @@ fn h100_traces_replay_at_least_99_percent_of_gpu_time() {
 /// Every GEMM kernel launched by mm/addmm/bmm/baddbmm lands in tier 2 with its cuBLAS call,
 /// and every memcpy/memset in tier 1, but those an op made that replays its kernels through
 /// libtorch (`sum`'s and cuDNN attention's memsets): they are in that op's tier-3 instance,
-/// whose replay makes them, never replayed twice.
+/// whose replay makes them, never replayed twice; and cuBLAS's own memsets directly under
+/// a GEMM op, which go with the GEMM's tier-2 instance (its call makes them again: Swin-T's
+/// graph held 12 memsets per iteration where the model's held 6, docs/MEASUREMENTS.md).
 #[test]
 fn gemm_ops_are_tier_2_and_copies_tier_1() {
     for name in H100 {
         let (g, _, _) = lowered(name);
         let mut gemms = 0;
+        let mut library_memsets = 0;
         for id in g.graph.node_indices() {
             let n = &g.graph[id];
             let c = g.classification(id).unwrap();
@@ -74,6 +77,23 @@ fn gemm_ops_are_tier_2_and_copies_tier_1() {
                             assert_eq!(inst.nodes.len(), 1, "{name} node{}", id.index())
                         }
                         Tier::Op => assert!(with_kernels, "{name} node{}", id.index()),
+                        // The BLAS library's memset, directly under the GEMM op, goes with
+                        // the GEMM: tier 2's call makes it again.
+                        Tier::Gemm => {
+                            assert!(
+                                matches!(n.kind, NodeKind::Memset { .. }) && with_kernels,
+                                "{name} node{}",
+                                id.index()
+                            );
+                            let op = g.op_name(n.op);
+                            assert!(
+                                ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"]
+                                    .contains(&op),
+                                "{name} node{}: a memset under {op} in tier 2",
+                                id.index()
+                            );
+                            library_memsets += 1;
+                        }
                         t => panic!("{name} node{}: a copy in tier {t:?}", id.index()),
                     }
                 }
@@ -99,6 +119,13 @@ fn gemm_ops_are_tier_2_and_copies_tier_1() {
             }
         }
         assert!(gemms > 0, "{name} has GEMMs");
+        // Three traces hold cuBLAS memsets under aten::mm (three each, one per iteration).
+        if ["bloom560m_seq5", "multistream_gemm_bf16", "gpt2_train_bf16"].contains(&name) {
+            assert!(
+                library_memsets >= 3,
+                "{name}: {library_memsets} library memsets"
+            );
+        }
     }
 }
 

@@ -8,8 +8,9 @@
 //! calls other aten ops that launch kernels (nll_loss_backward zeroes its gradient through
 //! `zero_` -> `fill_`, then runs its own kernel), replaying the outer op launches them all:
 //! such inner kernels join the outer op's instance, so they are replayed and counted once.
-//! GEMM-family kernels never move, and never take others in, so that tier 2 keeps its
-//! one-GEMM units. Copies and fills an op makes inside another op that replays its kernels
+//! GEMM-family kernels never move, and never take other kernels in, so that tier 2 keeps
+//! its one-GEMM units; a memset made directly under a GEMM op (the BLAS library's own, which
+//! tier 2's call makes again) joins the GEMM's instance. Copies and fills an op makes inside another op that replays its kernels
 //! (the copies `sort` makes of its input before sorting) join that op's instance too: the
 //! op's replay makes them again, so replaying them on their own as well would run them
 //! twice.
@@ -73,7 +74,14 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         let n = &g.graph[id];
         let runtime_work = matches!(n.kind, NodeKind::Memcpy { .. } | NodeKind::Memset { .. });
         let inside = if runtime_work {
-            n.op.and_then(made_by_replay)
+            n.op.and_then(made_by_replay).or_else(|| {
+                // A memset directly under a GEMM op is the BLAS library's own (cuBLASLt
+                // zeroes a 4-byte semaphore for some kernels): tier 2's call of the same
+                // GEMM makes it again, so it goes with the GEMM's instance.
+                n.op.filter(|op| {
+                    matches!(n.kind, NodeKind::Memset { .. }) && launches.get(op) == Some(&true)
+                })
+            })
         } else {
             None
         };

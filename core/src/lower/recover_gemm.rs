@@ -1,21 +1,27 @@
-//! Pass 3, GEMM recovery: for every unit instance whose kernels are all GEMM-family and
+//! Pass 3, GEMM recovery: for every unit instance whose kernels are all GEMM-family (beside
+//! the memsets the BLAS library made in the call) and
 //! whose launching op is mm/addmm/bmm/baddbmm/linear/matmul, recover the full cuBLAS call
 //! (see [`super::gemm`]). Invariant: `ctx.gemm[i]` is `Some` exactly for those instances,
 //! holding the call or the reason it could not be recovered.
 
 use super::{gemm, LowerCtx};
 use crate::diag::Diagnostic;
-use kc_ir::{Family, KernelGraph};
+use kc_ir::{Family, KernelGraph, NodeKind};
 
 pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     ctx.gemm = vec![None; ctx.instances.len()];
     for (i, inst) in ctx.instances.iter().enumerate() {
         let Some(op_id) = inst.op else { continue };
-        if !inst
-            .nodes
-            .iter()
-            .all(|n| ctx.family[n.index()] == Family::Gemm)
+        // The library's own memsets (grouped with their GEMM) are not GEMM kernels: the
+        // call is recovered from the kernels.
+        let is_kernel = |n: &&kc_ir::NodeId| matches!(g.graph[**n].kind, NodeKind::Kernel { .. });
+        if !inst.nodes.iter().any(|n| is_kernel(&n))
+            || !inst
+                .nodes
+                .iter()
+                .filter(is_kernel)
+                .all(|n| ctx.family[n.index()] == Family::Gemm)
         {
             continue;
         }
@@ -32,6 +38,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         let kernels: Vec<&str> = inst
             .nodes
             .iter()
+            .filter(is_kernel)
             .map(|n| g.str(g.graph[*n].kind.name()))
             .collect();
         let result = gemm::recover(g.str(op.name), g.args(gemm_op), &kernels);
