@@ -770,3 +770,66 @@ fn the_prediction_from_parts_adds_measured_terms_to_the_plain_sum() {
         "{md}"
     );
 }
+
+/// The model's energy at kc's temperature (Swin-T b16 through its graph's capture, H100,
+/// fixtures/results/swin_t_b16_graph.*): kc's graph windows ended at 47-48 °C, the model
+/// was measured at its capture and again after kc (six windows at 47-48 °C); the report
+/// compares kc's energy with the median of the model's windows within 1 °C, says so on the
+/// model's row, and keeps the capture's own figure.
+#[test]
+fn the_models_energy_is_compared_at_kcs_temperature() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = kc(&[
+        "report",
+        fixture("swin_t_b16_graph.graph.json").to_str().unwrap(),
+        "--reference",
+        fixture("swin_t_b16_graph.reference.json").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let m = &r["model"];
+    let g = &m["reference"]["cuda_graph"];
+    let t = &g["temperature"];
+    assert_eq!(t["matched"], true);
+    assert_eq!(g["remeasured"], 1);
+    assert_eq!(
+        (t["windows_used"].as_u64(), t["windows"].as_u64()),
+        (Some(6), Some(6))
+    );
+    assert_eq!(t["kc_c"].as_f64(), Some(47.0));
+    // The median of the six windows, against the capture's own median of its three.
+    let windows: Vec<f64> = g["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["energy_j"].as_f64().unwrap())
+        .collect();
+    let mut sorted = windows.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[2] + sorted[3]) / 2.0;
+    assert!((g["energy_j"].as_f64().unwrap() - median).abs() < 1e-12);
+    assert!(g["energy_as_captured_j"].as_f64().is_some());
+    // kc's row is measured against that figure.
+    let rows = m["rows"].as_array().unwrap();
+    let kc_row = rows
+        .iter()
+        .find(|r| r["what"] == "kc graph replay")
+        .unwrap();
+    let vs = kc_row["energy_vs_model_pct"].as_f64().unwrap();
+    let e = kc_row["energy_j"].as_f64().unwrap();
+    assert!((vs - 100.0 * (e - median) / median).abs() < 1e-9, "{vs}");
+    let model_row = rows
+        .iter()
+        .find(|r| r["what"].as_str().unwrap().starts_with("model, CUDA graph"))
+        .unwrap();
+    assert!(model_row["caveat"]
+        .as_str()
+        .unwrap()
+        .contains("6 of its 6 windows within 1 °C"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("taken at kc's temperature"), "{md}");
+}

@@ -306,20 +306,9 @@ impl Report {
         let (model_t, model_e) = (model.time_us, model.energy_j);
         // The model's own row says at what temperature its energy stands.
         let at_temperature = |run: &super::reference::ModelRun| {
-            match &run.temperature {
-            Some(t) if t.matched => format!(
-                "(energy: {} of its {} windows within {} °C of kc's {:.0} °C)",
-                t.windows_used,
-                t.windows,
-                super::reference::TEMPERATURE_MATCH_C,
-                t.kc_c
-            ),
-            Some(t) => format!(
-                "(energy: its {} nearest windows, {}-{} °C, against kc's {:.0} °C: not one temperature)",
-                t.windows_used, t.model_used_c[0], t.model_used_c[1], t.kc_c
-            ),
-            None => String::new(),
-        }
+            run.temperature
+                .as_ref()
+                .map_or(String::new(), super::reference::Temperature::label)
         };
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),

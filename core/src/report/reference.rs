@@ -87,6 +87,23 @@ pub struct Temperature {
     pub matched: bool,
 }
 
+impl Temperature {
+    /// What the model's row says of its energy: the windows used and kc's temperature.
+    pub fn label(&self) -> String {
+        if self.matched {
+            format!(
+                "(energy: {} of its {} windows within {TEMPERATURE_MATCH_C} °C of kc's {:.0} °C)",
+                self.windows_used, self.windows, self.kc_c
+            )
+        } else {
+            format!(
+                "(energy: its {} nearest windows, {}-{} °C, against kc's {:.0} °C: not one temperature)",
+                self.windows_used, self.model_used_c[0], self.model_used_c[1], self.kc_c
+            )
+        }
+    }
+}
+
 impl ModelRun {
     /// The model's energy per iteration from its windows nearest kc's temperature `kc_c`:
     /// the median of those within [`TEMPERATURE_MATCH_C`], else of the nearest. None when
