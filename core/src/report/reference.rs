@@ -404,4 +404,78 @@ mod tests {
         p.match_temperature(50.0);
         assert!(p.temperature.is_none() && p.energy_as_captured_j.is_none());
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// A JSON value of the kinds a hand-edited or truncated reference.json may hold
+        /// where capture.py writes numbers and lists.
+        fn loose() -> impl Strategy<Value = String> {
+            prop_oneof![
+                (-1e4f64..1e4).prop_map(|x| x.to_string()),
+                (0u32..200).prop_map(|x| x.to_string()),
+                Just("null".to_string()),
+                Just("\"x\"".to_string()),
+                Just("[]".to_string()),
+                Just("{}".to_string()),
+            ]
+        }
+
+        proptest! {
+            /// Whatever the windows and temperatures hold, reading never panics; and the
+            /// energy taken at a temperature is the median of windows that exist, the
+            /// nearest ones, within 1 °C exactly when it says it matched.
+            #[test]
+            fn windows_read_or_stand_aside(
+                energies in proptest::collection::vec(loose(), 0..8),
+                temps in proptest::collection::vec(loose(), 0..8),
+                remeasures in proptest::collection::vec(
+                    (proptest::collection::vec(1.0f64..5000.0, 0..4),
+                     proptest::collection::vec(20u32..95, 0..4)), 0..3),
+                kc_c in -10.0f64..120.0,
+            ) {
+                let list = |v: &[String]| format!("[{}]", v.join(","));
+                let re: Vec<String> = remeasures
+                    .iter()
+                    .map(|(e, t)| format!(
+                        r#"{{"back_to_back_energy_windows_mj": {:?}, "back_to_back_temperature_c": {:?}}}"#,
+                        e, t
+                    ))
+                    .collect();
+                let text = format!(
+                    r#"{{"results": {{"m": {{"trace": "m.pt.trace.json.gz", "cuda_graph": {{
+                        "back_to_back_us": 10.0,
+                        "back_to_back_energy_windows_mj": {},
+                        "back_to_back_temperature_c": {},
+                        "remeasured": [{}]}}}}}}}}"#,
+                    list(&energies), list(&temps), re.join(",")
+                );
+                let r = find(&text, &["m.pt.trace.json.gz".into()], None).unwrap();
+                let g = &r.cuda_graph;
+                prop_assert_eq!(g.remeasured, remeasures.len());
+                for w in &g.windows {
+                    prop_assert!(w.energy_j.is_finite() && w.energy_j > 0.0);
+                }
+                match g.energy_at(kc_c) {
+                    None => prop_assert!(g.windows.iter().all(|w| w.temperature_c.is_none())),
+                    Some(t) => {
+                        prop_assert!(t.windows_used >= 1 && t.windows_used <= t.windows);
+                        let with: Vec<&ModelWindow> =
+                            g.windows.iter().filter(|w| w.temperature_c.is_some()).collect();
+                        prop_assert_eq!(t.windows, with.len());
+                        let lo = with.iter().map(|w| w.energy_j).fold(f64::INFINITY, f64::min);
+                        let hi = with.iter().map(|w| w.energy_j).fold(0.0, f64::max);
+                        prop_assert!(t.energy_j >= lo - 1e-12 && t.energy_j <= hi + 1e-12);
+                        let nearest = with
+                            .iter()
+                            .map(|w| (f64::from(w.temperature_c.unwrap()) - kc_c).abs())
+                            .fold(f64::INFINITY, f64::min);
+                        prop_assert_eq!(t.matched, nearest <= TEMPERATURE_MATCH_C);
+                        prop_assert!(t.spread_pct >= 0.0);
+                    }
+                }
+            }
+        }
+    }
 }
