@@ -301,6 +301,49 @@ fn capture_help_needs_no_torch_and_reference_entries_accumulate() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// traces/capture.py --remeasure: the model measured again goes under the run the report
+/// compares with (its CUDA graph where the capture measured one, else eager), appended to
+/// `remeasured` beside the capture's own figures; without an earlier entry it is refused.
+/// The GPU's parts (capture, timing, back-to-back windows) are stood in by functions that
+/// return fixed figures: what is checked is where the figures go.
+#[test]
+fn a_remeasure_lands_beside_the_run_it_brackets() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/capture.py");
+    let dir = tempfile::tempdir().unwrap();
+    let code = format!(
+        "import sys, json, types; sys.path.insert(0, {:?}); import capture as c\n\
+         out = {:?}\n\
+         ref = {{'env': {{}}, 'how': '', 'results': {{\n\
+           'g': {{'eager': {{'median_us': 9.0}}, 'cuda_graph': {{'back_to_back_us': 5.0}}}},\n\
+           'e': {{'eager': {{'median_us': 9.0}}, 'cuda_graph': {{'error': 'RuntimeError()'}}}}}}}}\n\
+         json.dump(ref, open(out + '/reference.json', 'w'))\n\
+         c.capture_graph = lambda step: types.SimpleNamespace(replay=lambda: None)\n\
+         c.time_runs = lambda fn, runs=50: {{'median_us': 5.5}}\n\
+         c.back_to_back = lambda fn, us: {{'back_to_back_us': 5.1, 'back_to_back_energy_windows_mj': [2.0, 2.1, 2.2], 'back_to_back_temperature_c': [40, 41, 41]}}\n\
+         a = types.SimpleNamespace(out=out, cuda_graph=False)\n\
+         c.remeasure(lambda: None, 'g', a)\n\
+         c.remeasure(lambda: None, 'g', a)\n\
+         c.remeasure(lambda: None, 'e', a)\n\
+         r = json.load(open(out + '/reference.json'))['results']\n\
+         assert len(r['g']['cuda_graph']['remeasured']) == 2 and 'remeasured' not in r['g']['eager'], r\n\
+         assert r['g']['cuda_graph']['back_to_back_us'] == 5.0, r\n\
+         assert r['g']['cuda_graph']['remeasured'][0]['back_to_back_temperature_c'] == [40, 41, 41], r\n\
+         assert len(r['e']['eager']['remeasured']) == 1 and 'remeasured' not in r['e']['cuda_graph'], r\n\
+         try:\n    c.remeasure(lambda: None, 'nope', a)\n    raise AssertionError('no refusal')\n\
+         except SystemExit as e:\n    assert 'nope' in str(e), e\n",
+        script.parent().unwrap().display().to_string(),
+        dir.path().display().to_string()
+    );
+    let Ok(o) = std::process::Command::new("python3")
+        .args(["-B", "-c", &code])
+        .output()
+    else {
+        eprintln!("no python3 here: skipped");
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// traces/capture.py gives the boolean inputs the dispatch mode recorded (one iteration's
 /// calls) to the nodes of every profiled iteration, the op and the op it calls with the same
 /// tensor: on a real Swin-T Execution Trace excerpt, each `masked_fill` (the mask `!= 0` and
