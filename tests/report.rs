@@ -710,6 +710,14 @@ fn the_switches_energy_is_what_the_round_itself_draws_beyond_the_units() {
     assert!((f(&p["error_pct"]) - 0.5).abs() < 0.1, "{p}");
     assert!((f(&p["energy_error_pct"]) + 3.7).abs() < 0.1, "{p}");
     assert!((f(&p["plain_energy_error_pct"]) + 8.4).abs() < 0.1, "{p}");
+    // The round drew 321 W where kc's graph drew 248 W: said beside the prediction.
+    let c = p["energy_caveat"].as_str().unwrap();
+    assert!(c.contains("321 W") && c.contains("248 W"), "{c}");
+    let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
+    assert!(
+        md.contains("the switch terms carry that difference"),
+        "{md}"
+    );
 }
 
 /// kc's prediction from parts on a real H100 run (a Qwen2 decode graph, replayed through its

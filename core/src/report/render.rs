@@ -529,13 +529,16 @@ fn prediction(o: &mut String, r: &Report) {
         Some(false) => format!("the target's {what} lies within the prediction's error bar"),
         None => String::new(),
     };
-    let v: Vec<String> = [
+    let mut v: Vec<String> = [
         verdict(p.time_outside, "time"),
         verdict(p.energy_outside, "energy"),
     ]
     .into_iter()
     .filter(|s| !s.is_empty())
     .collect();
+    if let Some(c) = &p.energy_caveat {
+        v.push(c.clone());
+    }
     if !v.is_empty() {
         let _ = writeln!(o, "\n{}.", v.join("; "));
     }
