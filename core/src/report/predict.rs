@@ -82,6 +82,13 @@ pub struct Prediction {
     /// two powers, said beside the prediction's energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_caveat: Option<String>,
+    /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
+    /// graph windows, °C, where the results record them: the units' energies were taken
+    /// at those temperatures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_temperature_c: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_temperature_c: Option<[u32; 2]>,
     /// Whether the isolated pass measured the terms; without them the prediction is the
     /// plain sum and is not shown as a prediction.
     pub terms_measured: bool,
@@ -107,6 +114,9 @@ pub struct PredictionInputs {
     /// kc's graph replay per replay, and the standard error of its mean.
     pub graph_us: Option<(f64, f64)>,
     pub graph_energy_j: Option<(f64, f64)>,
+    /// The temperature range of the units' energy windows and of kc's graph windows.
+    pub units_temperature_c: Option<[u32; 2]>,
+    pub graph_temperature_c: Option<[u32; 2]>,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -155,6 +165,19 @@ impl PredictionInputs {
             .as_ref()
             .or(graph.and_then(|g| g.idle.as_ref()))
             .map(|w| (w.avg_power_w, w.power_w.sem()));
+        // Windows' temperatures, both ends: the units' (labelled "unit N") and the graph's.
+        let range = |r: &Results, unit: bool| {
+            let ts: Vec<u32> = r
+                .windows
+                .iter()
+                .filter(|w| w.label.starts_with("unit") == unit && (unit || w.label == "graph"))
+                .filter_map(|w| w.temperature_c)
+                .flatten()
+                .collect();
+            Some([*ts.iter().min()?, *ts.iter().max()?])
+        };
+        p.units_temperature_c = range(iso, true);
+        p.graph_temperature_c = graph.and_then(|g| range(g, false));
         if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
             p.graph_us = Some((g.replay_us.mean, g.replay_us.sem()));
             p.graph_energy_j = g
@@ -618,6 +641,8 @@ impl Report {
             terms,
             coverage,
             energy_caveat,
+            units_temperature_c: inp.units_temperature_c,
+            graph_temperature_c: inp.graph_temperature_c,
         });
     }
 
@@ -817,6 +842,32 @@ mod tests {
                 assert!(c.contains("500 W") && c.contains("379 W"), "{c}");
             }
         }
+    }
+
+    #[test]
+    fn the_temperatures_of_the_units_and_the_graph_windows_are_kept() {
+        let w = |label: &str, t: [u32; 2]| EnergyWindow {
+            label: label.into(),
+            temperature_c: Some(t),
+            ..Default::default()
+        };
+        let mut iso = isolated();
+        iso.windows = vec![
+            w("idle", [30, 30]),
+            w("unit 0", [40, 44]),
+            w("unit 1", [44, 46]),
+            w("round", [50, 51]),
+        ];
+        let mut g = graph(66.0, 0.025);
+        g.windows = vec![w("idle", [31, 31]), w("graph", [45, 47])];
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.units_temperature_c, Some([40, 46]));
+        assert_eq!(p.graph_temperature_c, Some([45, 47]));
+        // Results without temperatures (an older kc) leave them out.
+        let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))
+            .prediction
+            .unwrap();
+        assert_eq!((p.units_temperature_c, p.graph_temperature_c), (None, None));
     }
 
     #[test]

@@ -539,6 +539,15 @@ fn prediction(o: &mut String, r: &Report) {
     if let Some(c) = &p.energy_caveat {
         v.push(c.clone());
     }
+    if let Some([lo, hi]) = p.units_temperature_c {
+        v.push(format!(
+            "the units' energy windows ran at {lo}-{hi} °C{}",
+            p.graph_temperature_c
+                .map_or(String::new(), |[a, b]| format!(
+                    ", kc's graph's at {a}-{b} °C"
+                ))
+        ));
+    }
     if !v.is_empty() {
         let _ = writeln!(o, "\n{}.", v.join("; "));
     }
