@@ -262,6 +262,21 @@ fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
     assert!(text.contains("--features torch"), "{text}");
 }
 
+/// Runs `code` with python3 (no bytecode written); None, said on stderr, where this
+/// machine has no python3.
+fn python(code: &str) -> Option<std::process::Output> {
+    match std::process::Command::new("python3")
+        .args(["-B", "-c", code])
+        .output()
+    {
+        Ok(o) => Some(o),
+        Err(_) => {
+            eprintln!("no python3 here: skipped");
+            None
+        }
+    }
+}
+
 /// traces/capture.py: `--help` works without torch, and a second capture into a folder
 /// adds its reference entry instead of overwriting the first's.
 #[test]
@@ -294,10 +309,7 @@ fn capture_help_needs_no_torch_and_reference_entries_accumulate() {
         script.parent().unwrap().display().to_string(),
         dir.path().join("reference.json").display().to_string()
     );
-    let o = std::process::Command::new("python3")
-        .args(["-B", "-c", &code])
-        .output()
-        .unwrap();
+    let o = python(&code).expect("python3 ran above");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -334,11 +346,7 @@ fn a_remeasure_lands_beside_the_run_it_brackets() {
         script.parent().unwrap().display().to_string(),
         dir.path().display().to_string()
     );
-    let Ok(o) = std::process::Command::new("python3")
-        .args(["-B", "-c", &code])
-        .output()
-    else {
-        eprintln!("no python3 here: skipped");
+    let Some(o) = python(&code) else {
         return;
     };
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -374,11 +382,7 @@ fn capture_gives_recorded_masks_to_every_profiled_iteration() {
         script_dir.display().to_string(),
         et.display().to_string()
     );
-    let Ok(o) = std::process::Command::new("python3")
-        .args(["-B", "-c", &code])
-        .output()
-    else {
-        eprintln!("no python3 here: skipped");
+    let Some(o) = python(&code) else {
         return;
     };
     assert!(

@@ -738,11 +738,16 @@ def merge_reference(path, env, how, name, entry):
         ref["results"] = dict(old.get("results", {}))
     replaced = name if name in ref["results"] else None
     ref["results"][name] = dict(entry, env=env)
+    write_json(path, ref)
+    return replaced
+
+
+def write_json(path, doc):
+    """Writes `doc` to `path` through a temporary file, so a reader never sees half of it."""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(ref, f, indent=1)
+        json.dump(doc, f, indent=1)
     os.replace(tmp, path)
-    return replaced
 
 
 def remeasure(step, name, a):
@@ -770,10 +775,7 @@ def remeasure(step, name, a):
     r = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "median_us": once["median_us"]}
     r.update(back_to_back(fn, once["median_us"]))
     entry.setdefault(key, {}).setdefault("remeasured", []).append(r)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(ref, f, indent=1)
-    os.replace(tmp, path)
+    write_json(path, ref)
     print(json.dumps(r))
 
 

@@ -15,12 +15,15 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
         let Some(op_id) = inst.op else { continue };
         // The library's own memsets (grouped with their GEMM) are not GEMM kernels: the
         // call is recovered from the kernels.
-        let is_kernel = |n: &&kc_ir::NodeId| matches!(g.graph[**n].kind, NodeKind::Kernel { .. });
-        if !inst.nodes.iter().any(|n| is_kernel(&n))
-            || !inst
-                .nodes
+        let kernel_nodes: Vec<kc_ir::NodeId> = inst
+            .nodes
+            .iter()
+            .copied()
+            .filter(|n| matches!(g.graph[*n].kind, NodeKind::Kernel { .. }))
+            .collect();
+        if kernel_nodes.is_empty()
+            || !kernel_nodes
                 .iter()
-                .filter(is_kernel)
                 .all(|n| ctx.family[n.index()] == Family::Gemm)
         {
             continue;
@@ -35,10 +38,8 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
             continue;
         };
         let op = g.op(gemm_op);
-        let kernels: Vec<&str> = inst
-            .nodes
+        let kernels: Vec<&str> = kernel_nodes
             .iter()
-            .filter(is_kernel)
             .map(|n| g.str(g.graph[*n].kind.name()))
             .collect();
         let result = gemm::recover(g.str(op.name), g.args(gemm_op), &kernels);

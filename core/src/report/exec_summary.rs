@@ -41,16 +41,8 @@ pub fn render(r: &Results) -> String {
         );
         if let Some(e) = &g.energy {
             // The GPU's temperature over the windows: energy at like work rises with it.
-            let temps: Vec<u32> = e
-                .windows
-                .iter()
-                .filter_map(|&k| r.windows.get(k)?.temperature_c)
-                .flatten()
-                .collect();
-            let at = match (temps.iter().min(), temps.iter().max()) {
-                (Some(lo), Some(hi)) => format!(", GPU {lo}-{hi} °C"),
-                _ => String::new(),
-            };
+            let at = crate::results::energy::temperature_range(e.windows_in(r))
+                .map_or(String::new(), |[lo, hi]| format!(", GPU {lo}-{hi} °C"));
             let _ = writeln!(
                 o,
                 "  energy per replay {:.4} J (cv {:.3}, {} windows{at}), above idle {:.4} J, avg power {:.1} W",

@@ -16,6 +16,7 @@
 use super::model::Report;
 use crate::plan::schedule;
 use crate::plan::types::Plan;
+use crate::results::energy::temperature_range;
 use crate::results::{Results, TransitionsSummary};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -165,19 +166,15 @@ impl PredictionInputs {
             .as_ref()
             .or(graph.and_then(|g| g.idle.as_ref()))
             .map(|w| (w.avg_power_w, w.power_w.sem()));
-        // Windows' temperatures, both ends: the units' (labelled "unit N") and the graph's.
-        let range = |r: &Results, unit: bool| {
-            let ts: Vec<u32> = r
-                .windows
+        // The temperatures the units' and the graph's energy windows ran at.
+        p.units_temperature_c = temperature_range(
+            iso.units
                 .iter()
-                .filter(|w| w.label.starts_with("unit") == unit && (unit || w.label == "graph"))
-                .filter_map(|w| w.temperature_c)
-                .flatten()
-                .collect();
-            Some([*ts.iter().min()?, *ts.iter().max()?])
-        };
-        p.units_temperature_c = range(iso, true);
-        p.graph_temperature_c = graph.and_then(|g| range(g, false));
+                .filter_map(|u| u.energy.as_ref())
+                .flat_map(|s| s.windows_in(iso)),
+        );
+        p.graph_temperature_c =
+            graph.and_then(|g| temperature_range(g.graph.as_ref()?.energy.as_ref()?.windows_in(g)));
         if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
             p.graph_us = Some((g.replay_us.mean, g.replay_us.sem()));
             p.graph_energy_j = g
@@ -728,6 +725,11 @@ mod tests {
         }
     }
 
+    /// The transitions an isolated run's summary holds, to change for a case.
+    fn transitions(iso: &mut Results) -> &mut TransitionsSummary {
+        iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap()
+    }
+
     fn graph(us: f64, j: f64) -> Results {
         Results {
             mode: "graph".into(),
@@ -771,7 +773,7 @@ mod tests {
     fn the_round_of_every_unit_prices_the_switches_when_measured() {
         let mut iso = isolated();
         {
-            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            let t = transitions(&mut iso);
             t.round_units = 2;
             t.round_extra_us = Some(0.6);
             t.round_extra_sem_us = Some(0.05);
@@ -785,13 +787,7 @@ mod tests {
         assert!((p.predicted_us - 66.2).abs() < 1e-9);
         // Split by CUPTI: 0.25 us of gap, 0.35 us slower kernels; the same total, the gap
         // at static power (100 W), the kernels at the units' own (24 mJ over 60 us).
-        iso.isolated
-            .as_mut()
-            .unwrap()
-            .transitions
-            .as_mut()
-            .unwrap()
-            .round_gap_extra_us = Some(0.25);
+        transitions(&mut iso).round_gap_extra_us = Some(0.25);
         let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
             .prediction
             .unwrap();
@@ -805,7 +801,7 @@ mod tests {
         // switches cost that: 7 × 0.2 uJ, shared by time (1.75 : 2.45); the launch stays at
         // static power.
         {
-            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            let t = transitions(&mut iso);
             t.round_extra_energy_j = Some(0.2e-6);
             t.round_extra_energy_sem_j = Some(0.01e-6);
         }
@@ -821,13 +817,7 @@ mod tests {
         // kc's graph draws 0.025 J per 66 us (379 W): a round at 500 W is said beside the
         // prediction's energy, one at 390 W is not.
         for (w, said) in [(500.0, true), (390.0, false)] {
-            iso.isolated
-                .as_mut()
-                .unwrap()
-                .transitions
-                .as_mut()
-                .unwrap()
-                .round_power_w = Some(w);
+            transitions(&mut iso).round_power_w = Some(w);
             let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
                 .prediction
                 .unwrap();
@@ -851,6 +841,7 @@ mod tests {
             temperature_c: Some(t),
             ..Default::default()
         };
+        // Each summary names its windows; the idle and round windows are no unit's.
         let mut iso = isolated();
         iso.windows = vec![
             w("idle", [30, 30]),
@@ -858,8 +849,12 @@ mod tests {
             w("unit 1", [44, 46]),
             w("round", [50, 51]),
         ];
+        for (u, k) in iso.units.iter_mut().zip([1, 2]) {
+            u.energy.as_mut().unwrap().windows = vec![k];
+        }
         let mut g = graph(66.0, 0.025);
         g.windows = vec![w("idle", [31, 31]), w("graph", [45, 47])];
+        g.graph.as_mut().unwrap().energy.as_mut().unwrap().windows = vec![1];
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         assert_eq!(p.units_temperature_c, Some([40, 46]));
         assert_eq!(p.graph_temperature_c, Some([45, 47]));
@@ -890,7 +885,7 @@ mod tests {
         // In a report: the plan's switches (here given) are priced one by one.
         let mut iso = isolated();
         {
-            let t = iso.isolated.as_mut().unwrap().transitions.as_mut().unwrap();
+            let t = transitions(&mut iso);
             t.round_units = 8;
             t.round_extra_us = Some(0.7);
             t.round_extra_sem_us = Some(0.05);

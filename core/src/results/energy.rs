@@ -32,6 +32,19 @@ pub struct EnergyWindow {
     pub temperature_c: Option<[u32; 2]>,
 }
 
+/// The least and greatest temperature read at the ends of `windows`, where they record
+/// any.
+pub fn temperature_range<'a>(
+    windows: impl IntoIterator<Item = &'a EnergyWindow>,
+) -> Option<[u32; 2]> {
+    let ts: Vec<u32> = windows
+        .into_iter()
+        .filter_map(|w| w.temperature_c)
+        .flatten()
+        .collect();
+    Some([*ts.iter().min()?, *ts.iter().max()?])
+}
+
 /// ISO-8601 UTC with milliseconds.
 pub fn iso8601_ms(unix_ms: i64) -> String {
     let secs = unix_ms.div_euclid(1000);

@@ -110,6 +110,16 @@ pub struct EnergySummary {
     pub avg_power_w: Stats,
 }
 
+impl EnergySummary {
+    /// The windows of `results` this summary averages.
+    pub fn windows_in<'a>(
+        &'a self,
+        results: &'a Results,
+    ) -> impl Iterator<Item = &'a EnergyWindow> {
+        self.windows.iter().filter_map(|&k| results.windows.get(k))
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GraphResult {
     pub runs: usize,
