@@ -223,3 +223,118 @@ fn nodes_len(doc: &serde_json::Value) -> usize {
             .count()
     })
 }
+
+/// Whether step `s`'s operand `k` lies in a detached region of the plan's image.
+fn reads_detached(plan: &kc::plan::types::Plan, s: u32, k: u32) -> bool {
+    use kc::plan::types::RegionKind;
+    let df = plan.dataflow.as_ref().expect("an image");
+    df.steps[s as usize]
+        .operands
+        .get(k as usize)
+        .copied()
+        .flatten()
+        .is_some_and(|off| {
+            df.regions.iter().any(|r| {
+                r.kind == RegionKind::Detached && r.offset <= off && off < r.offset + r.bytes
+            })
+        })
+}
+
+#[test]
+fn gemms_read_an_allocated_result_where_it_was_computed() {
+    use kc::plan::types::UnitCall;
+    // GPT-2's layer norms and cuDNN attention allocate their results (no `.out` overload
+    // of their own); the GEMM after each reads that result: bound to it, not only to the detached region
+    // that stands in when it is gone.
+    let g = lowered_with_et("gpt2s_b4s128_et");
+    let plan = kc::plan::build::build(&g);
+    plan.check().expect("a checked plan");
+    let unit_of = |s: u32| &plan.units[plan.steps[s as usize].unit as usize];
+    let gemm_reads: Vec<_> = plan
+        .bound_reads
+        .iter()
+        .filter(|b| matches!(unit_of(b.step).call, UnitCall::Gemm(_)))
+        .collect();
+    assert!(
+        gemm_reads.len() >= 24,
+        "{} GEMM reads bound",
+        gemm_reads.len()
+    );
+    let producers: std::collections::BTreeSet<&str> = gemm_reads
+        .iter()
+        .map(|b| unit_of(b.producer_step).label.as_str())
+        .collect();
+    assert_eq!(
+        producers.into_iter().collect::<Vec<_>>(),
+        ["aten::_cudnn_attention_forward", "aten::native_layer_norm"]
+    );
+    for b in &gemm_reads {
+        assert!(b.producer_step < b.step);
+        assert_eq!(
+            plan.steps[b.producer_step as usize].stream,
+            plan.steps[b.step as usize].stream
+        );
+        assert!(reads_detached(&plan, b.step, b.operand), "{b:?}");
+    }
+    let s = dataflow_summary(&plan).expect("an image");
+    assert_eq!(
+        s.bound_reads,
+        plan.bound_reads.len() - s.integer_reads_bound
+    );
+}
+
+#[test]
+fn integer_results_are_read_where_computed() {
+    use kc::plan::types::UnitCall;
+    // The MoE prefill's routing without its values file: `sort` reads `topk`'s indices,
+    // `index` reads what `sort` and `floor_divide` computed, `masked_fill_` the mask `ge`
+    // computed; each such read is bound to that result (integer tensors are never placed).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/values");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(dir.join("mixtral2l_b2s256.et.json.gz")),
+        ..Default::default()
+    };
+    let (mut g, _) = kc::ingest::ingest(&[dir.join("mixtral2l_b2s256.pt.trace.json.gz")], &opts)
+        .expect("ingest with ET");
+    kc::lower::lower(&mut g).expect("lower");
+    let plan = kc::plan::build::build(&g);
+    plan.check().expect("a checked plan");
+    let df = plan.dataflow.as_ref().expect("an image");
+    let op_of = |s: u32| match &plan.units[plan.steps[s as usize].unit as usize].call {
+        UnitCall::AtenOp { op, .. } => op.as_str(),
+        _ => "",
+    };
+    let integer: Vec<_> = plan
+        .bound_reads
+        .iter()
+        .filter(|b| df.steps[b.step as usize].operands[b.operand as usize].is_none())
+        .collect();
+    let pairs: std::collections::BTreeSet<(&str, &str)> = integer
+        .iter()
+        .map(|b| (op_of(b.producer_step), op_of(b.step)))
+        .collect();
+    for want in [
+        ("aten::topk", "aten::sort"),
+        ("aten::sort", "aten::index"),
+        ("aten::floor_divide", "aten::index"),
+        ("aten::ge", "aten::masked_fill_"),
+    ] {
+        assert!(
+            pairs.contains(&want),
+            "{want:?} not bound; bound: {pairs:?}"
+        );
+    }
+    // Two layers, three profiled iterations: every layer's routing is bound.
+    assert!(integer.len() >= 60, "{} integer reads bound", integer.len());
+    for b in &integer {
+        assert!(b.producer_step < b.step);
+        assert_eq!(
+            plan.steps[b.producer_step as usize].stream,
+            plan.steps[b.step as usize].stream
+        );
+        // Only reads: `copy_`'s destination (operand 0) is written, never bound.
+        assert!(!(op_of(b.step) == "aten::copy_" && b.operand == 0), "{b:?}");
+    }
+    let s = dataflow_summary(&plan).expect("an image");
+    assert_eq!(s.integer_reads_bound, integer.len());
+}

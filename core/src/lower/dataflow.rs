@@ -138,7 +138,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
 }
 
 /// The tensors one recorded op read and produced.
-fn refs_of(g: &KernelGraph, op: kc_ir::OpId) -> Option<&OpTensors> {
+pub(crate) fn refs_of(g: &KernelGraph, op: kc_ir::OpId) -> Option<&OpTensors> {
     g.tensor_refs
         .binary_search_by_key(&op, |t| t.op)
         .ok()
@@ -154,7 +154,7 @@ fn one(a: Option<&ArgRefs>) -> Option<TensorRef> {
 
 /// Each operand's recorded tensor, for a unit of `params` launched by the op `refs`
 /// describes (its recorded arguments `args`).
-fn recorded_operands(
+pub(crate) fn recorded_operands(
     kernels: &[kc_ir::CompiledKernel],
     params: &UnitParams,
     op_name: &str,

@@ -168,8 +168,12 @@ pub struct DataflowSummary {
     /// first reads see in regions of their own (`plan::carry`).
     pub carried_in: usize,
     pub carried_in_bytes: u64,
-    /// Tier-3 reads of an allocated result that read the result itself (`Plan::bound_reads`).
+    /// Reads of an allocated result that read the result itself (`Plan::bound_reads` of
+    /// placed operands).
     pub bound_reads: usize,
+    /// Integer and boolean reads (never placed) bound to the tier-3 result that computed
+    /// them (`plan::integer_reads`).
+    pub integer_reads_bound: usize,
 }
 
 pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
@@ -194,6 +198,17 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         }
         results += p.outputs.iter().flatten().count() as u64;
     }
+    // A bound read of an operand the plan did not place is an integer or boolean one.
+    let integer_reads_bound = plan
+        .bound_reads
+        .iter()
+        .filter(|b| {
+            df.steps
+                .get(b.step as usize)
+                .and_then(|p| p.operands.get(b.operand as usize))
+                .is_none_or(|o| o.is_none())
+        })
+        .count();
     Some(DataflowSummary {
         derivation: df.derivation.clone(),
         parameters: of(RegionKind::Parameter).count(),
@@ -204,7 +219,8 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         detached_bytes: of(RegionKind::Detached).map(|r| r.bytes).sum(),
         carried_in: of(RegionKind::CarriedIn).count(),
         carried_in_bytes: of(RegionKind::CarriedIn).map(|r| r.bytes).sum(),
-        bound_reads: plan.bound_reads.len(),
+        bound_reads: plan.bound_reads.len() - integer_reads_bound,
+        integer_reads_bound,
         peak_activation_bytes: df.peak_activation_bytes,
         arena_bytes: df.arena_bytes,
         operands_placed: placed,
@@ -433,7 +449,8 @@ pub fn render_text(s: &PlanSummary) -> String {
                 o,
                 "  dataflow ({}): {} parameters {}, {} activations {} packed into {} \
                  (peak live {}); {} allocated results read from their own {} \
-                 ({} tier-3 reads of them read the result itself); {} storages read before the replay writes them, those reads from their own {}; \
+                 ({} reads of them read the result itself); {} integer or boolean reads \
+                 bound to the result that computed them; {} storages read before the replay writes them, those reads from their own {}; \
                  arena {}; operands placed {} of {}, tier-3 results placed {}",
                 d.derivation,
                 d.parameters,
@@ -447,6 +464,7 @@ pub fn render_text(s: &PlanSummary) -> String {
                 d.detached_results,
                 mib(d.detached_bytes),
                 d.bound_reads,
+                d.integer_reads_bound,
                 d.carried_in,
                 mib(d.carried_in_bytes),
                 mib(d.arena_bytes),
