@@ -650,7 +650,11 @@ impl Torch {
                     let Some(b) = reads.iter().find(|b| b.operand as usize == k) else {
                         continue;
                     };
-                    if recorded || addr_of(t).is_none() {
+                    // A float read is bound where the plan placed it (its detached
+                    // region stands in when the result is gone); an integer or boolean
+                    // read, never placed, where the plan bound it to the result that
+                    // computed it (its own drawn values stand in). Recorded values win.
+                    if recorded || (addr_of(t).is_none() && placeable(t)) {
                         continue;
                     }
                     rebinds.push(Rebind {
@@ -777,6 +781,38 @@ impl Torch {
 }
 
 impl Torch {
+    /// The address another back end's bound read takes of a live result of this capture
+    /// (or eager pass): the result's first byte plus the read's offset, when the result
+    /// lies on this GPU and holds `bytes` from there.
+    fn bound_address(&self, step: u32, operand: u32, bytes: u64) -> Option<u64> {
+        let b = self
+            .bound
+            .get(&step)?
+            .iter()
+            .find(|b| b.operand == operand)?;
+        let live = self.live.borrow();
+        let (on_result, detached) = self.bound_issued.get();
+        let address = live
+            .get(&b.producer_step)
+            .filter(|(g, _)| *g == self.capture_generation.get())
+            .and_then(|(_, outs)| outs.get(b.output as usize))
+            .filter(|r| {
+                r.defined()
+                    && r.device() == Device::Cuda(device())
+                    && r.stride().iter().all(|&s| s >= 0)
+                    && b.byte_offset.checked_add(bytes).is_some_and(|end| {
+                        end <= kc_ir::TensorSpec::storage_elems(&r.size(), &r.stride())
+                            * r.kind().elt_size_in_bytes() as u64
+                    })
+            })
+            .map(|r| r.data_ptr() as u64 + b.byte_offset);
+        self.bound_issued.set(match address {
+            Some(_) => (on_result + 1, detached),
+            None => (on_result, detached + 1),
+        });
+        address
+    }
+
     /// The view a bound read takes of its producer's result, when that result is live and
     /// of this capture (or eager pass) and holds the read.
     fn bound_view(&self, live: &HashMap<u32, (u64, Vec<Tensor>)>, r: &Rebind) -> Option<Tensor> {
@@ -872,7 +908,7 @@ impl super::Backend for Aten {
         let (on_result, detached) = self.torch.bound_issued.take();
         let bound = (on_result + detached > 0).then(|| {
             format!(
-                "allocated results: {on_result} tier-3 reads issued on the result the earlier step allocated, {detached} on its detached region (no live result that holds the read)"
+                "allocated results: {on_result} reads issued on the result the earlier step allocated, {detached} on their stand-in (no live result that holds the read: a float read's detached region, an integer or boolean read's own drawn values)"
             )
         });
         filled
@@ -946,6 +982,10 @@ impl super::Backend for Aten {
             super::At::Slots(_) => None,
         };
         self.torch.enqueue(unit.id, step, super::stream_ptr(dev, s))
+    }
+
+    fn bound_address(&self, step: u32, operand: u32, bytes: u64) -> Option<u64> {
+        self.torch.bound_address(step, operand, bytes)
     }
 
     fn begin_capture(

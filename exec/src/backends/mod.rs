@@ -53,6 +53,12 @@ pub trait Backend {
     /// Enqueues one invocation of `unit` on stream `s`, its operands `at`.
     fn enqueue(&self, dev: &Device, unit: &PlanUnit, s: usize, at: At<'_>)
         -> Result<(), ExecError>;
+    /// The address of a result this back end allocated outside the memory image that
+    /// operand `operand` of graph step `step` (another back end's unit) reads, when the
+    /// plan bound that read to it and the result is live and holds `bytes` from there.
+    fn bound_address(&self, _step: u32, _operand: u32, _bytes: u64) -> Option<u64> {
+        None
+    }
     /// Begins the capture itself when it must (libtorch's CUDAGraph); `None` leaves it to
     /// the device core.
     fn begin_capture(&self, _dev: &Device) -> Result<Option<CaptureOwner>, ExecError> {
@@ -218,7 +224,31 @@ impl Gpu {
     /// Enqueues one invocation of `unit` on stream `s`, its operands `at`.
     pub fn enqueue(&self, unit: &PlanUnit, s: usize, at: At<'_>) -> Result<(), ExecError> {
         match self.backend_of(&unit.call) {
-            Some(i) => self.backends[i].enqueue(&self.dev, unit, s, at),
+            Some(i) => {
+                // A read the plan bound to a result another back end allocated (a GEMM
+                // reading a layer norm's result) takes that result's address, as the
+                // model's GEMM read it: not the detached region that stands in for it.
+                if let At::Step { step, .. } = at {
+                    let overrides: Vec<(u32, u64)> = unit
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, &slot)| {
+                            let bytes = self.dev.buffers.get(slot as usize)?.bytes;
+                            self.backends
+                                .iter()
+                                .enumerate()
+                                .filter(|(j, _)| *j != i)
+                                .find_map(|(_, b)| b.bound_address(step, k as u32, bytes))
+                                .map(|a| (slot, a))
+                        })
+                        .collect();
+                    *self.dev.step_overrides.borrow_mut() = overrides;
+                }
+                let enqueued = self.backends[i].enqueue(&self.dev, unit, s, at);
+                self.dev.step_overrides.borrow_mut().clear();
+                enqueued
+            }
             None => Err(ExecError::NoBackend {
                 unit: unit.id,
                 label: unit.label.clone(),

@@ -100,6 +100,10 @@ pub struct Device {
     events: Vec<Event>,
     /// The plan's memory image for graph mode (0 until [`Device::allocate_arena`]).
     pub(crate) arena: cu::CUdeviceptr,
+    /// The operands of the step being enqueued that read a result another back end
+    /// allocated outside the image, by slot, at that result's address (set by
+    /// `Gpu::enqueue` around one step; empty otherwise).
+    pub(crate) step_overrides: std::cell::RefCell<Vec<(u32, cu::CUdeviceptr)>>,
     pub facts: DeviceFacts,
 }
 
@@ -175,6 +179,7 @@ impl Device {
                 buffers: Vec::new(),
                 copies: HashMap::new(),
                 arena: 0,
+                step_overrides: std::cell::RefCell::new(Vec::new()),
                 events: Vec::new(),
                 facts: DeviceFacts {
                     name,
