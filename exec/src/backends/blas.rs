@@ -168,11 +168,17 @@ impl Blas {
     }
 
     /// Takes, among cuBLASLt's heuristic candidates, the first whose kernel has the traced
-    /// kernel's name (each candidate runs once, eagerly, under CUPTI), so that the replay
+    /// GEMM kernel's name (each candidate runs once, eagerly, under CUPTI), so that the replay
     /// launches the kernel the model launched; keeps the first candidate, and says so, when
     /// none does or CUPTI is not there.
     fn choose_lt_algorithm(&mut self, dev: &Device, unit: &PlanUnit, g: &GemmParams) {
-        let Some(traced) = unit.kernels.first() else {
+        // The GEMM's own kernel: cuBLASLt's memset of its workspace, traced under the same
+        // op, belongs to the unit too (lowering gives it to the GEMM) but is no candidate's.
+        let Some(traced) = unit
+            .kernels
+            .iter()
+            .find(|k| !kc_core::results::fidelity::is_runtime_copy(k))
+        else {
             return;
         };
         let want = kc_core::results::fidelity::base_name(traced).to_string();
