@@ -779,6 +779,24 @@ def remeasure(step, name, a):
     print(json.dumps(r))
 
 
+def profile_replay(step, a):
+    """Runs the step once inside a profiler range (cudaProfilerStart/Stop) and nothing
+    else: its CUDA graph with --cuda-graph (after three replays), else the eager step. An
+    external profiler started with `--profile-from-start off` (Nsight Compute, Nsight
+    Systems' cudaProfilerApi range) then records one iteration and none of the setup, as
+    `kc exec --profile-replay` does for kc's replay."""
+    fn = step
+    if a.cuda_graph:
+        fn = capture_graph(step).replay
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
 def gzip_file(path):
     with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
         shutil.copyfileobj(f, g)
@@ -825,6 +843,10 @@ def main():
                    help="profile nothing: measure the model back to back again (its CUDA graph where the "
                         "capture could measure one, else eager) and append the figures to its entry in OUT/reference.json "
                         "(`remeasured`), e.g. after kc measured its replay, to bracket it in time")
+    p.add_argument("--profile-replay", action="store_true",
+                   help="profile nothing and write nothing: run one iteration (the CUDA graph's replay with "
+                        "--cuda-graph) inside a profiler range, for Nsight Compute or Nsight Systems started "
+                        "with --profile-from-start off (as `kc exec --profile-replay`)")
     p.add_argument("--out", required=True, help="folder for the trace, Execution Trace and reference.json")
     a = p.parse_args()
     if a.compile and a.mode == "decode":
@@ -857,6 +879,9 @@ def main():
     for _ in range(5):
         step()
     torch.cuda.synchronize()
+    if a.profile_replay:
+        profile_replay(step, a)
+        return
     if a.remeasure:
         remeasure(step, name, a)
         return

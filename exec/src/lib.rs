@@ -145,6 +145,10 @@ pub struct ExecOptions {
     pub verify: bool,
     /// With `verify`: also write CUPTI's kernel records (JSON) to this path.
     pub kernels_out: Option<String>,
+    /// Graph mode: one more replay, after the timed ones, inside a profiler range
+    /// (`cuProfilerStart`/`cuProfilerStop`) for an external profiler started with
+    /// `--profile-from-start off`; not timed.
+    pub profile_replay: bool,
     /// This process is one rank of a job replaying every rank together (`kc exec --ranks`):
     /// it replays the plan's rank of this job rank on GPU `LOCAL_RANK`, with the job's
     /// collectives through NCCL.
@@ -172,6 +176,7 @@ impl Default for ExecOptions {
             dataflow: true,
             verify: false,
             kernels_out: None,
+            profile_replay: false,
             plan_path: String::new(),
             plan_crc32: 0,
             job: None,

@@ -74,6 +74,11 @@ pub struct Args {
     /// With --verify: also write the kernel records CUPTI returned (JSON) to this file.
     #[arg(long, requires = "verify")]
     pub kernels_out: Option<PathBuf>,
+    /// Graph mode: one more replay after the timed ones inside a profiler range, so that
+    /// `ncu --profile-from-start off` or `nsys --capture-range=cudaProfilerApi` record
+    /// exactly one replay of the graph and none of the setup.
+    #[arg(long, conflicts_with = "isolated")]
+    pub profile_replay: bool,
     /// Replay every rank of a multi-rank plan together, one GPU per rank, with the traced
     /// collectives through NCCL. `all`: spawn one process per rank on this machine
     /// (GPU i replays rank i; results in OUT.rankN.json and a job summary OUT.job.json);
@@ -167,6 +172,7 @@ pub fn run(a: Args) -> i32 {
         transitions: a.transitions,
         round_sizes: a.round_sizes,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
+        profile_replay: a.profile_replay,
         job,
         ..Default::default()
     };

@@ -85,6 +85,20 @@ impl Device {
         unsafe { cu_err(cu::cuGraphLaunch(g.exec, self.streams[0]), "cuGraphLaunch") }
     }
 
+    /// Launches `g` once inside a profiler range (`cuProfilerStart`/`cuProfilerStop`), after
+    /// the GPU went idle, so that Nsight Compute or Nsight Systems started with
+    /// `--profile-from-start off` record exactly one replay and none of the setup.
+    pub fn launch_in_profiler_range(&self, g: &Graph) -> Result<(), ExecError> {
+        self.synchronize()?;
+        // SAFETY: the profiler calls take no arguments; the launch is as in `launch`.
+        unsafe { cu_err(cu::cuProfilerStart(), "cuProfilerStart")? };
+        let launched = self.launch(g).and_then(|_| self.synchronize());
+        // The range is closed also when the launch failed.
+        // SAFETY: as above.
+        unsafe { cu_err(cu::cuProfilerStop(), "cuProfilerStop")? };
+        launched
+    }
+
     /// Launches `g` `n` times back to back with a timing event between launches;
     /// returns each launch's time in microseconds.
     pub fn time_launches(&mut self, g: &Graph, n: usize) -> Result<Vec<f64>, ExecError> {

@@ -114,6 +114,13 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     job_phase(opts, "energy windows");
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
     job_phase(opts, "timed");
+    if opts.profile_replay {
+        gpu.launch_in_profiler_range(&graph)?;
+        notes.push(
+            "one replay after the timed ones ran inside a profiler range (--profile-replay)"
+                .to_string(),
+        );
+    }
     // One more replay under CUPTI, before anything else touches the image.
     let fidelity = if opts.verify {
         verify(plan, &prog, gpu, &graph, opts, notes)
