@@ -352,6 +352,40 @@ fn a_remeasure_lands_beside_the_run_it_brackets() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// `capture.py --profile-replay` opens the profiler range around exactly one replay of the
+/// model's CUDA graph (after three unprofiled ones), or one eager step without
+/// `--cuda-graph`: what `ncu --profile-from-start off` then records (torch's GPU parts stood
+/// in, the order of the calls recorded).
+#[test]
+fn capture_profiles_exactly_one_replay_in_its_range() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/capture.py");
+    let code = format!(
+        "import sys, types; sys.path.insert(0, {:?}); import capture as c\n\
+         log = []\n\
+         prof = types.SimpleNamespace(start=lambda: log.append('start'), stop=lambda: log.append('stop'))\n\
+         cuda = types.SimpleNamespace(profiler=prof, synchronize=lambda: None)\n\
+         c.torch = types.SimpleNamespace(cuda=cuda)\n\
+         c.capture_graph = lambda step: types.SimpleNamespace(replay=lambda: log.append('replay'))\n\
+         c.profile_replay(lambda: log.append('step'), types.SimpleNamespace(cuda_graph=True))\n\
+         assert log == ['replay'] * 3 + ['start', 'replay', 'stop'], log\n\
+         log.clear()\n\
+         c.profile_replay(lambda: log.append('step'), types.SimpleNamespace(cuda_graph=False))\n\
+         assert log == ['start', 'step', 'stop'], log\n",
+        script.parent().unwrap().display().to_string(),
+    );
+    let Some(o) = python(&code) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_profiled_replay_is_a_graph_replay() {
+    let o = kc(&["exec", "x.kcplan", "--isolated", "--profile-replay"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--profile-replay"));
+}
+
 /// traces/capture.py gives the boolean inputs the dispatch mode recorded (one iteration's
 /// calls) to the nodes of every profiled iteration, the op and the op it calls with the same
 /// tensor: on a real Swin-T Execution Trace excerpt, each `masked_fill` (the mask `!= 0` and
