@@ -705,6 +705,7 @@ fn place(
         g,
         instance_order,
         units,
+        &operands,
     ));
     bound.sort_unstable_by_key(|b| (b.step, b.operand));
     (

@@ -31,11 +31,13 @@ struct Produced {
 }
 
 /// The bound reads of integer and boolean tensors over the steps (`instance_order`), in
-/// step order; empty when the graph has no tensor identities.
+/// step order; empty when the graph has no tensor identities. `operands` are each unit's
+/// operands as lowering gives them (which it writes).
 pub fn integer_reads(
     g: &KernelGraph,
     instance_order: &[usize],
     units: &[PlanUnit],
+    operands: &[Vec<kc_ir::Operand>],
 ) -> Vec<BoundRead> {
     let mut out = Vec::new();
     if g.tensor_refs.is_empty() {
@@ -75,7 +77,7 @@ pub fn integer_reads(
         };
         if tier3 {
             // An operand the op only overwrites (`copy_`'s destination) reads nothing.
-            let operands = crate::lower::dataflow::unit_operands(g.str(gu.label), &gu.params);
+            let operands = &operands[unit.id as usize];
             let updates = super::build::updates_in_place(&unit.call);
             for (k, t) in recorded.iter().enumerate() {
                 let Some(t) = t.filter(|t| t.on_device && !t.float) else {
