@@ -172,14 +172,20 @@ impl Device {
     pub fn addr(&self, unit: &PlanUnit, slot: u32, at: At<'_>) -> cu::CUdeviceptr {
         match at {
             At::Slots(copy) => self.ptr(slot, copy),
-            At::Step { .. } if self.step_overrides.borrow().iter().any(|o| o.0 == slot) => {
-                let o = self.step_overrides.borrow();
-                o.iter().find(|o| o.0 == slot).map_or(0, |o| o.1)
+            At::Step { places, .. } => {
+                // A read bound to a result another back end allocated takes its address.
+                let bound = self
+                    .step_overrides
+                    .borrow()
+                    .iter()
+                    .find(|o| o.0 == slot)
+                    .map(|o| o.1);
+                match (bound, places.operand_of(unit, slot)) {
+                    (Some(a), _) => a,
+                    (None, Some(off)) if self.arena != 0 => self.arena + off,
+                    _ => self.ptr(slot, 0),
+                }
             }
-            At::Step { places, .. } => match places.operand_of(unit, slot) {
-                Some(off) if self.arena != 0 => self.arena + off,
-                _ => self.ptr(slot, 0),
-            },
         }
     }
 
