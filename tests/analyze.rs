@@ -102,6 +102,36 @@ fn two_decode_runs_differ_by_their_attention_kernels() {
 }
 
 #[test]
+fn an_eager_twin_against_its_graph_launch_by_launch() {
+    // The same decode step of one run, eager and as the model's own CUDA graph: the eager
+    // trace's kernels all start after the GPU sat idle, the graph's back to back, and the
+    // same kernels take less time back to back.
+    let e = shared().join("examples/h100t2");
+    let (ga, _) = ingest(&[e.join("gpt2s4l_decode_b4_eager.pt.trace.json.gz")]);
+    let (gb, _) = ingest(&[e.join("gpt2s4l_decode_b4_graphreplay.pt.trace.json.gz")]);
+    let d = kc::analyze::diff::diff(&ga, "eager", &gb, "graph");
+    let l = d.launches.clone().expect("both sides launch");
+    assert_eq!((l.iterations_a, l.iterations_b), (3, 3), "{l:?}");
+    assert!(l.aligned * 10 >= l.per_iteration_a * 9, "{l:?}");
+    assert!(l.aligned <= l.per_iteration_a.min(l.per_iteration_b));
+    assert_eq!(l.same_geometry, l.aligned, "a twin launches alike");
+    assert_eq!(l.back_to_back_a, 0, "{l:?}");
+    assert!(l.back_to_back_b * 10 >= l.aligned * 9, "{l:?}");
+    assert!(l.signed_median_pct.unwrap() < -2.0, "{l:?}");
+    assert!(l.median_abs_pct.unwrap() >= l.signed_median_pct.unwrap().abs() - 1e-9);
+    assert!(l.aligned_us_a <= d.a.kernel_sum_per_iteration_us * 1.5);
+    // A trace against itself: every launch aligned, none changed.
+    let same = kc::analyze::diff::diff(&ga, "eager", &ga, "eager")
+        .launches
+        .unwrap();
+    assert_eq!(same.aligned, same.per_iteration_a);
+    assert_eq!(same.median_abs_pct, Some(0.0));
+    assert_eq!(same.back_to_back_median_abs_pct, None);
+    let md = kc::analyze::diff::markdown(&d, 3);
+    assert!(md.contains("## Launch by launch"), "{md}");
+}
+
+#[test]
 fn cli_writes_csv_tables_and_a_markdown_diff_and_reads_graph_files() {
     let dir = tempfile::tempdir().unwrap();
     let t = h100("multistream_gemm_bf16");

@@ -1,16 +1,24 @@
 //! Two traces of the same model compared (`kc diff A B`, `kc.diff`): per iteration (the
 //! mean span, busy and idle time, the kernel sum), per launching op and per kernel name
 //! (count and time per iteration on each side, the change), and the kernels only one side
-//! launched. Figures are per profiled iteration, so traces of 3 and 5 steps compare.
+//! launched. Figures are per profiled iteration, so traces of 3 and 5 steps compare. Then
+//! launch by launch ([`Launches`]): one iteration's activities of A aligned with B's by
+//! name and launch geometry (as an eager twin is aligned with its graph), each launch's
+//! duration the median over the iterations that ran the same sequence, with how far the
+//! aligned launches differ — the comparison that says whether the same kernels took the
+//! same time on both sides, and how many of A's started back to back, as a graph runs them.
 //!
 //! Invariant: every GPU activity of either trace counts in exactly one op row and one
-//! kernel row of its side.
+//! kernel row of its side; a launch is compared at most once.
 
 use super::{iteration_rows, traced_iteration_mean, IterationRow};
+use crate::ingest::twin::{align, iterations_of, key, LaunchShape};
 use crate::report::svg::esc;
-use kc_ir::KernelGraph;
+use crate::results::fidelity::BACK_TO_BACK_IDLE_NS;
+use crate::results::stats::{median, weighted_median};
+use kc_ir::{KernelGraph, NodeId};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Side {
@@ -50,6 +58,154 @@ pub struct Diff {
     /// Kernel names only B launched, and only A.
     pub new_kernels: Vec<String>,
     pub vanished_kernels: Vec<String>,
+    /// Launch by launch; `None` when either side has no activity.
+    pub launches: Option<Launches>,
+}
+
+/// One iteration of A against one of B, launch by launch (the first rank of each).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Launches {
+    /// Activities of the iteration compared, and how many iterations ran that same
+    /// sequence of names (their median durations are compared).
+    pub per_iteration_a: usize,
+    pub per_iteration_b: usize,
+    pub iterations_a: usize,
+    pub iterations_b: usize,
+    /// Launches aligned by name, and of those, launched with the same grid and block.
+    pub aligned: usize,
+    pub same_geometry: usize,
+    /// Σ of the aligned launches' durations, microseconds.
+    pub aligned_us_a: f64,
+    pub aligned_us_b: f64,
+    /// Over the aligned launches, |B / A − 1| in percent: the median, the median with each
+    /// launch weighted by A's duration, and the median of the signed error.
+    pub median_abs_pct: Option<f64>,
+    pub time_weighted_median_abs_pct: Option<f64>,
+    pub signed_median_pct: Option<f64>,
+    /// Aligned launches that A ran back to back (A's GPU idle at most
+    /// [`BACK_TO_BACK_IDLE_NS`] before them), and the median |error| over those.
+    pub back_to_back_a: usize,
+    pub back_to_back_median_abs_pct: Option<f64>,
+    /// The same for B.
+    pub back_to_back_b: usize,
+    /// The median idle time before A's and B's aligned launches, microseconds.
+    pub idle_before_median_us_a: Option<f64>,
+    pub idle_before_median_us_b: Option<f64>,
+}
+
+/// One side's reference iteration: its activities' keys, each one's median duration (ns)
+/// and idle time before it (ns) over the iterations that ran the same sequence.
+struct LaunchSeq<'g> {
+    keys: Vec<(&'g str, LaunchShape)>,
+    dur_ns: Vec<f64>,
+    idle_ns: Vec<f64>,
+    iterations: usize,
+}
+
+fn launch_seq(g: &KernelGraph) -> Option<LaunchSeq<'_>> {
+    let rank = g.graph.node_weights().map(|n| n.rank).min()?;
+    // Idle time before each activity: its start less the latest end of every activity
+    // of its rank that started before it (any stream).
+    let mut order: Vec<NodeId> = g
+        .graph
+        .node_indices()
+        .filter(|&i| g.graph[i].rank == rank)
+        .collect();
+    order.sort_by_key(|&i| (g.graph[i].start_ns, i.index()));
+    let mut idle: HashMap<NodeId, i64> = HashMap::with_capacity(order.len());
+    let mut busy_until = i64::MIN;
+    for &i in &order {
+        let n = &g.graph[i];
+        idle.insert(
+            i,
+            if busy_until == i64::MIN {
+                0
+            } else {
+                (n.start_ns - busy_until).max(0)
+            },
+        );
+        busy_until = busy_until.max(n.start_ns + n.dur_ns);
+    }
+    let iters = iterations_of(g, rank);
+    // The sequence most iterations ran (the first of them on a tie); an iteration cut by
+    // the profiler's window has another.
+    let names = |it: &[NodeId]| -> Vec<&str> { it.iter().map(|&i| key(g, i).0).collect() };
+    let seqs: Vec<Vec<&str>> = iters.iter().map(|it| names(it)).collect();
+    let best = (0..iters.len())
+        .filter(|&k| !iters[k].is_empty())
+        .max_by_key(|&k| {
+            (
+                seqs.iter().filter(|s| **s == seqs[k]).count(),
+                std::cmp::Reverse(k),
+            )
+        })?;
+    let same: Vec<&Vec<NodeId>> = iters
+        .iter()
+        .zip(&seqs)
+        .filter(|(_, s)| **s == seqs[best])
+        .map(|(it, _)| it)
+        .collect();
+    let per_position = |f: &dyn Fn(NodeId) -> f64| -> Vec<f64> {
+        (0..iters[best].len())
+            .map(|p| {
+                let mut v: Vec<f64> = same.iter().map(|it| f(it[p])).collect();
+                median(&mut v).unwrap_or(0.0)
+            })
+            .collect()
+    };
+    Some(LaunchSeq {
+        keys: iters[best].iter().map(|&i| key(g, i)).collect(),
+        dur_ns: per_position(&|i| g.graph[i].dur_ns as f64),
+        idle_ns: per_position(&|i| idle[&i] as f64),
+        iterations: same.len(),
+    })
+}
+
+/// A's reference iteration against B's, launch by launch.
+pub fn launches(a: &KernelGraph, b: &KernelGraph) -> Option<Launches> {
+    let (sa, sb) = (launch_seq(a)?, launch_seq(b)?);
+    let pairs = align(&sa.keys, &sb.keys);
+    let back_to_back = |idle: f64| idle <= BACK_TO_BACK_IDLE_NS as f64;
+    let (mut abs, mut signed, mut weighted, mut b2b) = (vec![], vec![], vec![], vec![]);
+    let (mut us_a, mut us_b, mut same_geometry, mut b2b_b) = (0.0, 0.0, 0, 0);
+    let (mut idle_a, mut idle_b) = (vec![], vec![]);
+    for &(i, j) in &pairs {
+        let (da, db) = (sa.dur_ns[i], sb.dur_ns[j]);
+        us_a += da / 1000.0;
+        us_b += db / 1000.0;
+        same_geometry += usize::from(sa.keys[i].1 == sb.keys[j].1);
+        idle_a.push(sa.idle_ns[i] / 1000.0);
+        idle_b.push(sb.idle_ns[j] / 1000.0);
+        b2b_b += usize::from(back_to_back(sb.idle_ns[j]));
+        if da <= 0.0 {
+            continue;
+        }
+        let e = 100.0 * (db / da - 1.0);
+        abs.push(e.abs());
+        signed.push(e);
+        weighted.push((e.abs(), da));
+        if back_to_back(sa.idle_ns[i]) {
+            b2b.push(e.abs());
+        }
+    }
+    Some(Launches {
+        per_iteration_a: sa.keys.len(),
+        per_iteration_b: sb.keys.len(),
+        iterations_a: sa.iterations,
+        iterations_b: sb.iterations,
+        aligned: pairs.len(),
+        same_geometry,
+        aligned_us_a: us_a,
+        aligned_us_b: us_b,
+        back_to_back_a: b2b.len(),
+        back_to_back_b: b2b_b,
+        median_abs_pct: median(&mut abs),
+        time_weighted_median_abs_pct: weighted_median(&mut weighted),
+        signed_median_pct: median(&mut signed),
+        back_to_back_median_abs_pct: median(&mut b2b),
+        idle_before_median_us_a: median(&mut idle_a),
+        idle_before_median_us_b: median(&mut idle_b),
+    })
 }
 
 /// One side's per-iteration figures, from its iteration rows (nothing else of the
@@ -166,6 +322,7 @@ pub fn diff(a: &KernelGraph, a_label: &str, b: &KernelGraph, b_label: &str) -> D
         },
         new_kernels,
         vanished_kernels,
+        launches: launches(a, b),
         a: sa,
         b: sb,
     }
@@ -234,6 +391,9 @@ pub fn markdown(d: &Diff, top: usize) -> String {
         Some(d.a.kernel_sum_per_iteration_us),
         Some(d.b.kernel_sum_per_iteration_us),
     );
+    if let Some(l) = &d.launches {
+        launches_markdown(&mut o, l);
+    }
     for (title, rows) in [
         ("kernel family", &d.families),
         ("launching op", &d.ops),
@@ -274,6 +434,38 @@ pub fn markdown(d: &Diff, top: usize) -> String {
         }
     }
     o
+}
+
+fn launches_markdown(o: &mut String, l: &Launches) {
+    use std::fmt::Write;
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1} %"));
+    let _ = writeln!(
+        o,
+        "\n## Launch by launch\n\nOne iteration of A ({} activities, the median of {} iterations that ran them) \
+         aligned with one of B ({}, of {}) by kernel name and launch geometry.\n",
+        l.per_iteration_a, l.iterations_a, l.per_iteration_b, l.iterations_b
+    );
+    let _ = writeln!(
+        o,
+        "| aligned | same grid and block | Σ A | Σ B | median \\|B/A − 1\\| | by A's time | signed median | A's back to back (median \\|error\\| over them) | B's back to back | idle before, median A / B |\n|---|---|---|---|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        o,
+        "| {} | {} | {:.1} us | {:.1} us | {} | {} | {} | {} ({}) | {} | {:.1} / {:.1} us |",
+        l.aligned,
+        l.same_geometry,
+        l.aligned_us_a,
+        l.aligned_us_b,
+        pct(l.median_abs_pct),
+        pct(l.time_weighted_median_abs_pct),
+        l.signed_median_pct
+            .map_or("-".to_string(), |v| format!("{v:+.1} %")),
+        l.back_to_back_a,
+        pct(l.back_to_back_median_abs_pct),
+        l.back_to_back_b,
+        l.idle_before_median_us_a.unwrap_or(0.0),
+        l.idle_before_median_us_b.unwrap_or(0.0),
+    );
 }
 
 /// The diff as an SVG bar chart: per iteration, the `top` kernels whose time changed most,

@@ -43,10 +43,10 @@ impl TwinSummary {
 }
 
 /// Grid and block of a launch (none for copies and memsets).
-type LaunchShape = Option<([u32; 3], [u32; 3])>;
+pub(crate) type LaunchShape = Option<([u32; 3], [u32; 3])>;
 
 /// A kernel as the alignment compares it: name and launch geometry.
-fn key(g: &KernelGraph, id: NodeId) -> (&str, LaunchShape) {
+pub(crate) fn key(g: &KernelGraph, id: NodeId) -> (&str, LaunchShape) {
     let n = &g.graph[id];
     (
         g.strings.get(n.kind.name()),
@@ -56,7 +56,7 @@ fn key(g: &KernelGraph, id: NodeId) -> (&str, LaunchShape) {
 
 /// Node ids of one rank in start order, split by iteration (one group when the graph has
 /// no iterations).
-pub(super) fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
+pub(crate) fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
     let mut ids: Vec<NodeId> = g
         .graph
         .node_indices()
@@ -86,7 +86,7 @@ pub(super) fn iterations_of(g: &KernelGraph, rank: u32) -> Vec<Vec<NodeId>> {
 /// Global alignment of `a` (graph kernels) against `b` (eager kernels): pairs (i, j) of
 /// matched positions. A kernel matches one of the same name; the same geometry too scores
 /// higher, so the alignment prefers exact matches and skips what only one side has.
-fn align<K: PartialEq>(a: &[(&str, K)], b: &[(&str, K)]) -> Vec<(usize, usize)> {
+pub(crate) fn align<K: PartialEq>(a: &[(&str, K)], b: &[(&str, K)]) -> Vec<(usize, usize)> {
     let (n, m) = (a.len(), b.len());
     if n == 0 || m == 0 || n.saturating_mul(m) > 50_000_000 {
         return Vec::new();

@@ -257,8 +257,18 @@ fn stem(file: &str) -> &str {
         .trim_end_matches(".json")
 }
 
-/// Finds the entry recorded with one of `sources` (by its `trace` file name, else by an
-/// entry named like the trace), or the one named `entry`.
+/// The traces an entry describes: its own, and with `--cuda-graph` the eager twin and the
+/// profiled capture of the same step in the same run (each a way into the same model).
+fn described_traces(v: &Value) -> Vec<&str> {
+    ["trace", "eager_twin", "capture_trace"]
+        .iter()
+        .filter_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Finds the entry recorded with one of `sources` (by a trace file name it describes, else
+/// by an entry named like the trace), or the one named `entry`.
 pub fn find(text: &str, sources: &[String], entry: Option<&str>) -> Result<ModelReference, String> {
     let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let results = doc
@@ -269,18 +279,24 @@ pub fn find(text: &str, sources: &[String], entry: Option<&str>) -> Result<Model
     let hit = results.iter().find(|(name, v)| match entry {
         Some(e) => name.as_str() == e,
         None => {
-            let trace = v.get("trace").and_then(Value::as_str).unwrap_or("");
-            wanted.contains(&stem(trace)) || wanted.contains(&name.as_str())
+            described_traces(v)
+                .iter()
+                .any(|t| wanted.contains(&stem(t)))
+                || wanted.contains(&name.as_str())
         }
     });
     // A named entry must describe the replayed trace: another model's figures would make
     // a comparison that means nothing.
     if let (Some(e), Some((_, v))) = (entry, hit) {
-        let trace = v.get("trace").and_then(Value::as_str).unwrap_or("");
-        if !trace.is_empty() && !wanted.contains(&stem(trace)) && !wanted.contains(&e) {
+        let traces = described_traces(v);
+        if !traces.is_empty()
+            && !traces.iter().any(|t| wanted.contains(&stem(t)))
+            && !wanted.contains(&e)
+        {
             return Err(format!(
-                "entry {e:?} describes the trace {trace}, not the replayed {}: its figures are \
+                "entry {e:?} describes the trace {}, not the replayed {}: its figures are \
                  another model's",
+                traces.join(", "),
                 sources.join(", ")
             ));
         }
@@ -325,6 +341,29 @@ mod tests {
         assert_eq!(find(text, &sources, Some("a")).unwrap().entry, "a");
         let e = find(text, &sources, Some("b")).unwrap_err();
         assert!(e.contains("another model's"), "{e}");
+    }
+
+    #[test]
+    fn an_entry_describes_its_eager_twin_and_its_capture() {
+        // capture.py --cuda-graph writes one entry for the graph's replays, the eager trace
+        // of the same step and the graph's profiled capture, all of one run.
+        let text = r#"{"results": {
+            "swin": {"trace": "swin.pt.trace.json.gz", "eager_twin": "swin_eager.pt.trace.json.gz",
+                     "capture_trace": "swin_capture.pt.trace.json.gz",
+                     "cuda_graph": {"back_to_back_us": 2970.0}},
+            "vit": {"trace": "vit.pt.trace.json.gz", "eager": {"median_us": 1.0}}}}"#;
+        for t in [
+            "swin_eager.pt.trace.json.gz",
+            "swin_capture.pt.trace.json.gz",
+        ] {
+            let sources = vec![format!("out/{t}")];
+            assert_eq!(find(text, &sources, Some("swin")).unwrap().entry, "swin");
+            assert_eq!(find(text, &sources, None).unwrap().entry, "swin");
+            let e = find(text, &sources, Some("vit")).unwrap_err();
+            assert!(e.contains("another model's"), "{e}");
+        }
+        let e = find(text, &["vit.pt.trace.json.gz".into()], Some("swin")).unwrap_err();
+        assert!(e.contains("swin_eager.pt.trace.json.gz"), "{e}");
     }
 
     #[test]

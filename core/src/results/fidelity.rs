@@ -11,7 +11,7 @@
 //! name at that position: cuBLASLt or cuDNN picked another algorithm); a replay that runs
 //! out of kernels cuts the alignment there.
 
-use crate::results::stats::median;
+use crate::results::stats::{median, weighted_median};
 use serde::{Deserialize, Serialize};
 
 /// How far ahead a traced kernel looks for a launched kernel of its name.
@@ -386,17 +386,6 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
 
 fn dur_us(r: &KernelRecord) -> f64 {
     r.end_ns.saturating_sub(r.start_ns) as f64 / 1000.0
-}
-
-/// The smallest value at which the values up to it hold at least half the total weight.
-fn weighted_median(v: &mut [(f64, f64)]) -> Option<f64> {
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let total: f64 = v.iter().map(|x| x.1).sum();
-    let mut acc = 0.0;
-    v.iter().find_map(|&(e, w)| {
-        acc += w;
-        (acc >= total / 2.0).then_some(e)
-    })
 }
 
 /// Whether a launched kernel is the CUDA driver's own, running a copy or fill node of the

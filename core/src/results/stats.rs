@@ -32,6 +32,18 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// The smallest value at which the values up to it hold at least half the total weight
+/// (pairs of value and weight; sorts them), or None for none.
+pub fn weighted_median(v: &mut [(f64, f64)]) -> Option<f64> {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    let mut acc = 0.0;
+    v.iter().find_map(|&(e, w)| {
+        acc += w;
+        (acc >= total / 2.0).then_some(e)
+    })
+}
+
 /// The nearest-rank percentile `q` (0..=100) of sorted samples.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
