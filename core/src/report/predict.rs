@@ -83,6 +83,15 @@ pub struct Prediction {
     /// two powers, said beside the prediction's energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_caveat: Option<String>,
+    /// Where the target is the model's eager run and that run waited on its host
+    /// ([`Report::host_bound_target`]): why the comparison is not like with like, said
+    /// beside the prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_caveat: Option<String>,
+    /// Where units were measured alone over data their own repeats drove to zeros or
+    /// non-finite values: how many, and their share of the plain energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values_caveat: Option<String>,
     /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
     /// graph windows, °C, where the results record them: the units' energies were taken
     /// at those temperatures.
@@ -118,6 +127,10 @@ pub struct PredictionInputs {
     /// The temperature range of the units' energy windows and of kc's graph windows.
     pub units_temperature_c: Option<[u32; 2]>,
     pub graph_temperature_c: Option<[u32; 2]>,
+    /// Units whose repeats alone drove their data to zeros or non-finite values
+    /// ([`crate::results::UnitValues::ran_away`]), and their share of the plain energy.
+    pub units_ran_away: usize,
+    pub ran_away_energy_j: f64,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -157,6 +170,15 @@ impl PredictionInputs {
             };
         }
         p.plain_u_us = p.plain_u_us.sqrt();
+        for u in iso.units.iter().filter(|u| u.status == "ok") {
+            if u.values.as_ref().is_some_and(|v| v.ran_away()) {
+                p.units_ran_away += 1;
+                p.ran_away_energy_j += u
+                    .energy
+                    .as_ref()
+                    .map_or(0.0, |e| e.per_item_j.mean * u.invocations as f64);
+            }
+        }
         if !p.unit_us.is_empty() {
             p.plain_energy_j = energy.map(|e| e.0);
             p.plain_energy_u_j = energy.map(|e| e.1.sqrt()).filter(|u| u.is_finite());
@@ -537,15 +559,37 @@ impl Report {
             let busy_w = e / (inp.plain_us * 1e-6);
             // Where the round's own energy was measured, the switches cost what they cost
             // there: its extra energy per switch × the switches, shared among the switch
-            // terms by their time.
-            let round_energy = inp.transitions.as_ref().and_then(|t| {
-                Some((
-                    t.round_extra_energy_j?,
-                    t.round_extra_energy_sem_j?,
-                    t.total as f64,
-                ))
-            });
-            let switch_us: f64 = terms.iter().filter(|t| t.switch).map(|t| t.us).sum();
+            // terms by the size of their time. By size, not signed: where the round's gaps
+            // add time and its kernels save some (ViT-B/16: +3.5 % and −5.9 % of the
+            // model's time), a signed share puts more than the whole energy on one term and
+            // a negative one on the other.
+            // A round that cycled its units out of the model's dataflow until their values
+            // ran to zeros or non-finite values drew the power of those values, not the
+            // model's: its energy prices nothing, and the switches take the static and
+            // the units' own power as where the round's energy was not measured.
+            let round_ran_away = inp
+                .transitions
+                .as_ref()
+                .and_then(|t| t.round_values.as_ref())
+                .filter(|v| v.ran_away());
+            let round_energy = inp
+                .transitions
+                .as_ref()
+                .filter(|_| round_ran_away.is_none())
+                .and_then(|t| {
+                    Some((
+                        t.round_extra_energy_j?,
+                        t.round_extra_energy_sem_j?,
+                        t.total as f64,
+                    ))
+                });
+            if let Some(v) = round_ran_away {
+                energy_caveat = Some(format!(
+                    "the round of every unit ran its values away (zeros {:.0} → {:.0} %, non-finite {:.1} → {:.1} % of those sampled): its energy is not the model's, so the switches are priced at the idle power over the gaps and the units' own power over slower kernels; their time stands as the round measured it, over those values",
+                    v.zero_before_pct, v.zero_after_pct, v.nonfinite_before_pct, v.nonfinite_after_pct
+                ));
+            }
+            let switch_us: f64 = terms.iter().filter(|t| t.switch).map(|t| t.us.abs()).sum();
             // The round's power against kc's graph of the model, where both were measured
             // and the switches are priced at the round.
             let round_w = inp.transitions.as_ref().and_then(|t| t.round_power_w);
@@ -555,7 +599,7 @@ impl Report {
                 .filter(|((us, _), _)| *us > 0.0)
                 .map(|((us, _), (e, _))| e / (us * 1e-6));
             if let (Some(r), Some(g), Some(_), true) =
-                (round_w, graph_w, round_energy, switch_us.abs() > 1e-12)
+                (round_w, graph_w, round_energy, switch_us > 1e-12)
             {
                 if (r / g - 1.0).abs() > ROUND_POWER_TOLERANCE {
                     energy_caveat = Some(format!(
@@ -565,8 +609,8 @@ impl Report {
                 }
             }
             for t in terms.iter_mut().filter(|t| t.switch) {
-                if let (Some((ej, eu, n)), true) = (round_energy, switch_us.abs() > 1e-12) {
-                    let share = t.us / switch_us;
+                if let (Some((ej, eu, n)), true) = (round_energy, switch_us > 1e-12) {
+                    let share = t.us.abs() / switch_us;
                     t.energy_j = Some(ej * n * share);
                     t.energy_u_j = Some(eu * n * share);
                 }
@@ -638,6 +682,14 @@ impl Report {
             terms,
             coverage,
             energy_caveat,
+            target_caveat: self.host_bound_target(),
+            values_caveat: (inp.units_ran_away > 0).then(|| {
+                format!(
+                    "{} measured alone over data their own repeats drove to zeros or non-finite values ({:.1} % of the plain energy): their energy is not the model's",
+                    crate::words::count(inp.units_ran_away as u64, "unit"),
+                    100.0 * inp.ran_away_energy_j / inp.plain_energy_j.unwrap_or(0.0).max(1e-30)
+                )
+            }),
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
         });
@@ -770,6 +822,93 @@ mod tests {
     }
 
     #[test]
+    fn an_eager_model_that_waited_on_its_host_is_said_not_like_with_like() {
+        use crate::report::reference::{ModelReference, ModelRun};
+        let reference = |eager_us: f64, graph_us: Option<f64>| ModelReference {
+            entry: "m".into(),
+            trace: "m.pt.trace.json.gz".into(),
+            profiled_iterations: Some(1),
+            eager: ModelRun {
+                time_us: Some(eager_us),
+                ..Default::default()
+            },
+            cuda_graph: ModelRun {
+                time_us: graph_us,
+                missing: graph_us.is_none().then(|| "RuntimeError('capture')".into()),
+                ..Default::default()
+            },
+        };
+        let mut g = graph(66.0, 0.0250);
+        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+        // 60 us of GPU work in a 600 us eager iteration: the host set the pace.
+        let mut r = build(Some(&g), Some(&isolated()));
+        r.add_reference(reference(600.0, None)).unwrap();
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .target_caveat
+            .clone()
+            .unwrap();
+        assert!(
+            c.contains("fills 10 %") && c.contains("RuntimeError"),
+            "{c}"
+        );
+        let md = crate::report::render::markdown(&r);
+        assert!(md.contains("⚠ the model ran eager"), "{md}");
+        let eager_row = &r.model.as_ref().unwrap().rows[0];
+        assert!(
+            eager_row.caveat.contains("not like with like"),
+            "{eager_row:?}"
+        );
+        // Eager and busy, or measured as a CUDA graph: no caveat.
+        for (eager, graph_us) in [(70.0, None), (600.0, Some(66.0))] {
+            let mut r = build(Some(&g), Some(&isolated()));
+            r.add_reference(reference(eager, graph_us)).unwrap();
+            assert_eq!(
+                r.prediction.unwrap().target_caveat,
+                None,
+                "{eager} {graph_us:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn units_whose_repeats_ran_their_data_away_are_said_beside_the_energy() {
+        use crate::results::UnitValues;
+        let mut iso = isolated();
+        // Unit 1 (8 mJ of the 24) drove its places from 2 % zeros to 97 %; unit 0 stayed.
+        iso.units[1].values = Some(UnitValues {
+            sampled: 1000,
+            zero_before_pct: 2.0,
+            zero_after_pct: 97.0,
+            ..Default::default()
+        });
+        iso.units[0].values = Some(UnitValues {
+            sampled: 1000,
+            zero_before_pct: 40.0,
+            zero_after_pct: 45.0,
+            ..Default::default()
+        });
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .values_caveat
+            .clone()
+            .unwrap();
+        assert!(
+            c.starts_with("1 unit measured alone") && c.contains("33.3 %"),
+            "{c}"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
+        iso.units[1].values.as_mut().unwrap().zero_after_pct = 10.0;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.unwrap().values_caveat, None);
+    }
+
+    #[test]
     fn the_round_of_every_unit_prices_the_switches_when_measured() {
         let mut iso = isolated();
         {
@@ -832,6 +971,48 @@ mod tests {
                 assert!(c.contains("500 W") && c.contains("379 W"), "{c}");
             }
         }
+        // Gaps that add time (0.9 us) beside kernels that save some (−0.3 us): the round's
+        // energy is shared by the size of each term's time (0.9 : 0.3), never with a sign
+        // that gives one term more than the whole.
+        transitions(&mut iso).round_gap_extra_us = Some(0.9);
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[1].us - 7.0 * -0.3).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[0].energy_j.unwrap() - 1.4e-6 * 0.75).abs() < 1e-15);
+        assert!((p.terms[1].energy_j.unwrap() - 1.4e-6 * 0.25).abs() < 1e-15);
+        // A round whose values ran away (here to 60 % non-finite) prices nothing: the gaps
+        // take the idle power (100 W) and the slower kernels the units' own (400 W), and
+        // the prediction's energy says why; a round that stayed finite keeps its price.
+        transitions(&mut iso).round_values = Some(crate::results::UnitValues {
+            sampled: 1000,
+            nonfinite_before_pct: 0.1,
+            nonfinite_after_pct: 60.0,
+            ..Default::default()
+        });
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[0].energy_j.unwrap() - 100.0 * 6.3e-6).abs() < 1e-12);
+        assert!((p.terms[1].energy_j.unwrap() - 400.0 * -2.1e-6).abs() < 1e-12);
+        let c = p.energy_caveat.clone().unwrap();
+        assert!(
+            c.contains("ran its values away") && c.contains("0.1 → 60.0 %"),
+            "{c}"
+        );
+        assert!(
+            crate::report::render::markdown(&build(Some(&graph(66.0, 0.025)), Some(&iso)))
+                .contains("ran its values away")
+        );
+        transitions(&mut iso)
+            .round_values
+            .as_mut()
+            .unwrap()
+            .nonfinite_after_pct = 0.5;
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[0].energy_j.unwrap() - 1.4e-6 * 0.75).abs() < 1e-15);
     }
 
     #[test]

@@ -539,6 +539,12 @@ fn prediction(o: &mut String, r: &Report) {
     if let Some(c) = &p.energy_caveat {
         v.push(c.clone());
     }
+    if let Some(c) = &p.values_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
+    if let Some(c) = &p.target_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
     if let Some([lo, hi]) = p.units_temperature_c {
         v.push(format!(
             "the units' energy windows ran at {lo}-{hi} °C{}",

@@ -219,6 +219,39 @@ pub struct UnitResult {
     /// `--isolated --verify`: what one unrolled launch of the unit ran (CUPTI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches_verified: Option<fidelity::UnitLaunches>,
+    /// Context cache: what the unit's places held before its measurement and after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<UnitValues>,
+}
+
+/// How far a share of zeros may rise over a unit's measurement alone, in points, and a
+/// share of non-finite values, before its figures are said to stand on values the model
+/// never held.
+pub const ZEROS_RAN_AWAY_POINTS: f64 = 20.0;
+pub const NONFINITE_RAN_AWAY_POINTS: f64 = 1.0;
+
+/// The floating-point values at a unit's places in the memory image (sampled as the
+/// image's self-check samples them) before its measurement alone and after it. Alone, a
+/// unit runs thousands of times on the same places: an in-place update that the model
+/// balances with another op in the same step (an optimizer's moment decayed by one op and
+/// fed by the next) drives its data to zeros or to infinity, and its power is then that
+/// of the values it ran to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitValues {
+    /// Values sampled (each time).
+    pub sampled: u64,
+    pub zero_before_pct: f64,
+    pub zero_after_pct: f64,
+    pub nonfinite_before_pct: f64,
+    pub nonfinite_after_pct: f64,
+}
+
+impl UnitValues {
+    /// Whether the unit's own repeats drove its data to zeros or non-finite values.
+    pub fn ran_away(&self) -> bool {
+        self.zero_after_pct - self.zero_before_pct > ZEROS_RAN_AWAY_POINTS
+            || self.nonfinite_after_pct - self.nonfinite_before_pct > NONFINITE_RAN_AWAY_POINTS
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -301,6 +334,12 @@ pub struct TransitionsSummary {
     pub round_extra_energy_sem_j: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_power_w: Option<f64>,
+    /// The values at the round's places after one cycle from the starting values and
+    /// after its energy windows: whether cycling the units out of the model's dataflow
+    /// drove them to zeros or non-finite values (then the round's energy, which prices the
+    /// switches, is not the model's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_values: Option<UnitValues>,
     /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
     /// few groups per size), each cycled alone as the round is. A switch in a round of k
     /// units reaches back k − 1 distinct units, so these price a switch by how far back it
@@ -454,5 +493,28 @@ mod tests {
         let ticks = [w(40.0, 0.1, 10), w(40.0, 0.1, 10), w(40.0, 0.1, 10)];
         assert_eq!(completion_mismatch(&ticks, 0.01, 0.02), None);
         assert!(completion_mismatch(&ticks, 0.01, 0.002).is_some());
+    }
+
+    #[test]
+    fn values_ran_away_past_twenty_points_of_zeros_or_one_of_non_finite() {
+        let v = |z: (f64, f64), n: (f64, f64)| UnitValues {
+            sampled: 1000,
+            zero_before_pct: z.0,
+            zero_after_pct: z.1,
+            nonfinite_before_pct: n.0,
+            nonfinite_after_pct: n.1,
+        };
+        // A fill of zeros or a loss gradient's zeros stand before and after: not a runaway.
+        assert!(!v((87.5, 87.5), (0.0, 0.0)).ran_away());
+        assert!(!v((25.0, 44.9), (0.0, 0.9)).ran_away());
+        assert!(v((25.0, 50.0), (0.0, 0.0)).ran_away());
+        assert!(v((4.0, 4.0), (0.1, 27.1)).ran_away());
+        // Values that came back finite are no runaway either.
+        assert!(!v((0.0, 0.0), (19.0, 18.0)).ran_away());
+        // Results written before the census existed read without it.
+        let old = serde_json::to_string(&TransitionsSummary::default()).unwrap();
+        assert!(!old.contains("round_values"), "{old}");
+        let t: TransitionsSummary = serde_json::from_str(&old).unwrap();
+        assert_eq!(t.round_values, None);
     }
 }

@@ -206,11 +206,20 @@ impl Device {
     /// Writes every region's starting values again (the arena keeps its address, so views
     /// over it stay valid).
     pub fn fill_arena(&mut self, df: &kc_core::plan::types::PlanDataflow) -> Result<(), ExecError> {
+        self.fill_regions(df, &|_| true)
+    }
+
+    /// Writes the starting values of the regions `which` picks again.
+    pub fn fill_regions(
+        &mut self,
+        df: &kc_core::plan::types::PlanDataflow,
+        which: &dyn Fn(&kc_core::plan::types::Region) -> bool,
+    ) -> Result<(), ExecError> {
         const PATTERN: usize = 16 << 20;
         let arena = self.arena;
         let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
         let result = (|| {
-            for r in &df.regions {
+            for r in df.regions.iter().filter(|r| which(r)) {
                 let key = (r.dtype, r.init);
                 let src = match staged.get(&key) {
                     Some(&p) => p,
@@ -258,10 +267,17 @@ impl Device {
         bytes: u64,
         dtype: ElemType,
     ) -> Result<(u64, u64, f64), ExecError> {
+        let c = self.census_at(offset, bytes, dtype)?;
+        Ok((c.nonfinite, c.all, c.largest))
+    }
+
+    /// The census of the values sampled as [`Self::nonfinite_at`] samples them: non-finite,
+    /// zero and all floating-point values, and the largest finite magnitude.
+    pub fn census_at(&self, offset: u64, bytes: u64, dtype: ElemType) -> Result<Census, ExecError> {
         const SAMPLE: u64 = 64 << 10;
         const WINDOWS: u64 = 16;
         if self.arena == 0 || bytes == 0 {
-            return Ok((0, 0, 0.0));
+            return Ok(Census::default());
         }
         let windows: Vec<(u64, u64)> = if bytes <= SAMPLE {
             vec![(0, bytes)]
@@ -272,7 +288,7 @@ impl Device {
                 .map(|k| ((bytes - w) * k / (WINDOWS - 1) / 16 * 16, w))
                 .collect()
         };
-        let (mut bad, mut all, mut largest) = (0u64, 0u64, 0f64);
+        let mut census = Census::default();
         let mut buf = vec![0u8; SAMPLE as usize];
         for (at, len) in windows {
             // SAFETY: reads `len` bytes starting inside `[offset, offset + bytes)` and ending
@@ -288,12 +304,9 @@ impl Device {
                     "cuMemcpyDtoH",
                 )?;
             }
-            let (b, a, l) = count_nonfinite(&buf[..len as usize], dtype);
-            bad += b;
-            all += a;
-            largest = largest.max(l);
+            census.add(&count_values(&buf[..len as usize], dtype));
         }
-        Ok((bad, all, largest))
+        Ok(census)
     }
 
     /// The share of non-finite values (NaN, infinity) in the floating-point regions of the
@@ -317,9 +330,27 @@ impl Device {
     }
 }
 
-/// Non-finite and all values of `b` read as `dtype` (floating-point types only), and the
-/// largest magnitude among the finite ones.
-fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64, f64) {
+/// What a sample of floating-point values holds: non-finite, zero and all values, and the
+/// largest finite magnitude.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Census {
+    pub nonfinite: u64,
+    pub zero: u64,
+    pub all: u64,
+    pub largest: f64,
+}
+
+impl Census {
+    pub fn add(&mut self, o: &Census) {
+        self.nonfinite += o.nonfinite;
+        self.zero += o.zero;
+        self.all += o.all;
+        self.largest = self.largest.max(o.largest);
+    }
+}
+
+/// The census of `b` read as `dtype` (floating-point types only; others count nothing).
+fn count_values(b: &[u8], dtype: ElemType) -> Census {
     let values: Box<dyn Iterator<Item = f32> + '_> = match dtype {
         ElemType::F32 => Box::new(
             b.chunks_exact(4)
@@ -336,16 +367,17 @@ fn count_nonfinite(b: &[u8], dtype: ElemType) -> (u64, u64, f64) {
         ),
         _ => Box::new(std::iter::empty()),
     };
-    let (mut bad, mut all, mut largest) = (0u64, 0u64, 0f64);
+    let mut c = Census::default();
     for v in values {
-        all += 1;
-        if v.is_finite() {
-            largest = largest.max(f64::from(v.abs()));
+        c.all += 1;
+        if !v.is_finite() {
+            c.nonfinite += 1;
         } else {
-            bad += 1;
+            c.zero += u64::from(v == 0.0);
+            c.largest = c.largest.max(f64::from(v.abs()));
         }
     }
-    (bad, all, largest)
+    c
 }
 
 /// The value of IEEE half-precision bits (infinities and NaN included).

@@ -16,6 +16,7 @@ mod memory;
 pub mod nvml;
 
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
+pub use memory::Census;
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;

@@ -7,7 +7,7 @@
 
 use crate::backends::{At, Gpu};
 use crate::ExecError;
-use kc_core::plan::types::{ElemType, Plan, PlanDataflow, PlanUnit, Step};
+use kc_core::plan::types::{ElemType, Plan, PlanDataflow, PlanUnit, Step, StepPlaces};
 
 /// Replays the steps one at a time, in plan order on stream 0, from the memory image's
 /// starting values, and names the first `limit` steps that leave non-finite values in a
@@ -30,22 +30,7 @@ pub(super) fn nonfinite_producers(
         }
         let unit = &plan.units[s.unit as usize];
         let places = &df.steps[i];
-        // Each place is read with the element type this step uses there (memory the
-        // allocator reused holds other types at other times); places whose type the step
-        // does not state are not sampled.
-        let (operand_types, result_type) = step_types(plan, unit);
-        let mut spots: Vec<(u64, u64, ElemType)> = places
-            .operands
-            .iter()
-            .zip(&unit.slots)
-            .zip(&operand_types)
-            .filter_map(|((o, slot), d)| {
-                Some((o.as_ref().copied()?, plan.buffers[*slot as usize].bytes, *d))
-            })
-            .collect();
-        if let Some(d) = result_type {
-            spots.extend(places.outputs.iter().flatten().map(|&(o, b)| (o, b, d)));
-        }
+        let spots = step_spots(plan, unit, places);
         let bad = |gpu: &Gpu| -> Result<(u64, f64), ExecError> {
             let (mut n, mut largest) = (0, 0f64);
             for &(off, bytes, d) in &spots {
@@ -152,6 +137,31 @@ fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>)
 /// The `limit` regions of the image holding the most non-finite values (sampled as in the
 /// self-check), each with its element type, size and the first and last steps that touch
 /// it, for the note that says where values ran away.
+/// The places a step of `unit` reads and writes in the memory image, as (arena offset,
+/// bytes, element type). Each place is read with the element type this step uses there
+/// (memory the allocator reused holds other types at other times); places whose type the
+/// step does not state are left out.
+pub(super) fn step_spots(
+    plan: &Plan,
+    unit: &PlanUnit,
+    places: &StepPlaces,
+) -> Vec<(u64, u64, ElemType)> {
+    let (operand_types, result_type) = step_types(plan, unit);
+    let mut spots: Vec<(u64, u64, ElemType)> = places
+        .operands
+        .iter()
+        .zip(&unit.slots)
+        .zip(&operand_types)
+        .filter_map(|((o, slot), d)| {
+            Some((o.as_ref().copied()?, plan.buffers[*slot as usize].bytes, *d))
+        })
+        .collect();
+    if let Some(d) = result_type {
+        spots.extend(places.outputs.iter().flatten().map(|&(o, b)| (o, b, d)));
+    }
+    spots
+}
+
 pub(super) fn worst_regions(
     plan: &Plan,
     df: &PlanDataflow,

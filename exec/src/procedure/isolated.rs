@@ -10,6 +10,7 @@
 
 use super::{status_of, unit_row, units_bar, Energy, Replay};
 use crate::backends::{At, Gpu};
+use crate::device::Census;
 use crate::{CachePolicy, ExecError, ExecOptions};
 use kc_core::plan::schedule;
 use kc_core::plan::types::{Plan, PlanUnit, UnitCall};
@@ -40,6 +41,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .filter(|_| opts.cache == CachePolicy::Context && opts.dataflow);
     let image = image_of_rank.as_ref();
     let mut steps_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    // Every step this rank runs, in plan order (collectives left out: they need every
+    // rank): the pass that gives each place the values the model's own producer wrote.
+    let mut model_pass: Vec<u32> = Vec::new();
     if let Some(df) = image {
         gpu.allocate_arena(df)?;
         for (i, s) in plan.steps.iter().enumerate() {
@@ -58,6 +62,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                     .and_then(|_| gpu.synchronize());
             }
             steps_of.entry(s.unit).or_default().push(i as u32);
+            if !matches!(unit.call, UnitCall::Collective { .. }) {
+                model_pass.push(i as u32);
+            }
         }
         notes.extend(gpu.take_notes());
     } else if opts.cache == CachePolicy::Context {
@@ -77,6 +84,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let traced = |u: &PlanUnit| u.traced_ns_mean() * counts[u.id as usize] as f64;
     let traced_all: f64 = plan.units.iter().map(traced).sum();
     let mut rows = Vec::with_capacity(plan.units.len());
+    let mut restore_failed = false;
     for u in &plan.units {
         if let Some(b) = &bar {
             b.set_message(u.label.clone());
@@ -105,6 +113,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             1.0
         };
         let target = opts.energy_target_rel_sem / share.max(1e-12).sqrt();
+        // Every place holds the model's values when the unit starts (see
+        // [`restore_model_values`]); a pass that fails is said once and the units go on
+        // over what the image holds.
+        if let (Some(df), false) = (image, restore_failed) {
+            if let Err(e) = restore_model_values(plan, df, gpu, &model_pass) {
+                let _ = gpu.synchronize();
+                restore_failed = true;
+                notes.push(format!(
+                    "the model's values could not be restored before unit {} ({e}): it and the units after it ran over what the image held",
+                    u.id
+                ));
+            }
+        }
         match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) => {
@@ -122,8 +143,15 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     // The switches between units and the graph launch, for the prediction from parts; a
     // cold pass's units ran on rotated copies, which several units cannot share, so it
     // measures none.
+    // The round starts from the model's values too.
+    let restore = image
+        .filter(|_| !restore_failed)
+        .map(|df| (df, model_pass.as_slice()));
+    if let Some((df, pass)) = restore {
+        restore_model_values(plan, df, gpu, pass)?;
+    }
     let transitions = if opts.parts && measured_cache != CachePolicy::Cold {
-        match super::transitions::measure(plan, rank, opts, gpu, en, image, &rows, notes) {
+        match super::transitions::measure(plan, rank, opts, gpu, en, restore, &rows, notes) {
             Ok(t) => Some(t),
             Err(e) => {
                 let _ = gpu.synchronize();
@@ -187,6 +215,24 @@ fn measure_unit(
         CachePolicy::Cold => u.cold_rotation.max(1),
     };
     gpu.make_copies(plan, u, rotation)?;
+    // Context: every place held the model's values when the unit started, as when the
+    // model reaches it (the caller restored them): the image's starting values, then one
+    // pass of the model's steps in plan order, each place written by its own producer.
+    // Without this a unit ran over what the units measured before it left there (values
+    // its neighbours' repeats drove to zeros or infinities): on a LLaMA-shaped training
+    // step the plain energy read 19.6 % under the model's (docs/MEASUREMENTS.md, "Units
+    // alone over the model's values"). Starting values alone are not the model's either:
+    // an index computed from a float activation then reads noise, out of bounds (T5).
+    // And a census of the values at the unit's places then, against one after its
+    // repeats: whether they drove its own data away.
+    let collective = matches!(u.call, UnitCall::Collective { .. });
+    let steps_of_unit = places
+        .filter(|_| !collective)
+        .map(|(df, steps)| (df, steps.iter().map(|&st| (u, st)).collect::<Vec<_>>()));
+    let before = match &steps_of_unit {
+        Some((df, at)) => census(plan, gpu, df, at, CENSUS_STEPS)?,
+        None => None,
+    };
     // In context every step of the unit runs once per cycle, in model order.
     let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
     let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
@@ -278,7 +324,6 @@ fn measure_unit(
     // sum. Such a series is timed again, at most twice, and the steadiest kept; the
     // notes say so. Not a collective's: its launches need every rank, which would not all
     // time again.
-    let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });
     let retimes = if collective { 0 } else { RETIMES };
     for _ in 0..retimes {
         let s = Stats::of(&samples);
@@ -300,6 +345,20 @@ fn measure_unit(
             (timed_start, timed_end) = (again_start, unix_ms_now());
         }
     }
+    let after = match (&before, &steps_of_unit) {
+        (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
+        _ => None,
+    };
+    let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
+    const RAN_AWAY_NOTE: &str = "its repeats alone drove its data";
+    if let Some(v) = values.as_ref().filter(|v| v.ran_away()) {
+        if notes.iter().filter(|n| n.contains(RAN_AWAY_NOTE)).count() < 12 {
+            notes.push(format!(
+                "unit {} {}: {RAN_AWAY_NOTE} to zeros ({:.0} → {:.0} %) or non-finite values ({:.1} → {:.1} %): its energy is that of values the model never held",
+                u.id, u.label, v.zero_before_pct, v.zero_after_pct, v.nonfinite_before_pct, v.nonfinite_after_pct
+            ));
+        }
+    }
     let per_launch = Stats::of(&samples);
     let time = per_launch.scaled(f64::from(unroll));
     let energy =
@@ -317,7 +376,68 @@ fn measure_unit(
     row.measured_start_unix_ms = Some(timed_start);
     row.measured_end_unix_ms = Some(timed_end);
     row.launches_verified = launches_verified;
+    row.values = values;
     Ok(row)
+}
+
+/// Gives every place of the memory image the model's values: the image's starting values,
+/// then each step of `pass` once, in plan order on stream 0 (as the diagnosis replays
+/// them), so that each place holds what its producer in the model wrote.
+pub(super) fn restore_model_values(
+    plan: &Plan,
+    df: &kc_core::plan::types::PlanDataflow,
+    gpu: &mut Gpu,
+    pass: &[u32],
+) -> Result<(), ExecError> {
+    gpu.fill_arena(df)?;
+    for &st in pass {
+        let unit = &plan.units[plan.steps[st as usize].unit as usize];
+        gpu.enqueue(
+            unit,
+            0,
+            At::Step {
+                step: st,
+                places: &df.steps[st as usize],
+            },
+        )?;
+    }
+    gpu.synchronize()
+}
+
+/// The census of the floating-point values at the places of at most `limit` of the
+/// (unit, step) pairs `at`, spread evenly over them (a census is a sample, and its reads
+/// are synchronous), or `None` where they hold no floating-point values.
+pub(super) fn census(
+    plan: &Plan,
+    gpu: &Gpu,
+    df: &kc_core::plan::types::PlanDataflow,
+    at: &[(&PlanUnit, u32)],
+    limit: usize,
+) -> Result<Option<Census>, ExecError> {
+    gpu.synchronize()?;
+    let mut c = Census::default();
+    let stride = at.len().div_ceil(limit.max(1)).max(1);
+    for &(u, st) in at.iter().step_by(stride) {
+        for (off, bytes, d) in super::diagnose::step_spots(plan, u, &df.steps[st as usize]) {
+            c.add(&gpu.census_at(off, bytes, d)?);
+        }
+    }
+    Ok((c.all > 0).then_some(c))
+}
+
+/// How many steps a unit's census samples at most.
+const CENSUS_STEPS: usize = 8;
+
+/// Two censuses of the same places as shares, before and after.
+pub(super) fn unit_values(b: &Census, a: &Census) -> UnitValues {
+    let pct = |n: u64, all: u64| 100.0 * n as f64 / all.max(1) as f64;
+    UnitValues {
+        sampled: a.all,
+        zero_before_pct: pct(b.zero, b.all),
+        zero_after_pct: pct(a.zero, a.all),
+        nonfinite_before_pct: pct(b.nonfinite, b.all),
+        nonfinite_after_pct: pct(a.nonfinite, a.all),
+    }
 }
 
 /// `n` nodes over `unroll` invocations, per invocation ("1", "0.5").

@@ -17,9 +17,12 @@ use super::{units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, Transition};
-use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
+use kc_core::plan::types::{Plan, PlanDataflow, PlanUnit, Step, UnitCall};
 use kc_core::results::stats::Stats;
 use kc_core::results::{RoundBySize, TransitionResult, TransitionsSummary, UnitResult};
+
+/// How many of the round's (unit, step) places its census samples at most.
+const ROUND_CENSUS_STEPS: usize = 32;
 
 /// GPU time one launch of a pair's graph covers, and the least timed in all.
 const PAIR_GRAPH_NS: f64 = 500_000.0;
@@ -35,10 +38,11 @@ pub(super) fn measure(
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
-    image: Option<&PlanDataflow>,
+    restore: Option<(&PlanDataflow, &[u32])>,
     rows: &[UnitResult],
     notes: &mut Vec<String>,
 ) -> Result<TransitionsSummary, ExecError> {
+    let image = restore.map(|(df, _)| df);
     // The units that ran alone, by id: looked up at every step of the plan.
     let ok: std::collections::HashMap<u32, &UnitResult> = rows
         .iter()
@@ -111,6 +115,21 @@ pub(super) fn measure(
                 if let (Some((sum_j, var_j)), false) = (alone_j, en.job.is_some()) {
                     let launch_us = round.cycle_us * f64::from(round.cycles);
                     let target = opts.energy_target_rel_sem;
+                    // The round's energy windows start from the model's values, as the
+                    // units' do, and a census of the round's places before and after them
+                    // says whether cycling the units out of the model's dataflow ran its
+                    // values away.
+                    let pairs: Vec<(&PlanUnit, u32)> = order
+                        .iter()
+                        .map(|&(u, st)| (&plan.units[u as usize], st))
+                        .collect();
+                    let before = match restore {
+                        Some((df, pass)) => {
+                            super::isolated::restore_model_values(plan, df, gpu, pass)?;
+                            super::isolated::census(plan, gpu, df, &pairs, ROUND_CENSUS_STEPS)?
+                        }
+                        None => None,
+                    };
                     if let Some(w) =
                         en.series(gpu, &round.graph, "round", launch_us, target, opts, notes)?
                     {
@@ -120,6 +139,11 @@ pub(super) fn measure(
                         summary.round_extra_energy_sem_j =
                             Some(s.per_item_j.sem().hypot(var_j.sqrt()) / k);
                         summary.round_power_w = Some(s.avg_power_w.mean);
+                    }
+                    if let (Some(b), Some(df)) = (before, image) {
+                        let after =
+                            super::isolated::census(plan, gpu, df, &pairs, ROUND_CENSUS_STEPS)?;
+                        summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
                 }
                 summary.round_units = order.len();
