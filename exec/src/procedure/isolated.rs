@@ -143,15 +143,10 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     // The switches between units and the graph launch, for the prediction from parts; a
     // cold pass's units ran on rotated copies, which several units cannot share, so it
     // measures none.
-    // The round starts from the model's values too.
-    let restore = image
-        .filter(|_| !restore_failed)
-        .map(|df| (df, model_pass.as_slice()));
-    if let Some((df, pass)) = restore {
-        restore_model_values(plan, df, gpu, pass)?;
-    }
+    // The round starts from the model's values too, where they could be restored.
+    let pass = (!restore_failed).then_some(model_pass.as_slice());
     let transitions = if opts.parts && measured_cache != CachePolicy::Cold {
-        match super::transitions::measure(plan, rank, opts, gpu, en, restore, &rows, notes) {
+        match super::transitions::measure(plan, rank, opts, gpu, en, image, pass, &rows, notes) {
             Ok(t) => Some(t),
             Err(e) => {
                 let _ = gpu.synchronize();

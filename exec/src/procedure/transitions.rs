@@ -38,11 +38,17 @@ pub(super) fn measure(
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
-    restore: Option<(&PlanDataflow, &[u32])>,
+    image: Option<&PlanDataflow>,
+    model_pass: Option<&[u32]>,
     rows: &[UnitResult],
     notes: &mut Vec<String>,
 ) -> Result<TransitionsSummary, ExecError> {
-    let image = restore.map(|(df, _)| df);
+    // With the pass that restores them ([`super::isolated::restore_model_values`]), the
+    // pairs and the round start from the model's values, as the units did.
+    let restore = image.zip(model_pass);
+    if let Some((df, pass)) = restore {
+        super::isolated::restore_model_values(plan, df, gpu, pass)?;
+    }
     // The units that ran alone, by id: looked up at every step of the plan.
     let ok: std::collections::HashMap<u32, &UnitResult> = rows
         .iter()
