@@ -156,6 +156,10 @@ impl PredictionInputs {
             p.plain_us += n * t.mean;
             p.plain_u_us += (n * t.sem()).powi(2);
             p.unit_us.insert(u.id, t.mean);
+            if u.values.as_ref().is_some_and(|v| v.ran_away()) {
+                p.units_ran_away += 1;
+                p.ran_away_energy_j += u.energy.as_ref().map_or(0.0, |s| n * s.per_item_j.mean);
+            }
             energy = match (energy, &u.energy) {
                 (Some((e, v)), Some(s)) => Some((
                     e + n * s.per_item_j.mean,
@@ -170,15 +174,6 @@ impl PredictionInputs {
             };
         }
         p.plain_u_us = p.plain_u_us.sqrt();
-        for u in iso.units.iter().filter(|u| u.status == "ok") {
-            if u.values.as_ref().is_some_and(|v| v.ran_away()) {
-                p.units_ran_away += 1;
-                p.ran_away_energy_j += u
-                    .energy
-                    .as_ref()
-                    .map_or(0.0, |e| e.per_item_j.mean * u.invocations as f64);
-            }
-        }
         if !p.unit_us.is_empty() {
             p.plain_energy_j = energy.map(|e| e.0);
             p.plain_energy_u_j = energy.map(|e| e.1.sqrt()).filter(|u| u.is_finite());
@@ -562,11 +557,10 @@ impl Report {
             // terms by the size of their time. By size, not signed: where the round's gaps
             // add time and its kernels save some (ViT-B/16: +3.5 % and −5.9 % of the
             // model's time), a signed share puts more than the whole energy on one term and
-            // a negative one on the other.
-            // A round that cycled its units out of the model's dataflow until their values
-            // ran to zeros or non-finite values drew the power of those values, not the
-            // model's: its energy prices nothing, and the switches take the static and
-            // the units' own power as where the round's energy was not measured.
+            // a negative one on the other. A round that cycled its units out of the model's
+            // dataflow until their values ran to zeros or non-finite values drew the power
+            // of those values, not the model's: its energy prices nothing, and the switches
+            // take the static and the units' own power, as where it was not measured.
             let round_ran_away = inp
                 .transitions
                 .as_ref()

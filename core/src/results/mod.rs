@@ -334,8 +334,8 @@ pub struct TransitionsSummary {
     pub round_extra_energy_sem_j: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_power_w: Option<f64>,
-    /// The values at the round's places after one cycle from the starting values and
-    /// after its energy windows: whether cycling the units out of the model's dataflow
+    /// The values at the round's places once the model's values were restored before its
+    /// energy windows, and after them: whether cycling the units out of the model's dataflow
     /// drove them to zeros or non-finite values (then the round's energy, which prices the
     /// switches, is not the model's).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -206,20 +206,11 @@ impl Device {
     /// Writes every region's starting values again (the arena keeps its address, so views
     /// over it stay valid).
     pub fn fill_arena(&mut self, df: &kc_core::plan::types::PlanDataflow) -> Result<(), ExecError> {
-        self.fill_regions(df, &|_| true)
-    }
-
-    /// Writes the starting values of the regions `which` picks again.
-    pub fn fill_regions(
-        &mut self,
-        df: &kc_core::plan::types::PlanDataflow,
-        which: &dyn Fn(&kc_core::plan::types::Region) -> bool,
-    ) -> Result<(), ExecError> {
         const PATTERN: usize = 16 << 20;
         let arena = self.arena;
         let mut staged: HashMap<(ElemType, RegionInit), cu::CUdeviceptr> = HashMap::new();
         let result = (|| {
-            for r in df.regions.iter().filter(|r| which(r)) {
+            for r in &df.regions {
                 let key = (r.dtype, r.init);
                 let src = match staged.get(&key) {
                     Some(&p) => p,

@@ -134,9 +134,6 @@ fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>)
     (types, result)
 }
 
-/// The `limit` regions of the image holding the most non-finite values (sampled as in the
-/// self-check), each with its element type, size and the first and last steps that touch
-/// it, for the note that says where values ran away.
 /// The places a step of `unit` reads and writes in the memory image, as (arena offset,
 /// bytes, element type). Each place is read with the element type this step uses there
 /// (memory the allocator reused holds other types at other times); places whose type the
@@ -162,6 +159,9 @@ pub(super) fn step_spots(
     spots
 }
 
+/// The `limit` regions of the image holding the most non-finite values (sampled as in the
+/// self-check), each with its element type, size and the first and last steps that touch
+/// it, for the note that says where values ran away.
 pub(super) fn worst_regions(
     plan: &Plan,
     df: &PlanDataflow,
