@@ -75,6 +75,8 @@ pub enum ExecError {
     NoNccl(String),
     #[error("CUPTI: {0}")]
     Cupti(String),
+    #[error("no snapshot of the memory image to restore")]
+    NoSnapshot,
     #[error("{backend} began no capture")]
     NoCapture { backend: &'static str },
     #[error("cuBLASLt found no algorithm for this epilogue GEMM")]

@@ -463,8 +463,9 @@ impl Report {
                 (Some(e), Some(u), _) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
-                        "the round of all {} units: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
+                        "the round of all {} units{}: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
                         t.round_units,
+                        restoring_label(t),
                         e,
                         t.round_gap_extra_us.map_or(
                             "not split: no CUPTI".to_string(),
@@ -698,6 +699,21 @@ impl Report {
         }
         self.compute_prediction();
     }
+}
+
+/// How the round was measured when it restored the model's values before each launch
+/// (empty otherwise): the reader sees the figure is not the plain round's.
+fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
+    t.round_restoring.as_ref().map_or(String::new(), |r| {
+        format!(
+            " (timed again from the model's values: its first timing ran them away; each launch {} cycles after a {} MiB copy of the image, {:.0} us{}, taken off)",
+            r.cycles,
+            r.bytes >> 20,
+            r.copy_us,
+            r.copy_energy_j
+                .map_or(String::new(), |j| format!(" and {:.2} mJ", j * 1e3))
+        )
+    })
 }
 
 #[cfg(test)]
@@ -1007,6 +1023,26 @@ mod tests {
             .prediction
             .unwrap();
         assert!((p.terms[0].energy_j.unwrap() - 1.4e-6 * 0.75).abs() < 1e-15);
+        // A round timed again from the model's values says so beside its price: the copy
+        // at the head of each launch, and that its time and energy were taken off.
+        assert!(!p.coverage.contains("timed again"), "{}", p.coverage);
+        transitions(&mut iso).round_restoring = Some(crate::results::RoundRestoring {
+            bytes: 1536 << 20,
+            cycles: 6,
+            copy_us: 812.4,
+            copy_energy_j: Some(0.00041),
+        });
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            p.coverage.contains("timed again from the model's values")
+                && p.coverage.contains(
+                    "6 cycles after a 1536 MiB copy of the image, 812 us and 0.41 mJ, taken off"
+                ),
+            "{}",
+            p.coverage
+        );
     }
 
     #[test]

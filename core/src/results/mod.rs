@@ -294,6 +294,20 @@ pub struct TransitionResult {
     pub extra_sem_us: f64,
 }
 
+/// The copy that starts each launch of a restoring round from the model's values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundRestoring {
+    /// Bytes copied (the whole image).
+    pub bytes: u64,
+    /// Cycles of the round per launch, after each copy.
+    pub cycles: u32,
+    /// The copy alone, per launch, microseconds (taken off each launch's time).
+    pub copy_us: f64,
+    /// The copy alone, per launch, joules (taken off each launch's energy), where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_energy_j: Option<f64>,
+}
+
 /// The transitions a replay makes, and what was measured of them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TransitionsSummary {
@@ -340,6 +354,16 @@ pub struct TransitionsSummary {
     /// switches, is not the model's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_values: Option<UnitValues>,
+    /// The values at the round's places before and after its first timing (from the
+    /// model's values): a round that ran them away there is timed again restoring them
+    /// ([`Self::round_restoring`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_timed_values: Option<UnitValues>,
+    /// Set when the round's figures (time, energy, values) come from the round that
+    /// starts every launch from the model's values: its graph begins with a copy of the
+    /// image's snapshot, whose own time and energy, measured alone, are taken off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_restoring: Option<RoundRestoring>,
     /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
     /// few groups per size), each cycled alone as the round is. A switch in a round of k
     /// units reaches back k − 1 distinct units, so these price a switch by how far back it

@@ -203,6 +203,87 @@ impl Device {
         self.fill_arena(df)
     }
 
+    /// Keeps a copy of the memory image as it is now (the model's values, after the pass that
+    /// restores them), so that [`Self::restore_arena_snapshot`] can give every place those
+    /// values again with one device-to-device copy. Returns false, taking nothing, where the
+    /// copy would not leave `headroom` bytes free (the caller then restores by the pass).
+    pub fn snapshot_arena(
+        &mut self,
+        df: &kc_core::plan::types::PlanDataflow,
+        headroom: u64,
+    ) -> Result<bool, ExecError> {
+        if self.arena == 0 || df.arena_bytes == 0 {
+            return Ok(false);
+        }
+        let bytes = df.arena_bytes;
+        if self.arena_snapshot.0 == 0 {
+            let (mut free, mut total) = (0usize, 0usize);
+            // SAFETY: a query with valid out-pointers.
+            unsafe { cu_err(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+            if bytes.saturating_add(headroom) > free as u64 {
+                return Ok(false);
+            }
+            self.arena_snapshot = (self.alloc_raw(bytes)?, bytes);
+        }
+        // SAFETY: the snapshot and the arena are live allocations of at least `bytes`; the
+        // context synchronises first, so nothing still writes the arena.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            cu_err(
+                cu::cuMemcpyDtoD_v2(self.arena_snapshot.0, self.arena, bytes as usize),
+                "cuMemcpyDtoD",
+            )?;
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+        }
+        Ok(true)
+    }
+
+    /// Whether a snapshot of the image is held.
+    pub fn has_arena_snapshot(&self) -> bool {
+        self.arena_snapshot.0 != 0
+    }
+
+    /// Writes the snapshot back over the whole image (one copy), and waits for it.
+    pub fn restore_arena_snapshot(&self) -> Result<(), ExecError> {
+        let (snap, bytes) = self.arena_snapshot;
+        if snap == 0 || self.arena == 0 {
+            return Err(ExecError::NoSnapshot);
+        }
+        // SAFETY: both allocations are live and `bytes` long; synchronising first means no
+        // launch still reads or writes the image while it is overwritten.
+        unsafe {
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
+            cu_err(
+                cu::cuMemcpyDtoD_v2(self.arena, snap, bytes as usize),
+                "cuMemcpyDtoD",
+            )?;
+            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")
+        }
+    }
+
+    /// Enqueues the copy of the snapshot over the image on stream `stream`, without waiting
+    /// (captured into a graph when the stream captures): the round that restores the model's
+    /// values before each launch starts its graph with it.
+    pub fn enqueue_snapshot_restore(&self, stream: usize) -> Result<(), ExecError> {
+        let (snap, bytes) = self.arena_snapshot;
+        if snap == 0 || self.arena == 0 {
+            return Err(ExecError::NoSnapshot);
+        }
+        // SAFETY: both allocations are live and `bytes` long; the copy is ordered on the
+        // stream after what was enqueued there before it.
+        unsafe {
+            cu_err(
+                cu::cuMemcpyDtoDAsync_v2(self.arena, snap, bytes as usize, self.streams[stream]),
+                "cuMemcpyDtoDAsync",
+            )
+        }
+    }
+
+    /// The size of the snapshot of the image (0 when none is held).
+    pub fn arena_snapshot_bytes(&self) -> u64 {
+        self.arena_snapshot.1
+    }
+
     /// Writes every region's starting values again (the arena keeps its address, so views
     /// over it stay valid).
     pub fn fill_arena(&mut self, df: &kc_core::plan::types::PlanDataflow) -> Result<(), ExecError> {

@@ -101,6 +101,9 @@ pub struct Device {
     events: Vec<Event>,
     /// The plan's memory image for graph mode (0 until [`Device::allocate_arena`]).
     pub(crate) arena: cu::CUdeviceptr,
+    /// A copy of the image holding the model's values ([`Device::snapshot_arena`]), and its
+    /// size (0 until taken).
+    pub(crate) arena_snapshot: (cu::CUdeviceptr, u64),
     /// The operands of the step being enqueued that read a result another back end
     /// allocated outside the image, by slot, at that result's address (set by
     /// `Gpu::enqueue` around one step; empty otherwise).
@@ -180,6 +183,7 @@ impl Device {
                 buffers: Vec::new(),
                 copies: HashMap::new(),
                 arena: 0,
+                arena_snapshot: (0, 0),
                 step_overrides: std::cell::RefCell::new(Vec::new()),
                 events: Vec::new(),
                 facts: DeviceFacts {
@@ -255,6 +259,9 @@ impl Drop for Device {
             }
             if self.arena != 0 {
                 cu::cuMemFree_v2(self.arena);
+            }
+            if self.arena_snapshot.0 != 0 {
+                cu::cuMemFree_v2(self.arena_snapshot.0);
             }
             for b in self.buffers.drain(..) {
                 if b.host.is_null() {

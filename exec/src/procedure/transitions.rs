@@ -102,7 +102,18 @@ pub(super) fn measure(
         }
     }
     if order.len() > 1 {
-        match measure_round(plan, &order, &alone, opts.verify, opts, gpu, image) {
+        let timed = round_from_model_values(
+            plan,
+            &order,
+            &alone,
+            opts,
+            gpu,
+            image,
+            restore,
+            &mut summary,
+            notes,
+        );
+        match timed {
             Ok(round) => {
                 // The round's own energy: what the units cycling draw, against the units
                 // alone (each unit's energy per invocation, from its windows).
@@ -136,14 +147,38 @@ pub(super) fn measure(
                         }
                         None => None,
                     };
-                    if let Some(w) =
-                        en.series(gpu, &round.graph, "round", launch_us, target, opts, notes)?
-                    {
-                        let s = en.summarise(w, "round", launch_us, f64::from(round.cycles), notes);
+                    // A restoring round's launch also holds the copy, whose own energy
+                    // (its windows, alone) is taken off; without it the round's energy is
+                    // not known.
+                    let copy_us = round.copy.as_ref().map_or(0.0, |c| c.1.mean);
+                    let launch_us = launch_us + copy_us;
+                    let cycles = f64::from(round.cycles);
+                    let copy_j: Option<(f64, f64)> = match &round.copy {
+                        None => Some((0.0, 0.0)),
+                        Some((g, t)) => en
+                            .series(gpu, g, "round's copy", t.mean, target, opts, notes)?
+                            .map(|w| {
+                                let c = en.summarise(w, "round's copy", t.mean, cycles, notes);
+                                (c.per_item_j.mean, c.per_item_j.sem())
+                            }),
+                    };
+                    if let Some(r) = summary.round_restoring.as_mut() {
+                        r.copy_energy_j = copy_j
+                            .filter(|_| round.copy.is_some())
+                            .map(|c| c.0 * cycles);
+                    }
+                    let w = match copy_j {
+                        Some(_) => {
+                            en.series(gpu, &round.graph, "round", launch_us, target, opts, notes)?
+                        }
+                        None => None,
+                    };
+                    if let (Some(w), Some((cj, cj_sem))) = (w, copy_j) {
+                        let s = en.summarise(w, "round", launch_us, cycles, notes);
                         let k = order.len() as f64;
-                        summary.round_extra_energy_j = Some((s.per_item_j.mean - sum_j) / k);
+                        summary.round_extra_energy_j = Some((s.per_item_j.mean - cj - sum_j) / k);
                         summary.round_extra_energy_sem_j =
-                            Some(s.per_item_j.sem().hypot(var_j.sqrt()) / k);
+                            Some(s.per_item_j.sem().hypot(cj_sem).hypot(var_j.sqrt()) / k);
                         summary.round_power_w = Some(s.avg_power_w.mean);
                     }
                     if let (Some(b), Some(df)) = (before, image) {
@@ -290,7 +325,7 @@ fn measure_rounds_of_size<'s>(
     let stride = groups.len().div_ceil(GROUPS_PER_SIZE).max(1);
     let (mut extra, mut var, mut measured) = (0.0, 0.0, 0usize);
     for g in groups.iter().step_by(stride) {
-        let r = measure_round(plan, g, alone, false, opts, gpu, image)?;
+        let r = measure_round(plan, g, alone, false, opts, gpu, image, false)?;
         extra += r.extra_us;
         var += r.extra_sem_us.powi(2);
         measured += 1;
@@ -313,6 +348,88 @@ struct Round {
     extra_sem_us: f64,
     /// The kernels' durations in one cycle (CUPTI), with `--verify`.
     kernels_us: Option<f64>,
+    /// A restoring round's copy of the image's snapshot alone: its graph and its time per
+    /// launch (taken off the round's launches).
+    copy: Option<(crate::device::Graph, Stats)>,
+}
+
+/// A restoring round's copy takes at most about this share of each launch: the round then
+/// runs this many times the copy's time in cycles, at most [`RESTORING_MAX_CYCLES`].
+const RESTORING_COPY_SHARE: f64 = 0.1;
+const RESTORING_MAX_CYCLES: u32 = 16;
+
+/// The round of every unit from the model's values (restored first, where a pass restores
+/// them), with a census of its places before and after it is timed. Cycling the units out
+/// of the model's dataflow can drive those values to zeros or infinities within the round's
+/// first launches (a training step's in-place updates, each cycled against itself): such a
+/// round is timed again with every launch starting from the model's values, a copy of the
+/// image's snapshot at the head of its graph, the copy's own time taken off.
+#[allow(clippy::too_many_arguments)]
+fn round_from_model_values<'s>(
+    plan: &Plan,
+    order: &[(u32, u32)],
+    alone: &dyn Fn(u32) -> Option<&'s Stats>,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    image: Option<&PlanDataflow>,
+    restore: Option<(&PlanDataflow, &[u32])>,
+    summary: &mut TransitionsSummary,
+    notes: &mut Vec<String>,
+) -> Result<Round, ExecError> {
+    let at: Vec<(&PlanUnit, u32)> = order
+        .iter()
+        .map(|&(u, st)| (&plan.units[u as usize], st))
+        .collect();
+    let before = match restore {
+        Some((df, pass)) => {
+            super::isolated::restore_model_values(plan, df, gpu, pass)?;
+            super::isolated::census(plan, gpu, df, &at, ROUND_CENSUS_STEPS)?
+        }
+        None => None,
+    };
+    let round = measure_round(plan, order, alone, opts.verify, opts, gpu, image, false)?;
+    let (Some(b), Some(df)) = (before, image) else {
+        return Ok(round);
+    };
+    let Some(a) = super::isolated::census(plan, gpu, df, &at, ROUND_CENSUS_STEPS)? else {
+        return Ok(round);
+    };
+    let values = super::isolated::unit_values(&b, &a);
+    let ran_away = values.ran_away();
+    summary.round_timed_values = Some(values.clone());
+    if !ran_away || !gpu.has_arena_snapshot() {
+        return Ok(round);
+    }
+    match measure_round(plan, order, alone, opts.verify, opts, gpu, image, true) {
+        Ok(r) => {
+            let copy_us = r.copy.as_ref().map_or(0.0, |c| c.1.mean);
+            notes.push(format!(
+                "the round ran its values away while it was timed (zeros {:.0} → {:.0} %, non-finite {:.1} → {:.1} %): timed again with every launch starting from the model's values ({} cycles after a {:.0} us copy of the image's snapshot, the copy's own time and energy taken off); {:.2} us per switch before, {:.2} us now",
+                values.zero_before_pct,
+                values.zero_after_pct,
+                values.nonfinite_before_pct,
+                values.nonfinite_after_pct,
+                r.cycles,
+                copy_us,
+                round.extra_us,
+                r.extra_us
+            ));
+            summary.round_restoring = Some(kc_core::results::RoundRestoring {
+                bytes: gpu.arena_snapshot_bytes(),
+                cycles: r.cycles,
+                copy_us,
+                copy_energy_j: None,
+            });
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = gpu.synchronize();
+            notes.push(format!(
+                "the round ran its values away while it was timed; the round restoring them failed ({e}): the first round stands"
+            ));
+            Ok(round)
+        }
+    }
 }
 
 /// Every unit once per cycle, in replay order (`order`: unit, its first step), cycles
@@ -329,6 +446,7 @@ fn measure_round<'s>(
     opts: &ExecOptions,
     gpu: &mut Gpu,
     image: Option<&PlanDataflow>,
+    restoring: bool,
 ) -> Result<Round, ExecError> {
     let sum_alone: f64 = order
         .iter()
@@ -339,9 +457,28 @@ fn measure_round<'s>(
         .iter()
         .filter_map(|&(u, _)| alone(u))
         .fold(0.0f64, |acc, t| acc.hypot(t.sem()));
-    let cycles = ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
-        .clamp(2, opts.max_unroll.max(2));
+    // A restoring round's copy, alone: captured, warmed and timed first.
+    let copy = if restoring {
+        let g = gpu.capture(|gpu| gpu.enqueue_snapshot_restore(0))?;
+        for _ in 0..2 {
+            gpu.launch(&g)?;
+        }
+        gpu.synchronize()?;
+        let t = Stats::of(&gpu.time_launches(&g, 20)?);
+        Some((g, t))
+    } else {
+        None
+    };
+    let cycles = match &copy {
+        Some((_, t)) => ((t.mean / RESTORING_COPY_SHARE / sum_alone.max(0.001)).ceil() as u32)
+            .clamp(2, RESTORING_MAX_CYCLES.min(opts.max_unroll.max(2))),
+        None => ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
+            .clamp(2, opts.max_unroll.max(2)),
+    };
     let graph = gpu.capture(|gpu| {
+        if copy.is_some() {
+            gpu.enqueue_snapshot_restore(0)?;
+        }
         for _ in 0..cycles {
             for &(u, step) in order {
                 let at = match image {
@@ -372,14 +509,20 @@ fn measure_round<'s>(
     };
     let launch_us = sum_alone * f64::from(cycles);
     let launches = ((PAIR_TIMED_US / launch_us.max(0.001)).ceil() as usize).clamp(10, 200);
-    let cycle = Stats::of(&gpu.time_launches(&graph, launches)?).scaled(f64::from(cycles));
+    let per_launch = Stats::of(&gpu.time_launches(&graph, launches)?);
+    // The copy's own time, alone, is taken off each launch of a restoring round.
+    let (copy_mean, copy_sem) = copy.as_ref().map_or((0.0, 0.0), |c| (c.1.mean, c.1.sem()));
+    let n = f64::from(cycles);
+    let cycle_us = (per_launch.mean - copy_mean) / n;
+    let cycle_sem = per_launch.sem().hypot(copy_sem) / n;
     let k = order.len() as f64;
     Ok(Round {
         graph,
         cycles,
-        cycle_us: cycle.mean,
-        extra_us: (cycle.mean - sum_alone) / k,
-        extra_sem_us: cycle.sem().hypot(sum_sem) / k,
+        cycle_us,
+        extra_us: (cycle_us - sum_alone) / k,
+        extra_sem_us: cycle_sem.hypot(sum_sem) / k,
         kernels_us,
+        copy,
     })
 }
