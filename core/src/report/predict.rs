@@ -45,6 +45,11 @@ pub struct PredictionTerm {
     /// where measured).
     #[serde(skip)]
     pub switch: bool,
+    /// For a switch term: how many of the round's switches its energy stands for (the
+    /// round's extra energy per switch × this), where it is not the switches it is shared
+    /// among by time.
+    #[serde(skip)]
+    pub switches_priced: Option<f64>,
 }
 
 /// The plain sum and the prediction from parts against their target, per replay.
@@ -115,8 +120,10 @@ pub struct PredictionInputs {
     pub transitions: Option<TransitionsSummary>,
     /// Power of the idle GPU (static power), watts, and its standard uncertainty.
     pub idle_w: Option<(f64, f64)>,
-    /// Isolated mean time per invocation of every executed unit.
+    /// Isolated mean time per invocation of every executed unit, and its invocations per
+    /// replay.
     pub unit_us: HashMap<u32, f64>,
+    pub unit_invocations: HashMap<u32, u64>,
     /// The rank the results replayed (its steps are simulated).
     pub rank: Option<u32>,
     /// Schedule length − serial sum with the same times and gaps (≤ 0), from the plan.
@@ -141,6 +148,26 @@ pub struct PredictionInputs {
 }
 
 impl PredictionInputs {
+    /// Where the round told its kernels apart by unit: the kernels' extra time per replay,
+    /// Σ over units of (in the round − alone) × the unit's invocations, and how many
+    /// cycles of the round that weighs, Σ |extra| × invocations / Σ |extra| (every unit
+    /// once per cycle, so a round whose units each ran once per replay weighs one).
+    /// `None` where the round did not, or a unit's invocations are unknown.
+    pub fn round_kernels_by_unit(&self, t: &TransitionsSummary) -> Option<(f64, f64)> {
+        if t.round_unit_kernels.is_empty() {
+            return None;
+        }
+        let (mut us, mut weighted, mut size) = (0.0, 0.0, 0.0);
+        for r in &t.round_unit_kernels {
+            let n = *self.unit_invocations.get(&r.unit)? as f64;
+            let d = r.round_us - r.alone_us;
+            us += d * n;
+            weighted += d.abs() * n;
+            size += d.abs();
+        }
+        Some((us, if size > 0.0 { weighted / size } else { 0.0 }))
+    }
+
     pub fn from_results(graph: Option<&Results>, isolated: Option<&Results>) -> Option<Self> {
         let iso = isolated?;
         let summary = iso.isolated.as_ref()?;
@@ -156,6 +183,7 @@ impl PredictionInputs {
             p.plain_us += n * t.mean;
             p.plain_u_us += (n * t.sem()).powi(2);
             p.unit_us.insert(u.id, t.mean);
+            p.unit_invocations.insert(u.id, u.invocations);
             if u.values.as_ref().is_some_and(|v| v.ran_away()) {
                 p.units_ran_away += 1;
                 p.ran_away_energy_j += u.energy.as_ref().map_or(0.0, |s| n * s.per_item_j.mean);
@@ -473,7 +501,47 @@ impl Report {
                         ),
                         t.total
                     );
+                    let by_unit = inp.round_kernels_by_unit(t);
                     match t.round_gap_extra_us {
+                        Some(g) if by_unit.is_some() => {
+                            let (slower_us, equivalent) = by_unit.unwrap_or_default();
+                            // The round's extra energy goes with its extra time: the gaps'
+                            // share per switch, the kernels' share by the units' own
+                            // invocations (`equivalent` cycles of the round per replay).
+                            let k = t.round_units.max(1) as f64;
+                            let (gap_cycle, kern_cycle) = (
+                                (g * k).abs(),
+                                t.round_unit_kernels
+                                    .iter()
+                                    .map(|r| r.round_us - r.alone_us)
+                                    .sum::<f64>()
+                                    .abs(),
+                            );
+                            let whole = (gap_cycle + kern_cycle).max(1e-12);
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "gaps between kernels at switches between units ({} per replay, {g:.2} us each, from the round of all {} units)",
+                                    t.total, t.round_units
+                                ),
+                                us: g * n,
+                                u_us: u * n,
+                                switch: true,
+                                switches_priced: Some(n * gap_cycle / whole),
+                                ..Default::default()
+                            });
+                            terms.push(PredictionTerm {
+                                what: format!(
+                                    "kernels slower when the program cycles through every unit (each unit's kernels in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
+                                    slower_us / n.max(1.0)
+                                ),
+                                us: slower_us,
+                                // One spread for the round: the gap term carries it.
+                                u_us: 0.0,
+                                switch: true,
+                                switches_priced: Some(k * equivalent * kern_cycle / whole),
+                                ..Default::default()
+                            });
+                        }
                         Some(g) => {
                             terms.push(PredictionTerm {
                                 what: format!(
@@ -605,9 +673,9 @@ impl Report {
             }
             for t in terms.iter_mut().filter(|t| t.switch) {
                 if let (Some((ej, eu, n)), true) = (round_energy, switch_us > 1e-12) {
-                    let share = t.us.abs() / switch_us;
-                    t.energy_j = Some(ej * n * share);
-                    t.energy_u_j = Some(eu * n * share);
+                    let priced = t.switches_priced.unwrap_or(n * t.us.abs() / switch_us);
+                    t.energy_j = Some(ej * priced);
+                    t.energy_u_j = Some(eu * priced);
                 }
             }
             for t in terms.iter_mut().filter(|t| t.energy_j.is_none()) {
@@ -1043,6 +1111,53 @@ mod tests {
             "{}",
             p.coverage
         );
+    }
+
+    #[test]
+    fn kernels_slower_in_the_round_are_priced_by_their_own_units_invocations() {
+        let mut iso = isolated();
+        {
+            let t = transitions(&mut iso);
+            t.round_units = 2;
+            t.round_extra_us = Some(0.6);
+            t.round_extra_sem_us = Some(0.05);
+            t.round_gap_extra_us = Some(0.25);
+            t.round_extra_energy_j = Some(0.2e-6);
+            t.round_extra_energy_sem_j = Some(0.01e-6);
+            // Unit 0's kernels run 0.7 us slower in the round, unit 1's as alone: 0.35 us
+            // per switch on average, but unit 0 runs 4 times per replay, not 7 switches.
+            t.round_unit_kernels = vec![
+                crate::results::RoundUnitKernels {
+                    unit: 0,
+                    round_us: 9.9,
+                    alone_us: 9.2,
+                },
+                crate::results::RoundUnitKernels {
+                    unit: 1,
+                    round_us: 4.0,
+                    alone_us: 4.0,
+                },
+            ];
+        }
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[0].us - 7.0 * 0.25).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert!(p.terms[1].what.contains("× its invocations"));
+        // The round's extra energy per cycle (2 × 0.2 uJ) split by its extra time (gaps
+        // 0.5 us, kernels 0.7 us): the gaps' share per switch (7), the kernels' share by
+        // unit 0's 4 invocations.
+        let gap_j = 0.2e-6 * 7.0 * 0.5 / 1.2;
+        let kern_j = 0.2e-6 * 2.0 * 4.0 * 0.7 / 1.2;
+        assert!((p.terms[0].energy_j.unwrap() - gap_j).abs() < 1e-15);
+        assert!((p.terms[1].energy_j.unwrap() - kern_j).abs() < 1e-15);
+        // A unit whose invocations are unknown leaves the round priced per switch.
+        transitions(&mut iso).round_unit_kernels[1].unit = 9;
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[1].us - 7.0 * 0.35).abs() < 1e-9, "{:?}", p.terms);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 const WINDOW: usize = 4;
 
 /// One kernel the replay launched, as CUPTI records it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelRecord {
     /// As the driver knows it (mangled for C++ kernels).
     pub name: String,
@@ -178,6 +178,35 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
         },
         kernels_us: records.iter().map(dur_us).sum::<f64>() / n,
     }
+}
+
+/// Each position's kernel time per invocation in a round (`per_invocation[i]` kernels per
+/// cycle for the unit at position i, `cycles` cycles), from one launch's records in the
+/// order they ran; `None` where the records do not hold exactly that many kernels (a
+/// unit that launched another count than alone: no position can be told apart then).
+pub fn kernels_by_position(
+    records: &[KernelRecord],
+    per_invocation: &[usize],
+    cycles: u32,
+) -> Option<Vec<f64>> {
+    let per_cycle: usize = per_invocation.iter().sum();
+    if per_cycle == 0 || cycles == 0 || records.len() != per_cycle * cycles as usize {
+        return None;
+    }
+    let mut ran: Vec<&KernelRecord> = records.iter().collect();
+    ran.sort_by_key(|r| (r.start_ns, r.graph_node));
+    let mut next = ran.into_iter();
+    let mut out = vec![0.0; per_invocation.len()];
+    for _ in 0..cycles {
+        for (slot, &k) in out.iter_mut().zip(per_invocation) {
+            for _ in 0..k {
+                *slot += dur_us(next.next()?);
+            }
+        }
+    }
+    let n = f64::from(cycles);
+    out.iter_mut().for_each(|v| *v /= n);
+    Some(out)
 }
 
 /// The identifier a kernel name is known by: the last `::` segment before its template
@@ -655,5 +684,29 @@ mod tests {
             f.aligned_in_context_us
         );
         assert!(is_driver_copy("memcpy128") && !is_driver_copy("_Z6memcpyv"));
+    }
+
+    #[test]
+    fn a_rounds_kernels_are_told_apart_by_position_when_every_unit_launched_its_count() {
+        let k = |start: u64, us: u64| KernelRecord {
+            name: "k".into(),
+            start_ns: start,
+            end_ns: start + us * 1000,
+            ..Default::default()
+        };
+        // Two cycles of a unit of one kernel and one of two: records arrive out of order.
+        let recs = vec![
+            k(0, 10),
+            k(30_000, 12),
+            k(10_000, 2),
+            k(20_000, 3),
+            k(50_000, 4),
+            k(42_000, 5),
+        ];
+        let v = kernels_by_position(&recs, &[1, 2], 2).unwrap();
+        assert_eq!(v, vec![11.0, 7.0]);
+        // A count other than alone's tells no position apart.
+        assert_eq!(kernels_by_position(&recs[..5], &[1, 2], 2), None);
+        assert_eq!(kernels_by_position(&recs, &[0, 0], 2), None);
     }
 }

@@ -294,6 +294,14 @@ pub struct TransitionResult {
     pub extra_sem_us: f64,
 }
 
+/// One unit's kernels, per invocation, in the round and alone (CUPTI), microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundUnitKernels {
+    pub unit: u32,
+    pub round_us: f64,
+    pub alone_us: f64,
+}
+
 /// The copy that starts each launch of a restoring round from the model's values.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundRestoring {
@@ -364,6 +372,13 @@ pub struct TransitionsSummary {
     /// image's snapshot, whose own time and energy, measured alone, are taken off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_restoring: Option<RoundRestoring>,
+    /// With `--verify`: each unit's kernels in the round against the same unit's alone
+    /// (per invocation, CUPTI), where every unit launched as many kernels as alone. A
+    /// kernel slower in the round is then priced by its own unit's invocations, not by the
+    /// switches: one long unit that runs slower there (a fused optimizer, once per
+    /// iteration) is not multiplied by every switch of the iteration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_unit_kernels: Vec<RoundUnitKernels>,
     /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
     /// few groups per size), each cycled alone as the round is. A switch in a round of k
     /// units reaches back k − 1 distinct units, so these price a switch by how far back it

@@ -7,7 +7,7 @@
 set -u
 T=/opt/torch/.venv/lib/python3.12/site-packages
 export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
-KC=${KC:-kc-e}
+KC=${KC:-kc-f}
 xz -dkf .device/bin/$KC.xz; chmod +x .device/bin/$KC
 py=/opt/torch/.venv/bin/python here=$PWD
 P=${1:?part}; out=$OUT/$P; mkdir -p $out
@@ -36,7 +36,20 @@ model() { # NAME CAPTURE-ARGS
   . tools/capture_inputs.sh "$@"
   kcrun $n
 }
+L=(--model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused)
+Q=(--model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach)
 case $P in
+e) model llama_train "${L[@]}"
+   model qwen2_train "${Q[@]}"
+   model swin_v2_t_graph --model swin_v2_t --batch 16 --dtype bf16 --cuda-graph --no-values
+   model mistral_decode_graph --model mistral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model regnet_y_graph --model regnet_y_1_6gf --batch 32 --dtype bf16 --channels-last --cuda-graph --no-values ;;
+f) model densenet121_tf32 --model densenet121 --batch 16 --dtype fp32 --tf32 --cuda-graph --no-values
+   model bloom_train --model bloom --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adam-fused
+   model maxvit_t_graph --model maxvit_t --batch 16 --dtype bf16 --cuda-graph --no-values
+   model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model resnext50_graph --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --cuda-graph --no-values
+   model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
 a) model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
    model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
    model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach ;;

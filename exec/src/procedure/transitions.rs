@@ -102,10 +102,25 @@ pub(super) fn measure(
         }
     }
     if order.len() > 1 {
+        // Each unit's kernels per invocation alone (CUPTI), to tell the round's kernels
+        // apart by unit; empty where a unit's count is unknown or not whole.
+        let per_invocation: Vec<usize> = order
+            .iter()
+            .map(|&(u, _)| {
+                let l = ok
+                    .get(&u)?
+                    .launches_verified
+                    .as_ref()?
+                    .launched_per_invocation;
+                ((l - l.round()).abs() < 1e-6).then_some(l.round() as usize)
+            })
+            .collect::<Option<_>>()
+            .unwrap_or_default();
         let timed = round_from_model_values(
             plan,
             &order,
             &alone,
+            &per_invocation,
             opts,
             gpu,
             image,
@@ -186,6 +201,19 @@ pub(super) fn measure(
                             super::isolated::census(plan, gpu, df, &pairs, ROUND_CENSUS_STEPS)?;
                         summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
+                }
+                if let Some(v) = &round.unit_kernels_us {
+                    summary.round_unit_kernels = order
+                        .iter()
+                        .zip(v)
+                        .filter_map(|(&(u, _), &round_us)| {
+                            Some(kc_core::results::RoundUnitKernels {
+                                unit: u,
+                                round_us,
+                                alone_us: ok.get(&u)?.launches_verified.as_ref()?.kernels_us,
+                            })
+                        })
+                        .collect();
                 }
                 summary.round_units = order.len();
                 summary.round_extra_us = Some(round.extra_us);
@@ -325,7 +353,7 @@ fn measure_rounds_of_size<'s>(
     let stride = groups.len().div_ceil(GROUPS_PER_SIZE).max(1);
     let (mut extra, mut var, mut measured) = (0.0, 0.0, 0usize);
     for g in groups.iter().step_by(stride) {
-        let r = measure_round(plan, g, alone, false, opts, gpu, image, false)?;
+        let r = measure_round(plan, g, alone, None, opts, gpu, image, false)?;
         extra += r.extra_us;
         var += r.extra_sem_us.powi(2);
         measured += 1;
@@ -348,6 +376,8 @@ struct Round {
     extra_sem_us: f64,
     /// The kernels' durations in one cycle (CUPTI), with `--verify`.
     kernels_us: Option<f64>,
+    /// Each position's kernels per cycle (CUPTI), where they could be told apart.
+    unit_kernels_us: Option<Vec<f64>>,
     /// A restoring round's copy of the image's snapshot alone: its graph and its time per
     /// launch (taken off the round's launches).
     copy: Option<(crate::device::Graph, Stats)>,
@@ -369,6 +399,7 @@ fn round_from_model_values<'s>(
     plan: &Plan,
     order: &[(u32, u32)],
     alone: &dyn Fn(u32) -> Option<&'s Stats>,
+    per_invocation: &[usize],
     opts: &ExecOptions,
     gpu: &mut Gpu,
     image: Option<&PlanDataflow>,
@@ -387,7 +418,16 @@ fn round_from_model_values<'s>(
         }
         None => None,
     };
-    let round = measure_round(plan, order, alone, opts.verify, opts, gpu, image, false)?;
+    let round = measure_round(
+        plan,
+        order,
+        alone,
+        opts.verify.then_some(per_invocation),
+        opts,
+        gpu,
+        image,
+        false,
+    )?;
     let (Some(b), Some(df)) = (before, image) else {
         return Ok(round);
     };
@@ -400,7 +440,16 @@ fn round_from_model_values<'s>(
     if !ran_away || !gpu.has_arena_snapshot() {
         return Ok(round);
     }
-    match measure_round(plan, order, alone, opts.verify, opts, gpu, image, true) {
+    match measure_round(
+        plan,
+        order,
+        alone,
+        opts.verify.then_some(per_invocation),
+        opts,
+        gpu,
+        image,
+        true,
+    ) {
         Ok(r) => {
             let copy_us = r.copy.as_ref().map_or(0.0, |c| c.1.mean);
             notes.push(format!(
@@ -442,7 +491,7 @@ fn measure_round<'s>(
     plan: &Plan,
     order: &[(u32, u32)],
     alone: &dyn Fn(u32) -> Option<&'s Stats>,
-    record_kernels: bool,
+    record_kernels: Option<&[usize]>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     image: Option<&PlanDataflow>,
@@ -497,16 +546,23 @@ fn measure_round<'s>(
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
-    let kernels_us = if record_kernels {
-        crate::device::cupti::record(|| {
+    // With CUPTI, one launch's kernels: their time per cycle, and each position's where
+    // every unit launched as many kernels as alone (`per_invocation`).
+    let records = match record_kernels {
+        Some(_) => crate::device::cupti::record(|| {
             gpu.launch(&graph)?;
             gpu.synchronize()
         })
-        .ok()
-        .map(|records| kc_core::results::fidelity::unit_launches(&[], &records, cycles).kernels_us)
-    } else {
-        None
+        .ok(),
+        None => None,
     };
+    let kernels_us = records
+        .as_ref()
+        .map(|r| kc_core::results::fidelity::unit_launches(&[], r, cycles).kernels_us);
+    let unit_kernels_us = records
+        .as_ref()
+        .zip(record_kernels)
+        .and_then(|(r, per)| kc_core::results::fidelity::kernels_by_position(r, per, cycles));
     let launch_us = sum_alone * f64::from(cycles);
     let launches = ((PAIR_TIMED_US / launch_us.max(0.001)).ceil() as usize).clamp(10, 200);
     let per_launch = Stats::of(&gpu.time_launches(&graph, launches)?);
@@ -523,6 +579,7 @@ fn measure_round<'s>(
         extra_us: (cycle_us - sum_alone) / k,
         extra_sem_us: cycle_sem.hypot(sum_sem) / k,
         kernels_us,
+        unit_kernels_us,
         copy,
     })
 }
