@@ -39,6 +39,10 @@ model() { # NAME CAPTURE-ARGS
 L=(--model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused)
 Q=(--model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach)
 case $P in
+h) model maxvit_t --model maxvit_t --batch 16 --dtype bf16 --no-values
+   model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model resnext50 --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --no-values ;;
 g) model swin_v2_t --model swin_v2_t --batch 16 --dtype bf16 --no-values
    model bloom_train --model bloom --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adam-fused
    model regnet_y --model regnet_y_1_6gf --batch 32 --dtype bf16 --channels-last --no-values
