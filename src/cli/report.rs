@@ -31,6 +31,12 @@ pub struct Args {
     /// transformers (docs/MEASUREMENTS.md): a diagnostic.
     #[arg(long)]
     pub switches_by_reach: bool,
+    /// The prediction's energy prices the switches between units at the round of every
+    /// unit's own energy (its windows beyond the units alone), not at the idle power over
+    /// the time they add. Measured worse on inference models (+3.8 … +7.8 % where the
+    /// idle power gave +0.6 … +2.7 %, docs/MEASUREMENTS.md, session 14): a diagnostic.
+    #[arg(long)]
+    pub switch_energy_from_round: bool,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
@@ -71,6 +77,7 @@ pub fn run(a: Args) -> i32 {
         reference_entry: a.reference_entry.clone(),
         output: a.output.clone(),
         switches_by_reach: a.switches_by_reach,
+        switch_energy_from_round: a.switch_energy_from_round,
     };
     let (rep, files) = match report::bundle::make(&inputs) {
         Ok(x) => x,

@@ -59,6 +59,9 @@ pub struct Inputs {
     /// Price each switch between units by how far back it reaches (the rounds of several
     /// sizes, where measured), not at the round of every unit.
     pub switches_by_reach: bool,
+    /// Price the switches' energy at the round's own energy, not at the idle power over
+    /// their time.
+    pub switch_energy_from_round: bool,
 }
 
 /// Reads and checks the inputs, builds the report and writes its files into
@@ -107,6 +110,7 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     }
     if let Some(inp) = rep.prediction_inputs.as_mut() {
         inp.price_by_reach = inputs.switches_by_reach;
+        inp.switch_energy_from_round = inputs.switch_energy_from_round;
     }
     if let Some(p) = &plan {
         rep.use_plan(p);
