@@ -4,7 +4,7 @@ and kc's prediction from parts, as errors against the model's own measurement, i
 in energy, with the prediction's ± 2 standard uncertainties and the targets' bands
 (± 2 % time, ± 3 % energy). Reads kc's report.json files; writes an SVG.
 
-    python3 tools/prediction_chart.py OUT.svg NAME=REPORT.json [NAME=REPORT.json ...]
+    python3 tools/prediction_chart.py [--device H200] OUT.svg NAME=REPORT.json [NAME=REPORT.json ...]
 """
 import json
 import sys
@@ -12,10 +12,13 @@ from xml.sax.saxutils import escape
 
 
 def main():
-    if len(sys.argv) < 3:
+    args, device = sys.argv[1:], "H100"
+    if args[:1] == ["--device"] and len(args) > 1:
+        device, args = args[1], args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    out, rows = sys.argv[1], []
-    for arg in sys.argv[2:]:
+    out, rows = args[0], []
+    for arg in args[1:]:
         name, _, path = arg.partition("=")
         p = json.load(open(path))["prediction"]
         if p.get("error_pct") is None:
@@ -33,7 +36,7 @@ def main():
          f'font-family="sans-serif" font-size="12">',
          f'<rect width="{width}" height="{height}" fill="white"/>',
          f'<text x="{left}" y="18" font-size="14" font-weight="bold">kc on models it was not tuned on '
-         f'(H100): error against the model\'s own CUDA graph</text>',
+         f'({escape(device)}): error against the model\'s own CUDA graph</text>',
          f'<text x="{left}" y="36" fill="#555">open: plain Σ isolated × count; filled: prediction from '
          f'parts (± 2 u); shaded: ± 2 % time, ± 3 % energy; clipped at ± {lim:.0f} %</text>']
 
