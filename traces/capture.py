@@ -82,8 +82,10 @@ HF = {
                                          num_experts_per_tok=8, intermediate_size=6144, vocab_size=151936,
                                          max_position_embeddings=4096)),
     # Encoder-decoder (T5-base shapes): the encoder reads --seq tokens, the decoder --seq / 4.
+    # A training step shifts its labels right behind the decoder's start token, which
+    # transformers 5 leaves unset in a bare T5Config (T5 starts from the pad token, 0).
     "t5": ("T5Config", dict(d_model=768, num_layers=12, num_decoder_layers=12, num_heads=12,
-                            d_ff=3072, vocab_size=32128)),
+                            d_ff=3072, vocab_size=32128, decoder_start_token_id=0, pad_token_id=0)),
 }
 # The optimizers a training step can take (--optimizer), as torch.optim builds them.
 # Adam-family optimizers keep their step count on the GPU (`capturable=True`) so that the
