@@ -622,11 +622,11 @@ impl Report {
         }
         // Energy: the units' own energy, plus static power over the time the terms add:
         // the time a program spends beyond its units' own work (gaps, kernels slower after
-        // a switch, launches) is the GPU waiting, not computing. Measured on eleven models
+        // a switch, launches) is the GPU waiting, not computing. Measured on ten models
         // (session 14, docs/MEASUREMENTS.md) this put the energy within 3 % on 7 of 10
         // where the round's own energy put it within 3 % on 2 (+3.8 … +8.0 % on
-        // inference models); the three it misses are training steps, whose units alone
-        // already draw less power than in the model (their plain sum −6 … −9 %).
+        // inference models); the three it misses are two training steps and T5, whose units
+        // alone already draw less power than in the model (their plain sum −6 … −9 %).
         // With `switch_energy_from_round` (a diagnostic), the switches are priced at the
         // round's own energy and slower kernels at the units' own mean power (Σ isolated
         // energy / Σ isolated time), as kc did before.
