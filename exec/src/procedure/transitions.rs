@@ -487,6 +487,7 @@ fn round_from_model_values<'s>(
 /// as in the model), beyond the units alone; with `--verify`, also the kernels' own
 /// durations in the round (CUPTI), which split that cost into slower kernels and longer
 /// gaps between them.
+#[allow(clippy::too_many_arguments)]
 fn measure_round<'s>(
     plan: &Plan,
     order: &[(u32, u32)],
