@@ -473,6 +473,7 @@ fn report(
         reference_entry,
         output,
         switches_by_reach: false,
+        switch_energy_from_round: false,
     };
     let (rep, _) = py
         .allow_threads(|| kc::report::bundle::make(&inputs))
