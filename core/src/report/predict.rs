@@ -506,22 +506,22 @@ impl Report {
                         ),
                         t.total
                     );
-                    let by_unit = inp.round_kernels_by_unit(t);
                     match t.round_gap_extra_us {
-                        Some(g) if by_unit.is_some() => {
-                            let (slower_us, equivalent) = by_unit.unwrap_or_default();
-                            // The round's extra energy goes with its extra time: the gaps'
-                            // share per switch, the kernels' share by the units' own
-                            // invocations (`equivalent` cycles of the round per replay).
+                        Some(g) => {
+                            // Where the round told its kernels apart by unit, a slower
+                            // kernel is priced by its own unit's invocations, and the
+                            // round's extra energy goes with its extra time: the gaps' share
+                            // per switch, the kernels' share by those invocations
+                            // (`equivalent` cycles of the round per replay).
+                            let by_unit = inp.round_kernels_by_unit(t);
                             let k = t.round_units.max(1) as f64;
-                            let (gap_cycle, kern_cycle) = (
-                                (g * k).abs(),
-                                t.round_unit_kernels
-                                    .iter()
-                                    .map(|r| r.round_us - r.alone_us)
-                                    .sum::<f64>()
-                                    .abs(),
-                            );
+                            let gap_cycle = (g * k).abs();
+                            let kern_cycle = t
+                                .round_unit_kernels
+                                .iter()
+                                .map(|r| r.round_us - r.alone_us)
+                                .sum::<f64>()
+                                .abs();
                             let whole = (gap_cycle + kern_cycle).max(1e-12);
                             terms.push(PredictionTerm {
                                 what: format!(
@@ -531,43 +531,33 @@ impl Report {
                                 us: g * n,
                                 u_us: u * n,
                                 switch: true,
-                                switches_priced: Some(n * gap_cycle / whole),
+                                switches_priced: by_unit.map(|_| n * gap_cycle / whole),
                                 ..Default::default()
                             });
+                            let kernels = match by_unit {
+                                Some((slower_us, equivalent)) => PredictionTerm {
+                                    what: format!(
+                                        "kernels slower when the program cycles through every unit (each unit's kernels in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
+                                        slower_us / n.max(1.0)
+                                    ),
+                                    us: slower_us,
+                                    switches_priced: Some(k * equivalent * kern_cycle / whole),
+                                    ..Default::default()
+                                },
+                                None => PredictionTerm {
+                                    what: format!(
+                                        "kernels slower when the program cycles through every unit ({:.2} us per switch, the round's kernels (CUPTI) beyond the units' alone)",
+                                        e - g
+                                    ),
+                                    us: (e - g) * n,
+                                    ..Default::default()
+                                },
+                            };
+                            // One spread for the round: the gap term carries it.
                             terms.push(PredictionTerm {
-                                what: format!(
-                                    "kernels slower when the program cycles through every unit (each unit's kernels in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
-                                    slower_us / n.max(1.0)
-                                ),
-                                us: slower_us,
-                                // One spread for the round: the gap term carries it.
                                 u_us: 0.0,
                                 switch: true,
-                                switches_priced: Some(k * equivalent * kern_cycle / whole),
-                                ..Default::default()
-                            });
-                        }
-                        Some(g) => {
-                            terms.push(PredictionTerm {
-                                what: format!(
-                                    "gaps between kernels at switches between units ({} per replay, {g:.2} us each, from the round of all {} units)",
-                                    t.total, t.round_units
-                                ),
-                                us: g * n,
-                                u_us: u * n,
-                                switch: true,
-                                ..Default::default()
-                            });
-                            terms.push(PredictionTerm {
-                                what: format!(
-                                    "kernels slower when the program cycles through every unit ({:.2} us per switch, the round's kernels (CUPTI) beyond the units' alone)",
-                                    e - g
-                                ),
-                                us: (e - g) * n,
-                                // One spread for the round: the gap term carries it.
-                                u_us: 0.0,
-                                switch: true,
-                                ..Default::default()
+                                ..kernels
                             });
                         }
                         None => terms.push(PredictionTerm {
@@ -998,6 +988,17 @@ mod tests {
         assert_eq!(r.prediction.unwrap().values_caveat, None);
     }
 
+    /// A round of two units measured with CUPTI and energy: 0.6 us per switch beyond the
+    /// units alone, 0.25 us of it gap, 0.2 uJ per switch.
+    fn a_round_of_two_units(t: &mut TransitionsSummary) {
+        t.round_units = 2;
+        t.round_extra_us = Some(0.6);
+        t.round_extra_sem_us = Some(0.05);
+        t.round_gap_extra_us = Some(0.25);
+        t.round_extra_energy_j = Some(0.2e-6);
+        t.round_extra_energy_sem_j = Some(0.01e-6);
+    }
+
     /// The report with the switches priced at the round's own energy (the diagnostic).
     fn build_round_energy(g: Option<&Results>, iso: Option<&Results>) -> Report {
         let mut r = build(g, iso);
@@ -1014,12 +1015,7 @@ mod tests {
         let mut iso = isolated();
         {
             let t = transitions(&mut iso);
-            t.round_units = 2;
-            t.round_extra_us = Some(0.6);
-            t.round_extra_sem_us = Some(0.05);
-            t.round_gap_extra_us = Some(0.25);
-            t.round_extra_energy_j = Some(0.2e-6);
-            t.round_extra_energy_sem_j = Some(0.01e-6);
+            a_round_of_two_units(t);
             t.round_power_w = Some(500.0);
         }
         let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
@@ -1172,12 +1168,7 @@ mod tests {
         let mut iso = isolated();
         {
             let t = transitions(&mut iso);
-            t.round_units = 2;
-            t.round_extra_us = Some(0.6);
-            t.round_extra_sem_us = Some(0.05);
-            t.round_gap_extra_us = Some(0.25);
-            t.round_extra_energy_j = Some(0.2e-6);
-            t.round_extra_energy_sem_j = Some(0.01e-6);
+            a_round_of_two_units(t);
             // Unit 0's kernels run 0.7 us slower in the round, unit 1's as alone: 0.35 us
             // per switch on average, but unit 0 runs 4 times per replay, not 7 switches.
             t.round_unit_kernels = vec![

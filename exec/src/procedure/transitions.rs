@@ -155,13 +155,7 @@ pub(super) fn measure(
                         .iter()
                         .map(|&(u, st)| (&plan.units[u as usize], st))
                         .collect();
-                    let before = match restore {
-                        Some((df, pass)) => {
-                            super::isolated::restore_model_values(plan, df, gpu, pass)?;
-                            super::isolated::census(plan, gpu, df, &pairs, ROUND_CENSUS_STEPS)?
-                        }
-                        None => None,
-                    };
+                    let before = restored_census(plan, gpu, restore, &pairs)?;
                     // A restoring round's launch also holds the copy, whose own energy
                     // (its windows, alone) is taken off; without it the round's energy is
                     // not known.
@@ -367,6 +361,23 @@ fn measure_rounds_of_size<'s>(
     })
 }
 
+/// Restores the model's values (where a pass restores them) and takes the census of the
+/// round's places `at` then; `None` without a restore.
+fn restored_census(
+    plan: &Plan,
+    gpu: &mut Gpu,
+    restore: Option<(&PlanDataflow, &[u32])>,
+    at: &[(&PlanUnit, u32)],
+) -> Result<Option<crate::device::Census>, ExecError> {
+    match restore {
+        Some((df, pass)) => {
+            super::isolated::restore_model_values(plan, df, gpu, pass)?;
+            super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)
+        }
+        None => Ok(None),
+    }
+}
+
 /// What the round measured, per cycle and per switch, and its graph (for energy).
 struct Round {
     graph: crate::device::Graph,
@@ -411,13 +422,7 @@ fn round_from_model_values<'s>(
         .iter()
         .map(|&(u, st)| (&plan.units[u as usize], st))
         .collect();
-    let before = match restore {
-        Some((df, pass)) => {
-            super::isolated::restore_model_values(plan, df, gpu, pass)?;
-            super::isolated::census(plan, gpu, df, &at, ROUND_CENSUS_STEPS)?
-        }
-        None => None,
-    };
+    let before = restored_census(plan, gpu, restore, &at)?;
     let round = measure_round(
         plan,
         order,
