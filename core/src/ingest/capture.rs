@@ -181,7 +181,10 @@ pub fn link_from_capture(
             if replayed.len() % launches.len() != 0 {
                 return Err(format!(
                     "graph iteration {it} of rank {rank} replays {} GPU activities, the capture \
-                     launched {}: not the capture of this graph",
+                     launched {}: not the capture of this graph, or a capture that launched \
+                     work its graph does not keep (its calls name no kernel, so they are not \
+                     paired by guess); the step's eager trace (capture.py --cuda-graph writes \
+                     NAME_eager.pt.trace.json.gz) ingests without it",
                     replayed.len(),
                     launches.len()
                 ));
