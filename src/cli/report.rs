@@ -34,8 +34,8 @@ pub struct Args {
     /// The prediction's energy prices the switches between units at the round of every
     /// unit's own energy (its windows beyond the units alone), not at the idle power over
     /// the time they add. Measured worse on seven inference models (+3.8 … +8.0 % where
-    /// the idle power gave +0.6 … +2.7 %; better on two training steps and T5,
-    /// docs/MEASUREMENTS.md, session 14): a diagnostic.
+    /// the idle power gave +0.6 … +2.7 %) and on T5 (+7.4 against −3.5 %), better on two
+    /// training steps (docs/MEASUREMENTS.md, session 14): a diagnostic.
     #[arg(long)]
     pub switch_energy_from_round: bool,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the

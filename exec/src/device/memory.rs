@@ -243,22 +243,13 @@ impl Device {
         self.arena_snapshot.0 != 0
     }
 
-    /// Writes the snapshot back over the whole image (one copy), and waits for it.
+    /// Writes the snapshot back over the whole image (one copy), and waits for it. The
+    /// device synchronises first, so no launch still reads or writes the image while it is
+    /// overwritten.
     pub fn restore_arena_snapshot(&self) -> Result<(), ExecError> {
-        let (snap, bytes) = self.arena_snapshot;
-        if snap == 0 || self.arena == 0 {
-            return Err(ExecError::NoSnapshot);
-        }
-        // SAFETY: both allocations are live and `bytes` long; synchronising first means no
-        // launch still reads or writes the image while it is overwritten.
-        unsafe {
-            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")?;
-            cu_err(
-                cu::cuMemcpyDtoD_v2(self.arena, snap, bytes as usize),
-                "cuMemcpyDtoD",
-            )?;
-            cu_err(cu::cuCtxSynchronize(), "cuCtxSynchronize")
-        }
+        self.synchronize()?;
+        self.enqueue_snapshot_restore(0)?;
+        self.synchronize()
     }
 
     /// Enqueues the copy of the snapshot over the image on stream `stream`, without waiting

@@ -116,9 +116,15 @@ pub(super) fn measure(
             })
             .collect::<Option<_>>()
             .unwrap_or_default();
+        // The round's (unit, step) places, for its censuses.
+        let at: Vec<(&PlanUnit, u32)> = order
+            .iter()
+            .map(|&(u, st)| (&plan.units[u as usize], st))
+            .collect();
         let timed = round_from_model_values(
             plan,
             &order,
+            &at,
             &alone,
             &per_invocation,
             opts,
@@ -151,11 +157,7 @@ pub(super) fn measure(
                     // units' do, and a census of the round's places before and after them
                     // says whether cycling the units out of the model's dataflow ran its
                     // values away.
-                    let pairs: Vec<(&PlanUnit, u32)> = order
-                        .iter()
-                        .map(|&(u, st)| (&plan.units[u as usize], st))
-                        .collect();
-                    let before = restored_census(plan, gpu, restore, &pairs)?;
+                    let before = restored_census(plan, gpu, restore, &at)?;
                     // A restoring round's launch also holds the copy, whose own energy
                     // (its windows, alone) is taken off; without it the round's energy is
                     // not known.
@@ -171,10 +173,9 @@ pub(super) fn measure(
                                 (c.per_item_j.mean, c.per_item_j.sem())
                             }),
                     };
+                    // Set only where the round kept is the restoring one (it has the copy).
                     if let Some(r) = summary.round_restoring.as_mut() {
-                        r.copy_energy_j = copy_j
-                            .filter(|_| round.copy.is_some())
-                            .map(|c| c.0 * cycles);
+                        r.copy_energy_j = copy_j.map(|c| c.0 * cycles);
                     }
                     let w = match copy_j {
                         Some(_) => {
@@ -192,7 +193,7 @@ pub(super) fn measure(
                     }
                     if let (Some(b), Some(df)) = (before, image) {
                         let after =
-                            super::isolated::census(plan, gpu, df, &pairs, ROUND_CENSUS_STEPS)?;
+                            super::isolated::census(plan, gpu, df, &at, ROUND_CENSUS_STEPS)?;
                         summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
                 }
@@ -409,6 +410,7 @@ const RESTORING_MAX_CYCLES: u32 = 16;
 fn round_from_model_values<'s>(
     plan: &Plan,
     order: &[(u32, u32)],
+    at: &[(&PlanUnit, u32)],
     alone: &dyn Fn(u32) -> Option<&'s Stats>,
     per_invocation: &[usize],
     opts: &ExecOptions,
@@ -418,25 +420,17 @@ fn round_from_model_values<'s>(
     summary: &mut TransitionsSummary,
     notes: &mut Vec<String>,
 ) -> Result<Round, ExecError> {
-    let at: Vec<(&PlanUnit, u32)> = order
-        .iter()
-        .map(|&(u, st)| (&plan.units[u as usize], st))
-        .collect();
-    let before = restored_census(plan, gpu, restore, &at)?;
-    let round = measure_round(
-        plan,
-        order,
-        alone,
-        opts.verify.then_some(per_invocation),
-        opts,
-        gpu,
-        image,
-        false,
-    )?;
+    let before = restored_census(plan, gpu, restore, at)?;
+    // The round as it runs (`restoring` false), or with each launch from the snapshot.
+    let time_round = |gpu: &mut Gpu, restoring: bool| {
+        let kernels = opts.verify.then_some(per_invocation);
+        measure_round(plan, order, alone, kernels, opts, gpu, image, restoring)
+    };
+    let round = time_round(gpu, false)?;
     let (Some(b), Some(df)) = (before, image) else {
         return Ok(round);
     };
-    let Some(a) = super::isolated::census(plan, gpu, df, &at, ROUND_CENSUS_STEPS)? else {
+    let Some(a) = super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)? else {
         return Ok(round);
     };
     let values = super::isolated::unit_values(&b, &a);
@@ -445,16 +439,7 @@ fn round_from_model_values<'s>(
     if !ran_away || !gpu.has_arena_snapshot() {
         return Ok(round);
     }
-    match measure_round(
-        plan,
-        order,
-        alone,
-        opts.verify.then_some(per_invocation),
-        opts,
-        gpu,
-        image,
-        true,
-    ) {
+    match time_round(gpu, true) {
         Ok(r) => {
             let copy_us = r.copy.as_ref().map_or(0.0, |c| c.1.mean);
             notes.push(format!(
