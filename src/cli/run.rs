@@ -59,12 +59,17 @@ pub struct Args {
     /// Time only (as `--energy-repeats 0`).
     #[arg(long)]
     pub no_energy: bool,
+    /// Minimum energy window of the graph replay and of the idle GPU, seconds. Five of the
+    /// counter's ticks measure a window's energy exactly and its duration to ~0.1 %; the
+    /// graph gets --energy-repeats of them.
+    #[arg(long, default_value_t = 0.5)]
+    pub graph_energy_window: f64,
     /// Minimum energy window per unit in isolation, seconds. Windows start and end at the
     /// NVML counter's ticks (~0.1 s apart on an H100) and follow one another without a gap,
-    /// so the default makes each window one tick. The graph's windows stay 1 s.
+    /// so the default makes each window one tick. The graph's are --graph-energy-window.
     #[arg(long, default_value_t = 0.05)]
     pub unit_energy_window: f64,
-    /// Energy windows per unit in isolation, at most (at least three).
+    /// Energy windows per unit in isolation, at most (at least two).
     #[arg(long, default_value_t = 10)]
     pub unit_energy_windows: usize,
     /// A unit's windows end (after three) once the units' summed energy can be known to
@@ -200,6 +205,7 @@ pub fn run(a: Args) -> i32 {
         runs: a.runs,
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
+        graph_energy_window: a.graph_energy_window.max(0.05),
         unit_energy_window: a.unit_energy_window.max(0.01),
         unit_energy_windows: a
             .unit_energy_windows
@@ -284,6 +290,7 @@ struct ReplaySettings {
     runs: usize,
     warmup: usize,
     energy_repeats: usize,
+    graph_energy_window: f64,
     unit_energy_window: f64,
     unit_energy_windows: usize,
     /// Relative standard error of the units' summed energy that ends a unit's windows
@@ -329,7 +336,7 @@ fn replay(
         verify: settings.verify,
         runs: settings.runs.max(1),
         warmup: settings.warmup,
-        energy_window_s: (energy_repeats > 0).then_some(1.0),
+        energy_window_s: (energy_repeats > 0).then_some(settings.graph_energy_window),
         energy_repeats: energy_repeats.max(1),
         progress,
         plan_path: plan_path.display().to_string(),
@@ -351,7 +358,7 @@ fn replay(
         let iso_opts = ExecOptions {
             isolated: true,
             cache: *cache,
-            // At least three contiguous windows per unit give its energy a spread (the
+            // At least two contiguous windows per unit give its energy a spread (the
             // prediction's error bar); more until they agree to the target.
             energy_repeats: settings.unit_energy_windows,
             energy_target_rel_sem: settings.unit_energy_target,

@@ -44,6 +44,14 @@ pub struct TimeSummary {
     pub units_isolated_vs_in_context: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolated_vs_in_context_basis: Option<String>,
+    /// Per unit, its kernels in the round (every unit once, in model order, at its places;
+    /// CUPTI) against its kernels in kc's graph: the median |error| over the units both
+    /// measured, percent, and how many. Units alone repeat one kernel back to back; in the
+    /// round each runs after its model neighbours, as in the graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_round_vs_in_context_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_round_vs_in_context: Option<usize>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -120,6 +128,10 @@ pub struct UnitRow {
     pub in_context_mean_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolated_vs_in_context_pct: Option<f64>,
+    /// The unit's kernels per invocation in the round (CUPTI) against in kc's graph,
+    /// percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_vs_in_context_pct: Option<f64>,
 }
 
 /// The GPU idle before a traced invocation that makes its duration no fair reference.
@@ -669,15 +681,33 @@ impl Report {
                 errors.push(e.abs());
             }
         }
-        if errors.is_empty() {
-            return;
+        // The same units' kernels in the round, where CUPTI split the round by unit.
+        let round: std::collections::HashMap<u32, f64> = isolated
+            .and_then(|i| i.isolated.as_ref()?.transitions.as_ref())
+            .map(|t| {
+                t.round_unit_kernels
+                    .iter()
+                    .map(|r| (r.unit, r.round_us))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut round_errors = Vec::new();
+        for row in &mut self.units {
+            let (Some(ctx), Some(&r)) = (row.in_context_mean_us, round.get(&row.id)) else {
+                continue;
+            };
+            if let Some(e) = pct(r, ctx).filter(|_| ctx > 0.0) {
+                row.round_vs_in_context_pct = Some(e);
+                round_errors.push(e.abs());
+            }
         }
-        errors.sort_by(f64::total_cmp);
+        if let Some(m) = median_of(&mut round_errors) {
+            self.time.unit_round_vs_in_context_median_abs_pct = Some(m);
+            self.time.units_round_vs_in_context = Some(round_errors.len());
+        }
         let n = errors.len();
-        let median = if n % 2 == 1 {
-            errors[n / 2]
-        } else {
-            (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+        let Some(median) = median_of(&mut errors) else {
+            return;
         };
         self.time.unit_isolated_vs_in_context_median_abs_pct = Some(median);
         self.time.units_isolated_vs_in_context = Some(n);
@@ -755,6 +785,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 traced_after_idle: None,
                 in_context_mean_us: None,
                 isolated_vs_in_context_pct: None,
+                round_vs_in_context_pct: None,
             }
         })
         .collect();
@@ -884,4 +915,18 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     r.prediction_inputs = super::predict::PredictionInputs::from_results(graph, isolated);
     r.compute_prediction();
     r
+}
+
+/// The median of `v` (sorted in place), `None` when empty.
+fn median_of(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }

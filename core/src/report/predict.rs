@@ -1358,6 +1358,36 @@ mod tests {
             .starts_with("kernels"));
         let md = crate::report::render::markdown(&r);
         assert!(md.contains("median |error| 3.0 % over 2 units"), "{md}");
+        assert!(r.time.unit_round_vs_in_context_median_abs_pct.is_none());
+        // The round's kernels by unit (10.2 and 3.9 us against 10 and 4 in context): +2 %
+        // and -2.5 %, median 2.25 %, beside the alone figure, in the report and the CSV.
+        transitions(&mut iso).round_unit_kernels = vec![
+            crate::results::RoundUnitKernels {
+                unit: 0,
+                round_us: 10.2,
+                alone_us: 9.9,
+            },
+            crate::results::RoundUnitKernels {
+                unit: 1,
+                round_us: 3.9,
+                alone_us: 4.2,
+            },
+        ];
+        let r = build(Some(&g), Some(&iso));
+        assert!((r.units[0].round_vs_in_context_pct.unwrap() - 2.0).abs() < 1e-9);
+        assert!((r.units[1].round_vs_in_context_pct.unwrap() + 2.5).abs() < 1e-9);
+        assert!((r.time.unit_round_vs_in_context_median_abs_pct.unwrap() - 2.25).abs() < 1e-9);
+        assert_eq!(r.time.units_round_vs_in_context, Some(2));
+        let md = crate::report::render::markdown(&r);
+        assert!(md.contains("in the round (every unit once"), "{md}");
+        assert!(md.contains("median |error| 2.2 % over 2 units"), "{md}");
+        let csv = crate::report::render::csv(&r);
+        assert!(csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",round_vs_in_context_pct"));
+        assert!(csv.lines().nth(2).unwrap().contains(",-2.50000"), "{csv}");
     }
 
     #[test]

@@ -252,6 +252,15 @@ pub fn markdown(r: &Report) -> String {
                 "\nPer unit, alone against its kernels inside kc's graph ({basis}): median |error| {m:.1} % over {n} units (`isolated_vs_in_context_pct` per unit in units.csv)."
             );
         }
+        if let (Some(m), Some(n)) = (
+            r.time.unit_round_vs_in_context_median_abs_pct,
+            r.time.units_round_vs_in_context,
+        ) {
+            let _ = writeln!(
+                o,
+                "\nPer unit, in the round (every unit once, in model order, at its places; CUPTI) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`round_vs_in_context_pct` per unit in units.csv). Alone, a unit repeats its own kernels back to back; in the round it follows its model neighbours, as in the graph."
+            );
+        }
         if !f.worst_units.is_empty() {
             let _ = writeln!(o, "\nUnits whose kernels ran furthest from the trace inside kc's graph:\n\n| unit | label | steps | traced us | in context us | median error |\n|---|---|---|---|---|---|");
             for w in f.worst_units.iter().take(5) {
@@ -390,12 +399,12 @@ fn opt(v: Option<f64>) -> String {
 
 pub fn csv(r: &Report) -> String {
     let mut o = String::from(
-        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j,in_context_mean_us,isolated_vs_in_context_pct\n",
+        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j,in_context_mean_us,isolated_vs_in_context_pct,round_vs_in_context_pct\n",
     );
     for u in &r.units {
         let _ = writeln!(
             o,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             u.id,
             csv_field(&u.tier),
             csv_field(&u.family),
@@ -413,7 +422,8 @@ pub fn csv(r: &Report) -> String {
             opt(u.energy_per_invocation_mj),
             opt(u.predicted_energy_j),
             opt(u.in_context_mean_us),
-            opt(u.isolated_vs_in_context_pct)
+            opt(u.isolated_vs_in_context_pct),
+            opt(u.round_vs_in_context_pct)
         );
     }
     o
