@@ -112,6 +112,9 @@ pub const MIN_WINDOWS_WITH_TARGET: usize = 2;
 pub struct ExecOptions {
     pub isolated: bool,
     pub runs: usize,
+    /// Graph mode: stop timing replays once this much of them (sized by the warm-up) is
+    /// timed, if before `runs`, but never under 20; `None`: always `runs`.
+    pub timed_seconds: Option<f64>,
     pub warmup: usize,
     pub cache: CachePolicy,
     /// Minimum energy window, seconds; `None` disables energy.
@@ -166,6 +169,7 @@ impl Default for ExecOptions {
         Self {
             isolated: false,
             runs: 100,
+            timed_seconds: None,
             warmup: 10,
             cache: CachePolicy::Warm,
             energy_window_s: Some(1.0),

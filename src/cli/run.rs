@@ -50,6 +50,10 @@ pub struct Args {
     /// Timed graph replays (and the base for launches per unit in isolation), as `kc exec`.
     #[arg(long, default_value_t = 100)]
     pub runs: usize,
+    /// Timed graph replays stop after this many seconds of them if --runs takes longer (at
+    /// least 20 replays; 0: always --runs).
+    #[arg(long, default_value_t = 1.0)]
+    pub timed_seconds: f64,
     /// Untimed replays or launches before timing starts, as `kc exec`.
     #[arg(long, default_value_t = 10)]
     pub warmup: usize,
@@ -203,6 +207,7 @@ pub fn run(a: Args) -> i32 {
         cache: a.cache,
         all_caches: a.all_caches,
         runs: a.runs,
+        timed_seconds: (a.timed_seconds > 0.0).then_some(a.timed_seconds),
         warmup: a.warmup,
         energy_repeats: if a.no_energy { 0 } else { a.energy_repeats },
         graph_energy_window: a.graph_energy_window.max(0.05),
@@ -288,6 +293,7 @@ struct ReplaySettings {
     cache: Option<crate::results::CachePolicy>,
     all_caches: bool,
     runs: usize,
+    timed_seconds: Option<f64>,
     warmup: usize,
     energy_repeats: usize,
     graph_energy_window: f64,
@@ -335,6 +341,7 @@ fn replay(
         // kc run checks what its replay launched (CUPTI), where CUPTI loads, unless told not to.
         verify: settings.verify,
         runs: settings.runs.max(1),
+        timed_seconds: settings.timed_seconds,
         warmup: settings.warmup,
         energy_window_s: (energy_repeats > 0).then_some(settings.graph_energy_window),
         energy_repeats: energy_repeats.max(1),

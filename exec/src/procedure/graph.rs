@@ -92,20 +92,23 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     restore(gpu, memory_image.is_some())?;
     job_phase(opts, "captured; warm-up replays");
+    let warm_from = std::time::Instant::now();
     for _ in 0..opts.warmup {
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
+    let warm_s = warm_from.elapsed().as_secs_f64() / opts.warmup.max(1) as f64;
+    let timed = timed_runs(opts, warm_s, en.job.is_some());
     job_phase(opts, "timing replays");
     let timed_start = unix_ms_now();
-    let samples = gpu.time_launches(&graph, opts.runs.max(1))?;
+    let samples = gpu.time_launches(&graph, timed)?;
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
     // In a job every rank launches the same number of graphs: the latency loop is left
     // out there (the ranks would wait on each other's synchronisations).
     let latency = if en.job.is_none() {
         Some(Stats::of(
-            &gpu.time_single_launches(&graph, opts.runs.clamp(1, 20))?,
+            &gpu.time_single_launches(&graph, timed.clamp(1, 20))?,
         ))
     } else {
         None
@@ -372,4 +375,52 @@ fn check_image(
         }
     }
     Ok(())
+}
+
+/// The fewest replays timed when `timed_seconds` ends the timing early: their spread still
+/// gives the mean's standard error.
+pub(crate) const MIN_TIMED_RUNS: usize = 20;
+
+/// How many replays are timed: `opts.runs`, or fewer where `opts.timed_seconds` of them
+/// (each `replay_s` long, from the warm-up) is reached first, never under
+/// [`MIN_TIMED_RUNS`]. A job's ranks launch the same count, so there it is always `runs`.
+fn timed_runs(opts: &ExecOptions, replay_s: f64, job: bool) -> usize {
+    let runs = opts.runs.max(1);
+    match opts.timed_seconds {
+        Some(t) if !job && replay_s > 0.0 && opts.warmup > 0 => {
+            runs.min(((t / replay_s).ceil() as usize).max(MIN_TIMED_RUNS))
+        }
+        _ => runs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_stops_at_its_seconds_but_never_under_the_minimum() {
+        let opts = ExecOptions {
+            runs: 100,
+            timed_seconds: Some(1.0),
+            ..Default::default()
+        };
+        // 37 ms replays: 28 of them make a second.
+        assert_eq!(timed_runs(&opts, 0.037, false), 28);
+        // Short replays reach --runs first; long ones keep the minimum.
+        assert_eq!(timed_runs(&opts, 0.001, false), 100);
+        assert_eq!(timed_runs(&opts, 0.5, false), MIN_TIMED_RUNS);
+        // A job's ranks, no warm-up to size it, or no bound: every run.
+        assert_eq!(timed_runs(&opts, 0.037, true), 100);
+        let no_warmup = ExecOptions {
+            warmup: 0,
+            ..opts.clone()
+        };
+        assert_eq!(timed_runs(&no_warmup, 0.037, false), 100);
+        let unbounded = ExecOptions {
+            timed_seconds: None,
+            ..opts
+        };
+        assert_eq!(timed_runs(&unbounded, 0.037, false), 100);
+    }
 }
