@@ -134,6 +134,10 @@ pub struct UnitRow {
     pub round_vs_in_context_pct: Option<f64>,
 }
 
+/// The least difference, as a share of the target, that the report splits into shares of
+/// its parts: below it the parts' shares only say how they cancel.
+pub const SHARE_FLOOR: f64 = 0.005;
+
 /// The GPU idle before a traced invocation that makes its duration no fair reference.
 pub const IDLE_BEFORE_NS: i64 = 50_000;
 
@@ -588,7 +592,8 @@ impl Report {
                 .map(|(what, us)| BudgetPart {
                     what,
                     us,
-                    pct_of_total: (total.abs() > 1e-9).then(|| 100.0 * us / total),
+                    pct_of_total: (total.abs() >= SHARE_FLOOR * target_us.abs())
+                        .then(|| 100.0 * us / total),
                 })
                 .collect(),
             unexplained_us: total - explained,

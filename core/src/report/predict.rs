@@ -39,7 +39,8 @@ pub struct PredictionTerm {
     /// Energy it adds (static power over its time), joules, when energy was measured.
     pub energy_j: Option<f64>,
     pub energy_u_j: Option<f64>,
-    /// Its share of what separates the plain sum from the target, percent (signed).
+    /// Its share of what separates the plain sum from the target, percent (signed); none
+    /// where that gap is within the figures' uncertainty or under 0.5 % of the target.
     pub pct_of_gap: Option<f64>,
     /// A term of the switches between units (priced in energy by the round's own energy,
     /// where measured).
@@ -707,10 +708,16 @@ impl Report {
                         .filter_map(|t| t.energy_u_j)
                         .fold(u, f64::hypot)
                 });
-        if let Some((tt, _)) = target_t {
+        // A share of the gap only where there is a gap to share: one within two combined
+        // uncertainties of the plain sum and the target, or under
+        // [`crate::report::model::SHARE_FLOOR`] of the target, would print thousands of
+        // percent for terms that merely cancel (EfficientNet-V2-S, session 15: -57665 %).
+        if let Some((tt, tu)) = target_t {
             let gap = tt - inp.plain_us;
+            let resolved = gap.abs() > 2.0 * inp.plain_u_us.hypot(tu.unwrap_or(0.0))
+                && gap.abs() >= crate::report::model::SHARE_FLOOR * tt.abs();
             for t in &mut terms {
-                t.pct_of_gap = (gap.abs() > 1e-9).then(|| 100.0 * t.us / gap);
+                t.pct_of_gap = resolved.then(|| 100.0 * t.us / gap);
             }
         }
         let outside = |p: f64, up: f64, t: Option<(f64, Option<f64>)>| {
@@ -891,6 +898,15 @@ mod tests {
         assert!((e - (0.024 + 100.0 * 5.5e-6)).abs() < 1e-12, "{e}");
         // The terms' shares of the gap (66 − 60).
         assert!((p.terms[0].pct_of_gap.unwrap() - 100.0 * 3.5 / 6.0).abs() < 1e-9);
+        // A target the plain sum already meets (60.1 against 60.0: under 0.5 % of it and
+        // within the uncertainty) has no gap to share: no shares, not thousands of percent.
+        let met = build(Some(&graph(60.1, 0.0250)), Some(&isolated()));
+        assert!(met
+            .prediction
+            .unwrap()
+            .terms
+            .iter()
+            .all(|t| t.pct_of_gap.is_none()));
         // 65.5 vs 66.0: outside ± 2 × the combined uncertainty (a few tenths of a us).
         assert_eq!(p.time_outside, Some(true));
         assert!(p.predicted_u_us > p.plain_u_us);

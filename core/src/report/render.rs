@@ -457,9 +457,9 @@ mod tests {
             row.starts_with("3,,,aten::mm,\"gemm TN m=1, n=2\","),
             "{row}"
         );
-        // 18 columns, and the row has as many fields once the quoted call counts as one.
-        assert_eq!(text.lines().next().unwrap().split(',').count(), 18);
-        assert_eq!(row.split(',').count(), 18 + 1);
+        // 19 columns, and the row has as many fields once the quoted call counts as one.
+        assert_eq!(text.lines().next().unwrap().split(',').count(), 19);
+        assert_eq!(row.split(',').count(), 19 + 1);
     }
 }
 
