@@ -9,6 +9,7 @@
 //! collectives, unreplayable units) are never silently dropped: they are listed as not
 //! executed, with their traced time carried separately.
 
+pub mod crash;
 pub mod energy;
 pub mod rendezvous;
 pub mod torch_blas;
@@ -41,6 +42,14 @@ pub enum ExecError {
     Cuda { what: String, code: String },
     #[error("{what} failed: {status}")]
     Cublas { what: String, status: String },
+    /// A kernel of this unit broke the CUDA context (a device-side assertion, an illegal
+    /// address): every later call of the process fails, so the run stops and names it.
+    #[error("unit {unit} ({label}) broke the CUDA context in its first eager run ({cause}); nothing more can run in this process. Its kernels read values the model did not hold there (indices, offsets or sizes drawn, not recorded) or addresses outside their buffers")]
+    ContextLost {
+        unit: u32,
+        label: String,
+        cause: String,
+    },
     #[error("out of device memory: the plan needs {} MiB, the GPU has {} MiB free", needed >> 20, free >> 20)]
     OutOfMemory { needed: u64, free: u64 },
     #[error(
@@ -194,6 +203,26 @@ impl Default for ExecOptions {
     }
 }
 
+impl ExecError {
+    /// Whether the error leaves the CUDA context unusable (sticky errors: every later call
+    /// of the process returns them).
+    pub fn breaks_context(&self) -> bool {
+        const STICKY: [&str; 6] = [
+            "CUDA_ERROR_ASSERT",
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "CUDA_ERROR_MISALIGNED_ADDRESS",
+            "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        ];
+        let text = self.to_string();
+        STICKY.iter().any(|s| text.contains(s))
+            // libtorch reports the same through its own error text.
+            || text.contains("device-side assert")
+            || text.contains("an illegal memory access")
+    }
+}
+
 /// The rank a run replays: the one asked for, else the plan's lowest.
 pub fn replay_rank(plan: &Plan, asked: Option<u32>) -> Result<u32, ExecError> {
     let ranks = plan.ranks();
@@ -254,5 +283,34 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     {
         let _ = (plan, opts);
         Err(ExecError::NotBuiltWithCuda)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sticky_cuda_errors_break_the_context_and_others_do_not() {
+        let cuda = |code: &str| ExecError::Cuda {
+            what: "cuCtxSynchronize".into(),
+            code: code.into(),
+        };
+        assert!(cuda("CUDA_ERROR_ASSERT").breaks_context());
+        assert!(cuda("CUDA_ERROR_ILLEGAL_ADDRESS").breaks_context());
+        assert!(!cuda("CUDA_ERROR_OUT_OF_MEMORY").breaks_context());
+        let torch = ExecError::Torch {
+            op: "index_select".into(),
+            message: "CUDA error: device-side assert triggered".into(),
+        };
+        assert!(torch.breaks_context());
+        let lost = ExecError::ContextLost {
+            unit: 58,
+            label: "aten::_grouped_mm".into(),
+            cause: cuda("CUDA_ERROR_ASSERT").to_string(),
+        };
+        assert!(lost
+            .to_string()
+            .starts_with("unit 58 (aten::_grouped_mm) broke the CUDA context"));
     }
 }

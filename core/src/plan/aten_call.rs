@@ -38,6 +38,12 @@ pub enum Fill {
     /// keeps what it feeds finite: x + 1, x * 1, x / 1, x ** 1, where a random draw turned
     /// RMSNorm's `variance + eps` negative and its rsqrt NaN).
     Ones,
+    // Last: plans written before it keep their variants' encoding.
+    /// Group offsets of a grouped GEMM: element i is (i + 1) · `total` / n, rounded down,
+    /// for n elements: non-decreasing and ending at `total`, the groups as even as the
+    /// sizes allow. A draw is never valid offsets: the kernel asserts on a decreasing pair
+    /// and the assertion ends the CUDA context (Mixtral's `_grouped_mm`, session 15).
+    Offsets { total: i64 },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -504,6 +510,12 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
     })
 }
 
+/// The values of [`Fill::Offsets`]: `n` cumulative group ends spread evenly over `total`.
+pub fn even_offsets(total: i64, n: usize) -> Vec<i64> {
+    let n64 = n.max(1) as i64;
+    (1..=n as i64).map(|i| i * total.max(0) / n64).collect()
+}
+
 fn int_at(args: &[CallArg], i: usize) -> Option<i64> {
     match args.get(i) {
         Some(CallArg::Int(v)) => Some(*v),
@@ -526,7 +538,7 @@ fn dim_of(args: &[CallArg], tensor: usize, dim: i64) -> Result<i64, String> {
 fn set_fill(args: &mut [CallArg], i: usize, fill: Fill) -> Result<(), String> {
     match args.get_mut(i) {
         Some(CallArg::Tensor(t)) => {
-            if matches!(fill, Fill::Indices { .. }) && is_float(t.dtype) {
+            if matches!(fill, Fill::Indices { .. } | Fill::Offsets { .. }) && is_float(t.dtype) {
                 return Err(format!(
                     "argument {i} should hold indices but is {:?}",
                     t.dtype
@@ -604,6 +616,25 @@ fn constrain(op: &str, a: &mut [CallArg]) -> Result<(), String> {
                 };
             }
             Ok(())
+        }
+        // _grouped_mm(self, mat2, offs, ...): offsets along the grouped dimension, which
+        // the operands' ranks tell (2-D x 3-D: self's rows; 3-D x 2-D: mat2's columns;
+        // 2-D x 2-D: the shared K). 3-D x 3-D takes none.
+        "_grouped_mm" => {
+            let rank = |i: usize| match a.get(i) {
+                Some(CallArg::Tensor(t)) => Some(t.dims.len()),
+                _ => None,
+            };
+            if !matches!(a.get(2), Some(CallArg::Tensor(_))) {
+                return Ok(());
+            }
+            let total = match (rank(0), rank(1)) {
+                (Some(2), Some(3)) => dim_of(a, 0, 0)?,
+                (Some(3), Some(2)) => dim_of(a, 1, 1)?,
+                (Some(2), Some(2)) => dim_of(a, 0, 1)?,
+                _ => return Ok(()),
+            };
+            set_fill(a, 2, Fill::Offsets { total })
         }
         // max_pool2d_with_indices_backward(grad, self, ..., indices): positions in the
         // input's spatial plane.

@@ -300,6 +300,11 @@ fn make_tensor(t: &TensorInput) -> Result<Tensor, tch::TchError> {
             Fill::Ones => {
                 let _ = base.f_fill_(1.0)?;
             }
+            Fill::Offsets { total } => {
+                let values: Vec<i64> = kc_core::plan::aten_call::even_offsets(*total, n as usize);
+                let host = Tensor::f_from_slice(&values)?;
+                base = host.f_to_device(device)?.f_to_kind(draw_kind)?;
+            }
         }
     }
     if draw_kind != kind {

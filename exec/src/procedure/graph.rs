@@ -92,8 +92,21 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     restore(gpu, memory_image.is_some())?;
     job_phase(opts, "captured; warm-up replays");
+    // A fault inside the driver's launch names the graph it launched.
+    let held = node_kinds(&graph);
     let warm_from = std::time::Instant::now();
-    for _ in 0..opts.warmup {
+    for i in 0..opts.warmup {
+        crate::crash::doing(&format!(
+            "launching warm-up replay {} of {} of the graph{} ({} nodes: {held})",
+            i + 1,
+            opts.warmup,
+            if memory_image.is_some() {
+                " over the memory image"
+            } else {
+                ""
+            },
+            graph.nodes
+        ));
         gpu.launch(&graph)?;
     }
     gpu.synchronize()?;
@@ -170,15 +183,9 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         memory_image,
         fidelity,
     });
-    let kinds: Vec<String> = graph
-        .node_kinds
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect();
     notes.push(format!(
         "graph mode: captured graph has {} nodes ({})",
-        graph.nodes,
-        kinds.join(", ")
+        graph.nodes, held
     ));
     results.units = plan
         .units
@@ -212,6 +219,10 @@ fn prepare_image(
             continue;
         }
         mi.results_planned += df.steps[i].outputs.iter().flatten().count() as u64;
+        crate::crash::doing(&format!(
+            "preparing step {i} (unit {} {}) over the memory image",
+            unit.id, unit.label
+        ));
         match gpu
             .prepare_step(unit, i as u32, &df.steps[i])
             .and_then(|n| gpu.synchronize().map(|_| n))
@@ -275,6 +286,11 @@ fn capture_program(
             match *op {
                 ProgramOp::Wait { stream, step } => gpu.wait(stream as usize, ev.step[&step])?,
                 ProgramOp::Launch { unit, stream, step } => {
+                    // Formatting for each of a few thousand steps costs microseconds.
+                    crate::crash::doing(&format!(
+                        "capturing step {step} (unit {unit} {}) into the graph",
+                        plan.units[unit as usize].label
+                    ));
                     let at = match image {
                         Some(df) => At::Step {
                             step,
@@ -295,6 +311,16 @@ fn capture_program(
         }
         Ok(())
     })
+}
+
+/// The kinds of a captured graph's nodes with their counts ("1389 kernel, 51 memset").
+fn node_kinds(graph: &Graph) -> String {
+    graph
+        .node_kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One more replay of `graph` under CUPTI: what it launched, measured against the trace

@@ -55,6 +55,10 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 continue;
             }
             if unit.tier == kc_core::plan::types::PlanTier::AtenOp {
+                crate::crash::doing(&format!(
+                    "preparing step {i} (unit {} {}) over the memory image",
+                    unit.id, unit.label
+                ));
                 // A step that cannot be placed runs on its unit's own tensors (enqueue
                 // falls back to them), as in graph mode.
                 let _ = gpu
@@ -101,6 +105,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             rows.push(row);
             continue;
         }
+        crate::crash::doing(&format!("measuring unit {} ({}) alone", u.id, u.label));
         let places = image.zip(steps_of.get(&u.id).map(Vec::as_slice));
         // A collective runs alone on every rank at once: the ranks meet first.
         let collective = matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. });

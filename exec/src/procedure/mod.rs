@@ -207,6 +207,7 @@ fn batch_of(per_launch_us: f64) -> usize {
 
 /// A phase of a job's rank, on its log (a hang shows where it stopped).
 pub(super) fn job_phase(opts: &ExecOptions, what: &str) {
+    crate::crash::doing(what);
     if let Some(j) = &opts.job {
         eprintln!("rank {}: {what}", j.rank);
     }
@@ -217,6 +218,8 @@ pub(super) fn job_phase(opts: &ExecOptions, what: &str) {
 const JOB_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
 
 pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
+    crate::crash::install();
+    crate::crash::doing("opening the GPU");
     let clock = SystemClock::default();
     let started = energy::iso8601_ms(clock.unix_ms());
     let mut notes = Vec::new();
@@ -412,6 +415,10 @@ fn prepare_units(
         if !gpu.runs(&u.call) || failed.contains_key(&u.id) {
             continue;
         }
+        crate::crash::doing(&format!(
+            "running unit {} ({}) once eagerly on its own tensors",
+            u.id, u.label
+        ));
         if matches!(u.call, kc_core::plan::types::UnitCall::Collective { .. }) {
             phase(&format!("unit {} ({}): first eager run", u.id, u.label));
         }
@@ -420,6 +427,16 @@ fn prepare_units(
             .and_then(|_| gpu.enqueue(u, 0, At::Slots(0)))
             .and_then(|_| gpu.synchronize());
         if let Err(e) = r {
+            if e.breaks_context() {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                return Err(ExecError::ContextLost {
+                    unit: u.id,
+                    label: u.label.clone(),
+                    cause: e.to_string(),
+                });
+            }
             failed.insert(u.id, format!("failed: {e}"));
             continue;
         }

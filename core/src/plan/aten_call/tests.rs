@@ -210,3 +210,41 @@ fn every_argument_is_known_or_the_call_is_refused() {
     let e = build("aten::frobnicate", &[x()], &[]).unwrap_err();
     assert!(e.contains("registry"), "{e}");
 }
+
+/// A grouped GEMM's offsets are never drawn: non-decreasing group ends along the grouped
+/// dimension, which the operands' ranks tell.
+#[test]
+fn grouped_gemm_offsets_are_even_group_ends() {
+    let c = build(
+        "aten::_grouped_mm",
+        &[
+            t(&[512, 1024], ElemType::BF16),
+            t(&[8, 1024, 2816], ElemType::BF16),
+            t(&[8], ElemType::I32),
+            AtenArg::None,
+            AtenArg::None,
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Offsets { total: 512 }));
+    assert_eq!(
+        even_offsets(512, 8),
+        [64, 128, 192, 256, 320, 384, 448, 512]
+    );
+    assert_eq!(even_offsets(10, 4), [2, 5, 7, 10]);
+    // 3-D x 2-D: along mat2's columns.
+    let c = build(
+        "aten::_grouped_mm",
+        &[
+            t(&[4, 64, 128], ElemType::BF16),
+            t(&[128, 1000], ElemType::BF16),
+            t(&[4], ElemType::I32),
+            AtenArg::None,
+            AtenArg::None,
+        ],
+        &[],
+    )
+    .unwrap();
+    assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Offsets { total: 1000 }));
+}
