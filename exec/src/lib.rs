@@ -44,10 +44,12 @@ pub enum ExecError {
     Cublas { what: String, status: String },
     /// A kernel of this unit broke the CUDA context (a device-side assertion, an illegal
     /// address): every later call of the process fails, so the run stops and names it.
-    #[error("unit {unit} ({label}) broke the CUDA context in its first eager run ({cause}); nothing more can run in this process. Its kernels read values the model did not hold there (indices, offsets or sizes drawn, not recorded) or addresses outside their buffers")]
+    #[error("unit {unit} ({label}) broke the CUDA context {during} ({cause}); nothing more can run in this process. Its kernels read values the model did not hold there (indices, offsets or sizes drawn, not recorded, or computed from values that were not the model's) or addresses outside their buffers")]
     ContextLost {
         unit: u32,
         label: String,
+        /// When: "in its first eager run", "when step 812 ran over the memory image".
+        during: String,
         cause: String,
     },
     #[error("out of device memory: the plan needs {} MiB, the GPU has {} MiB free", needed >> 20, free >> 20)]
@@ -307,10 +309,13 @@ mod tests {
         let lost = ExecError::ContextLost {
             unit: 58,
             label: "aten::_grouped_mm".into(),
+            during: "in its first eager run".into(),
             cause: cuda("CUDA_ERROR_ASSERT").to_string(),
         };
-        assert!(lost
-            .to_string()
-            .starts_with("unit 58 (aten::_grouped_mm) broke the CUDA context"));
+        assert!(lost.to_string().starts_with(
+            "unit 58 (aten::_grouped_mm) broke the CUDA context in its first eager run (cuCtxSynchronize failed: CUDA_ERROR_ASSERT)"
+        ));
+        // A context broken before stays broken: the error that says so is itself one.
+        assert!(lost.breaks_context());
     }
 }

@@ -10,7 +10,7 @@
 set -u
 T=/opt/torch/.venv/lib/python3.12/site-packages
 export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
-KC=${KC:-kc-i}
+KC=${KC:-kc-n}
 xz -dkf .device/bin/$KC.xz; chmod +x .device/bin/$KC
 kc=$PWD/.device/bin/$KC py=/opt/torch/.venv/bin/python here=$PWD
 P=${1:?part}; out=$OUT/$P; mkdir -p $out
@@ -70,6 +70,11 @@ n) # models kc never measured, on the H200: an encoder-decoder training step, a 
    model swin_s --model swin_s --batch 16 --dtype bf16 --no-values
    model wide_resnet50 --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --no-values
    model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
+m) # four more never measured by kc, on the H200, with the final build
+   model convnext_small --model convnext_small --batch 16 --dtype bf16 --channels-last --no-values
+   model resnet152 --model resnet152 --batch 16 --dtype bf16 --channels-last --no-values
+   model vit_l_16 --model vit_l_16 --batch 8 --dtype bf16 --no-values
+   model regnet_x_3_2gf --model regnet_x_3_2gf --batch 32 --dtype bf16 --channels-last --no-values ;;
 h100|h200)
    # On the H200 each model's H100 plan follows it (part h200's reference is the model here).
    model qwen2_train "${Q[@]}"; cross qwen2_train

@@ -60,10 +60,21 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                     unit.id, unit.label
                 ));
                 // A step that cannot be placed runs on its unit's own tensors (enqueue
-                // falls back to them), as in graph mode.
-                let _ = gpu
+                // falls back to them), as in graph mode; one that faulted on the device
+                // ends the run, naming it.
+                if let Err(e) = gpu
                     .prepare_step(unit, i as u32, &df.steps[i])
-                    .and_then(|_| gpu.synchronize());
+                    .and_then(|_| gpu.synchronize())
+                {
+                    if e.breaks_context() {
+                        return Err(ExecError::ContextLost {
+                            unit: unit.id,
+                            label: unit.label.clone(),
+                            during: format!("when step {i} ran over the memory image"),
+                            cause: e.to_string(),
+                        });
+                    }
+                }
             }
             steps_of.entry(s.unit).or_default().push(i as u32);
             if !matches!(unit.call, UnitCall::Collective { .. }) {
@@ -123,6 +134,10 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // over what the image holds.
         if let (Some(df), false) = (image, restore_failed) {
             if let Err(e) = restore_model_values(plan, df, gpu, &model_pass) {
+                // A pass that faulted on the device leaves nothing to go on with.
+                if e.breaks_context() {
+                    return Err(e);
+                }
                 let _ = gpu.synchronize();
                 restore_failed = true;
                 notes.push(format!(
@@ -133,6 +148,14 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
+            Err(e) if e.breaks_context() => {
+                return Err(ExecError::ContextLost {
+                    unit: u.id,
+                    label: u.label.clone(),
+                    during: "when it was measured alone".into(),
+                    cause: e.to_string(),
+                })
+            }
             Err(e) => {
                 // A unit that fails is named and the run goes on with the rest.
                 let _ = gpu.synchronize();

@@ -434,6 +434,7 @@ fn prepare_units(
                 return Err(ExecError::ContextLost {
                     unit: u.id,
                     label: u.label.clone(),
+                    during: "in its first eager run".into(),
                     cause: e.to_string(),
                 });
             }
