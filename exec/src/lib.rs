@@ -206,6 +206,17 @@ impl Default for ExecOptions {
 }
 
 impl ExecError {
+    /// [`ExecError::ContextLost`] for `unit`, `during` what ("in its first eager run"),
+    /// from the sticky error `cause`.
+    pub fn context_lost(unit: &PlanUnit, during: impl Into<String>, cause: &ExecError) -> Self {
+        ExecError::ContextLost {
+            unit: unit.id,
+            label: unit.label.clone(),
+            during: during.into(),
+            cause: cause.to_string(),
+        }
+    }
+
     /// Whether the error leaves the CUDA context unusable (sticky errors: every later call
     /// of the process returns them).
     pub fn breaks_context(&self) -> bool {

@@ -231,12 +231,11 @@ fn prepare_image(
             // A fault on the device ends every later call: going on into the capture and
             // the launch made the driver itself fault (a T5 training step, session 15).
             Err(e) if e.breaks_context() => {
-                return Err(ExecError::ContextLost {
-                    unit: unit.id,
-                    label: unit.label.clone(),
-                    during: format!("when step {i} ran over the memory image"),
-                    cause: e.to_string(),
-                })
+                return Err(ExecError::context_lost(
+                    unit,
+                    format!("when step {i} ran over the memory image"),
+                    &e,
+                ))
             }
             Err(e) => {
                 if mi.tier3_steps_unplaced < 3 {

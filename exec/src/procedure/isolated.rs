@@ -67,12 +67,11 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                     .and_then(|_| gpu.synchronize())
                 {
                     if e.breaks_context() {
-                        return Err(ExecError::ContextLost {
-                            unit: unit.id,
-                            label: unit.label.clone(),
-                            during: format!("when step {i} ran over the memory image"),
-                            cause: e.to_string(),
-                        });
+                        return Err(ExecError::context_lost(
+                            unit,
+                            format!("when step {i} ran over the memory image"),
+                            &e,
+                        ));
                     }
                 }
             }
@@ -149,12 +148,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
             Ok(row) => rows.push(row),
             Err(e) if e.breaks_context() => {
-                return Err(ExecError::ContextLost {
-                    unit: u.id,
-                    label: u.label.clone(),
-                    during: "when it was measured alone".into(),
-                    cause: e.to_string(),
-                })
+                return Err(ExecError::context_lost(u, "when it was measured alone", &e))
             }
             Err(e) => {
                 // A unit that fails is named and the run goes on with the rest.

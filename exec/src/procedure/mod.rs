@@ -431,12 +431,7 @@ fn prepare_units(
                 if let Some(b) = &bar {
                     b.finish_and_clear();
                 }
-                return Err(ExecError::ContextLost {
-                    unit: u.id,
-                    label: u.label.clone(),
-                    during: "in its first eager run".into(),
-                    cause: e.to_string(),
-                });
+                return Err(ExecError::context_lost(u, "in its first eager run", &e));
             }
             failed.insert(u.id, format!("failed: {e}"));
             continue;
