@@ -9,7 +9,7 @@
 set -eu
 KC=${KC:-target/release/kc}
 here=$(dirname "$0") w=$(mktemp -d)
-for t in "$here"/call[1-5]-*.txz "$here"/call13-*.txz; do tar xJf "$t" -C "$w"; done
+for t in "$here"/call[1-5]-*.txz "$here"/call1[34]-*.txz; do tar xJf "$t" -C "$w"; done
 ex='import json,sys
 r=json.load(sys.stdin); p=r["prediction"]; t=r["time"]; m=r.get("model") or {}
 g=lambda k: "%.1f %%" % t[k] if k in t else "-"
@@ -18,7 +18,7 @@ kc=row.get("time_vs_model_pct"); kce=row.get("energy_vs_model_pct")
 print("%+.1f / %+.1f | %+.1f / %+.1f | %s | %s | %s" % (p["plain_error_pct"], p["plain_energy_error_pct"], p["error_pct"], p["energy_error_pct"],
   "-" if kc is None else "%+.1f / %+.1f" % (kc, kce if kce is not None else float("nan")), g("unit_isolated_vs_in_context_median_abs_pct"), g("unit_round_vs_in_context_median_abs_pct")))'
 echo "call/model | plain Σ time / energy | prediction time / energy | kc graph vs model | alone vs kc graph | round vs kc graph | kc run"
-for d in h100/qwen2_train h100/vit_b16_tf32 h100/effnet_v2_s h200a/qwen2_train h200a/qwen2_train.h100plan h200a/vit_b16_tf32 h200a/vit_b16_tf32.h100plan h200b/effnet_v2_s h200b/effnet_v2_s.h100plan n/swin_s n/wide_resnet50 m/convnext_small m/resnet152 m/vit_l_16 m/regnet_x_3_2gf; do
+for d in h100/qwen2_train h100/vit_b16_tf32 h100/effnet_v2_s h200a/qwen2_train h200a/qwen2_train.h100plan h200a/vit_b16_tf32 h200a/vit_b16_tf32.h100plan h200b/effnet_v2_s h200b/effnet_v2_s.h100plan n/swin_s n/wide_resnet50 m/convnext_small m/resnet152 m/vit_l_16 m/regnet_x_3_2gf r/t5_graph r/mistral_decode_graph r/resnext50; do
   part=${d%%/*} n=${d#*/}; m=${n%.h100plan}
   if [ "$n" != "$m" ]; then dir=$w/$part/$n; else dir=$w/$part/$n.kc/$n; fi
   iso=$(ls $dir/plan.isolated.*.json | head -1)

@@ -10,7 +10,7 @@
 set -u
 T=/opt/torch/.venv/lib/python3.12/site-packages
 export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
-KC=${KC:-kc-n}
+KC=${KC:-kc-o}
 xz -dkf .device/bin/$KC.xz; chmod +x .device/bin/$KC
 kc=$PWD/.device/bin/$KC py=/opt/torch/.venv/bin/python here=$PWD
 P=${1:?part}; out=$OUT/$P; mkdir -p $out
@@ -75,6 +75,10 @@ m) # four more never measured by kc, on the H200, with the final build
    model resnet152 --model resnet152 --batch 16 --dtype bf16 --channels-last --no-values
    model vit_l_16 --model vit_l_16 --batch 8 --dtype bf16 --no-values
    model regnet_x_3_2gf --model regnet_x_3_2gf --batch 32 --dtype bf16 --channels-last --no-values ;;
+r) # three of session 14's models again (another card, the final build): run to run
+   model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+   model mistral_decode_graph --model mistral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model resnext50 --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --no-values ;;
 h100|h200)
    # On the H200 each model's H100 plan follows it (part h200's reference is the model here).
    model qwen2_train "${Q[@]}"; cross qwen2_train
