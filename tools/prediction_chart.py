@@ -35,10 +35,11 @@ def main():
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
          f'font-family="sans-serif" font-size="12">',
          f'<rect width="{width}" height="{height}" fill="white"/>',
-         f'<text x="{left}" y="18" font-size="14" font-weight="bold">kc on models it was not tuned on '
+         f'<text x="{left}" y="18" font-size="14" font-weight="bold">kc\'s answer per model '
          f'({escape(device)}): error against the model\'s own CUDA graph</text>',
          f'<text x="{left}" y="36" fill="#555">open: plain Σ isolated × count; filled: prediction from '
-         f'parts (± 2 u); shaded: ± 2 % time, ± 3 % energy; clipped at ± {lim:.0f} %</text>']
+         f'parts (± 2 u); shaded: ± 2 % time, ± 3 % energy; clipped at ± {lim:.0f} %'
+         f'{"; * never seen by kc before" if any(r[0].endswith("*") for r in rows) else ""}</text>']
 
     def x_of(x0, v):
         v = max(-lim, min(lim, v))
