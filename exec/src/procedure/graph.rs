@@ -228,8 +228,8 @@ fn prepare_image(
             .and_then(|n| gpu.synchronize().map(|_| n))
         {
             Ok(n) => mi.results_placed += n as u64,
-            // A fault on the device ends every later call: going on into the capture and
-            // the launch made the driver itself fault (a T5 training step, session 15).
+            // A fault on the device ends every later call: the run stops here, naming the
+            // step, rather than capturing and launching on a broken context.
             Err(e) if e.breaks_context() => {
                 return Err(ExecError::context_lost(
                     unit,
