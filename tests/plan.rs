@@ -162,6 +162,10 @@ fn other_format_versions_are_refused_by_name() {
         e.contains(&format!("reads version {PLAN_FORMAT_VERSION}")),
         "{e}"
     );
+    // Version 11 only appended a fill variant: a version-10 plan reads as it is.
+    let mut v10 = plan::encode(&p).unwrap();
+    v10[8..12].copy_from_slice(&10u32.to_le_bytes());
+    assert_eq!(plan::decode(&v10, "v10.kcplan").unwrap(), p);
     // A graph file is not a plan.
     let (g, _) = ingest(&[h100("multistream_gemm_bf16")]);
     let gbytes = kc::envelope::encode(&kc::ingest::GRAPH_FILE, &g).unwrap();

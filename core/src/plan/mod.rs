@@ -84,7 +84,8 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
         with_values(no_calls),
     );
     // Version 9 appended a variant (`RegionKind::CarriedIn`): a version-8 body reads as is.
-    let older: [(u32, &[u8]); 8] = [
+    // Version 11 appended a variant (`Fill::Offsets`): a version-10 body reads as is.
+    let older: [(u32, &[u8]); 9] = [
         (2, &no_dataflow),
         (3, &no_binaries),
         (4, &no_geometry),
@@ -93,6 +94,7 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Plan, PlanError> {
         (7, &no_values),
         (8, &no_bound),
         (9, &no_bound),
+        (10, &[]),
     ];
     let mut plan: Plan = match envelope::decode_appended(&PLAN_FILE, bytes, path, &older) {
         Err(EnvelopeError::Version { found: 1, .. }) => {

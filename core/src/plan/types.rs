@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 /// [`Plan::kernel_geometry`]; version 6 appended [`Plan::aten_calls`] (each tier-3 unit's
 /// call, built once here) and [`Plan::math`] (the model's math modes); version 7 appended
 /// [`RegionKind::Detached`]; version 8 appended [`Plan::values`]; version 9 appended
-/// [`RegionKind::CarriedIn`]; version 10 appended [`Plan::bound_reads`]. Version 1 plans are
-/// still read ([`PlanV1`]), versions 2-9 as plans without what later versions appended
-/// (their calls are built as they are read).
-pub const PLAN_FORMAT_VERSION: u32 = 10;
+/// [`RegionKind::CarriedIn`]; version 10 appended [`Plan::bound_reads`]; version 11 appended
+/// the variant [`crate::plan::aten_call::Fill::Offsets`]. Version 1 plans are still read
+/// ([`PlanV1`]), versions 2-10 as plans without what later versions appended (their calls
+/// are built as they are read).
+pub const PLAN_FORMAT_VERSION: u32 = 11;
 
 /// How many profiled iterations the plan's steps cover, so reports can give figures per
 /// model iteration beside figures per replay.
