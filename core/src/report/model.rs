@@ -52,6 +52,11 @@ pub struct TimeSummary {
     pub unit_round_vs_in_context_median_abs_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_round_vs_in_context: Option<usize>,
+    /// Why the per-unit comparisons with kc's graph are no measurement of the units, where
+    /// the replay's kernels lined up with the trace's only in part (kernels the trace does
+    /// not hold, or an alignment cut short): which kernel a step ran is then a guess.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_context_alignment_caveat: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
@@ -656,6 +661,14 @@ impl Report {
     fn set_isolated_vs_in_context(&mut self, isolated: Option<&Results>) {
         let Some(f) = &self.fidelity else {
             return;
+        };
+        self.time.in_context_alignment_caveat = match (&f.cut, f.kernels_extra) {
+            (Some(_), extra) | (None, extra @ 1..) => Some(format!(
+                "the replay's kernels lined up with the trace's only in part ({} launched that the trace does not hold{}): which kernels a step ran is a guess past that point, and these per-unit figures are no measurement of the units",
+                extra,
+                if f.cut.is_some() { "; the alignment was cut short" } else { "" }
+            )),
+            _ => None,
         };
         let alone_kernels: std::collections::HashMap<u32, f64> = isolated
             .map(|i| {

@@ -1404,6 +1404,25 @@ mod tests {
             .unwrap()
             .ends_with(",round_vs_in_context_pct"));
         assert!(csv.lines().nth(2).unwrap().contains(",-2.50000"), "{csv}");
+        assert!(r.time.in_context_alignment_caveat.is_none());
+        assert!(!md.contains("no measurement of the units"), "{md}");
+        // Kernels the trace does not hold (cuDNN's other engines, RegNetX in session 15):
+        // the per-unit figures are said to be no measurement, beside them.
+        g.graph
+            .as_mut()
+            .unwrap()
+            .fidelity
+            .as_mut()
+            .unwrap()
+            .kernels_extra = 251;
+        let r = build(Some(&g), Some(&iso));
+        let c = r.time.in_context_alignment_caveat.as_deref().unwrap();
+        assert!(
+            c.contains("251 launched that the trace does not hold"),
+            "{c}"
+        );
+        let md = crate::report::render::markdown(&r);
+        assert!(md.contains("⚠ Per unit against kc's graph"), "{md}");
     }
 
     #[test]

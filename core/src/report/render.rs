@@ -252,6 +252,12 @@ pub fn markdown(r: &Report) -> String {
                 "\nPer unit, alone against its kernels inside kc's graph ({basis}): median |error| {m:.1} % over {n} units (`isolated_vs_in_context_pct` per unit in units.csv)."
             );
         }
+        if let (Some(c), Some(_)) = (
+            &r.time.in_context_alignment_caveat,
+            r.time.unit_isolated_vs_in_context_median_abs_pct,
+        ) {
+            let _ = writeln!(o, "\n⚠ Per unit against kc's graph: {c}.");
+        }
         if let (Some(m), Some(n)) = (
             r.time.unit_round_vs_in_context_median_abs_pct,
             r.time.units_round_vs_in_context,
