@@ -68,12 +68,15 @@ pub fn install() {
     unsafe { backtrace(frame.as_mut_ptr(), 1) };
     for (sig, _) in SIGNALS {
         // SAFETY: `on_fatal` is an `extern "C" fn(c_int)` that only performs
-        // async-signal-safe calls (see the module's invariant).
+        // async-signal-safe calls (see the module's invariant). SA_ONSTACK runs it on the
+        // thread's alternate signal stack where there is one (Rust's std sets one up), so a
+        // stack overflow still reaches it.
         unsafe {
-            libc::signal(
-                sig,
-                on_fatal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            );
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fatal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
         }
     }
 }
