@@ -115,8 +115,8 @@ pub use kc_core::results::CachePolicy;
 /// spread (their variance is unbiased, if noisy, and the sum over a model's units averages
 /// it). On session 14's thirteen runs, stopping at two instead of three where the target
 /// allowed it moved no model's summed unit energy by more than 0.24 % and its standard
-/// uncertainty by at most 0.05 points, with 30 % fewer windows (docs/MEASUREMENTS.md,
-/// "The answer in under a minute, two windows").
+/// uncertainty by at most 0.04 points, with 30 % fewer windows
+/// (`docs/results/h200-2026-11-26-session14/two_windows.py`; docs/MEASUREMENTS.md, session 15).
 pub const MIN_WINDOWS_WITH_TARGET: usize = 2;
 
 #[derive(Clone, Debug)]

@@ -38,8 +38,7 @@ pub enum Fill {
     /// keeps what it feeds finite: x + 1, x * 1, x / 1, x ** 1, where a random draw turned
     /// RMSNorm's `variance + eps` negative and its rsqrt NaN).
     Ones,
-    // Last: plans written before it keep their variants' encoding.
-    /// Group offsets of a grouped GEMM: element i is (i + 1) · `total` / n, rounded down,
+    /// Appended in plan format 11 (earlier variants keep their encoding). Group offsets of a grouped GEMM: element i is (i + 1) · `total` / n, rounded down,
     /// for n elements: non-decreasing and ending at `total`, the groups as even as the
     /// sizes allow. A draw is never valid offsets: the kernel asserts on a decreasing pair
     /// and the assertion ends the CUDA context (Mixtral's `_grouped_mm`, session 15).

@@ -662,14 +662,13 @@ impl Report {
         let Some(f) = &self.fidelity else {
             return;
         };
-        self.time.in_context_alignment_caveat = match (&f.cut, f.kernels_extra) {
-            (Some(_), extra) | (None, extra @ 1..) => Some(format!(
+        self.time.in_context_alignment_caveat = (f.cut.is_some() || f.kernels_extra > 0).then(|| {
+            format!(
                 "the replay's kernels lined up with the trace's only in part ({} launched that the trace does not hold{}): which kernels a step ran is a guess past that point, and these per-unit figures are no measurement of the units",
-                extra,
+                f.kernels_extra,
                 if f.cut.is_some() { "; the alignment was cut short" } else { "" }
-            )),
-            _ => None,
-        };
+            )
+        });
         let alone_kernels: std::collections::HashMap<u32, f64> = isolated
             .map(|i| {
                 i.units
@@ -719,12 +718,12 @@ impl Report {
                 round_errors.push(e.abs());
             }
         }
-        if let Some(m) = median_of(&mut round_errors) {
+        if let Some(m) = crate::results::stats::median(&mut round_errors) {
             self.time.unit_round_vs_in_context_median_abs_pct = Some(m);
             self.time.units_round_vs_in_context = Some(round_errors.len());
         }
         let n = errors.len();
-        let Some(median) = median_of(&mut errors) else {
+        let Some(median) = crate::results::stats::median(&mut errors) else {
             return;
         };
         self.time.unit_isolated_vs_in_context_median_abs_pct = Some(median);
@@ -933,18 +932,4 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     r.prediction_inputs = super::predict::PredictionInputs::from_results(graph, isolated);
     r.compute_prediction();
     r
-}
-
-/// The median of `v` (sorted in place), `None` when empty.
-fn median_of(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }

@@ -219,24 +219,8 @@ fn prepare_image(
             continue;
         }
         mi.results_planned += df.steps[i].outputs.iter().flatten().count() as u64;
-        crate::crash::doing(&format!(
-            "preparing step {i} (unit {} {}) over the memory image",
-            unit.id, unit.label
-        ));
-        match gpu
-            .prepare_step(unit, i as u32, &df.steps[i])
-            .and_then(|n| gpu.synchronize().map(|_| n))
-        {
+        match super::prepare_over_image(gpu, unit, i as u32, &df.steps[i])? {
             Ok(n) => mi.results_placed += n as u64,
-            // A fault on the device ends every later call: the run stops here, naming the
-            // step, rather than capturing and launching on a broken context.
-            Err(e) if e.breaks_context() => {
-                return Err(ExecError::context_lost(
-                    unit,
-                    format!("when step {i} ran over the memory image"),
-                    &e,
-                ))
-            }
             Err(e) => {
                 if mi.tier3_steps_unplaced < 3 {
                     notes.push(format!(
@@ -414,7 +398,7 @@ fn check_image(
 
 /// The fewest replays timed when `timed_seconds` ends the timing early: their spread still
 /// gives the mean's standard error.
-pub(crate) const MIN_TIMED_RUNS: usize = 20;
+const MIN_TIMED_RUNS: usize = 20;
 
 /// How many replays are timed: `opts.runs`, or fewer where `opts.timed_seconds` of them
 /// (each `replay_s` long, from the warm-up) is reached first, never under

@@ -55,25 +55,10 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 continue;
             }
             if unit.tier == kc_core::plan::types::PlanTier::AtenOp {
-                crate::crash::doing(&format!(
-                    "preparing step {i} (unit {} {}) over the memory image",
-                    unit.id, unit.label
-                ));
                 // A step that cannot be placed runs on its unit's own tensors (enqueue
                 // falls back to them), as in graph mode; one that faulted on the device
-                // ends the run, naming it.
-                if let Err(e) = gpu
-                    .prepare_step(unit, i as u32, &df.steps[i])
-                    .and_then(|_| gpu.synchronize())
-                {
-                    if e.breaks_context() {
-                        return Err(ExecError::context_lost(
-                            unit,
-                            format!("when step {i} ran over the memory image"),
-                            &e,
-                        ));
-                    }
-                }
+                // ends the run.
+                let _ = super::prepare_over_image(gpu, unit, i as u32, &df.steps[i])?;
             }
             steps_of.entry(s.unit).or_default().push(i as u32);
             if !matches!(unit.call, UnitCall::Collective { .. }) {

@@ -499,6 +499,34 @@ fn measure_idle(
     Ok(idle)
 }
 
+/// Prepares `step` of tier-3 `unit` over the memory image and waits for it (graph mode, and
+/// the isolated pass in context). `Ok(Ok(n))`: n results placed in the image; `Ok(Err(e))`:
+/// the step runs on its unit's own tensors; `Err`: the step faulted on the device, which
+/// ends every later call, so the run stops here, naming it, rather than capturing and
+/// launching on a broken context.
+pub(super) fn prepare_over_image(
+    gpu: &mut Gpu,
+    unit: &PlanUnit,
+    step: u32,
+    places: &kc_core::plan::types::StepPlaces,
+) -> Result<Result<usize, ExecError>, ExecError> {
+    crate::crash::doing(&format!(
+        "preparing step {step} (unit {} {}) over the memory image",
+        unit.id, unit.label
+    ));
+    match gpu
+        .prepare_step(unit, step, places)
+        .and_then(|n| gpu.synchronize().map(|_| n))
+    {
+        Err(e) if e.breaks_context() => Err(ExecError::context_lost(
+            unit,
+            format!("when step {step} ran over the memory image"),
+            &e,
+        )),
+        prepared => Ok(prepared),
+    }
+}
+
 /// A progress bar over a plan's units, labelled with the phase.
 pub(super) fn units_bar(phase: &str, units: usize) -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::new(units as u64);
