@@ -53,6 +53,12 @@ pub struct Args {
     /// back it reaches; `kc report --switches-by-reach` prices switches with them.
     #[arg(long)]
     pub round_sizes: bool,
+    /// Isolated mode: the round of every unit without lead-ins (each unit after whatever
+    /// unit's first run precedes it, as kc did before session 16), for comparison. By
+    /// default a unit whose step before it in the model is not the round's previous entry
+    /// runs after that step, so it finds in L2 what the model leaves there for it.
+    #[arg(long)]
+    pub round_no_lead_in: bool,
     /// Results file (default: PLAN.graph.json, or PLAN.isolated.CACHE.json so that warm and
     /// cold runs do not overwrite each other).
     #[arg(short, long)]
@@ -171,6 +177,7 @@ pub fn run(a: Args) -> i32 {
         parts: !a.no_parts,
         transitions: a.transitions,
         round_sizes: a.round_sizes,
+        round_lead_in: !a.round_no_lead_in,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,
         job,

@@ -67,6 +67,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.round_sizes {
         v.push("--round-sizes".into());
     }
+    if a.round_no_lead_in {
+        v.push("--round-no-lead-in".into());
+    }
     if a.no_dataflow {
         v.push("--no-dataflow".into());
     }

@@ -258,6 +258,71 @@ pub fn switch_reuse(plan: &Plan, rank: u32, runs: impl Fn(&Step) -> bool) -> Swi
     out
 }
 
+/// One place in the round of every unit ([`round_order`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoundEntry {
+    pub unit: u32,
+    /// The step whose places (in the memory image) it runs at.
+    pub step: u32,
+    /// A unit's own first run, whose kernels the round measures; `false` for a lead-in:
+    /// the model's step before a counted one, run first so that the counted unit finds in
+    /// L2 what the model leaves there for it (its input, just written).
+    pub counted: bool,
+}
+
+/// The round of every unit on `rank` among the steps `runs` accepts: each unit once, at
+/// its first step, in the order the replay first runs them; with `lead_in`, a unit whose
+/// step before it on its stream is not the round's previous entry gets that step first, as
+/// a lead-in. Without lead-ins a unit whose input the model has just written (an SE block's
+/// mean after the activation it reads) ran after some other unit's first step and read its
+/// input from memory: on EfficientNet-V2-S (H200) such units' kernels ran 50 % slower in
+/// the round than in kc's graph of the model (docs/MEASUREMENTS.md, session 16).
+pub fn round_order(
+    plan: &Plan,
+    rank: u32,
+    runs: impl Fn(&Step) -> bool,
+    lead_in: bool,
+) -> Vec<RoundEntry> {
+    let mut out: Vec<RoundEntry> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut last_on_stream: Vec<Option<u32>> = vec![None; plan.streams.len()];
+    for (i, s) in plan.steps.iter().enumerate() {
+        if plan.streams[s.stream as usize].rank != rank || !runs(s) {
+            continue;
+        }
+        let before = last_on_stream[s.stream as usize].replace(i as u32);
+        if !seen.insert(s.unit) {
+            continue;
+        }
+        if let (true, Some(b)) = (lead_in, before) {
+            if out.last().map(|e| e.step) != Some(b) {
+                out.push(RoundEntry {
+                    unit: plan.steps[b as usize].unit,
+                    step: b,
+                    counted: false,
+                });
+            }
+        }
+        out.push(RoundEntry {
+            unit: s.unit,
+            step: i as u32,
+            counted: true,
+        });
+    }
+    out
+}
+
+/// The switches between different units one cycle of a round makes (`units` in cycle
+/// order, the last followed by the first): entries of the same unit back to back are no
+/// switch, as in [`transitions`]. At least 1, so that it divides.
+pub fn switches_per_cycle(units: &[u32]) -> usize {
+    let n = units.len();
+    (0..n)
+        .filter(|&i| units[i] != units[(i + n - 1) % n])
+        .count()
+        .max(1)
+}
+
 /// The schedule's length when every step that `duration_us` gives a time takes that
 /// time, after `gap_us(previous step, step)` (indices of the step before it on its stream
 /// with a time, and of itself), and starts once its stream
@@ -377,6 +442,72 @@ mod tests {
             values: Default::default(),
             bound_reads: Vec::new(),
         }
+    }
+
+    #[test]
+    fn round_order_leads_a_unit_in_with_the_step_before_it() {
+        // One stream: u0 u1 u2 u1 u3 (u3's step before it is u1's second run) u0 u4.
+        let p = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (2, 0, &[]),
+            (1, 0, &[]),
+            (3, 0, &[]),
+            (0, 0, &[]),
+            (4, 0, &[]),
+        ]);
+        let e = |unit, step, counted| RoundEntry {
+            unit,
+            step,
+            counted,
+        };
+        assert_eq!(
+            round_order(&p, 0, |_| true, false),
+            vec![
+                e(0, 0, true),
+                e(1, 1, true),
+                e(2, 2, true),
+                e(3, 4, true),
+                e(4, 6, true)
+            ]
+        );
+        assert_eq!(
+            round_order(&p, 0, |_| true, true),
+            vec![
+                e(0, 0, true),
+                e(1, 1, true),
+                e(2, 2, true),
+                e(1, 3, false),
+                e(3, 4, true),
+                e(0, 5, false),
+                e(4, 6, true)
+            ]
+        );
+        // A step that does not run is passed over: u3 then follows u2 directly.
+        let r = round_order(&p, 0, |s| s.unit != 1, true);
+        assert_eq!(
+            r,
+            vec![
+                e(0, 0, true),
+                e(2, 2, true),
+                e(3, 4, true),
+                e(0, 5, false),
+                e(4, 6, true)
+            ]
+        );
+        let units: Vec<u32> = r.iter().map(|x| x.unit).collect();
+        assert_eq!(switches_per_cycle(&units), 5);
+        assert_eq!(switches_per_cycle(&[0, 1, 1, 2]), 3);
+        assert_eq!(switches_per_cycle(&[7]), 1);
+    }
+
+    #[test]
+    fn round_order_takes_the_step_before_on_the_same_stream() {
+        // s0: u0 . u2; s1: . u1 . : u2's step before it on s0 is u0's, not u1's.
+        let p = plan(&[(0, 0, &[]), (1, 1, &[]), (2, 0, &[])]);
+        let r = round_order(&p, 0, |_| true, true);
+        let steps: Vec<(u32, bool)> = r.iter().map(|x| (x.step, x.counted)).collect();
+        assert_eq!(steps, vec![(0, true), (1, true), (0, false), (2, true)]);
     }
 
     #[test]

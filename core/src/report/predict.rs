@@ -497,8 +497,9 @@ impl Report {
                 (Some(e), Some(u), _) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
-                        "the round of all {} units{}: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
+                        "the round of all {} units{}{}: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
                         t.round_units,
+                        lead_in_label(t),
                         restoring_label(t),
                         e,
                         t.round_gap_extra_us.map_or(
@@ -515,7 +516,7 @@ impl Report {
                             // per switch, the kernels' share by those invocations
                             // (`equivalent` cycles of the round per replay).
                             let by_unit = inp.round_kernels_by_unit(t);
-                            let k = t.round_units.max(1) as f64;
+                            let k = t.switches_per_cycle() as f64;
                             let gap_cycle = (g * k).abs();
                             let kern_cycle = t
                                 .round_unit_kernels
@@ -780,6 +781,19 @@ impl Report {
 
 /// How the round was measured when it restored the model's values before each launch
 /// (empty otherwise): the reader sees the figure is not the plain round's.
+/// How the round was ordered: the lead-ins it ran so that every unit followed the model's
+/// step before it, where there were any.
+fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
+    if t.round_lead_ins == 0 {
+        return String::new();
+    }
+    format!(
+        ", each after the model's step before it ({} lead-in steps, not counted; {} switches per cycle)",
+        t.round_lead_ins,
+        t.switches_per_cycle()
+    )
+}
+
 fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
     t.round_restoring.as_ref().map_or(String::new(), |r| {
         format!(

@@ -332,10 +332,23 @@ pub struct TransitionsSummary {
     pub launch_extra_us: Option<f64>,
     pub launch_extra_sem_us: Option<f64>,
     /// The round: every executed unit once per cycle, in the order the replay first runs
-    /// them, cycles repeated in one graph; what one switch from a unit to the next adds
-    /// beyond the units alone (cycle − Σ units alone) / units, and its standard error.
+    /// them (with lead-ins, below), cycles repeated in one graph; what one switch from a
+    /// unit to the next adds beyond the units alone (cycle − Σ entries alone) / switches,
+    /// and its standard error.
     #[serde(default)]
     pub round_units: usize,
+    /// Of the round's entries, the lead-ins: the model's step before a unit's first run,
+    /// run first where the round's previous entry is not that step, so the unit finds in L2
+    /// what the model leaves there; their kernels are not the unit's. 0 in results of kc
+    /// before session 16 (no lead-ins) and with `--round-no-lead-in`.
+    #[serde(default)]
+    pub round_lead_ins: usize,
+    /// Switches between different units in one cycle of the round (entries of one unit back
+    /// to back are none): what `round_extra_us` and `round_gap_extra_us` are per. 0 in
+    /// results of kc before session 16, whose rounds switched at every one of
+    /// `round_units` entries.
+    #[serde(default)]
+    pub round_switches: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_extra_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -388,6 +401,18 @@ pub struct TransitionsSummary {
     /// Pairs that could not be measured, with why (the first few).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<String>,
+}
+
+impl TransitionsSummary {
+    /// Switches between different units per cycle of the round: as recorded, or one per
+    /// unit in results of kc before lead-ins (whose rounds held each unit once).
+    pub fn switches_per_cycle(&self) -> usize {
+        if self.round_switches > 0 {
+            self.round_switches
+        } else {
+            self.round_units.max(1)
+        }
+    }
 }
 
 /// Rounds of one size: what a switch adds beyond the units alone, over its groups.

@@ -1,5 +1,6 @@
 //! The measured terms of kc's prediction from parts, after the units alone: the round of
 //! every unit (each executed unit once per cycle, in the order the replay first runs them,
+//! each after the model's step before it where the round would not have it there,
 //! cycles repeated in one graph), whose time (and, with energy, whose energy) beyond the
 //! units alone is what a switch from one unit to another costs when a program cycles
 //! through all of the model's distinct kernels as the model does; what one graph launch costs beyond its node; and, on request,
@@ -93,15 +94,19 @@ pub(super) fn measure(
         b.finish_and_clear();
     }
     summary.pairs_measured = summary.measured.len();
-    // The round: every unit once, in the order the replay first runs them.
-    let mut order: Vec<(u32, u32)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, s) in plan.steps.iter().enumerate() {
-        if plan.streams[s.stream as usize].rank == rank && runs(s) && seen.insert(s.unit) {
-            order.push((s.unit, i as u32));
-        }
-    }
-    if order.len() > 1 {
+    // The round: every unit once, in the order the replay first runs them, each after the
+    // model's step before it (a lead-in, not counted) where the round's previous entry is
+    // not that step.
+    let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in);
+    let order: Vec<(u32, u32)> = entries.iter().map(|e| (e.unit, e.step)).collect();
+    let first_runs: Vec<(u32, u32)> = entries
+        .iter()
+        .filter(|e| e.counted)
+        .map(|e| (e.unit, e.step))
+        .collect();
+    let units_of: Vec<u32> = entries.iter().map(|e| e.unit).collect();
+    let switches = schedule::switches_per_cycle(&units_of);
+    if first_runs.len() > 1 {
         // Each unit's kernels per invocation alone (CUPTI), to tell the round's kernels
         // apart by unit; empty where a unit's count is unknown or not whole.
         let per_invocation: Vec<usize> = order
@@ -185,7 +190,7 @@ pub(super) fn measure(
                     };
                     if let (Some(w), Some((cj, cj_sem))) = (w, copy_j) {
                         let s = en.summarise(w, "round", launch_us, cycles, notes);
-                        let k = order.len() as f64;
+                        let k = switches as f64;
                         summary.round_extra_energy_j = Some((s.per_item_j.mean - cj - sum_j) / k);
                         summary.round_extra_energy_sem_j =
                             Some(s.per_item_j.sem().hypot(cj_sem).hypot(var_j.sqrt()) / k);
@@ -197,11 +202,14 @@ pub(super) fn measure(
                         summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
                 }
+                // Each counted unit's kernels; a lead-in's are the context, not its own.
                 if let Some(v) = &round.unit_kernels_us {
-                    summary.round_unit_kernels = order
+                    summary.round_unit_kernels = entries
                         .iter()
                         .zip(v)
-                        .filter_map(|(&(u, _), &round_us)| {
+                        .filter(|(e, _)| e.counted)
+                        .filter_map(|(e, &round_us)| {
+                            let u = e.unit;
                             Some(kc_core::results::RoundUnitKernels {
                                 unit: u,
                                 round_us,
@@ -210,7 +218,9 @@ pub(super) fn measure(
                         })
                         .collect();
                 }
-                summary.round_units = order.len();
+                summary.round_units = first_runs.len();
+                summary.round_lead_ins = entries.len() - first_runs.len();
+                summary.round_switches = switches;
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
                 // The gaps between kernels alone: each unit's time beyond its kernels'
@@ -225,7 +235,7 @@ pub(super) fn measure(
                 if let (Some(k), Some(alone_gaps)) = (round.kernels_us, gaps_alone) {
                     summary.round_kernels_us = Some(k);
                     summary.round_gap_extra_us =
-                        Some((round.cycle_us - k - alone_gaps) / order.len() as f64);
+                        Some((round.cycle_us - k - alone_gaps) / switches as f64);
                 }
             }
             Err(e) => {
@@ -235,8 +245,8 @@ pub(super) fn measure(
         }
         // Smaller rounds, by how far back their switches reach.
         let mut k = 2;
-        while opts.round_sizes && k < order.len() && summary.round_extra_us.is_some() {
-            match measure_rounds_of_size(plan, &order, k, &alone, opts, gpu, image) {
+        while opts.round_sizes && k < first_runs.len() && summary.round_extra_us.is_some() {
+            match measure_rounds_of_size(plan, &first_runs, k, &alone, opts, gpu, image) {
                 Ok(r) => summary.rounds_by_size.push(r),
                 Err(e) => {
                     let _ = gpu.synchronize();
@@ -562,7 +572,8 @@ fn measure_round<'s>(
     let n = f64::from(cycles);
     let cycle_us = (per_launch.mean - copy_mean) / n;
     let cycle_sem = per_launch.sem().hypot(copy_sem) / n;
-    let k = order.len() as f64;
+    let units: Vec<u32> = order.iter().map(|&(u, _)| u).collect();
+    let k = schedule::switches_per_cycle(&units) as f64;
     Ok(Round {
         graph,
         cycles,
