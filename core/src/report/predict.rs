@@ -1077,6 +1077,7 @@ mod tests {
         let p = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
             .prediction
             .unwrap();
+        assert!(!p.coverage.contains("lead-in"), "{}", p.coverage);
         // 7 switches × 0.6 us, and the launch.
         assert!((p.terms[0].us - 4.2).abs() < 1e-9, "{:?}", p.terms);
         assert!((p.terms[0].u_us - 0.35).abs() < 1e-9);
@@ -1089,6 +1090,27 @@ mod tests {
             .unwrap();
         assert_eq!(p.terms.len(), 3);
         assert!((p.terms[0].us - 1.75).abs() < 1e-9);
+        // A round with lead-ins says how many it ran and how many switches a cycle made.
+        {
+            let t = transitions(&mut iso);
+            t.round_lead_ins = 1;
+            t.round_switches = 3;
+        }
+        let q = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            q.coverage
+                .contains("each after the model's step before it (1 lead-in steps, not counted; 3 switches per cycle)"),
+            "{}",
+            q.coverage
+        );
+        assert!((q.predicted_us - p.predicted_us).abs() < 1e-9);
+        {
+            let t = transitions(&mut iso);
+            t.round_lead_ins = 0;
+            t.round_switches = 0;
+        }
         assert!((p.terms[1].us - 2.45).abs() < 1e-9);
         assert!((p.predicted_us - 66.2).abs() < 1e-9);
         assert!((p.terms[0].energy_j.unwrap() - 100.0 * 1.75e-6).abs() < 1e-12);

@@ -581,4 +581,20 @@ mod tests {
         let t: TransitionsSummary = serde_json::from_str(&old).unwrap();
         assert_eq!(t.round_values, None);
     }
+
+    #[test]
+    fn a_round_without_recorded_switches_switched_at_every_unit() {
+        // Results of kc before lead-ins record no switches: one per unit of the round.
+        let old = r#"{"total": 9, "covered": 0, "pairs": 3, "pairs_measured": 0, "measured": [], "round_units": 5}"#;
+        let t: TransitionsSummary = serde_json::from_str(old).unwrap();
+        assert_eq!((t.round_lead_ins, t.round_switches), (0, 0));
+        assert_eq!(t.switches_per_cycle(), 5);
+        let t = TransitionsSummary {
+            round_units: 5,
+            round_lead_ins: 2,
+            round_switches: 7,
+            ..Default::default()
+        };
+        assert_eq!(t.switches_per_cycle(), 7);
+    }
 }

@@ -49,11 +49,23 @@ a) # the models whose misses the lead-ins address, again, and two never measured
 b) # never measured by kc
    cnn inception_v3 inception_v3; cnn googlenet googlenet; cnn shufflenet_v2 shufflenet_v2_x1_0 64
    cnn mnasnet mnasnet1_0; cnn efficientnet_b0 efficientnet_b0; cnn densenet169 densenet169 ;;
-c) # transformers and two CNNs again
-   cnn convnext_small convnext_small 16; model swin_s --model swin_s --batch 16 --dtype bf16 --no-values
+c) # transformers first (two of them again), then CNNs
+   model swin_s --model swin_s --batch 16 --dtype bf16 --no-values
    model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
    model vit_b_32 --model vit_b_32 --batch 32 --dtype bf16 --no-values
-   cnn vgg16_bn vgg16_bn; cnn regnet_y_8gf regnet_y_8gf ;;
+   cnn convnext_small convnext_small 16; cnn vgg16_bn vgg16_bn; cnn regnet_y_8gf regnet_y_8gf ;;
+d) # session 14-15's language models and ViT-B TF32 again, with this build
+   model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach
+   model mistral_decode_graph --model mistral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model vit_b16_tf32 --model vit_b_16 --batch 16 --dtype fp32 --tf32 --no-values ;;
+e) # session 14-15's vision models again, with this build
+   model maxvit_t --model maxvit_t --batch 16 --dtype bf16 --no-values
+   model swin_v2_t --model swin_v2_t --batch 16 --dtype bf16 --no-values
+   cnn resnext50 resnext50_32x4d; cnn regnet_y regnet_y_1_6gf
+   model densenet121_tf32 --model densenet121 --batch 16 --dtype fp32 --tf32 --no-values
+   model vit_l_16 --model vit_l_16 --batch 8 --dtype bf16 --no-values ;;
 esac
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round" $f | head -9; }; done >> $out/summary.txt
 cat $out/summary.txt $out/timeline.txt
