@@ -779,8 +779,6 @@ impl Report {
     }
 }
 
-/// How the round was measured when it restored the model's values before each launch
-/// (empty otherwise): the reader sees the figure is not the plain round's.
 /// How the round was ordered: the lead-ins it ran so that every unit followed the model's
 /// step before it, where there were any.
 fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
@@ -794,6 +792,8 @@ fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
     )
 }
 
+/// How the round was measured when it restored the model's values before each launch
+/// (empty otherwise): the reader sees the figure is not the plain round's.
 fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
     t.round_restoring.as_ref().map_or(String::new(), |r| {
         format!(
