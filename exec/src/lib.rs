@@ -147,10 +147,11 @@ pub struct ExecOptions {
     /// Isolated mode, with `parts`: also rounds of 2, 4, 8, ... units (a diagnostic: what a
     /// switch costs by how far back it reaches).
     pub round_sizes: bool,
-    /// Isolated mode, with `parts`: the round runs the model's step before a unit's first
-    /// run ahead of it where its previous entry is not that step (a lead-in), so that the
-    /// unit finds in L2 what the model leaves there ([`kc_core::plan::schedule::round_order`]).
-    pub round_lead_in: bool,
+    /// Isolated mode, with `parts`: the round runs the model's steps before a unit's first
+    /// run (this many; 0: none) ahead of it where its last entries are not those steps
+    /// (lead-ins), so that the unit finds in L2 what the model leaves there
+    /// ([`kc_core::plan::schedule::round_order`]). 1 by default; more is a diagnostic.
+    pub round_lead_in: usize,
     /// Isolated mode, with `parts`: also the N most frequent transitions between different
     /// units as pairs, each alternated alone (0: none).
     pub transitions: usize,
@@ -195,7 +196,7 @@ impl Default for ExecOptions {
             min_unit_time_s: 0.05,
             parts: true,
             round_sizes: false,
-            round_lead_in: true,
+            round_lead_in: 1,
             transitions: 0,
             progress: false,
             rank: None,

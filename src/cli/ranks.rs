@@ -69,6 +69,11 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     }
     if a.round_no_lead_in {
         v.push("--round-no-lead-in".into());
+    } else {
+        v.extend([
+            "--round-lead-in-steps".into(),
+            a.round_lead_in_steps.to_string(),
+        ]);
     }
     if a.no_dataflow {
         v.push("--no-dataflow".into());

@@ -271,9 +271,9 @@ pub struct RoundEntry {
 }
 
 /// The round of every unit on `rank` among the steps `runs` accepts: each unit once, at
-/// its first step, in the order the replay first runs them; with `lead_in`, a unit whose
-/// step before it on its stream is not the round's previous entry gets that step first, as
-/// a lead-in. Without lead-ins a unit whose input the model has just written (an SE block's
+/// its first step, in the order the replay first runs them; with `lead_in` steps (0: none),
+/// a unit whose steps before it on its stream (that many, or as many as ran) are not the
+/// round's last entries gets them first, oldest first, as lead-ins. Without lead-ins a unit whose input the model has just written (an SE block's
 /// mean after the activation it reads) ran after some other unit's first step and read its
 /// input from memory: on EfficientNet-V2-S (H200) such units' kernels ran 50 % slower in
 /// the round than in kc's graph of the model (docs/MEASUREMENTS.md, session 16).
@@ -281,28 +281,44 @@ pub fn round_order(
     plan: &Plan,
     rank: u32,
     runs: impl Fn(&Step) -> bool,
-    lead_in: bool,
+    lead_in: usize,
 ) -> Vec<RoundEntry> {
     let mut out: Vec<RoundEntry> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut last_on_stream: Vec<Option<u32>> = vec![None; plan.streams.len()];
+    // The last `lead_in` steps that ran on each stream, oldest first.
+    let mut recent: Vec<std::collections::VecDeque<u32>> =
+        vec![Default::default(); plan.streams.len()];
     for (i, s) in plan.steps.iter().enumerate() {
         if plan.streams[s.stream as usize].rank != rank || !runs(s) {
             continue;
         }
-        let before = last_on_stream[s.stream as usize].replace(i as u32);
+        let last = &mut recent[s.stream as usize];
+        let before: Vec<u32> = last.iter().copied().collect();
+        if lead_in > 0 {
+            if last.len() == lead_in {
+                last.pop_front();
+            }
+            last.push_back(i as u32);
+        }
         if !seen.insert(s.unit) {
             continue;
         }
-        if let (true, Some(b)) = (lead_in, before) {
-            if out.last().map(|e| e.step) != Some(b) {
-                out.push(RoundEntry {
-                    unit: plan.steps[b as usize].unit,
-                    step: b,
-                    counted: false,
-                });
-            }
-        }
+        // The round must end with the steps before the unit: what it ends with already (the
+        // longest start of them that is its tail) is not run again.
+        let kept = (0..=before.len().min(out.len()))
+            .rev()
+            .find(|&k| {
+                out[out.len() - k..]
+                    .iter()
+                    .map(|e| e.step)
+                    .eq(before[..k].iter().copied())
+            })
+            .unwrap_or(0);
+        out.extend(before[kept..].iter().map(|&b| RoundEntry {
+            unit: plan.steps[b as usize].unit,
+            step: b,
+            counted: false,
+        }));
         out.push(RoundEntry {
             unit: s.unit,
             step: i as u32,
@@ -462,7 +478,7 @@ mod tests {
             counted,
         };
         assert_eq!(
-            round_order(&p, 0, |_| true, false),
+            round_order(&p, 0, |_| true, 0),
             vec![
                 e(0, 0, true),
                 e(1, 1, true),
@@ -472,7 +488,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            round_order(&p, 0, |_| true, true),
+            round_order(&p, 0, |_| true, 1),
             vec![
                 e(0, 0, true),
                 e(1, 1, true),
@@ -484,7 +500,7 @@ mod tests {
             ]
         );
         // A step that does not run is passed over: u3 then follows u2 directly.
-        let r = round_order(&p, 0, |s| s.unit != 1, true);
+        let r = round_order(&p, 0, |s| s.unit != 1, 1);
         assert_eq!(
             r,
             vec![
@@ -497,6 +513,42 @@ mod tests {
         );
         let units: Vec<u32> = r.iter().map(|x| x.unit).collect();
         assert_eq!(switches_per_cycle(&units), 5);
+        // Two steps of lead-in: u3 needs steps 2 and 3 before it; the round ends with step 2
+        // already, so only step 3 is run. u4 needs steps 4 and 5: the round ends with 4.
+        assert_eq!(
+            round_order(&p, 0, |_| true, 2),
+            vec![
+                e(0, 0, true),
+                e(1, 1, true),
+                e(2, 2, true),
+                e(1, 3, false),
+                e(3, 4, true),
+                e(0, 5, false),
+                e(4, 6, true)
+            ]
+        );
+        // Three: u3 needs steps 1, 2 and 3 (the round ends with 1, 2); u4 needs 3, 4 and 5,
+        // and the round ends with 3, 4.
+        let r3 = round_order(&p, 0, |_| true, 3);
+        assert_eq!(r3, round_order(&p, 0, |_| true, 2));
+        // u3's step before it is u0's second run (step 3), which the round does not hold.
+        let q = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (2, 0, &[]),
+            (0, 0, &[]),
+            (3, 0, &[]),
+        ]);
+        let steps: Vec<u32> = round_order(&q, 0, |_| true, 2)
+            .iter()
+            .map(|x| x.step)
+            .collect();
+        assert_eq!(steps, vec![0, 1, 2, 3, 4]);
+        let steps: Vec<u32> = round_order(&q, 0, |_| true, 3)
+            .iter()
+            .map(|x| x.step)
+            .collect();
+        assert_eq!(steps, vec![0, 1, 2, 3, 4]);
         assert_eq!(switches_per_cycle(&[0, 1, 1, 2]), 3);
         assert_eq!(switches_per_cycle(&[7]), 1);
     }
@@ -505,7 +557,7 @@ mod tests {
     fn round_order_takes_the_step_before_on_the_same_stream() {
         // s0: u0 . u2; s1: . u1 . : u2's step before it on s0 is u0's, not u1's.
         let p = plan(&[(0, 0, &[]), (1, 1, &[]), (2, 0, &[])]);
-        let r = round_order(&p, 0, |_| true, true);
+        let r = round_order(&p, 0, |_| true, 1);
         let steps: Vec<(u32, bool)> = r.iter().map(|x| (x.step, x.counted)).collect();
         assert_eq!(steps, vec![(0, true), (1, true), (0, false), (2, true)]);
     }
