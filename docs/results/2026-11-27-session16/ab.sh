@@ -9,7 +9,7 @@
 set -eu
 KC=${KC:-target/release/kc}
 here=$(dirname "$0") w=$(mktemp -d)
-for t in "$here"/call*.txz; do tar xJf "$t" -C "$w"; done
+for t in "$here"/call[1-5]-*.txz; do tar xJf "$t" -C "$w"; done
 printf "%-20s %-15s %-15s %-15s %-9s %-7s %s\n" model "plain t/e %" "lead-in t/e %" "no lead t/e %" "kc graph" "kc run" "round vs kc graph, per unit median |%| (lead-in / none)"
 for d in "$w"/*/*.kc/*; do
   n=$(basename "$d"); part=$(basename "$(dirname "$(dirname "$d")")")

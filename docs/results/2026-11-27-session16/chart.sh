@@ -8,7 +8,7 @@
 set -eu
 KC=${KC:-target/release/kc}
 here=$(dirname "$0") w=$(mktemp -d)
-for t in "$here"/call*.txz; do tar xJf "$t" -C "$w"; done
+for t in "$here"/call[1-5]-*.txz; do tar xJf "$t" -C "$w"; done
 args=()
 rep() { # LABEL PART NAME
   local dir=$w/$2/$3.kc/$3

@@ -9,7 +9,7 @@ import csv, glob, json, os, subprocess, sys, tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 w = tempfile.mkdtemp()
-for t in sorted(glob.glob(os.path.join(here, "call*.txz"))):
+for t in sorted(glob.glob(os.path.join(here, "call[1-5]-*.txz"))):
     subprocess.run(["tar", "xJf", t, "-C", w], check=True)
 print("%-22s %10s %10s %10s  %s" % ("model", "kc graph", "lead-in", "no lead", "round vs kc graph (lead-in / none)"))
 for d in sorted(glob.glob(os.path.join(w, "*", "*.kc", "*"))):
