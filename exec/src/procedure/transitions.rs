@@ -104,8 +104,6 @@ pub(super) fn measure(
         .filter(|e| e.counted)
         .map(|e| (e.unit, e.step))
         .collect();
-    let units_of: Vec<u32> = entries.iter().map(|e| e.unit).collect();
-    let switches = schedule::switches_per_cycle(&units_of);
     if first_runs.len() > 1 {
         // Each unit's kernels per invocation alone (CUPTI), to tell the round's kernels
         // apart by unit; empty where a unit's count is unknown or not whole.
@@ -141,6 +139,7 @@ pub(super) fn measure(
         );
         match timed {
             Ok(round) => {
+                let switches = round.switches;
                 // The round's own energy: what the units cycling draw, against the units
                 // alone (each unit's energy per invocation, from its windows).
                 let alone_j: Option<(f64, f64)> = order
@@ -393,6 +392,9 @@ fn restored_census(
 struct Round {
     graph: crate::device::Graph,
     cycles: u32,
+    /// Switches between different units per cycle ([`schedule::switches_per_cycle`]): what
+    /// `extra_us` is per.
+    switches: usize,
     cycle_us: f64,
     extra_us: f64,
     extra_sem_us: f64,
@@ -573,10 +575,12 @@ fn measure_round<'s>(
     let cycle_us = (per_launch.mean - copy_mean) / n;
     let cycle_sem = per_launch.sem().hypot(copy_sem) / n;
     let units: Vec<u32> = order.iter().map(|&(u, _)| u).collect();
-    let k = schedule::switches_per_cycle(&units) as f64;
+    let switches = schedule::switches_per_cycle(&units);
+    let k = switches as f64;
     Ok(Round {
         graph,
         cycles,
+        switches,
         cycle_us,
         extra_us: (cycle_us - sum_alone) / k,
         extra_sem_us: cycle_sem.hypot(sum_sem) / k,
