@@ -780,13 +780,17 @@ impl Report {
 }
 
 /// How the round was ordered: the lead-ins it ran so that every unit followed the model's
-/// step before it, where there were any.
+/// steps before it (one unless results record more), where there were any.
 fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
     if t.round_lead_ins == 0 {
         return String::new();
     }
+    let before = match t.round_lead_in_steps {
+        0 | 1 => "the model's step before it".to_string(),
+        n => format!("the model's {n} steps before it"),
+    };
     format!(
-        ", each after the model's step before it ({} lead-in steps, not counted; {} switches per cycle)",
+        ", each after {before} ({} lead-in steps, not counted; {} switches per cycle)",
         t.round_lead_ins,
         t.switches_per_cycle()
     )
@@ -1108,8 +1112,22 @@ mod tests {
         assert!((q.predicted_us - p.predicted_us).abs() < 1e-9);
         {
             let t = transitions(&mut iso);
+            t.round_lead_in_steps = 4;
+        }
+        let q = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            q.coverage
+                .contains("each after the model's 4 steps before it"),
+            "{}",
+            q.coverage
+        );
+        {
+            let t = transitions(&mut iso);
             t.round_lead_ins = 0;
             t.round_switches = 0;
+            t.round_lead_in_steps = 0;
         }
         assert!((p.terms[1].us - 2.45).abs() < 1e-9);
         assert!((p.predicted_us - 66.2).abs() < 1e-9);

@@ -337,12 +337,18 @@ pub struct TransitionsSummary {
     /// and its standard error.
     #[serde(default)]
     pub round_units: usize,
-    /// Of the round's entries, the lead-ins: the model's step before a unit's first run,
-    /// run first where the round's previous entry is not that step, so the unit finds in L2
-    /// what the model leaves there; their kernels are not the unit's. 0 in results of kc
-    /// before session 16 (no lead-ins) and with `--round-no-lead-in`.
+    /// Of the round's entries, the lead-ins: the model's steps before a unit's first run
+    /// (`round_lead_in_steps` of them), run first where the round does not already end with
+    /// them, so the unit finds in L2 what the model leaves there; their kernels are not the
+    /// unit's. 0 in results of kc before session 16 (no lead-ins) and with
+    /// `--round-no-lead-in`.
     #[serde(default)]
     pub round_lead_ins: usize,
+    /// How many of the model's steps before a unit its lead-ins hold at most
+    /// (`--round-lead-in-steps`); 0 where results do not say (before d93e712: one, where
+    /// `round_lead_ins` is not 0).
+    #[serde(default)]
+    pub round_lead_in_steps: usize,
     /// Switches between different units in one cycle of the round (entries of one unit back
     /// to back are none): what `round_extra_us` and `round_gap_extra_us` are per. 0 in
     /// results of kc before session 16, whose rounds switched at every one of

@@ -219,6 +219,7 @@ pub(super) fn measure(
                 }
                 summary.round_units = first_runs.len();
                 summary.round_lead_ins = entries.len() - first_runs.len();
+                summary.round_lead_in_steps = opts.round_lead_in;
                 summary.round_switches = switches;
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
