@@ -273,10 +273,11 @@ pub struct RoundEntry {
 /// The round of every unit on `rank` among the steps `runs` accepts: each unit once, at
 /// its first step, in the order the replay first runs them; with `lead_in` steps (0: none),
 /// a unit whose steps before it on its stream (that many, or as many as ran) are not the
-/// round's last entries gets them first, oldest first, as lead-ins. Without lead-ins a unit whose input the model has just written (an SE block's
-/// mean after the activation it reads) ran after some other unit's first step and read its
-/// input from memory: on EfficientNet-V2-S (H200) such units' kernels ran 50 % slower in
-/// the round than in kc's graph of the model (docs/MEASUREMENTS.md, session 16).
+/// round's last entries gets them first, oldest first, as lead-ins. Without lead-ins a unit
+/// whose input the model has just written (an SE block's mean after the activation it
+/// reads) ran after some other unit's first step and read its input from memory: on EfficientNet-V2-S (H200) the SE means' kernels ran 45 % slower in
+/// the round than in kc's graph of the model, and 1 % faster with lead-ins (the same call;
+/// docs/MEASUREMENTS.md, session 16).
 pub fn round_order(
     plan: &Plan,
     rank: u32,
