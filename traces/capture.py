@@ -234,59 +234,91 @@ def energy(fn, seconds=2.0):
 
 
 def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
-    """Time and energy per call of `fn` run back to back, as kc times its replays: `repeats`
-    windows, each starting at a tick of NVML's energy counter (it advances about every
-    100 ms), running batches of calls for at least `seconds` and until the counter ticks
-    again; time per call = CUDA-event time of the window's calls / calls, energy per call =
-    the counter's difference / calls. Returns the medians and the spread of the windows."""
+    """Time and energy per call of `fn` run back to back, as kc times its replays.
+
+    Time per call: CUDA events around `repeats` windows of calls, / calls. Energy per call:
+    each window runs from one tick of NVML's energy counter (it advances about every 100 ms)
+    to the first tick at least `seconds` later, observed while the GPU is busy, and divides
+    the counter's difference by the calls *completed* between the two ticks, counted with
+    an event after every small batch (about 2 ms of GPU work) and polled every millisecond,
+    as kc's feeder counts its launches. Until session 17 this divided by the calls enqueued
+    when the tick was seen, which also counted the batches still in flight (20-60 ms of
+    work in a 2 s window) and read the energy per call 1-3 % low; the same windows still
+    give that figure, `back_to_back_energy_enqueued_mj`, for comparison. Returns the medians,
+    the spread of the windows, and the GPU's temperature and SM clock over them."""
     try:
         import pynvml
         pynvml.nvmlInit()
         h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
         counter = lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
         temperature = lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)
+        sm_clock = lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)
     except Exception:  # NVML absent: time only
-        counter = temperature = None
-    batch = max(1, int(20_000 / max(per_call_us, 1.0)))  # about 20 ms of GPU work
-    times, energies, temperatures = [], [], []
+        counter = temperature = sm_clock = None
+    batch = max(1, int(2_000 / max(per_call_us, 1.0)))  # about 2 ms of GPU work
+    in_flight_max = max(2, int(20_000 / (batch * max(per_call_us, 1.0))) + 1)  # ~20 ms queued
+    times, energies, enqueued, temperatures, clocks = [], [], [], [], []
     for _ in range(repeats):
         torch.cuda.synchronize()
-        if counter:
-            e_start = counter()
-            while counter() == e_start:  # wait for a tick
-                time.sleep(0.001)
-            e_start = counter()
+        in_flight, free = [], [torch.cuda.Event() for _ in range(in_flight_max + 1)]
+        st = {"done": 0, "launched": 0}
+
+        def pump():
+            # Retires finished batches and tops the queue up; returns calls completed.
+            while in_flight and in_flight[0].query():
+                free.append(in_flight.pop(0))
+                st["done"] += batch
+            while len(in_flight) < in_flight_max:
+                for _ in range(batch):
+                    fn()
+                ev = free.pop()
+                ev.record()
+                in_flight.append(ev)
+                st["launched"] += batch
+            return st["done"]
+
         s = torch.cuda.Event(enable_timing=True)
         s.record()
-        t0, n, in_flight, last = time.time(), 0, [], None
-        # Two batches in flight, as kc's feeder keeps them: the GPU never waits for the host.
-        while True:
-            for _ in range(batch):
-                fn()
-            n += batch
-            done = torch.cuda.Event()
-            done.record()
-            in_flight.append(done)
-            if len(in_flight) > 2:
-                in_flight.pop(0).synchronize()
-            if time.time() - t0 < seconds:
-                continue
-            if counter is None:
-                break
-            # End at the counter's next tick after the minimum time.
-            if last is None:
-                last = counter()
-            elif counter() != last:
-                break
+        t0 = time.time()
+        if counter:
+            # The window starts at a tick seen while the GPU is busy.
+            first = counter()
+            while True:
+                pump()
+                time.sleep(0.001)
+                e0 = counter()
+                if e0 != first:
+                    l0, d0 = st["launched"], pump()
+                    break
+                if time.time() - t0 > 5.0:
+                    raise RuntimeError("the NVML energy counter did not change in 5 s")
+            tw, last, sm = time.time(), e0, []
+            while True:
+                pump()
+                time.sleep(0.001)
+                e1 = counter()
+                if e1 == last:
+                    if time.time() - tw > seconds + 5.0:
+                        raise RuntimeError("the NVML energy counter stopped changing")
+                    continue
+                last = e1
+                sm.append(sm_clock())
+                if time.time() - tw >= seconds:
+                    l1, d1 = st["launched"], pump()
+                    break
+            energies.append((e1 - e0) / max(d1 - d0, 1))
+            enqueued.append((e1 - e0) / max(l1 - l0, 1))
+            temperatures.append(temperature())
+            clocks.append(statistics.median(sm) if sm else None)
+        else:
+            while time.time() - t0 < seconds:
+                pump()
         e = torch.cuda.Event(enable_timing=True)
         e.record()
         e.synchronize()
-        if counter:
-            energies.append((counter() - e_start) / n)
-            temperatures.append(temperature())
-        times.append(s.elapsed_time(e) * 1000.0 / n)
+        times.append(s.elapsed_time(e) * 1000.0 / st["launched"])
     med = statistics.median(times)
-    out = {"back_to_back_us": med, "back_to_back_calls_per_window": n,
+    out = {"back_to_back_us": med, "back_to_back_calls_per_window": st["launched"],
            "back_to_back_windows": repeats,
            "back_to_back_spread_pct": (max(times) - min(times)) / med * 100.0}
     if energies:
@@ -296,7 +328,10 @@ def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
         out.update({"back_to_back_energy_per_run_mj": em,
                     "back_to_back_energy_spread_pct": (max(energies) - min(energies)) / em * 100.0,
                     "back_to_back_energy_windows_mj": energies,
-                    "back_to_back_temperature_c": temperatures})
+                    "back_to_back_energy_counts": "completed",
+                    "back_to_back_energy_enqueued_mj": statistics.median(enqueued),
+                    "back_to_back_temperature_c": temperatures,
+                    "back_to_back_sm_clock_mhz": clocks})
     return out
 
 

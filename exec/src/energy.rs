@@ -23,6 +23,15 @@ pub trait PowerMeter {
     fn temperature_c(&mut self) -> Option<u32> {
         None
     }
+    /// The SM clock now, MHz, where the meter can read it.
+    fn sm_clock_mhz(&mut self) -> Option<u32> {
+        None
+    }
+    /// NVML's clock event reasons now (`nvmlClocksEventReason*` bits), where the meter can
+    /// read them.
+    fn clock_event_bits(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// Wall time and pauses, seconds.
@@ -143,6 +152,9 @@ pub fn measure_series(
     };
     let mut out: Vec<EnergyWindow> = Vec::new();
     let mut power = Vec::new();
+    // The SM clock and its event reasons, read beside power while the window runs.
+    let mut clocks: Vec<f64> = Vec::new();
+    let mut events = 0u64;
     let mut last = e0;
     let mut ticks = 1;
     let mut last_tick_at = t0;
@@ -157,6 +169,10 @@ pub fn measure_series(
             if let Ok(p) = meter.power_mw() {
                 power.push(f64::from(p) / 1000.0);
             }
+            if let Some(c) = meter.sm_clock_mhz() {
+                clocks.push(f64::from(c));
+            }
+            events |= meter.clock_event_bits().unwrap_or(0);
         }
         if e == last {
             if now - last_tick_at > w.stall_seconds {
@@ -191,6 +207,8 @@ pub fn measure_series(
             ticks,
             completed: done1.saturating_sub(done0),
             temperature_c: temp0.zip(temp1).map(|(a, b)| [a, b]),
+            sm_clock_mhz: (!clocks.is_empty()).then(|| Stats::of(&clocks)),
+            clock_event_bits: events,
         });
         if out.len() >= spec.max_windows.max(1)
             || (out.len() >= spec.min_windows.max(1) && reached(&out, spec.target_rel_sem))
@@ -200,6 +218,8 @@ pub fn measure_series(
         // The next window begins at this tick.
         (t0, e0, done0, unix0, temp0) = (now, e, done1, unix1, temp1);
         power.clear();
+        clocks.clear();
+        events = 0;
         ticks = 1;
     }
 }
@@ -252,6 +272,13 @@ mod tests {
             // Warms one degree a second, so a window's two readings differ.
             Some(40 + self.clock.t.get() as u32)
         }
+        fn sm_clock_mhz(&mut self) -> Option<u32> {
+            // 1980 MHz for the first half second, 1800 after.
+            Some(if self.clock.t.get() < 0.5 { 1980 } else { 1800 })
+        }
+        fn clock_event_bits(&mut self) -> Option<u64> {
+            Some(if self.clock.t.get() < 0.5 { 0 } else { 0x4 })
+        }
     }
 
     #[test]
@@ -296,6 +323,11 @@ mod tests {
         assert!(w.start.ends_with('Z') && w.start.contains('T'));
         // The temperature is read at the window's two ticks.
         assert_eq!(w.temperature_c, Some([40, 41]));
+        // The SM clock and its event reasons are read beside power: the power cap seen
+        // after half a second is kept.
+        let c = w.sm_clock_mhz.expect("clocks read");
+        assert!(c.min == 1800.0 && c.max == 1980.0, "{c:?}");
+        assert_eq!(w.clock_event_bits, 0x4);
     }
 
     #[test]

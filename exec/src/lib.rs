@@ -152,6 +152,14 @@ pub struct ExecOptions {
     /// (lead-ins), so that the unit finds in L2 what the model leaves there
     /// ([`kc_core::plan::schedule::round_order`]). 1 by default; more is a diagnostic.
     pub round_lead_in: usize,
+    /// Isolated mode, with `parts`: time the round with every launch starting from the
+    /// model's values (a copy of the image's snapshot at the head of each launch, its own
+    /// time taken off) from the start, not only where the plain round ran its values away
+    /// (a diagnostic; needs room for the snapshot).
+    pub round_restoring: bool,
+    /// Isolated mode, with `parts`: the round's cycles per launch (a diagnostic; `None`: about
+    /// 0.5 ms of units per launch, or ten times a restoring round's copy).
+    pub round_cycles: Option<u32>,
     /// Isolated mode, with `parts`: also the N most frequent transitions between different
     /// units as pairs, each alternated alone (0: none).
     pub transitions: usize,
@@ -197,6 +205,8 @@ impl Default for ExecOptions {
             parts: true,
             round_sizes: false,
             round_lead_in: 1,
+            round_restoring: false,
+            round_cycles: None,
             transitions: 0,
             progress: false,
             rank: None,

@@ -64,6 +64,15 @@ pub struct Args {
     /// more of what the model leaves in L2, for models whose activations are small).
     #[arg(long, default_value_t = 1, conflicts_with = "round_no_lead_in")]
     pub round_lead_in_steps: usize,
+    /// Isolated mode: time the round with every launch starting from the model's values (a
+    /// copy of the image's snapshot first, its time taken off), not only where the plain
+    /// round ran its values away (a diagnostic).
+    #[arg(long)]
+    pub round_restoring: bool,
+    /// Isolated mode: the round's cycles per launch (a diagnostic; by default about 0.5 ms
+    /// of units per launch, or ten times a restoring round's copy).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub round_cycles: Option<u32>,
     /// Results file (default: PLAN.graph.json, or PLAN.isolated.CACHE.json so that warm and
     /// cold runs do not overwrite each other).
     #[arg(short, long)]
@@ -187,6 +196,8 @@ pub fn run(a: Args) -> i32 {
         } else {
             a.round_lead_in_steps
         },
+        round_restoring: a.round_restoring,
+        round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,
         job,

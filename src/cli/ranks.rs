@@ -75,6 +75,12 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
             a.round_lead_in_steps.to_string(),
         ]);
     }
+    if a.round_restoring {
+        v.push("--round-restoring".into());
+    }
+    if let Some(c) = a.round_cycles {
+        v.extend(["--round-cycles".into(), c.to_string()]);
+    }
     if a.no_dataflow {
         v.push("--no-dataflow".into());
     }

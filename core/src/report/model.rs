@@ -372,9 +372,15 @@ impl Report {
         let host_bound = self.host_bound_target_of(&m, iterations);
         // The model's own row says at what temperature its energy stands.
         let at_temperature = |run: &super::reference::ModelRun| {
-            run.temperature
+            let t = run
+                .temperature
                 .as_ref()
-                .map_or(String::new(), super::reference::Temperature::label)
+                .map_or(String::new(), super::reference::Temperature::label);
+            match (run.energy_counted_enqueued, t.is_empty()) {
+                (false, _) => t,
+                (true, true) => format!("⚠ {}", super::reference::ENQUEUED_LABEL),
+                (true, false) => format!("{t}; ⚠ {}", super::reference::ENQUEUED_LABEL),
+            }
         };
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),

@@ -16,7 +16,29 @@
 use super::model::Report;
 use crate::plan::schedule;
 use crate::plan::types::Plan;
-use crate::results::energy::temperature_range;
+use crate::results::energy::{clock_events, sm_clock_range, temperature_range, EnergyWindow};
+
+/// "power cap in 3 of 40 units' windows", one entry per reason and group of windows that
+/// saw it.
+fn clock_events_by_where(groups: &[(&str, &[&EnergyWindow])]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (what, ws) in groups {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for w in ws.iter() {
+            for r in clock_events(w.clock_event_bits) {
+                match seen.iter_mut().find(|(n, _)| *n == r) {
+                    Some((_, k)) => *k += 1,
+                    None => seen.push((r, 1)),
+                }
+            }
+        }
+        out.extend(
+            seen.into_iter()
+                .map(|(r, k)| format!("{r} in {k} of {} {what}", ws.len())),
+        );
+    }
+    out
+}
 use crate::results::{Results, TransitionsSummary};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -105,6 +127,15 @@ pub struct Prediction {
     pub units_temperature_c: Option<[u32; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_temperature_c: Option<[u32; 2]>,
+    /// The SM clock over the units' energy windows (least and greatest window median) and
+    /// over kc's graph windows, MHz, and what held it down in any of them (NVML's clock
+    /// event reasons): a unit whose windows ran at a lower clock drew its energy there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_sm_clock_mhz: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_sm_clock_mhz: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_events: Vec<String>,
     /// Whether the isolated pass measured the terms; without them the prediction is the
     /// plain sum and is not shown as a prediction.
     pub terms_measured: bool,
@@ -135,6 +166,11 @@ pub struct PredictionInputs {
     /// The temperature range of the units' energy windows and of kc's graph windows.
     pub units_temperature_c: Option<[u32; 2]>,
     pub graph_temperature_c: Option<[u32; 2]>,
+    /// The same windows' SM clocks (least and greatest window median), and the clock event
+    /// reasons any of them saw, with the windows they were seen in.
+    pub units_sm_clock_mhz: Option<[f64; 2]>,
+    pub graph_sm_clock_mhz: Option<[f64; 2]>,
+    pub clock_events: Vec<String>,
     /// Units whose repeats alone drove their data to zeros or non-finite values
     /// ([`crate::results::UnitValues::ran_away`]), and their share of the plain energy.
     pub units_ran_away: usize,
@@ -226,6 +262,21 @@ impl PredictionInputs {
         );
         p.graph_temperature_c =
             graph.and_then(|g| temperature_range(g.graph.as_ref()?.energy.as_ref()?.windows_in(g)));
+        let unit_windows: Vec<&crate::results::energy::EnergyWindow> = iso
+            .units
+            .iter()
+            .filter_map(|u| u.energy.as_ref())
+            .flat_map(|s| s.windows_in(iso))
+            .collect();
+        let graph_windows: Vec<&crate::results::energy::EnergyWindow> = graph
+            .and_then(|g| Some(g.graph.as_ref()?.energy.as_ref()?.windows_in(g).collect()))
+            .unwrap_or_default();
+        p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
+        p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
+        p.clock_events = clock_events_by_where(&[
+            ("units' windows", &unit_windows),
+            ("kc's graph's windows", &graph_windows),
+        ]);
         if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
             p.graph_us = Some((g.replay_us.mean, g.replay_us.sem()));
             p.graph_energy_j = g
@@ -765,6 +816,9 @@ impl Report {
             }),
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
+            units_sm_clock_mhz: inp.units_sm_clock_mhz,
+            graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
+            clock_events: inp.clock_events.clone(),
         });
     }
 
@@ -1299,6 +1353,35 @@ mod tests {
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         assert_eq!(p.units_temperature_c, Some([40, 46]));
         assert_eq!(p.graph_temperature_c, Some([45, 47]));
+        assert_eq!((p.units_sm_clock_mhz, p.graph_sm_clock_mhz), (None, None));
+        // The SM clocks and what held them down, where the windows record them.
+        let clock = |c: f64| Some(crate::results::stats::Stats::of(&[c, c + 10.0, c + 20.0]));
+        iso.windows[1].sm_clock_mhz = clock(1960.0);
+        iso.windows[2].sm_clock_mhz = clock(1700.0);
+        iso.windows[2].clock_event_bits = 0x4 | 0x1;
+        g.windows[1].sm_clock_mhz = clock(1880.0);
+        g.windows[1].clock_event_bits = 0x4;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.units_sm_clock_mhz, Some([1710.0, 1970.0]));
+        assert_eq!(p.graph_sm_clock_mhz, Some([1890.0, 1890.0]));
+        assert_eq!(
+            p.clock_events,
+            vec![
+                "power cap in 1 of 2 units' windows".to_string(),
+                "power cap in 1 of 1 kc's graph's windows".to_string()
+            ]
+        );
+        let md = super::super::render::prediction_notes(&p).join("; ");
+        assert!(
+            md.contains(
+                "their SM clock 1710-1970 MHz (window medians), kc's graph's 1890-1890 MHz"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("clock held down by power cap in 1 of 2 units' windows"),
+            "{md}"
+        );
         // Results without temperatures (an older kc) leave them out.
         let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))
             .prediction

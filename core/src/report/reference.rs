@@ -47,7 +47,17 @@ pub struct ModelRun {
     /// How the model's energy was matched to the temperature kc's replay ran at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<Temperature>,
+    /// The back-to-back energy per call divided the counter's difference by the calls
+    /// enqueued when the window's closing tick was seen, those still in flight included
+    /// (capture.py before session 17, which did not say `back_to_back_energy_counts`): it
+    /// reads 1-3 % low (docs/MEASUREMENTS.md, session 17).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub energy_counted_enqueued: bool,
 }
+
+/// What the model's row says of an energy counted over calls enqueued.
+pub const ENQUEUED_LABEL: &str =
+    "energy over calls enqueued, not completed (capture.py before session 17): reads 1-3 % low";
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -232,6 +242,8 @@ fn run(v: Option<&Value>) -> ModelRun {
         latency_us: num("median_us"),
         time_spread_pct: num("back_to_back_spread_pct"),
         energy_spread_pct: num("back_to_back_energy_spread_pct"),
+        energy_counted_enqueued: num("back_to_back_energy_per_run_mj").is_some()
+            && v.get("back_to_back_energy_counts").and_then(Value::as_str) != Some("completed"),
         kernel_time_us: num("kernel_time_us"),
         kernels_per_replay: num("kernels_per_replay"),
         missing: v
@@ -392,6 +404,28 @@ mod tests {
             .unwrap_err()
             .contains("entries: a, b"));
         assert!(find("[]", &[], None).is_err());
+    }
+
+    #[test]
+    fn an_energy_counted_over_calls_enqueued_is_said_to_read_low() {
+        // capture.py before session 17 wrote no `back_to_back_energy_counts`; after, it
+        // counts the calls completed between the window's ticks.
+        let entry = |counts: &str| {
+            format!(
+                r#"{{"results": {{"m": {{"trace": "m.pt.trace.json.gz",
+                "cuda_graph": {{"back_to_back_us": 2970.2, "back_to_back_energy_per_run_mj": 1294.1{counts}}}}}}}}}"#
+            )
+        };
+        let old = find(&entry(""), &["m.pt.trace.json.gz".into()], None).unwrap();
+        assert!(old.cuda_graph.energy_counted_enqueued);
+        let new = entry(r#", "back_to_back_energy_counts": "completed""#);
+        let new = find(&new, &["m.pt.trace.json.gz".into()], None).unwrap();
+        assert!(!new.cuda_graph.energy_counted_enqueued);
+        assert!((new.cuda_graph.energy_j.unwrap() - 1.2941).abs() < 1e-12);
+        // Without a back-to-back energy there is nothing to say.
+        let none = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz", "cuda_graph": {"back_to_back_us": 1.0}}}}"#;
+        let none = find(none, &["m.pt.trace.json.gz".into()], None).unwrap();
+        assert!(!none.cuda_graph.energy_counted_enqueued);
     }
 
     #[test]

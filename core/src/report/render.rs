@@ -540,6 +540,15 @@ fn prediction(o: &mut String, r: &Report) {
     if !p.terms_measured {
         return;
     }
+    let v = prediction_notes(p);
+    if !v.is_empty() {
+        let _ = writeln!(o, "\n{}.", v.join("; "));
+    }
+}
+
+/// The sentences under the prediction's table: where the target lies against the error bar,
+/// the caveats, and the temperatures and clocks the energy windows ran at.
+pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     let verdict = |outside: Option<bool>, what: &str| match outside {
         Some(true) => format!("the target's {what} lies outside the prediction's error bar"),
         Some(false) => format!("the target's {what} lies within the prediction's error bar"),
@@ -570,9 +579,18 @@ fn prediction(o: &mut String, r: &Report) {
                 ))
         ));
     }
-    if !v.is_empty() {
-        let _ = writeln!(o, "\n{}.", v.join("; "));
+    if let Some([lo, hi]) = p.units_sm_clock_mhz {
+        v.push(format!(
+            "their SM clock {lo:.0}-{hi:.0} MHz (window medians){}",
+            p.graph_sm_clock_mhz.map_or(String::new(), |[a, b]| format!(
+                ", kc's graph's {a:.0}-{b:.0} MHz"
+            ))
+        ));
     }
+    if !p.clock_events.is_empty() {
+        v.push(format!("clock held down by {}", p.clock_events.join(", ")));
+    }
+    v
 }
 
 /// `s` with its first letter in upper case.

@@ -30,6 +30,47 @@ pub struct EnergyWindow {
     /// only at like temperatures; absent where the meter cannot read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature_c: Option<[u32; 2]>,
+    /// The SM clock read beside power while the window ran, MHz (NVML); absent where the
+    /// meter cannot read it and in results of kc before session 17.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz: Option<Stats>,
+    /// NVML's clock event reasons seen while the window ran, OR-ed
+    /// (`nvmlClocksEventReason*` bits; [`clock_events`] names them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_event_bits: u64,
+}
+
+fn is_zero(b: &u64) -> bool {
+    *b == 0
+}
+
+/// The reasons in NVML's clock event bits that hold the SM clock below what the work asks
+/// (idle and the application clock setting left out: they are no limit on busy work).
+pub fn clock_events(bits: u64) -> Vec<&'static str> {
+    const NAMES: [(u64, &str); 6] = [
+        (0x4, "power cap"),
+        (0x8, "hardware slowdown"),
+        (0x10, "sync boost"),
+        (0x20, "thermal (software)"),
+        (0x40, "thermal (hardware)"),
+        (0x80, "power brake"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|&(_, n)| n)
+        .collect()
+}
+
+/// The least and greatest of the windows' median SM clocks, MHz, where they record any.
+pub fn sm_clock_range<'a>(windows: impl IntoIterator<Item = &'a EnergyWindow>) -> Option<[f64; 2]> {
+    let cs: Vec<f64> = windows
+        .into_iter()
+        .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
+        .collect();
+    let lo = cs.iter().copied().reduce(f64::min)?;
+    let hi = cs.iter().copied().reduce(f64::max)?;
+    Some([lo, hi])
 }
 
 /// The least and greatest temperature read at the ends of `windows`, where they record

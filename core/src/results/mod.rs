@@ -355,6 +355,9 @@ pub struct TransitionsSummary {
     /// `round_units` entries.
     #[serde(default)]
     pub round_switches: usize,
+    /// The round's cycles per launch; 0 in results of kc before session 17.
+    #[serde(default)]
+    pub round_cycles: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_extra_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -533,6 +536,8 @@ mod tests {
             ticks: 11,
             completed: n,
             temperature_c: None,
+            sm_clock_mhz: None,
+            clock_event_bits: 0,
         }
     }
 

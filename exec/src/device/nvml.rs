@@ -26,6 +26,15 @@ impl PowerMeter for NvmlMeter<'_> {
     fn temperature_c(&mut self) -> Option<u32> {
         self.device.temperature(TemperatureSensor::Gpu).ok()
     }
+    fn sm_clock_mhz(&mut self) -> Option<u32> {
+        self.device.clock_info(Clock::SM).ok()
+    }
+    fn clock_event_bits(&mut self) -> Option<u64> {
+        self.device
+            .current_throttle_reasons()
+            .ok()
+            .map(|r| r.bits())
+    }
 }
 
 pub fn init() -> Result<Nvml, String> {

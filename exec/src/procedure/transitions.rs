@@ -221,6 +221,7 @@ pub(super) fn measure(
                 summary.round_lead_ins = entries.len() - first_runs.len();
                 summary.round_lead_in_steps = opts.round_lead_in;
                 summary.round_switches = switches;
+                summary.round_cycles = round.cycles;
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
                 // The gaps between kernels alone: each unit's time beyond its kernels'
@@ -439,6 +440,22 @@ fn round_from_model_values<'s>(
         let kernels = opts.verify.then_some(per_invocation);
         measure_round(plan, order, alone, kernels, opts, gpu, image, restoring)
     };
+    // Asked for (a diagnostic), the round restores the model's values from the start.
+    if opts.round_restoring && gpu.has_arena_snapshot() {
+        let r = time_round(gpu, true)?;
+        record_restoring(summary, gpu, &r);
+        if let (Some(b), Some(df)) = (before, image) {
+            if let Some(a) = super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)? {
+                summary.round_timed_values = Some(super::isolated::unit_values(&b, &a));
+            }
+        }
+        return Ok(r);
+    }
+    if opts.round_restoring {
+        notes.push(
+            "--round-restoring: no snapshot of the image (no image, or no room for one): the plain round was timed".into(),
+        );
+    }
     let round = time_round(gpu, false)?;
     let (Some(b), Some(df)) = (before, image) else {
         return Ok(round);
@@ -466,12 +483,7 @@ fn round_from_model_values<'s>(
                 round.extra_us,
                 r.extra_us
             ));
-            summary.round_restoring = Some(kc_core::results::RoundRestoring {
-                bytes: gpu.arena_snapshot_bytes(),
-                cycles: r.cycles,
-                copy_us,
-                copy_energy_j: None,
-            });
+            record_restoring(summary, gpu, &r);
             Ok(r)
         }
         Err(e) => {
@@ -482,6 +494,16 @@ fn round_from_model_values<'s>(
             Ok(round)
         }
     }
+}
+
+/// Records that the round kept is a restoring one: the snapshot, its cycles and its copy.
+fn record_restoring(summary: &mut TransitionsSummary, gpu: &Gpu, r: &Round) {
+    summary.round_restoring = Some(kc_core::results::RoundRestoring {
+        bytes: gpu.arena_snapshot_bytes(),
+        cycles: r.cycles,
+        copy_us: r.copy.as_ref().map_or(0.0, |c| c.1.mean),
+        copy_energy_j: None,
+    });
 }
 
 /// Every unit once per cycle, in replay order (`order`: unit, its first step), cycles
@@ -522,12 +544,12 @@ fn measure_round<'s>(
     } else {
         None
     };
-    let cycles = match &copy {
+    let cycles = opts.round_cycles.unwrap_or_else(|| match &copy {
         Some((_, t)) => ((t.mean / RESTORING_COPY_SHARE / sum_alone.max(0.001)).ceil() as u32)
             .clamp(2, RESTORING_MAX_CYCLES.min(opts.max_unroll.max(2))),
         None => ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
             .clamp(2, opts.max_unroll.max(2)),
-    };
+    });
     let graph = gpu.capture(|gpu| {
         if copy.is_some() {
             gpu.enqueue_snapshot_restore(0)?;
