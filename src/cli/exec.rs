@@ -64,11 +64,19 @@ pub struct Args {
     /// more of what the model leaves in L2, for models whose activations are small).
     #[arg(long, default_value_t = 1, conflicts_with = "round_no_lead_in")]
     pub round_lead_in_steps: usize,
-    /// Isolated mode: time the round with every launch starting from the model's values (a
-    /// copy of the image's snapshot first, its time taken off), not only where the plain
-    /// round ran its values away (a diagnostic).
+    /// Isolated mode: time the round as it runs, each launch from what the launch before
+    /// left (and again restoring the model's values only where it ran them to zeros or
+    /// non-finite values). By default, where the image's snapshot fits, every launch of the
+    /// round starts from the model's values (a copy of the snapshot first, its own time
+    /// and energy taken off).
     #[arg(long)]
-    pub round_restoring: bool,
+    pub round_plain: bool,
+    /// Isolated mode: keep the energy of a unit whose windows alone saw the power cap as
+    /// those windows measured it, at the capped clock. By default such a unit is measured
+    /// again at a duty cycle (the unit, then a spin kernel, its own power taken off), so
+    /// that it runs at the clock it runs at in the model.
+    #[arg(long)]
+    pub no_duty_energy: bool,
     /// Isolated mode: the round's cycles per launch (a diagnostic; by default about 0.5 ms
     /// of units per launch, or ten times a restoring round's copy).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -196,7 +204,8 @@ pub fn run(a: Args) -> i32 {
         } else {
             a.round_lead_in_steps
         },
-        round_restoring: a.round_restoring,
+        round_restoring: !a.round_plain,
+        duty_energy: !a.no_duty_energy,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,

@@ -75,8 +75,11 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
             a.round_lead_in_steps.to_string(),
         ]);
     }
-    if a.round_restoring {
-        v.push("--round-restoring".into());
+    if a.round_plain {
+        v.push("--round-plain".into());
+    }
+    if a.no_duty_energy {
+        v.push("--no-duty-energy".into());
     }
     if let Some(c) = a.round_cycles {
         v.extend(["--round-cycles".into(), c.to_string()]);

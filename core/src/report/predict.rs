@@ -136,6 +136,10 @@ pub struct Prediction {
     pub graph_sm_clock_mhz: Option<[f64; 2]>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_events: Vec<String>,
+    /// Units that alone drew past the power limit and were measured at a duty cycle
+    /// ([`crate::results::DutyEnergy`]): what the sentence under the table says of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_energy: Option<String>,
     /// Whether the isolated pass measured the terms; without them the prediction is the
     /// plain sum and is not shown as a prediction.
     pub terms_measured: bool,
@@ -175,6 +179,13 @@ pub struct PredictionInputs {
     /// ([`crate::results::UnitValues::ran_away`]), and their share of the plain energy.
     pub units_ran_away: usize,
     pub ran_away_energy_j: f64,
+    /// Units whose energy was measured at a duty cycle, and over their invocations their
+    /// energy so and as their windows alone (at the power cap) gave it, and how many of
+    /// them still saw the cap at the duty cycle.
+    pub duty_units: usize,
+    pub duty_j: f64,
+    pub duty_alone_j: f64,
+    pub duty_still_capped: usize,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -272,6 +283,16 @@ impl PredictionInputs {
             .and_then(|g| Some(g.graph.as_ref()?.energy.as_ref()?.windows_in(g).collect()))
             .unwrap_or_default();
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
+        for u in &iso.units {
+            let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) else {
+                continue;
+            };
+            let n = u.invocations as f64;
+            p.duty_units += 1;
+            p.duty_j += e.per_item_j.mean * n;
+            p.duty_alone_j += d.alone_per_item_j * n;
+            p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+        }
         p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
         p.clock_events = clock_events_by_where(&[
             ("units' windows", &unit_windows),
@@ -817,6 +838,22 @@ impl Report {
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
             units_sm_clock_mhz: inp.units_sm_clock_mhz,
+            duty_energy: (inp.duty_units > 0).then(|| {
+                let still = match inp.duty_still_capped {
+                    0 => String::new(),
+                    k => format!(
+                        "; {} still met the cap at a third",
+                        crate::words::count(k as u64, "unit")
+                    ),
+                };
+                format!(
+                    "{} drew past the power limit alone (the power cap in their windows, the clock below the model's): their energy was measured again with a spin kernel after each launch, its power taken off, {:.4} J per replay where alone at the cap they gave {:.4} J ({:+.1} %){still}",
+                    crate::words::count(inp.duty_units as u64, "unit"),
+                    inp.duty_j,
+                    inp.duty_alone_j,
+                    100.0 * (inp.duty_j / inp.duty_alone_j.max(1e-30) - 1.0)
+                )
+            }),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
             clock_events: inp.clock_events.clone(),
         });
@@ -854,8 +891,13 @@ fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
 /// (empty otherwise): the reader sees the figure is not the plain round's.
 fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
     t.round_restoring.as_ref().map_or(String::new(), |r| {
+        let why = if r.from_the_start {
+            "every launch from the model's values"
+        } else {
+            "timed again from the model's values: its first timing ran them away"
+        };
         format!(
-            " (timed again from the model's values: its first timing ran them away; each launch {} cycles after a {} MiB copy of the image, {:.0} us{}, taken off)",
+            " ({why}; each launch {} cycles after a {} MiB copy of the image, {:.0} us{}, taken off)",
             r.cycles,
             r.bytes >> 20,
             r.copy_us,
@@ -1273,6 +1315,7 @@ mod tests {
             cycles: 6,
             copy_us: 812.4,
             copy_energy_j: Some(0.00041),
+            from_the_start: false,
         });
         let p = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
             .prediction
@@ -1282,6 +1325,22 @@ mod tests {
                 && p.coverage.contains(
                     "6 cycles after a 1536 MiB copy of the image, 812 us and 0.41 mJ, taken off"
                 ),
+            "{}",
+            p.coverage
+        );
+        // Restoring from the first timing (the default) says that instead.
+        transitions(&mut iso)
+            .round_restoring
+            .as_mut()
+            .unwrap()
+            .from_the_start = true;
+        let p = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            p.coverage
+                .contains("(every launch from the model's values; each launch 6 cycles after")
+                && !p.coverage.contains("timed again"),
             "{}",
             p.coverage
         );
@@ -1381,6 +1440,22 @@ mod tests {
         assert!(
             md.contains("clock held down by power cap in 1 of 2 units' windows"),
             "{md}"
+        );
+        assert_eq!(p.duty_energy, None);
+        // A unit measured again at a duty cycle: the sentence gives both energies.
+        iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
+            alone_per_item_j: 0.0036,
+            ..Default::default()
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let d = p.duty_energy.as_deref().unwrap();
+        assert!(
+            d.starts_with("1 unit drew past the power limit alone"),
+            "{d}"
+        );
+        assert!(
+            d.contains("0.0160 J per replay where alone at the cap they gave 0.0144 J (+11.1 %)"),
+            "{d}"
         );
         // Results without temperatures (an older kc) leave them out.
         let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))

@@ -222,6 +222,69 @@ pub struct UnitResult {
     /// Context cache: what the unit's places held before its measurement and after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<UnitValues>,
+    /// Where the unit alone drew past the power limit (NVML saw the power cap in its
+    /// windows, its clock held below the one the model runs it at): its energy was measured
+    /// again with a spin after each launch, and `energy` is that measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_at_duty: Option<DutyEnergy>,
+}
+
+/// A unit's energy measured at a duty cycle: each launch is the unit's graph and then a
+/// spin kernel that keeps the GPU waiting (one warp on the global timer), so that the
+/// windows' mean power stays under the power limit and the unit runs at the clock it runs
+/// at in the model. Per window, the unit's energy per launch is the window's power × the
+/// launch's time − the spin's own power (its windows) × the spin's time (the launch's time
+/// − the unit's graph's time alone).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DutyEnergy {
+    /// The unit's share of each launch asked for.
+    pub unit_share: f64,
+    /// One launch (unit and spin) and the unit's graph alone, microseconds (timed).
+    pub launch_us: f64,
+    pub unit_launch_us: f64,
+    /// The spin's power, watts, and its standard error.
+    pub spin_w: f64,
+    pub spin_sem_w: f64,
+    /// Of the windows of the unit alone, those that saw the power cap, and all.
+    pub capped_windows: usize,
+    pub windows_alone: usize,
+    /// The energy per invocation the windows alone gave (at the capped clock).
+    pub alone_per_item_j: f64,
+    /// Of the windows at this duty, those that still saw the power cap.
+    pub duty_capped_windows: usize,
+}
+
+/// NVML's clock event reason bit for the software power cap.
+pub const CLOCK_EVENT_POWER_CAP: u64 = 0x4;
+
+/// The energy summary of a unit measured at a duty cycle ([`DutyEnergy`]): per window, the
+/// launch's energy (power × `launch_s`) less the spin's (`spin_w` × (`launch_s` −
+/// `unit_launch_s`)), over `items` invocations per launch; above idle, less idle power over
+/// the unit's own time.
+pub fn duty_energy_summary(
+    windows: &[EnergyWindow],
+    first_index: usize,
+    idle_w: Option<f64>,
+    launch_s: f64,
+    unit_launch_s: f64,
+    spin_w: f64,
+    items: f64,
+) -> EnergySummary {
+    let items = items.max(1e-9);
+    let spin_s = (launch_s - unit_launch_s).max(0.0);
+    let usable: Vec<&EnergyWindow> = windows.iter().filter(|w| w.duration_s > 0.0).collect();
+    let per: Vec<f64> = usable
+        .iter()
+        .map(|w| (w.avg_power_w * launch_s - spin_w * spin_s) / items)
+        .collect();
+    let idle_j = idle_w.unwrap_or(0.0) * unit_launch_s / items;
+    let above: Vec<f64> = per.iter().map(|j| j - idle_j).collect();
+    EnergySummary {
+        windows: (first_index..first_index + windows.len()).collect(),
+        per_item_j: Stats::of(&per),
+        per_item_above_idle_j: Stats::of(&above),
+        avg_power_w: Stats::of(&windows.iter().map(|w| w.avg_power_w).collect::<Vec<_>>()),
+    }
 }
 
 /// How far a share of zeros may rise over a unit's measurement alone, in points, and a
@@ -314,6 +377,10 @@ pub struct RoundRestoring {
     /// The copy alone, per launch, joules (taken off each launch's energy), where measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_energy_j: Option<f64>,
+    /// Whether the round restored the values from its first timing (the default since
+    /// session 17), not only after a timing as it ran had run them away.
+    #[serde(default)]
+    pub from_the_start: bool,
 }
 
 /// The transitions a replay makes, and what was measured of them.
@@ -539,6 +606,28 @@ mod tests {
             sm_clock_mhz: None,
             clock_event_bits: 0,
         }
+    }
+
+    #[test]
+    fn a_units_energy_at_a_duty_cycle_takes_the_spins_energy_off() {
+        // A launch of 2 ms: the unit's graph of 1 ms (10 invocations), then a 1 ms spin
+        // drawing 150 W. Windows at 450 and 460 W: the launch's 0.9 and 0.92 J, less the
+        // spin's 0.15 J, over 10 invocations.
+        let ws = [w(45.0, 0.1, 50), w(46.0, 0.1, 50)];
+        let s = duty_energy_summary(&ws, 3, Some(100.0), 2e-3, 1e-3, 150.0, 10.0);
+        assert_eq!(s.windows, vec![3, 4]);
+        assert!(
+            (s.per_item_j.mean - 0.0760).abs() < 1e-12,
+            "{:?}",
+            s.per_item_j
+        );
+        assert!((s.per_item_j.min - 0.0750).abs() < 1e-12);
+        // Above idle: less 100 W over the unit's own 0.1 ms per invocation.
+        assert!((s.per_item_above_idle_j.mean - 0.0660).abs() < 1e-12);
+        assert!((s.avg_power_w.mean - 455.0).abs() < 1e-9);
+        // A spin longer than the launch is no spin (a launch timed short): nothing negative.
+        let s = duty_energy_summary(&ws, 0, None, 1e-3, 2e-3, 150.0, 10.0);
+        assert!((s.per_item_j.mean - 0.0455).abs() < 1e-12);
     }
 
     #[test]

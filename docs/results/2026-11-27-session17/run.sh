@@ -4,10 +4,11 @@
 # enqueued beside it), answered by `kc run --reference` (energy windows now record the SM
 # clock and its event reasons), the model measured again (`--remeasure`), and reported.
 # Models in ROUND_VARIANTS also get isolated passes without energy of the same plan whose
-# rounds differ: the default again, 9 cycles per launch, restoring with 2 cycles, restoring
-# with its own cycles (T5's round ran its units 6.5 % slower than kc's graph in session 16;
-# only a restoring round of 9 cycles matched). nvidia-smi samples clocks and power every
-# 200 ms throughout (smi.csv). Run from the repository root, binary in .device/bin (KC=).
+# rounds differ (VARIANTS, name:flags; by default with binary kc-r: the default again, 9
+# cycles per launch, restoring with 2 cycles, restoring with its own cycles: T5's round ran
+# its units 6.5 % slower than kc's graph in session 16, only a restoring round of 9 cycles
+# matched). nvidia-smi samples clocks and power every 200 ms throughout (smi.csv). Run from
+# the repository root, binary in .device/bin (KC=).
 # BUDGET (s) skips models that would start after it.
 set -u
 T=/opt/torch/.venv/lib/python3.12/site-packages
@@ -23,7 +24,9 @@ T0=$(date +%s)
 mark() { echo "$(date -u +%H:%M:%S.%N | cut -c1-12) $*" >> $out/timeline.txt; }
 variants() { # NAME: the same plan's rounds, without energy
   local n=$1 d=$out/$1.kc/$1 v
-  for v in "default:" "cycles9:--round-cycles 9" "restoring2:--round-restoring --round-cycles 2" "restoring:--round-restoring"; do
+  local vs=("default:" "cycles9:--round-cycles 9" "restoring2:--round-restoring --round-cycles 2" "restoring:--round-restoring")
+  [ -n "${VARIANTS:-}" ] && read -ra vs <<< "$VARIANTS"
+  for v in "${vs[@]}"; do
     mark "round $n ${v%%:*}"
     timeout 60 $kc exec $d/plan.kcplan --isolated --verify --no-energy ${v#*:} \
       -o $d/plan.isolated.${v%%:*}.json --json > $out/$n.${v%%:*}.log 2>&1
@@ -54,21 +57,25 @@ model() { # NAME CAPTURE-ARGS
 cnn() { model $1 --model $2 --batch ${3:-32} --dtype bf16 --channels-last --no-values; }
 case $P in
 a) # T5 (its round) and the energy misses of session 16
-   ROUND_VARIANTS="t5_graph vit_b_32"
+   ROUND_VARIANTS=${ROUND_VARIANTS-"t5_graph vit_b_32"}
    model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
    cnn vgg16_bn vgg16_bn
    model vit_b_32 --model vit_b_32 --batch 32 --dtype bf16 --no-values
    cnn resnet50 resnet50
    model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused ;;
-b) # session 16's models again
+b) # session 16's models again, with kc-t
    cnn effnet_v2_s efficientnet_v2_s; cnn mobilenet_v2 mobilenet_v2; cnn resnet152 resnet152 16
-   cnn wide_resnet50 wide_resnet50_2; cnn googlenet googlenet; cnn convnext_small convnext_small 16 ;;
+   cnn wide_resnet50 wide_resnet50_2; cnn googlenet googlenet ;;
 c) # transformers and decode graphs
    model swin_s --model swin_s --batch 16 --dtype bf16 --no-values
    model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach
    model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    model mistral_decode_graph --model mistral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
-   model maxvit_t --model maxvit_t --batch 16 --dtype bf16 --no-values ;;
+   cnn convnext_small convnext_small 16 ;;
+d) # the rest of session 16's 21
+   model maxvit_t --model maxvit_t --batch 16 --dtype bf16 --no-values
+   cnn inception_v3 inception_v3; cnn mnasnet mnasnet1_0; cnn shufflenet_v2 shufflenet_v2_x1_0 64
+   cnn resnext50 resnext50_32x4d; model swin_v2_t --model swin_v2_t --batch 16 --dtype bf16 --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

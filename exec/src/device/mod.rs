@@ -14,6 +14,7 @@ pub mod cupti;
 mod graph;
 mod memory;
 pub mod nvml;
+mod spin;
 
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::Census;
@@ -108,6 +109,8 @@ pub struct Device {
     /// allocated outside the image, by slot, at that result's address (set by
     /// `Gpu::enqueue` around one step; empty otherwise).
     pub(crate) step_overrides: std::cell::RefCell<Vec<(u32, cu::CUdeviceptr)>>,
+    /// The spin kernel's module and function, once loaded ([`Device::load_spin`]).
+    pub(crate) spin: Option<(cu::CUmodule, cu::CUfunction)>,
     pub facts: DeviceFacts,
 }
 
@@ -185,6 +188,7 @@ impl Device {
                 arena: 0,
                 arena_snapshot: (0, 0),
                 step_overrides: std::cell::RefCell::new(Vec::new()),
+                spin: None,
                 events: Vec::new(),
                 facts: DeviceFacts {
                     name,
@@ -249,6 +253,9 @@ impl Drop for Device {
         // Errors are ignored: nothing can be done about them while dropping.
         unsafe {
             cu::cuCtxSynchronize();
+            if let Some((m, _)) = self.spin.take() {
+                cu::cuModuleUnload(m);
+            }
             for e in self.events.drain(..) {
                 cu::cuEventDestroy_v2(e.0);
             }

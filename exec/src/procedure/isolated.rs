@@ -249,7 +249,8 @@ fn measure_unit(
     let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
     let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
         .max(cycle.min(opts.max_unroll));
-    let graph = gpu.capture(|gpu| {
+    // The unit's `unroll` invocations, as one launch runs them.
+    let enqueue_unit = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..unroll {
             let at = match places {
                 Some((df, steps)) if !steps.is_empty() => {
@@ -264,7 +265,8 @@ fn measure_unit(
             gpu.enqueue(u, 0, at)?;
         }
         Ok(())
-    })?;
+    };
+    let graph = gpu.capture(enqueue_unit)?;
     // Nodes besides kernels in a unit that is not itself a copy or fill (a library's
     // fills, copies or stream-ordered allocations under capture): named, for the first
     // units that have them.
@@ -373,9 +375,49 @@ fn measure_unit(
     }
     let per_launch = Stats::of(&samples);
     let time = per_launch.scaled(f64::from(unroll));
-    let energy =
+    let capped = windows.as_ref().map_or(0, |w| {
+        w.iter()
+            .filter(|w| w.clock_event_bits & CLOCK_EVENT_POWER_CAP != 0)
+            .count()
+    });
+    let windows_alone = windows.as_ref().map_or(0, Vec::len);
+    let mut energy =
         windows.map(|w| en.summarise(w, &label, per_launch.mean, f64::from(unroll), notes));
+    // A unit that alone drew past the power limit ran at a clock the model does not run it
+    // at: its energy is measured again at a duty cycle that keeps the mean power under it.
+    let mut energy_at_duty = None;
+    if let (true, false, Some(alone)) = (capped > 0 && opts.duty_energy, collective, &energy) {
+        let alone_j = alone.per_item_j.mean;
+        match duty_energy(
+            gpu,
+            en,
+            &enqueue_unit,
+            &label,
+            per_launch.mean,
+            unroll,
+            energy_target,
+            opts,
+            notes,
+        ) {
+            Ok(Some((summary, mut duty))) => {
+                duty.capped_windows = capped;
+                duty.windows_alone = windows_alone;
+                duty.alone_per_item_j = alone_j;
+                energy = Some(summary);
+                energy_at_duty = Some(duty);
+            }
+            Ok(None) => {}
+            Err(e) if e.breaks_context() => return Err(e),
+            Err(e) => {
+                let _ = gpu.synchronize();
+                notes.push(format!(
+                    "{label}: its energy at a duty cycle could not be measured ({e}): the windows alone stand, at the power cap"
+                ));
+            }
+        }
+    }
     let mut row = unit_row(u, "ok".into());
+    row.energy_at_duty = energy_at_duty;
     row.invocations = invocations;
     row.unroll = unroll;
     row.launches = samples.len();
@@ -390,6 +432,80 @@ fn measure_unit(
     row.launches_verified = launches_verified;
     row.values = values;
     Ok(row)
+}
+
+/// The unit's share of each launch when its energy is measured at a duty cycle, and the
+/// share tried once more where windows at the first still saw the power cap.
+const DUTY_SHARES: [f64; 2] = [0.5, 1.0 / 3.0];
+
+/// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
+/// spin after them in one graph, the unit `DUTY_SHARES[0]` of each launch (a third where
+/// that still met the power cap), timed and measured in windows; the spin's power, measured
+/// once per run in windows of its own, is taken off. `None` without a meter.
+#[allow(clippy::too_many_arguments)]
+fn duty_energy(
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+    label: &str,
+    unit_launch_us: f64,
+    unroll: u32,
+    energy_target: f64,
+    opts: &ExecOptions,
+    notes: &mut Vec<String>,
+) -> Result<Option<(EnergySummary, DutyEnergy)>, ExecError> {
+    gpu.load_spin()?;
+    let Some((spin_w, spin_sem_w)) = en.spin_power(gpu, opts, notes)? else {
+        return Ok(None);
+    };
+    let mut last = None;
+    for share in DUTY_SHARES {
+        let spin_ns = (unit_launch_us * 1000.0 * (1.0 - share) / share).round() as u64;
+        let graph = gpu.capture(|gpu| {
+            enqueue_unit(gpu)?;
+            gpu.enqueue_spin(0, spin_ns)
+        })?;
+        for _ in 0..2 {
+            gpu.launch(&graph)?;
+        }
+        gpu.synchronize()?;
+        let launch = Stats::of(&gpu.time_launches(&graph, 20)?);
+        let what = format!("{label} at a {:.0} % duty", share * 100.0);
+        let Some(w) = en.series(gpu, &graph, &what, launch.mean, energy_target, opts, notes)?
+        else {
+            return Ok(None);
+        };
+        let duty_capped = w
+            .iter()
+            .filter(|w| w.clock_event_bits & CLOCK_EVENT_POWER_CAP != 0)
+            .count();
+        let summary = en.summarise_with(w, &what, launch.mean, notes, |ws, first, idle| {
+            duty_energy_summary(
+                ws,
+                first,
+                idle,
+                launch.mean / 1e6,
+                unit_launch_us / 1e6,
+                spin_w,
+                f64::from(unroll),
+            )
+        });
+        let duty = DutyEnergy {
+            unit_share: share,
+            launch_us: launch.mean,
+            unit_launch_us,
+            spin_w,
+            spin_sem_w,
+            duty_capped_windows: duty_capped,
+            ..Default::default()
+        };
+        let done = duty_capped == 0;
+        last = Some((summary, duty));
+        if done {
+            break;
+        }
+    }
+    Ok(last)
 }
 
 /// Gives every place of the memory image the model's values: the image's starting values,

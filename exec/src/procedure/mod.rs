@@ -33,6 +33,9 @@ pub(super) struct Energy<'a> {
     clock: SystemClock,
     windows: Vec<energy::EnergyWindow>,
     idle_w: Option<f64>,
+    /// The spin kernel's power and its standard error, once measured
+    /// ([`Energy::spin_power`]).
+    spin_w: Option<(f64, f64)>,
     /// The job, when ranks replay together: windows launch as many replays as the time
     /// takes, which differs by rank, so each rank tops its launches up to the job's most
     /// (a rank that stopped early would leave its partners waiting in a collective).
@@ -178,6 +181,22 @@ impl Energy<'_> {
         notes: &mut Vec<String>,
     ) -> EnergySummary {
         let launch_s = per_launch_us / 1e6;
+        self.summarise_with(got, label, per_launch_us, notes, |w, first, idle| {
+            energy_summary(w, first, idle, launch_s / items.max(1e-9))
+        })
+    }
+
+    /// [`Energy::summarise`] with the summary computed by `summary` (windows, the index
+    /// of the first in the results, idle power).
+    pub(super) fn summarise_with(
+        &mut self,
+        got: Vec<energy::EnergyWindow>,
+        label: &str,
+        per_launch_us: f64,
+        notes: &mut Vec<String>,
+        summary: impl FnOnce(&[energy::EnergyWindow], usize, Option<f64>) -> EnergySummary,
+    ) -> EnergySummary {
+        let launch_s = per_launch_us / 1e6;
         let batch_s = batch_of(per_launch_us) as f64 * launch_s;
         // The first window may begin while launches the feeder did not make (a unit's timed
         // launches, queued ahead of it) still run: it is left out of the check.
@@ -190,11 +209,41 @@ impl Energy<'_> {
             ));
         }
         let first = self.windows.len();
-        let s = energy_summary(&got, first, self.idle_w, launch_s / items.max(1e-9));
+        let s = summary(&got, first, self.idle_w);
         self.windows.extend(got);
         s
     }
+
+    /// The spin kernel's power, watts, and its standard error: measured once per run, in
+    /// windows of its own (a spin of 1 ms per launch), and kept.
+    pub(super) fn spin_power(
+        &mut self,
+        gpu: &mut Gpu,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<(f64, f64)>, ExecError> {
+        if self.spin_w.is_some() {
+            return Ok(self.spin_w);
+        }
+        gpu.load_spin()?;
+        let graph = gpu.capture(|gpu| gpu.enqueue_spin(0, SPIN_NS))?;
+        for _ in 0..2 {
+            gpu.launch(&graph)?;
+        }
+        gpu.synchronize()?;
+        let t = kc_core::results::stats::Stats::of(&gpu.time_launches(&graph, 20)?);
+        let target = opts.energy_target_rel_sem;
+        let got = self.series(gpu, &graph, "spin", t.mean, target, opts, notes)?;
+        self.spin_w = got.map(|w| {
+            let s = self.summarise(w, "spin", t.mean, 1.0, notes);
+            (s.avg_power_w.mean, s.avg_power_w.sem())
+        });
+        Ok(self.spin_w)
+    }
 }
+
+/// The spin whose power is measured: 1 ms per launch.
+const SPIN_NS: u64 = 1_000_000;
 
 /// How often a series polls the energy counter: a tick is seen at most this late, at
 /// both ends of a window, so a one-tick (~100 ms) window's duration is good to ~0.2 %.
@@ -265,6 +314,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         clock: SystemClock::default(),
         windows: Vec::new(),
         idle_w: None,
+        spin_w: None,
         job,
     };
     let idle = measure_idle(&mut gpu, &mut en, opts, &mut notes)?;
