@@ -244,8 +244,8 @@ def back_to_back(fn, per_call_us, seconds=2.0, repeats=3):
     as kc's feeder counts its launches. Until session 17 a window began with the GPU idle
     and divided by every call enqueued until its closing tick was seen, the batches still
     in flight then included (20-60 ms of work in a 2 s window): kc's graph of the model then
-    read a median 2.3 % more power than the model (21 models, session 16), and 0.4 % with
-    this count (19 measurements, session 17; docs/MEASUREMENTS.md). Returns the medians, the
+    read a median 2.3 % more power than the model (21 models, session 16), and 0.2 % with
+    this count (23 measurements, session 17; docs/MEASUREMENTS.md). Returns the medians, the
     spread of the windows, and the GPU's temperature and SM clock over them."""
     try:
         import pynvml
