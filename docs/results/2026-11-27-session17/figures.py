@@ -48,13 +48,17 @@ for call in calls:
         duty = [u for u in iso["units"] if u.get("energy_at_duty")]
         d_j = sum((u["energy"]["per_item_j"]["mean"] - u["energy_at_duty"]["alone_per_item_j"]) * u["invocations"] for u in duty)
         without = pct(p["predicted_energy_j"] - d_j, p["target_energy_j"])
+        import csv
+        rv = [abs(float(x["round_vs_in_context_pct"])) for x in csv.DictReader(open(os.path.join(d, "report", "units.csv")))
+              if x.get("round_vs_in_context_pct")]
+        rmed = statistics.median(rv) if rv else float("nan")
         secs = None
         for line in open(os.path.join(part, "summary.txt")):
             if line.startswith(n + " rc="):
                 secs = int(line.split()[2]) / 1000.0
         row = (n, call, p["plain_error_pct"], p["plain_energy_error_pct"], p["error_pct"], p["energy_error_pct"],
                g and g.get("time_vs_model_pct"), g and g.get("energy_vs_model_pct"), without, len(duty),
-               p.get("time_outside"), p.get("energy_outside"), secs, len(iso["units"]))
+               p.get("time_outside"), p.get("energy_outside"), secs, len(iso["units"]), rmed)
         print("%-22s %-14s %+5.1f / %+5.1f  %+5.1f / %+5.1f   %s   %+5.1f %%; %d" % (
             n, call, *row[2:6], "%+4.1f / %+4.1f" % (row[6], row[7]) if g else "  -  ", without, len(duty)))
         if call != "call1-a-kc-r" and not (n == "qwen2_train" and call == "call4-c-kc-t"):
@@ -71,6 +75,9 @@ e = sum(ok(r[8], 3.0) for r in rows)
 print("prediction, the units at the power cap as their windows alone gave them: energy within 3 %%: %d of %d" % (e, len(rows)))
 print("the model outside the prediction ± 2u: time %d of %d, energy %d" % (
     sum(bool(r[10]) for r in rows), len(rows), sum(bool(r[11]) for r in rows)))
+rm = sorted(r[14] for r in rows)
+print("each unit's kernels in the round against kc's graph, per-unit median |%%|: %.1f-%.1f over %d models, within 3 %% on %d; " % (
+    rm[0], rm[-1], len(rows), sum(x <= 3.0 for x in rm)) + ", ".join("%s %.1f" % (r[0], r[14]) for r in rows))
 print("kc run: " + ", ".join("%s %.1f s (%d units)" % (r[0], r[12], r[13]) for r in sorted(rows, key=lambda r: r[13])))
 print("misses: " + "; ".join("%s %+.1f / %+.1f" % (r[0], r[4], r[5]) for r in rows if not (ok(r[4], 2.0) and ok(r[5], 3.0))))
 
