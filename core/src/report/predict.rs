@@ -1433,7 +1433,7 @@ mod tests {
         let md = super::super::render::prediction_notes(&p).join("; ");
         assert!(
             md.contains(
-                "their SM clock 1710-1970 MHz (window medians), kc's graph's 1890-1890 MHz"
+                "the units' SM clock 1710-1970 MHz (window medians), kc's graph's 1890-1890 MHz"
             ),
             "{md}"
         );

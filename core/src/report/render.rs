@@ -581,7 +581,7 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     }
     if let Some([lo, hi]) = p.units_sm_clock_mhz {
         v.push(format!(
-            "their SM clock {lo:.0}-{hi:.0} MHz (window medians){}",
+            "the units' SM clock {lo:.0}-{hi:.0} MHz (window medians){}",
             p.graph_sm_clock_mhz.map_or(String::new(), |[a, b]| format!(
                 ", kc's graph's {a:.0}-{b:.0} MHz"
             ))
