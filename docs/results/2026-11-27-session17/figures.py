@@ -139,4 +139,15 @@ for n, d, part in models("call2-a-kc-s"):
     p = json.load(open(os.path.join(out, "report.json")))["prediction"]
     r = json.load(open(os.path.join(d, "report", "report.json")))["prediction"]
     print("t5_graph call 2: prediction time %+.1f %% with the round restoring (default), %+.1f %% with the plain round (same plan, same call)" % (r["error_pct"], p["error_pct"]))
+print("\n== Units whose repeats alone ran their values away (kc's rule: zeros up more than 20 points or non-finite more than 1): share of the plain energy")
+for call, n in (("call2-a-kc-s", "t5_graph"), ("call2-a-kc-s", "llama_train"), ("call5-d-kc-t", "convnext_small")):
+    d = next(x[1] for x in models(call) if x[0] == n)
+    units = json.load(open(os.path.join(d, "plan.isolated.context.json")))["units"]
+    tot = sum(u["predicted_energy_j"] or 0 for u in units)
+    away = [u for u in units if u.get("values") and (u["values"]["zero_after_pct"] - u["values"]["zero_before_pct"] > 20
+            or u["values"]["nonfinite_after_pct"] - u["values"]["nonfinite_before_pct"] > 1)]
+    print("%-15s %d units, %.1f %% of the plain energy: " % (n, len(away), 100 * sum(u["predicted_energy_j"] or 0 for u in away) / tot)
+          + ", ".join("%s %.1f %% (zeros %.0f→%.0f %%, non-finite %.1f→%.1f %%)" % (
+              u["label"], 100 * (u["predicted_energy_j"] or 0) / tot, u["values"]["zero_before_pct"], u["values"]["zero_after_pct"],
+              u["values"]["nonfinite_before_pct"], u["values"]["nonfinite_after_pct"]) for u in sorted(away, key=lambda u: -(u["predicted_energy_j"] or 0))[:4]))
 subprocess.run(["rm", "-rf", w])
