@@ -294,14 +294,20 @@ pub fn round_order(
             continue;
         }
         let last = &mut recent[s.stream as usize];
-        let before: Vec<u32> = last.iter().copied().collect();
+        let first_run = seen.insert(s.unit);
+        // The steps before a unit's first run, as the stream left them (only those are read).
+        let before: Vec<u32> = if first_run {
+            last.iter().copied().collect()
+        } else {
+            Vec::new()
+        };
         if lead_in > 0 {
             if last.len() == lead_in {
                 last.pop_front();
             }
             last.push_back(i as u32);
         }
-        if !seen.insert(s.unit) {
+        if !first_run {
             continue;
         }
         // The round must end with the steps before the unit: what it ends with already (the

@@ -265,23 +265,17 @@ impl PredictionInputs {
             .or(graph.and_then(|g| g.idle.as_ref()))
             .map(|w| (w.avg_power_w, w.power_w.sem()));
         // The temperatures the units' and the graph's energy windows ran at.
-        p.units_temperature_c = temperature_range(
-            iso.units
-                .iter()
-                .filter_map(|u| u.energy.as_ref())
-                .flat_map(|s| s.windows_in(iso)),
-        );
-        p.graph_temperature_c =
-            graph.and_then(|g| temperature_range(g.graph.as_ref()?.energy.as_ref()?.windows_in(g)));
-        let unit_windows: Vec<&crate::results::energy::EnergyWindow> = iso
+        let unit_windows: Vec<&EnergyWindow> = iso
             .units
             .iter()
             .filter_map(|u| u.energy.as_ref())
             .flat_map(|s| s.windows_in(iso))
             .collect();
-        let graph_windows: Vec<&crate::results::energy::EnergyWindow> = graph
-            .and_then(|g| Some(g.graph.as_ref()?.energy.as_ref()?.windows_in(g).collect()))
-            .unwrap_or_default();
+        let graph_windows: Option<Vec<&EnergyWindow>> =
+            graph.and_then(|g| Some(g.graph.as_ref()?.energy.as_ref()?.windows_in(g).collect()));
+        let graph_windows = graph_windows.unwrap_or_default();
+        p.units_temperature_c = temperature_range(unit_windows.iter().copied());
+        p.graph_temperature_c = temperature_range(graph_windows.iter().copied());
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
         for u in &iso.units {
             let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) else {

@@ -257,6 +257,14 @@ pub struct DutyEnergy {
 /// NVML's clock event reason bit for the software power cap.
 pub const CLOCK_EVENT_POWER_CAP: u64 = 0x4;
 
+/// How many of `windows` saw the power cap.
+pub fn capped_windows(windows: &[EnergyWindow]) -> usize {
+    windows
+        .iter()
+        .filter(|w| w.clock_event_bits & CLOCK_EVENT_POWER_CAP != 0)
+        .count()
+}
+
 /// The energy summary of a unit measured at a duty cycle ([`DutyEnergy`]): per window, the
 /// launch's energy (power × `launch_s`) less the spin's (`spin_w` × (`launch_s` −
 /// `unit_launch_s`)), over `items` invocations per launch; above idle, less idle power over

@@ -375,11 +375,7 @@ fn measure_unit(
     }
     let per_launch = Stats::of(&samples);
     let time = per_launch.scaled(f64::from(unroll));
-    let capped = windows.as_ref().map_or(0, |w| {
-        w.iter()
-            .filter(|w| w.clock_event_bits & CLOCK_EVENT_POWER_CAP != 0)
-            .count()
-    });
+    let capped = windows.as_deref().map_or(0, capped_windows);
     let windows_alone = windows.as_ref().map_or(0, Vec::len);
     let mut energy =
         windows.map(|w| en.summarise(w, &label, per_launch.mean, f64::from(unroll), notes));
@@ -454,7 +450,7 @@ fn duty_energy(
     opts: &ExecOptions,
     notes: &mut Vec<String>,
 ) -> Result<Option<(EnergySummary, DutyEnergy)>, ExecError> {
-    gpu.load_spin()?;
+    // The spin's power first: measuring it loads the spin kernel.
     let Some((spin_w, spin_sem_w)) = en.spin_power(gpu, opts, notes)? else {
         return Ok(None);
     };
@@ -475,10 +471,7 @@ fn duty_energy(
         else {
             return Ok(None);
         };
-        let duty_capped = w
-            .iter()
-            .filter(|w| w.clock_event_bits & CLOCK_EVENT_POWER_CAP != 0)
-            .count();
+        let duty_capped = capped_windows(&w);
         let summary = en.summarise_with(w, &what, launch.mean, notes, |ws, first, idle| {
             duty_energy_summary(
                 ws,

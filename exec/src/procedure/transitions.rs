@@ -446,16 +446,8 @@ fn round_from_model_values<'s>(
     if opts.round_restoring && gpu.has_arena_snapshot() {
         match time_round(gpu, true) {
             Ok(r) => {
-                record_restoring(summary, gpu, &r);
-                if let Some(x) = summary.round_restoring.as_mut() {
-                    x.from_the_start = true;
-                }
-                if let (Some(b), Some(df)) = (before, image) {
-                    if let Some(a) = super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)?
-                    {
-                        summary.round_timed_values = Some(super::isolated::unit_values(&b, &a));
-                    }
-                }
+                record_restoring(summary, gpu, &r, true);
+                summary.round_timed_values = timed_values(plan, gpu, before, image, at)?;
                 return Ok(r);
             }
             Err(e) if e.breaks_context() => return Err(e),
@@ -472,16 +464,11 @@ fn round_from_model_values<'s>(
         );
     }
     let round = time_round(gpu, false)?;
-    let (Some(b), Some(df)) = (before, image) else {
+    let Some(values) = timed_values(plan, gpu, before, image, at)? else {
         return Ok(round);
     };
-    let Some(a) = super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)? else {
-        return Ok(round);
-    };
-    let values = super::isolated::unit_values(&b, &a);
-    let ran_away = values.ran_away();
     summary.round_timed_values = Some(values.clone());
-    if !ran_away || !gpu.has_arena_snapshot() {
+    if !values.ran_away() || !gpu.has_arena_snapshot() {
         return Ok(round);
     }
     match time_round(gpu, true) {
@@ -498,7 +485,7 @@ fn round_from_model_values<'s>(
                 round.extra_us,
                 r.extra_us
             ));
-            record_restoring(summary, gpu, &r);
+            record_restoring(summary, gpu, &r, false);
             Ok(r)
         }
         Err(e) => {
@@ -511,15 +498,33 @@ fn round_from_model_values<'s>(
     }
 }
 
-/// Records that the round kept is a restoring one: the snapshot, its cycles and its copy.
-fn record_restoring(summary: &mut TransitionsSummary, gpu: &Gpu, r: &Round) {
+/// Records that the round kept is a restoring one: the snapshot, its cycles and its copy,
+/// and whether it restored from its first timing (the default) or only after the round as
+/// it ran had run its values away.
+fn record_restoring(summary: &mut TransitionsSummary, gpu: &Gpu, r: &Round, from_the_start: bool) {
     summary.round_restoring = Some(kc_core::results::RoundRestoring {
         bytes: gpu.arena_snapshot_bytes(),
         cycles: r.cycles,
         copy_us: r.copy.as_ref().map_or(0.0, |c| c.1.mean),
         copy_energy_j: None,
-        from_the_start: false,
+        from_the_start,
     });
+}
+
+/// The round's places after it was timed against their census `before` (the model's
+/// values), where both were taken.
+fn timed_values(
+    plan: &Plan,
+    gpu: &Gpu,
+    before: Option<crate::device::Census>,
+    image: Option<&PlanDataflow>,
+    at: &[(&PlanUnit, u32)],
+) -> Result<Option<kc_core::results::UnitValues>, ExecError> {
+    let (Some(b), Some(df)) = (before, image) else {
+        return Ok(None);
+    };
+    let after = super::isolated::census(plan, gpu, df, at, ROUND_CENSUS_STEPS)?;
+    Ok(after.map(|a| super::isolated::unit_values(&b, &a)))
 }
 
 /// Every unit once per cycle, in replay order (`order`: unit, its first step), cycles
