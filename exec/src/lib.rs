@@ -12,6 +12,7 @@
 pub mod crash;
 pub mod energy;
 pub mod rendezvous;
+pub mod spans;
 pub mod torch_blas;
 // The results schema lives in kc-core (reports read it without the executor).
 pub use kc_core::results;
@@ -163,6 +164,11 @@ pub struct ExecOptions {
     /// Isolated mode: a unit whose energy windows alone saw the power cap is measured
     /// again at a duty cycle, a spin after each launch ([`kc_core::results::DutyEnergy`]).
     pub duty_energy: bool,
+    /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
+    /// zeros or non-finite values) is measured again with every launch starting from the
+    /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
+    /// image's snapshot is held; `false` keeps the measurement as it ran.
+    pub unit_restoring: bool,
     /// Isolated mode, with `parts`: the round's cycles per launch (a diagnostic; `None`: about
     /// 0.5 ms of units per launch, or ten times a restoring round's copy).
     pub round_cycles: Option<u32>,
@@ -213,6 +219,7 @@ impl Default for ExecOptions {
             round_lead_in: 1,
             round_restoring: true,
             duty_energy: true,
+            unit_restoring: true,
             round_cycles: None,
             transitions: 0,
             progress: false,

@@ -77,6 +77,12 @@ pub struct Args {
     /// that it runs at the clock it runs at in the model.
     #[arg(long)]
     pub no_duty_energy: bool,
+    /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
+    /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
+    /// is measured again with every launch starting from the model's values at its places
+    /// (a copy of them from the snapshot first, its own time and energy taken off).
+    #[arg(long)]
+    pub units_plain: bool,
     /// Isolated mode: the round's cycles per launch (a diagnostic; by default about 0.5 ms
     /// of units per launch, or ten times a restoring round's copy).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -206,6 +212,7 @@ pub fn run(a: Args) -> i32 {
         },
         round_restoring: !a.round_plain,
         duty_energy: !a.no_duty_energy,
+        unit_restoring: !a.units_plain,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,

@@ -81,6 +81,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.no_duty_energy {
         v.push("--no-duty-energy".into());
     }
+    if a.units_plain {
+        v.push("--units-plain".into());
+    }
     if let Some(c) = a.round_cycles {
         v.extend(["--round-cycles".into(), c.to_string()]);
     }

@@ -140,6 +140,11 @@ pub struct Prediction {
     /// ([`crate::results::DutyEnergy`]): what the sentence under the table says of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty_energy: Option<String>,
+    /// Units whose repeats alone ran their values away and were measured again, every
+    /// launch from the model's values ([`crate::results::UnitRestoring`]): what the
+    /// sentence under the table says of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_restored: Option<String>,
     /// Whether the isolated pass measured the terms; without them the prediction is the
     /// plain sum and is not shown as a prediction.
     pub terms_measured: bool,
@@ -186,6 +191,13 @@ pub struct PredictionInputs {
     pub duty_j: f64,
     pub duty_alone_j: f64,
     pub duty_still_capped: usize,
+    /// Units measured again from the model's values, and over their invocations their
+    /// time (us) and energy (J) so and as they ran (the energies where both were measured).
+    pub restored_units: usize,
+    pub restored_us: f64,
+    pub restored_as_it_ran_us: f64,
+    pub restored_j: f64,
+    pub restored_as_it_ran_j: f64,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -286,6 +298,19 @@ impl PredictionInputs {
             p.duty_j += e.per_item_j.mean * n;
             p.duty_alone_j += d.alone_per_item_j * n;
             p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+        }
+        for u in &iso.units {
+            let (Some(r), Some(t)) = (&u.restoring, &u.time_us) else {
+                continue;
+            };
+            let n = u.invocations as f64;
+            p.restored_units += 1;
+            p.restored_us += t.mean * n;
+            p.restored_as_it_ran_us += r.as_it_ran_us * n;
+            if let (Some(e), Some(a)) = (&u.energy, r.as_it_ran_energy_j) {
+                p.restored_j += e.per_item_j.mean * n;
+                p.restored_as_it_ran_j += a * n;
+            }
         }
         p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
         p.clock_events = clock_events_by_where(&[
@@ -846,6 +871,25 @@ impl Report {
                     inp.duty_j,
                     inp.duty_alone_j,
                     100.0 * (inp.duty_j / inp.duty_alone_j.max(1e-30) - 1.0)
+                )
+            }),
+            units_restored: (inp.restored_units > 0).then(|| {
+                let energy = if inp.restored_as_it_ran_j > 0.0 {
+                    format!(
+                        ", {:.4} J per replay where as they ran they gave {:.4} J ({:+.1} %)",
+                        inp.restored_j,
+                        inp.restored_as_it_ran_j,
+                        100.0 * (inp.restored_j / inp.restored_as_it_ran_j - 1.0)
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} ran their values away alone and were measured again with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off): {:.1} us per replay where as they ran they gave {:.1} us ({:+.1} %){energy}",
+                    crate::words::count(inp.restored_units as u64, "unit"),
+                    inp.restored_us,
+                    inp.restored_as_it_ran_us,
+                    100.0 * (inp.restored_us / inp.restored_as_it_ran_us.max(1e-30) - 1.0)
                 )
             }),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
@@ -1451,6 +1495,26 @@ mod tests {
             d.contains("0.0160 J per replay where alone at the cap they gave 0.0144 J (+11.1 %)"),
             "{d}"
         );
+        // A unit measured again from the model's values: the sentence gives both
+        // measurements, and the note under the table carries it.
+        assert_eq!(p.units_restored, None);
+        iso.units[0].restoring = Some(crate::results::UnitRestoring {
+            as_it_ran_us: 100.0,
+            as_it_ran_energy_j: Some(0.0040),
+            ..Default::default()
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let r = p.units_restored.as_deref().unwrap();
+        assert!(
+            r.starts_with("1 unit ran their values away alone and were measured again"),
+            "{r}"
+        );
+        assert!(
+            r.contains("J per replay where as they ran they gave 0.0160 J"),
+            "{r}"
+        );
+        let md = super::super::render::prediction_notes(&p).join("; ");
+        assert!(md.contains("measured again with every launch from the model's values"));
         // Results without temperatures (an older kc) leave them out.
         let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))
             .prediction

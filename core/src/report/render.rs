@@ -590,6 +590,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(d) = &p.duty_energy {
         v.push(d.clone());
     }
+    if let Some(r) = &p.units_restored {
+        v.push(r.clone());
+    }
     if !p.clock_events.is_empty() {
         v.push(format!("clock held down by {}", p.clock_events.join(", ")));
     }

@@ -227,6 +227,32 @@ pub struct UnitResult {
     /// again with a spin after each launch, and `energy` is that measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_at_duty: Option<DutyEnergy>,
+    /// Where the unit's repeats alone ran its values away ([`UnitValues::ran_away`]): it
+    /// was measured again with every launch starting from the model's values at its
+    /// places, and `time_us`, `energy` and `values` are that measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restoring: Option<UnitRestoring>,
+}
+
+/// A unit measured again with each launch of its graph starting from the model's values: a
+/// copy of its places (every operand and result of the invocations one launch runs,
+/// spans merged) from the image's snapshot at the head of the graph, the copy's own time
+/// and energy, measured alone, taken off each launch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitRestoring {
+    /// Bytes copied per launch, in how many spans.
+    pub bytes: u64,
+    pub spans: usize,
+    /// The copy alone, per launch: microseconds and joules (where measured).
+    pub copy_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_energy_j: Option<f64>,
+    /// The measurement as the unit ran (the first): its values, and its time and energy
+    /// per invocation.
+    pub values_as_it_ran: UnitValues,
+    pub as_it_ran_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_it_ran_energy_j: Option<f64>,
 }
 
 /// A unit's energy measured at a duty cycle: each launch is the unit's graph and then a
@@ -265,27 +291,44 @@ pub fn capped_windows(windows: &[EnergyWindow]) -> usize {
         .count()
 }
 
-/// The energy summary of a unit measured at a duty cycle ([`DutyEnergy`]): per window, the
-/// launch's energy (power × `launch_s`) less the spin's (`spin_w` × (`launch_s` −
-/// `unit_launch_s`)), over `items` invocations per launch; above idle, less idle power over
-/// the unit's own time.
-pub fn duty_energy_summary(
+/// What each launch of a unit's graph holds besides the unit's invocations: its energy,
+/// joules, and its time, seconds (a duty cycle's spin, a restoring launch's copy), taken
+/// off each window's energy per launch and off the unit's own time at idle power.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Besides {
+    pub j: f64,
+    pub s: f64,
+}
+
+impl Besides {
+    /// Both parts: a launch that holds a copy and a spin.
+    pub fn and(self, o: Besides) -> Besides {
+        Besides {
+            j: self.j + o.j,
+            s: self.s + o.s,
+        }
+    }
+}
+
+/// The energy summary of a unit whose every launch (`launch_s`) holds `besides` as well as
+/// its `items` invocations: per window, the launch's energy (power × `launch_s`) less
+/// `besides.j`, over `items`; above idle, less idle power over the unit's own time
+/// (`launch_s` − `besides.s`).
+pub fn energy_summary_besides(
     windows: &[EnergyWindow],
     first_index: usize,
     idle_w: Option<f64>,
     launch_s: f64,
-    unit_launch_s: f64,
-    spin_w: f64,
+    besides: Besides,
     items: f64,
 ) -> EnergySummary {
     let items = items.max(1e-9);
-    let spin_s = (launch_s - unit_launch_s).max(0.0);
     let usable: Vec<&EnergyWindow> = windows.iter().filter(|w| w.duration_s > 0.0).collect();
     let per: Vec<f64> = usable
         .iter()
-        .map(|w| (w.avg_power_w * launch_s - spin_w * spin_s) / items)
+        .map(|w| (w.avg_power_w * launch_s - besides.j) / items)
         .collect();
-    let idle_j = idle_w.unwrap_or(0.0) * unit_launch_s / items;
+    let idle_j = idle_w.unwrap_or(0.0) * (launch_s - besides.s).max(0.0) / items;
     let above: Vec<f64> = per.iter().map(|j| j - idle_j).collect();
     EnergySummary {
         windows: (first_index..first_index + windows.len()).collect(),
@@ -293,6 +336,14 @@ pub fn duty_energy_summary(
         per_item_above_idle_j: Stats::of(&above),
         avg_power_w: Stats::of(&windows.iter().map(|w| w.avg_power_w).collect::<Vec<_>>()),
     }
+}
+
+/// A duty cycle's spin ([`DutyEnergy`]): the launch's time (`launch_s`) less the unit's
+/// graph's time alone (`unit_launch_s`), at the spin's power `spin_w`; none where the
+/// launch was timed shorter than the unit's graph.
+pub fn spin_besides(launch_s: f64, unit_launch_s: f64, spin_w: f64) -> Besides {
+    let s = (launch_s - unit_launch_s).max(0.0);
+    Besides { j: spin_w * s, s }
 }
 
 /// How far a share of zeros may rise over a unit's measurement alone, in points, and a
@@ -622,7 +673,8 @@ mod tests {
         // drawing 150 W. Windows at 450 and 460 W: the launch's 0.9 and 0.92 J, less the
         // spin's 0.15 J, over 10 invocations.
         let ws = [w(45.0, 0.1, 50), w(46.0, 0.1, 50)];
-        let s = duty_energy_summary(&ws, 3, Some(100.0), 2e-3, 1e-3, 150.0, 10.0);
+        let spin = spin_besides(2e-3, 1e-3, 150.0);
+        let s = energy_summary_besides(&ws, 3, Some(100.0), 2e-3, spin, 10.0);
         assert_eq!(s.windows, vec![3, 4]);
         assert!(
             (s.per_item_j.mean - 0.0760).abs() < 1e-12,
@@ -634,8 +686,27 @@ mod tests {
         assert!((s.per_item_above_idle_j.mean - 0.0660).abs() < 1e-12);
         assert!((s.avg_power_w.mean - 455.0).abs() < 1e-9);
         // A spin longer than the launch is no spin (a launch timed short): nothing negative.
-        let s = duty_energy_summary(&ws, 0, None, 1e-3, 2e-3, 150.0, 10.0);
+        let s = energy_summary_besides(&ws, 0, None, 1e-3, spin_besides(1e-3, 2e-3, 150.0), 10.0);
         assert!((s.per_item_j.mean - 0.0455).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_restoring_launchs_copy_is_taken_off_and_adds_to_a_spin() {
+        // A launch of 1.1 ms: a copy of 0.1 ms drawing 300 W (0.03 J), then 10 invocations
+        // of the unit. A window at 400 W: the launch's 0.44 J less the copy's, per
+        // invocation; above idle, less 100 W over the unit's own 1 ms.
+        let copy = Besides { j: 0.03, s: 1e-4 };
+        let s = energy_summary_besides(&[w(40.0, 0.1, 90)], 0, Some(100.0), 1.1e-3, copy, 10.0);
+        assert!((s.per_item_j.mean - 0.041).abs() < 1e-12, "{:?}", s.per_item_j);
+        assert!((s.per_item_above_idle_j.mean - 0.031).abs() < 1e-12);
+        // At a duty cycle the spin comes on top: 2.2 ms launches, the copy and unit 1.1 ms.
+        let both = spin_besides(2.2e-3, 1.1e-3, 150.0).and(copy);
+        assert!((both.j - (0.165 + 0.03)).abs() < 1e-12);
+        assert!((both.s - 1.2e-3).abs() < 1e-15);
+        let d = energy_summary_besides(&[w(60.0, 0.1, 45)], 0, Some(100.0), 2.2e-3, both, 10.0);
+        // 600 W × 2.2 ms = 1.32 J, less 0.195 J, over 10.
+        assert!((d.per_item_j.mean - 0.1125).abs() < 1e-12);
+        assert!((d.per_item_above_idle_j.mean - 0.1025).abs() < 1e-12);
     }
 
     #[test]

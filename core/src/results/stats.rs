@@ -88,8 +88,6 @@ impl Stats {
         }
     }
 
-    /// The same statistics with every value divided by `k` (per-invocation figures from
-    /// per-graph ones).
     /// The standard error of the mean (0 for fewer than two samples).
     pub fn sem(&self) -> f64 {
         if self.n > 1 {
@@ -99,6 +97,8 @@ impl Stats {
         }
     }
 
+    /// The same statistics with every value divided by `k` (per-invocation figures from
+    /// per-graph ones).
     pub fn scaled(&self, k: f64) -> Stats {
         Stats {
             n: self.n,

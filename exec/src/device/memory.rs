@@ -270,6 +270,42 @@ impl Device {
         }
     }
 
+    /// Enqueues copies of the snapshot over the image at `spans` (arena offset, bytes)
+    /// only, on stream `stream`, without waiting: a unit measured from the model's values
+    /// starts each launch with its own places copied back.
+    pub fn enqueue_snapshot_spans(
+        &self,
+        stream: usize,
+        spans: &[(u64, u64)],
+    ) -> Result<(), ExecError> {
+        let (snap, bytes) = self.arena_snapshot;
+        if snap == 0 || self.arena == 0 {
+            return Err(ExecError::NoSnapshot);
+        }
+        for &(off, len) in spans {
+            if off.saturating_add(len) > bytes {
+                return Err(ExecError::Cuda {
+                    what: format!("a copy of the snapshot at {off}+{len}"),
+                    code: format!("outside the {bytes}-byte image"),
+                });
+            }
+            // SAFETY: both allocations are live and `bytes` long, and the span lies inside
+            // them (checked above); the copy is ordered on the stream.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoDAsync_v2(
+                        self.arena + off,
+                        snap + off,
+                        len as usize,
+                        self.streams[stream],
+                    ),
+                    "cuMemcpyDtoDAsync",
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The size of the snapshot of the image (0 when none is held).
     pub fn arena_snapshot_bytes(&self) -> u64 {
         self.arena_snapshot.1

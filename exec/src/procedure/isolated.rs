@@ -315,21 +315,160 @@ fn measure_unit(
     } else {
         None
     };
-    let probe = Stats::of(&gpu.time_launches(&graph, 3)?);
+    let label = format!("unit {} {}", u.id, u.label);
+    let first = time_and_energy(
+        gpu,
+        en,
+        u,
+        &graph,
+        &enqueue_unit,
+        &label,
+        unroll,
+        energy_target,
+        None,
+        opts,
+        notes,
+    )?;
+    let after = match (&before, &steps_of_unit) {
+        (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
+        _ => None,
+    };
+    let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
+    // A unit whose repeats alone drove its values away is measured again, each launch
+    // from the model's values at its places, where the snapshot holds them.
+    let restored = match (values.as_ref().filter(|v| v.ran_away()), places) {
+        (Some(v), Some((df, steps)))
+            if opts.unit_restoring && !collective && gpu.has_arena_snapshot() =>
+        {
+            let at: Vec<(&PlanUnit, u32)> = steps.iter().map(|&st| (u, st)).collect();
+            let run = &steps[..steps.len().min(unroll as usize)];
+            match measure_restoring(
+                plan,
+                u,
+                df,
+                run,
+                &at,
+                &enqueue_unit,
+                &label,
+                unroll,
+                energy_target,
+                (v, &first),
+                opts,
+                gpu,
+                en,
+                notes,
+            ) {
+                Ok(r) => r,
+                Err(e) if e.breaks_context() => return Err(e),
+                Err(e) => {
+                    let _ = gpu.synchronize();
+                    notes.push(format!(
+                        "{label}: its measurement from the model's values failed ({e}): the measurement as it ran stands"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let (measured, values, restoring) = match restored {
+        Some((m, values, r)) => (m, values, Some(r)),
+        None => (first, values, None),
+    };
+    const RAN_AWAY_NOTE: &str = "its repeats alone drove its data";
+    if let Some(v) = values.as_ref().filter(|v| v.ran_away()) {
+        if notes.iter().filter(|n| n.contains(RAN_AWAY_NOTE)).count() < 12 {
+            let how = if restoring.is_some() {
+                "even from the model's values at every launch"
+            } else {
+                "as it ran"
+            };
+            notes.push(format!(
+                "unit {} {}: {RAN_AWAY_NOTE} to zeros ({:.0} → {:.0} %) or non-finite values ({:.1} → {:.1} %) {how}: its energy is that of values the model never held",
+                u.id, u.label, v.zero_before_pct, v.zero_after_pct, v.nonfinite_before_pct, v.nonfinite_after_pct
+            ));
+        }
+    }
+    let time = Stats::of(&measured.samples).scaled(f64::from(unroll));
+    let mut row = unit_row(u, "ok".into());
+    row.energy_at_duty = measured.energy_at_duty;
+    row.invocations = invocations;
+    row.unroll = unroll;
+    row.launches = measured.samples.len();
+    row.predicted_us = Some(time.mean * invocations as f64);
+    row.predicted_energy_j = measured
+        .energy
+        .as_ref()
+        .map(|e| e.per_item_j.mean * invocations as f64);
+    row.time_us = Some(time);
+    row.energy = measured.energy;
+    row.measured_start_unix_ms = Some(measured.timed_start);
+    row.measured_end_unix_ms = Some(measured.timed_end);
+    row.launches_verified = launches_verified;
+    row.values = values;
+    row.restoring = restoring;
+    Ok(row)
+}
+
+/// One measurement of a unit's graph: its launches' times, microseconds (less a restoring
+/// launch's copy), the host clock around them, its energy per invocation and, where its
+/// windows met the power cap, its energy at a duty cycle.
+struct Measured {
+    samples: Vec<f64>,
+    timed_start: i64,
+    timed_end: i64,
+    energy: Option<EnergySummary>,
+    energy_at_duty: Option<DutyEnergy>,
+}
+
+/// A restoring launch's copy alone: its time per launch, microseconds, and its energy per
+/// launch, joules (where measured), taken off each launch of the unit's graph.
+#[derive(Clone, Copy)]
+struct RestoreCopy {
+    us: f64,
+    j: f64,
+}
+
+impl RestoreCopy {
+    fn besides(self) -> Besides {
+        Besides {
+            j: self.j,
+            s: self.us / 1e6,
+        }
+    }
+}
+
+/// Times the unit's `graph` (`enqueue_unit` captured: `unroll` invocations, after the
+/// restoring `copy` where given) until enough GPU time is measured, then its energy
+/// windows, and where they met the power cap its energy at a duty cycle; the copy's own
+/// time and energy are taken off each launch.
+#[allow(clippy::too_many_arguments)]
+fn time_and_energy(
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    u: &PlanUnit,
+    graph: &crate::device::Graph,
+    enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+    label: &str,
+    unroll: u32,
+    energy_target: f64,
+    copy: Option<RestoreCopy>,
+    opts: &ExecOptions,
+    notes: &mut Vec<String>,
+) -> Result<Measured, ExecError> {
+    let collective = matches!(u.call, UnitCall::Collective { .. });
+    let probe = Stats::of(&gpu.time_launches(graph, 3)?);
     let mut launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
     // Every rank times a collective the same number of times (the job's most).
-    if let (kc_core::plan::types::UnitCall::Collective { .. }, Some(job)) =
-        (&u.call, en.job.as_mut())
-    {
+    if let (true, Some(job)) = (collective, en.job.as_mut()) {
         launches = job.agree_max(&format!("unit {} launches", u.id), launches as u64)? as usize;
     }
     // The timed launches go first and the energy windows' launches queue behind them, so
     // the wait for the counter's first tick overlaps the timing.
-    let label = format!("unit {} {}", u.id, u.label);
     let mut timed_start = unix_ms_now();
-    let timed = gpu.enqueue_timed(&graph, launches)?;
-    let windows = en.series(gpu, &graph, &label, probe.mean, energy_target, opts, notes)?;
+    let timed = gpu.enqueue_timed(graph, launches)?;
+    let windows = en.series(gpu, graph, label, probe.mean, energy_target, opts, notes)?;
     let mut samples = timed.read(gpu)?;
     // The timed launches ended before the windows' launches: their own span, not now.
     let mut timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
@@ -345,12 +484,10 @@ fn measure_unit(
             break;
         }
         let again_start = unix_ms_now();
-        let again = gpu.time_launches(&graph, launches)?;
+        let again = gpu.time_launches(graph, launches)?;
         let a = Stats::of(&again);
         notes.push(format!(
-            "unit {} {}: timed again, its launches' mean was {:.1} % over their median ({:.1} % again)",
-            u.id,
-            u.label,
+            "{label}: timed again, its launches' mean was {:.1} % over their median ({:.1} % again)",
             100.0 * (s.mean / s.p50 - 1.0),
             100.0 * (a.mean / a.p50 - 1.0)
         ));
@@ -359,26 +496,21 @@ fn measure_unit(
             (timed_start, timed_end) = (again_start, unix_ms_now());
         }
     }
-    let after = match (&before, &steps_of_unit) {
-        (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
-        _ => None,
-    };
-    let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
-    const RAN_AWAY_NOTE: &str = "its repeats alone drove its data";
-    if let Some(v) = values.as_ref().filter(|v| v.ran_away()) {
-        if notes.iter().filter(|n| n.contains(RAN_AWAY_NOTE)).count() < 12 {
-            notes.push(format!(
-                "unit {} {}: {RAN_AWAY_NOTE} to zeros ({:.0} → {:.0} %) or non-finite values ({:.1} → {:.1} %): its energy is that of values the model never held",
-                u.id, u.label, v.zero_before_pct, v.zero_after_pct, v.nonfinite_before_pct, v.nonfinite_after_pct
-            ));
+    // The graph's own launch (with any copy), for the energy windows.
+    let launch_us = Stats::of(&samples).mean;
+    let besides = copy.map(RestoreCopy::besides).unwrap_or_default();
+    if let Some(c) = copy {
+        for t in &mut samples {
+            *t -= c.us;
         }
     }
-    let per_launch = Stats::of(&samples);
-    let time = per_launch.scaled(f64::from(unroll));
     let capped = windows.as_deref().map_or(0, capped_windows);
     let windows_alone = windows.as_ref().map_or(0, Vec::len);
-    let mut energy =
-        windows.map(|w| en.summarise(w, &label, per_launch.mean, f64::from(unroll), notes));
+    let mut energy = windows.map(|w| {
+        en.summarise_with(w, label, launch_us, notes, |ws, first, idle| {
+            energy_summary_besides(ws, first, idle, launch_us / 1e6, besides, f64::from(unroll))
+        })
+    });
     // A unit that alone drew past the power limit ran at a clock the model does not run it
     // at: its energy is measured again at a duty cycle that keeps the mean power under it.
     let mut energy_at_duty = None;
@@ -387,9 +519,10 @@ fn measure_unit(
         match duty_energy(
             gpu,
             en,
-            &enqueue_unit,
-            &label,
-            per_launch.mean,
+            enqueue_unit,
+            label,
+            launch_us,
+            besides,
             unroll,
             energy_target,
             opts,
@@ -412,22 +545,128 @@ fn measure_unit(
             }
         }
     }
-    let mut row = unit_row(u, "ok".into());
-    row.energy_at_duty = energy_at_duty;
-    row.invocations = invocations;
-    row.unroll = unroll;
-    row.launches = samples.len();
-    row.predicted_us = Some(time.mean * invocations as f64);
-    row.predicted_energy_j = energy
-        .as_ref()
-        .map(|e| e.per_item_j.mean * invocations as f64);
-    row.time_us = Some(time);
-    row.energy = energy;
-    row.measured_start_unix_ms = Some(timed_start);
-    row.measured_end_unix_ms = Some(timed_end);
-    row.launches_verified = launches_verified;
-    row.values = values;
-    Ok(row)
+    Ok(Measured {
+        samples,
+        timed_start,
+        timed_end,
+        energy,
+        energy_at_duty,
+    })
+}
+
+/// Spans of the image closer than this are copied as one: a copy node costs a few
+/// microseconds, 256 KiB about a tenth of a microsecond.
+const RESTORE_MERGE_GAP: u64 = 256 << 10;
+
+/// The unit measured again with every launch starting from the model's values at its
+/// places: the places of the steps one launch runs (`run`), copied back from the image's
+/// snapshot at the head of the graph; the copy alone timed and measured first, and taken
+/// off. Returns the measurement, the values at the unit's places (`at`) before and after
+/// it, and what the results keep of both measurements; `None` where the copy's energy
+/// could not be measured while the unit's was (the first measurement then stands).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn measure_restoring(
+    plan: &Plan,
+    u: &PlanUnit,
+    df: &kc_core::plan::types::PlanDataflow,
+    run: &[u32],
+    at: &[(&PlanUnit, u32)],
+    enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+    label: &str,
+    unroll: u32,
+    energy_target: f64,
+    (as_it_ran, first): (&UnitValues, &Measured),
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Option<(Measured, Option<UnitValues>, UnitRestoring)>, ExecError> {
+    let spots: Vec<(u64, u64)> = run
+        .iter()
+        .flat_map(|&st| super::diagnose::step_spots(plan, u, &df.steps[st as usize]))
+        .map(|(off, bytes, _)| (off, bytes))
+        .collect();
+    let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
+    let copy_graph = gpu.capture(|gpu| gpu.enqueue_snapshot_spans(0, &spans))?;
+    for _ in 0..2 {
+        gpu.launch(&copy_graph)?;
+    }
+    gpu.synchronize()?;
+    let copy_t = Stats::of(&gpu.time_launches(&copy_graph, 20)?);
+    let copy_label = format!("{label}'s copy from the snapshot");
+    let copy_j = en
+        .series(gpu, &copy_graph, &copy_label, copy_t.mean, energy_target, opts, notes)?
+        .map(|w| {
+            en.summarise(w, &copy_label, copy_t.mean, 1.0, notes)
+                .per_item_j
+                .mean
+        });
+    if copy_j.is_none() && first.energy.is_some() {
+        notes.push(format!(
+            "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
+        ));
+        return Ok(None);
+    }
+    let copy = RestoreCopy {
+        us: copy_t.mean,
+        j: copy_j.unwrap_or(0.0),
+    };
+    let restoring_enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
+        gpu.enqueue_snapshot_spans(0, &spans)?;
+        enqueue_unit(gpu)
+    };
+    let graph = gpu.capture(restoring_enqueue)?;
+    gpu.restore_arena_snapshot()?;
+    let before = census(plan, gpu, df, at, CENSUS_STEPS)?;
+    for _ in 0..2 {
+        gpu.launch(&graph)?;
+    }
+    gpu.synchronize()?;
+    let what = format!("{label} from the model's values");
+    let m = time_and_energy(
+        gpu,
+        en,
+        u,
+        &graph,
+        &restoring_enqueue,
+        &what,
+        unroll,
+        energy_target,
+        Some(copy),
+        opts,
+        notes,
+    )?;
+    let after = census(plan, gpu, df, at, CENSUS_STEPS)?;
+    let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
+    let per_item = |m: &Measured| Stats::of(&m.samples).mean / f64::from(unroll);
+    let energy_of = |m: &Measured| m.energy.as_ref().map(|e| e.per_item_j.mean);
+    let restoring = UnitRestoring {
+        bytes: crate::spans::total(&spans),
+        spans: spans.len(),
+        copy_us: copy.us,
+        copy_energy_j: copy_j,
+        values_as_it_ran: as_it_ran.clone(),
+        as_it_ran_us: per_item(first),
+        as_it_ran_energy_j: energy_of(first),
+    };
+    let energy_words = match (energy_of(first), energy_of(&m)) {
+        (Some(a), Some(b)) => format!(", energy {:.3} → {:.3} mJ", a * 1e3, b * 1e3),
+        _ => String::new(),
+    };
+    notes.push(format!(
+        "{label}: its repeats alone drove its data to zeros ({:.0} → {:.0} %) or non-finite values ({:.1} → {:.1} %): measured again with every launch starting from the model's values at its places ({:.1} MiB in {} copies from the snapshot, {:.1} us and {:.3} mJ alone, taken off): per invocation, time {:.2} → {:.2} us{energy_words}",
+        as_it_ran.zero_before_pct,
+        as_it_ran.zero_after_pct,
+        as_it_ran.nonfinite_before_pct,
+        as_it_ran.nonfinite_after_pct,
+        restoring.bytes as f64 / (1u64 << 20) as f64,
+        restoring.spans,
+        copy.us,
+        copy.j * 1e3,
+        restoring.as_it_ran_us,
+        per_item(&m),
+    ));
+    Ok(Some((m, values, restoring)))
 }
 
 /// The unit's share of each launch when its energy is measured at a duty cycle, and the
@@ -437,7 +676,8 @@ const DUTY_SHARES: [f64; 2] = [0.5, 1.0 / 3.0];
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
 /// spin after them in one graph, the unit `DUTY_SHARES[0]` of each launch (a third where
 /// that still met the power cap), timed and measured in windows; the spin's power, measured
-/// once per run in windows of its own, is taken off. `None` without a meter.
+/// once per run in windows of its own, is taken off, and so is `besides` (what the unit's
+/// graph holds besides its invocations: a restoring launch's copy). `None` without a meter.
 #[allow(clippy::too_many_arguments)]
 fn duty_energy(
     gpu: &mut Gpu,
@@ -445,6 +685,7 @@ fn duty_energy(
     enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,
     label: &str,
     unit_launch_us: f64,
+    besides: Besides,
     unroll: u32,
     energy_target: f64,
     opts: &ExecOptions,
@@ -473,15 +714,9 @@ fn duty_energy(
         };
         let duty_capped = capped_windows(&w);
         let summary = en.summarise_with(w, &what, launch.mean, notes, |ws, first, idle| {
-            duty_energy_summary(
-                ws,
-                first,
-                idle,
-                launch.mean / 1e6,
-                unit_launch_us / 1e6,
-                spin_w,
-                f64::from(unroll),
-            )
+            let spin = spin_besides(launch.mean / 1e6, unit_launch_us / 1e6, spin_w);
+            let all = spin.and(besides);
+            energy_summary_besides(ws, first, idle, launch.mean / 1e6, all, f64::from(unroll))
         });
         let duty = DutyEnergy {
             unit_share: share,
