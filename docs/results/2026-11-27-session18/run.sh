@@ -51,6 +51,12 @@ b) # unseen models: a training step with SGD and momentum, a CNN family, and MoE
    cnn efficientnet_b3 efficientnet_b3 32
    cnn mnasnet mnasnet1_0; cnn shufflenet_v2 shufflenet_v2_x1_0 64
    model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
+c) # unseen models: MoE decode graph first (it may not capture), a plain CNN, windows, dense blocks
+   model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   cnn resnet34 resnet34
+   model swin_v2_b --model swin_v2_b --batch 8 --dtype bf16 --no-values
+   cnn densenet201 densenet201 16
+   cnn regnet_y_3_2gf regnet_y_3_2gf ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
