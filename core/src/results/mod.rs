@@ -232,6 +232,23 @@ pub struct UnitResult {
     /// places, and `time_us`, `energy` and `values` are that measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restoring: Option<UnitRestoring>,
+    /// Where invocations' integer operands (indices, offsets, counts) were lost from the
+    /// image's last values (the allocator gave their places to later tensors): they were
+    /// copied back before each such invocation, as the model held them when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_values: Option<InvocationValues>,
+}
+
+/// The integer operands copied back before a unit's invocations, per launch of its graph:
+/// how many invocations had them, their bytes, and the copies alone (their time,
+/// microseconds, and energy, joules, taken off each launch).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InvocationValues {
+    pub invocations: usize,
+    pub bytes: u64,
+    pub copy_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_energy_j: Option<f64>,
 }
 
 /// A unit measured again with each launch of its graph starting from the model's values: a

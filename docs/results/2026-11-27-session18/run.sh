@@ -57,6 +57,12 @@ c) # unseen models: MoE decode graph first (it may not capture), a plain CNN, wi
    model swin_v2_b --model swin_v2_b --batch 8 --dtype bf16 --no-values
    cnn densenet201 densenet201 16
    cnn regnet_y_3_2gf regnet_y_3_2gf ;;
+d) # with kc-v (integer operands as each invocation read them): the MoE miss, T5, and more
+   model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+   model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   cnn resnet34 resnet34
+   cnn regnet_y_3_2gf regnet_y_3_2gf ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

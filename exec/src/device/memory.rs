@@ -306,6 +306,137 @@ impl Device {
         Ok(())
     }
 
+    /// Allocates the stash for the integer operands of steps (`spans`: step, then its
+    /// spans of the image as (arena offset, bytes)), where it leaves `headroom` bytes free;
+    /// returns false, keeping nothing, where it would not. [`Self::enqueue_keep_step_values`]
+    /// fills it during the pass that gives the image the model's values.
+    pub fn keep_step_values(
+        &mut self,
+        spans: &[(u32, Vec<(u64, u64)>)],
+        headroom: u64,
+    ) -> Result<bool, ExecError> {
+        if self.step_values.buf != 0 || spans.is_empty() {
+            return Ok(false);
+        }
+        let bytes: u64 = spans.iter().flat_map(|(_, v)| v).map(|s| s.1).sum();
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: a query with valid out-pointers.
+        unsafe { cu_err(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+        if bytes == 0 || bytes.saturating_add(headroom) > free as u64 {
+            return Ok(false);
+        }
+        let buf = self.alloc_raw(bytes)?;
+        let mut at = 0;
+        let mut by_step = HashMap::new();
+        for (step, v) in spans {
+            let kept: Vec<(u64, u64, u64)> = v
+                .iter()
+                .map(|&(off, len)| {
+                    at += len;
+                    (off, at - len, len)
+                })
+                .collect();
+            by_step.insert(*step, kept);
+        }
+        self.step_values = StepValues { buf, by_step };
+        Ok(true)
+    }
+
+    /// Enqueues the copy of `step`'s integer operands from the image into the stash (the
+    /// pass enqueues it just before the step), where the stash keeps them.
+    pub fn enqueue_keep_step_values(&self, stream: usize, step: u32) -> Result<(), ExecError> {
+        self.step_value_copies(stream, step, true)
+    }
+
+    /// Enqueues the copy of `step`'s integer operands from the stash back into the image
+    /// (a unit's graph holds it just before the invocation at that step), where kept.
+    pub fn enqueue_step_values(&self, stream: usize, step: u32) -> Result<(), ExecError> {
+        self.step_value_copies(stream, step, false)
+    }
+
+    /// Whether `step`'s integer operands are kept (they differ from the image's last values).
+    pub fn has_step_values(&self, step: u32) -> bool {
+        self.step_values.by_step.contains_key(&step)
+    }
+
+    /// The steps whose integer operands are kept, and their bytes.
+    pub fn step_values_kept(&self) -> (usize, u64) {
+        let v = &self.step_values.by_step;
+        (v.len(), v.values().flatten().map(|s| s.2).sum())
+    }
+
+    /// The bytes kept for `step` (0 where none).
+    pub fn step_values_bytes(&self, step: u32) -> u64 {
+        self.step_values
+            .by_step
+            .get(&step)
+            .map_or(0, |v| v.iter().map(|s| s.2).sum())
+    }
+
+    fn step_value_copies(&self, stream: usize, step: u32, keep: bool) -> Result<(), ExecError> {
+        let Some(v) = self.step_values.by_step.get(&step) else {
+            return Ok(());
+        };
+        for &(off, at, len) in v {
+            let (dst, src) = if keep {
+                (self.step_values.buf + at, self.arena + off)
+            } else {
+                (self.arena + off, self.step_values.buf + at)
+            };
+            // SAFETY: the span lies inside the live arena (the plan keeps places inside it)
+            // and its stash range inside the stash (allocated for every span); ordered on
+            // the stream.
+            unsafe {
+                cu_err(
+                    cu::cuMemcpyDtoDAsync_v2(dst, src, len as usize, self.streams[stream]),
+                    "cuMemcpyDtoDAsync",
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the pass: drops the steps whose kept values equal what the image holds now
+    /// (nothing overwrote them after the step: the snapshot already gives them), so that
+    /// only the steps whose integer operands the image lost are copied back. Returns the
+    /// steps and bytes still kept.
+    pub fn keep_only_lost_step_values(&mut self) -> Result<(usize, u64), ExecError> {
+        self.synchronize()?;
+        let mut lost = HashMap::new();
+        for (&step, v) in &self.step_values.by_step {
+            let mut differs = false;
+            for &(off, at, len) in v {
+                let mut a = vec![0u8; len as usize];
+                let mut b = vec![0u8; len as usize];
+                // SAFETY: reads `len` bytes inside the live arena and the live stash into
+                // host vectors of that size.
+                unsafe {
+                    cu_err(
+                        cu::cuMemcpyDtoH_v2(a.as_mut_ptr() as *mut c_void, self.arena + off, a.len()),
+                        "cuMemcpyDtoH",
+                    )?;
+                    cu_err(
+                        cu::cuMemcpyDtoH_v2(
+                            b.as_mut_ptr() as *mut c_void,
+                            self.step_values.buf + at,
+                            b.len(),
+                        ),
+                        "cuMemcpyDtoH",
+                    )?;
+                }
+                if a != b {
+                    differs = true;
+                    break;
+                }
+            }
+            if differs {
+                lost.insert(step, v.clone());
+            }
+        }
+        self.step_values.by_step = lost;
+        Ok(self.step_values_kept())
+    }
+
     /// The size of the snapshot of the image (0 when none is held).
     pub fn arena_snapshot_bytes(&self) -> u64 {
         self.arena_snapshot.1
@@ -427,6 +558,14 @@ impl Device {
         }
         Ok((all > 0).then(|| bad as f64 / all as f64))
     }
+}
+
+/// A stash of steps' integer operands as the model held them when each step ran: one
+/// allocation, and per step its spans as (arena offset, stash offset, bytes).
+#[derive(Debug, Default)]
+pub struct StepValues {
+    pub(crate) buf: cu::CUdeviceptr,
+    pub(crate) by_step: HashMap<u32, Vec<(u64, u64, u64)>>,
 }
 
 /// What a sample of floating-point values holds: non-finite, zero and all values, and the
