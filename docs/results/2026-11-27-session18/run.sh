@@ -28,7 +28,8 @@ kcrun() { # NAME
   $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
   $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
     --reference-entry $n -o $d/report > $out/$n.report.log 2>&1
-  rm -f $d/plan.kcplan $d/*.kcir $d/report/replay.trace.json
+  [ -z "${KEEP:-}" ] && rm -f $d/plan.kcplan $d/*.kcir
+  rm -f $d/report/replay.trace.json
 }
 model() { # NAME CAPTURE-ARGS
   local n=$1; shift
@@ -63,8 +64,17 @@ d) # with kc-v (integer operands as each invocation read them): the MoE miss, T5
    model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    cnn resnet34 resnet34
    cnn regnet_y_3_2gf regnet_y_3_2gf ;;
+e) # Qwen3-MoE's decode graph again, its plan and traces kept (KEEP=1): why its grouped GEMMs run slower alone
+   model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
+f) # with kc-w (a bound read's stand-in takes its producer's values in the model pass): the MoE miss again, then more
+   model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+   cnn resnet34 resnet34
+   cnn regnet_y_3_2gf regnet_y_3_2gf
+   model swin_b --model swin_b --batch 8 --dtype bf16 --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
 cat $out/summary.txt $out/timeline.txt
-cd $OUT && tar cJf $P.txz --exclude="*.pt.trace.json.gz" --exclude="*.et.json.gz" --exclude="*.values.bin" --exclude="*.inductor_cache.tar.gz" $P && rm -rf $P
+if [ -n "${KEEP:-}" ]; then cd $OUT && tar cJf $P.txz --exclude="*.values.bin" $P && rm -rf $P
+else cd $OUT && tar cJf $P.txz --exclude="*.pt.trace.json.gz" --exclude="*.et.json.gz" --exclude="*.values.bin" --exclude="*.inductor_cache.tar.gz" $P && rm -rf $P; fi

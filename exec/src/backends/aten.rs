@@ -748,6 +748,11 @@ impl Torch {
             live.retain(|&p, _| p < s && self.last_reader.get(&p).is_some_and(|&l| l >= s));
         }
         let rebound;
+        // Outside a capture (the pass that gives the image the model's values), a bound
+        // read's stand-in also takes its producer's values: a unit captured alone later,
+        // whose producer's result is then gone, reads what the model's producer last wrote
+        // for this step (a grouped GEMM's group offsets from the routing), not drawn values.
+        let eager = !p.rebinds.is_empty() && !is_capturing(stream)?;
         let values = if p.rebinds.is_empty() {
             &p.values
         } else {
@@ -760,8 +765,20 @@ impl Torch {
                 };
                 on_result += 1;
                 match (&mut v[r.arg], r.item) {
-                    (Value::Tensor(t), None) => *t = view,
-                    (Value::List(ts), Some(j)) => ts[j] = view,
+                    (Value::Tensor(t), None) => {
+                        if eager {
+                            // A stand-in that cannot take them (one that overlaps
+                            // itself) keeps its drawn values.
+                            let _ = t.shallow_clone().f_copy_(&view);
+                        }
+                        *t = view
+                    }
+                    (Value::List(ts), Some(j)) => {
+                        if eager {
+                            let _ = ts[j].shallow_clone().f_copy_(&view);
+                        }
+                        ts[j] = view
+                    }
                     _ => {}
                 }
             }
@@ -864,6 +881,22 @@ impl Torch {
 pub fn release_stream() {
     // SAFETY: a null stream is the default stream, which always exists.
     let _ = unsafe { torch_set_current_cuda_stream(std::ptr::null_mut(), device() as i32) };
+}
+
+/// Whether `stream` is capturing a graph.
+fn is_capturing(stream: *mut c_void) -> Result<bool, ExecError> {
+    use cudarc::driver::sys as cu;
+    let mut status = cu::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: `stream` is a live stream of the current context; a query with a valid
+    // out-pointer.
+    let rc = unsafe { cu::cuStreamIsCapturing(stream as cu::CUstream, &mut status) };
+    if rc != cu::CUresult::CUDA_SUCCESS {
+        return Err(ExecError::Cuda {
+            what: "cuStreamIsCapturing".into(),
+            code: format!("{rc:?}"),
+        });
+    }
+    Ok(status != cu::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }
 
 fn set_stream(stream: *mut c_void) -> Result<(), ExecError> {
