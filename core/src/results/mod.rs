@@ -232,23 +232,6 @@ pub struct UnitResult {
     /// places, and `time_us`, `energy` and `values` are that measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restoring: Option<UnitRestoring>,
-    /// Where invocations' integer operands (indices, offsets, counts) were lost from the
-    /// image's last values (the allocator gave their places to later tensors): they were
-    /// copied back before each such invocation, as the model held them when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invocation_values: Option<InvocationValues>,
-}
-
-/// The integer operands copied back before a unit's invocations, per launch of its graph:
-/// how many invocations had them, their bytes, and the copies alone (their time,
-/// microseconds, and energy, joules, taken off each launch).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct InvocationValues {
-    pub invocations: usize,
-    pub bytes: u64,
-    pub copy_us: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub copy_energy_j: Option<f64>,
 }
 
 /// A unit measured again with each launch of its graph starting from the model's values: a
@@ -714,7 +697,11 @@ mod tests {
         // invocation; above idle, less 100 W over the unit's own 1 ms.
         let copy = Besides { j: 0.03, s: 1e-4 };
         let s = energy_summary_besides(&[w(40.0, 0.1, 90)], 0, Some(100.0), 1.1e-3, copy, 10.0);
-        assert!((s.per_item_j.mean - 0.041).abs() < 1e-12, "{:?}", s.per_item_j);
+        assert!(
+            (s.per_item_j.mean - 0.041).abs() < 1e-12,
+            "{:?}",
+            s.per_item_j
+        );
         assert!((s.per_item_above_idle_j.mean - 0.031).abs() < 1e-12);
         // At a duty cycle the spin comes on top: 2.2 ms launches, the copy and unit 1.1 ms.
         let both = spin_besides(2.2e-3, 1.1e-3, 150.0).and(copy);

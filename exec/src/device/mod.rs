@@ -105,9 +105,6 @@ pub struct Device {
     /// A copy of the image holding the model's values ([`Device::snapshot_arena`]), and its
     /// size (0 until taken).
     pub(crate) arena_snapshot: (cu::CUdeviceptr, u64),
-    /// The integer operands of steps as the model held them when each step ran, where the
-    /// image's final values differ ([`Device::keep_step_values`]).
-    pub(crate) step_values: memory::StepValues,
     /// The operands of the step being enqueued that read a result another back end
     /// allocated outside the image, by slot, at that result's address (set by
     /// `Gpu::enqueue` around one step; empty otherwise).
@@ -190,7 +187,6 @@ impl Device {
                 copies: HashMap::new(),
                 arena: 0,
                 arena_snapshot: (0, 0),
-                step_values: memory::StepValues::default(),
                 step_overrides: std::cell::RefCell::new(Vec::new()),
                 spin: None,
                 events: Vec::new(),
@@ -273,9 +269,6 @@ impl Drop for Device {
             }
             if self.arena_snapshot.0 != 0 {
                 cu::cuMemFree_v2(self.arena_snapshot.0);
-            }
-            if self.step_values.buf != 0 {
-                cu::cuMemFree_v2(self.step_values.buf);
             }
             for b in self.buffers.drain(..) {
                 if b.host.is_null() {

@@ -156,13 +156,6 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         } else {
             "each unit started from the model's values: a pass of every step before each unit (no room for a snapshot of the image)".to_string()
         });
-        let (steps, bytes) = gpu.step_values_kept();
-        if steps > 0 {
-            notes.push(format!(
-                "{steps} steps read integer operands (indices, offsets, counts) whose places later tensors overwrote in the model's step: kept as the model held them when each ran ({} KiB), and copied back before each such invocation alone",
-                bytes.div_ceil(1024)
-            ));
-        }
     }
     // The switches between units and the graph launch, for the prediction from parts; a
     // cold pass's units ran on rotated copies, which several units cannot share, so it
@@ -323,68 +316,16 @@ fn measure_unit(
         None
     };
     let label = format!("unit {} {}", u.id, u.label);
-    // Each invocation's integer operands (indices, offsets, counts) as the model held them
-    // when it ran, where the image's last values lost them (the allocator gave the place
-    // to another tensor later in the step): copied back just before the invocation, the
-    // copies' own time and energy taken off. Without them an index reads what a later
-    // tensor left there, and a grouped GEMM's group offsets set work the model never did.
-    let invocation_steps: Vec<u32> = match places {
-        Some((_, steps)) if !steps.is_empty() => (0..unroll as usize)
-            .map(|i| steps[i % steps.len()])
-            .filter(|&st| gpu.has_step_values(st))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let enqueue_step_values = |gpu: &Gpu| -> Result<(), ExecError> {
-        for &st in &invocation_steps {
-            gpu.enqueue_step_values(0, st)?;
-        }
-        Ok(())
-    };
-    let enqueue_with_values = |gpu: &Gpu| -> Result<(), ExecError> {
-        for i in 0..unroll {
-            if let Some((df, steps)) = places.filter(|p| !p.1.is_empty()) {
-                let step = steps[(i as usize) % steps.len()];
-                gpu.enqueue_step_values(0, step)?;
-                gpu.enqueue(
-                    u,
-                    0,
-                    At::Step {
-                        step,
-                        places: &df.steps[step as usize],
-                    },
-                )?;
-            }
-        }
-        Ok(())
-    };
-    let (values_copy, timed_graph) = if invocation_steps.is_empty() {
-        (None, None)
-    } else {
-        let what = format!("{label}'s integer operands");
-        let c = measure_copies(gpu, en, &enqueue_step_values, &what, energy_target, opts, notes)?;
-        let g = gpu.capture(enqueue_with_values)?;
-        for _ in 0..2 {
-            gpu.launch(&g)?;
-        }
-        gpu.synchronize()?;
-        (Some(c), Some(g))
-    };
-    let enqueue_timed: &dyn Fn(&Gpu) -> Result<(), ExecError> = if values_copy.is_some() {
-        &enqueue_with_values
-    } else {
-        &enqueue_unit
-    };
     let first = time_and_energy(
         gpu,
         en,
         u,
-        timed_graph.as_ref().unwrap_or(&graph),
-        enqueue_timed,
+        &graph,
+        &enqueue_unit,
         &label,
         unroll,
         energy_target,
-        values_copy,
+        None,
         opts,
         notes,
     )?;
@@ -407,8 +348,7 @@ fn measure_unit(
                 df,
                 run,
                 &at,
-                enqueue_timed,
-                &enqueue_step_values,
+                &enqueue_unit,
                 &label,
                 unroll,
                 energy_target,
@@ -467,15 +407,6 @@ fn measure_unit(
     row.launches_verified = launches_verified;
     row.values = values;
     row.restoring = restoring;
-    row.invocation_values = values_copy.map(|c| InvocationValues {
-        invocations: invocation_steps.len(),
-        bytes: invocation_steps
-            .iter()
-            .map(|&st| gpu.step_values_bytes(st))
-            .sum(),
-        copy_us: c.us,
-        copy_energy_j: c.j,
-    });
     Ok(row)
 }
 
@@ -490,45 +421,21 @@ struct Measured {
     energy_at_duty: Option<DutyEnergy>,
 }
 
-/// What a unit's launch copies besides its invocations (its places from the snapshot,
-/// its invocations' integer operands), alone: time per launch, microseconds, and energy
-/// per launch, joules (`None` where not measured), taken off each launch of its graph.
+/// A restoring launch's copy alone: its time per launch, microseconds, and its energy per
+/// launch, joules (where measured), taken off each launch of the unit's graph.
 #[derive(Clone, Copy)]
 struct RestoreCopy {
     us: f64,
-    j: Option<f64>,
+    j: f64,
 }
 
 impl RestoreCopy {
     fn besides(self) -> Besides {
         Besides {
-            j: self.j.unwrap_or(0.0),
+            j: self.j,
             s: self.us / 1e6,
         }
     }
-}
-
-/// The copies `enqueue_copies` makes, alone: captured, warmed, timed and measured in
-/// energy windows of their own.
-fn measure_copies(
-    gpu: &mut Gpu,
-    en: &mut Energy<'_>,
-    enqueue_copies: &dyn Fn(&Gpu) -> Result<(), ExecError>,
-    label: &str,
-    energy_target: f64,
-    opts: &ExecOptions,
-    notes: &mut Vec<String>,
-) -> Result<RestoreCopy, ExecError> {
-    let graph = gpu.capture(enqueue_copies)?;
-    for _ in 0..2 {
-        gpu.launch(&graph)?;
-    }
-    gpu.synchronize()?;
-    let t = Stats::of(&gpu.time_launches(&graph, 20)?);
-    let j = en
-        .series(gpu, &graph, label, t.mean, energy_target, opts, notes)?
-        .map(|w| en.summarise(w, label, t.mean, 1.0, notes).per_item_j.mean);
-    Ok(RestoreCopy { us: t.mean, j })
 }
 
 /// Times the unit's `graph` (`enqueue_unit` captured: `unroll` invocations, after the
@@ -665,7 +572,6 @@ fn measure_restoring(
     run: &[u32],
     at: &[(&PlanUnit, u32)],
     enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,
-    enqueue_step_values: &dyn Fn(&Gpu) -> Result<(), ExecError>,
     label: &str,
     unroll: u32,
     energy_target: f64,
@@ -681,20 +587,38 @@ fn measure_restoring(
         .map(|(off, bytes, _)| (off, bytes))
         .collect();
     let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
-    // The copy alone holds what each launch copies: the places, and the invocations'
-    // integer operands where they are copied too.
-    let copies = |gpu: &Gpu| -> Result<(), ExecError> {
-        gpu.enqueue_snapshot_spans(0, &spans)?;
-        enqueue_step_values(gpu)
-    };
+    let copy_graph = gpu.capture(|gpu| gpu.enqueue_snapshot_spans(0, &spans))?;
+    for _ in 0..2 {
+        gpu.launch(&copy_graph)?;
+    }
+    gpu.synchronize()?;
+    let copy_t = Stats::of(&gpu.time_launches(&copy_graph, 20)?);
     let copy_label = format!("{label}'s copy from the snapshot");
-    let copy = measure_copies(gpu, en, &copies, &copy_label, energy_target, opts, notes)?;
-    if copy.j.is_none() && first.energy.is_some() {
+    let copy_j = en
+        .series(
+            gpu,
+            &copy_graph,
+            &copy_label,
+            copy_t.mean,
+            energy_target,
+            opts,
+            notes,
+        )?
+        .map(|w| {
+            en.summarise(w, &copy_label, copy_t.mean, 1.0, notes)
+                .per_item_j
+                .mean
+        });
+    if copy_j.is_none() && first.energy.is_some() {
         notes.push(format!(
             "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
         ));
         return Ok(None);
     }
+    let copy = RestoreCopy {
+        us: copy_t.mean,
+        j: copy_j.unwrap_or(0.0),
+    };
     let restoring_enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         gpu.enqueue_snapshot_spans(0, &spans)?;
         enqueue_unit(gpu)
@@ -728,7 +652,7 @@ fn measure_restoring(
         bytes: crate::spans::total(&spans),
         spans: spans.len(),
         copy_us: copy.us,
-        copy_energy_j: copy.j,
+        copy_energy_j: copy_j,
         values_as_it_ran: as_it_ran.clone(),
         as_it_ran_us: per_item(first),
         as_it_ran_energy_j: energy_of(first),
@@ -746,7 +670,7 @@ fn measure_restoring(
         restoring.bytes as f64 / (1u64 << 20) as f64,
         restoring.spans,
         copy.us,
-        copy.j.unwrap_or(0.0) * 1e3,
+        copy.j * 1e3,
         restoring.as_it_ran_us,
         per_item(&m),
     ));
@@ -838,27 +762,8 @@ pub(super) fn restore_model_values(
         return gpu.restore_arena_snapshot();
     }
     gpu.fill_arena(df)?;
-    // The first pass also keeps every step's integer operands as they stood when it ran
-    // ([`Gpu::keep_step_values`]); after it, only those the image lost stay kept.
-    let int_spans: Vec<(u32, Vec<(u64, u64)>)> = pass
-        .iter()
-        .map(|&st| {
-            let unit = &plan.units[plan.steps[st as usize].unit as usize];
-            let spans = super::diagnose::step_spots(plan, unit, &df.steps[st as usize])
-                .into_iter()
-                .filter(|s| is_integer(s.2))
-                .map(|(off, bytes, _)| (off, bytes))
-                .collect::<Vec<_>>();
-            (st, spans)
-        })
-        .filter(|(_, v)| !v.is_empty())
-        .collect();
-    let keeping = gpu.keep_step_values(&int_spans, SNAPSHOT_HEADROOM)?;
     for &st in pass {
         let unit = &plan.units[plan.steps[st as usize].unit as usize];
-        if keeping {
-            gpu.enqueue_keep_step_values(0, st)?;
-        }
         gpu.enqueue(
             unit,
             0,
@@ -869,18 +774,8 @@ pub(super) fn restore_model_values(
         )?;
     }
     gpu.synchronize()?;
-    if keeping {
-        gpu.keep_only_lost_step_values()?;
-    }
     gpu.snapshot_arena(df, SNAPSHOT_HEADROOM)?;
     Ok(())
-}
-
-/// Whether values of `t` are integers (or booleans): indices, offsets, counts and masks,
-/// which say where a kernel reads and how much it does.
-fn is_integer(t: kc_core::plan::types::ElemType) -> bool {
-    use kc_core::plan::types::ElemType as E;
-    matches!(t, E::I64 | E::I32 | E::I16 | E::I8 | E::U8 | E::Bool)
 }
 
 /// Device memory a snapshot of the image must leave free: the units' graphs, the round's
