@@ -89,6 +89,13 @@ pub struct Prediction {
     pub plain_energy_u_j: Option<f64>,
     pub predicted_energy_j: Option<f64>,
     pub predicted_energy_u_j: Option<f64>,
+    /// Of `predicted_energy_u_j`, the part from how the terms' time is priced: kc prices it
+    /// at the idle power (the GPU waiting), but the same time at the units' own mean power
+    /// is as measured a bound; the price is taken as lying anywhere between the two
+    /// (a rectangular distribution: their difference × the terms' time / √12), one price
+    /// for every term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_pricing_u_j: Option<f64>,
     /// What is predicted: the model's own measurement (per replay: per iteration × the
     /// iterations a replay holds) when a reference is given, else kc's graph replay.
     pub target: String,
@@ -714,6 +721,7 @@ impl Report {
         // round's own energy and slower kernels at the units' own mean power (Σ isolated
         // energy / Σ isolated time), as kc did before.
         let mut energy_caveat = None;
+        let mut energy_pricing_u_j = None;
         if let (Some(e), Some((p, pu))) = (inp.plain_energy_j, inp.idle_w) {
             let busy_w = e / (inp.plain_us * 1e-6);
             // Where the round's own energy prices them, the switches cost what they cost
@@ -773,15 +781,23 @@ impl Report {
                     t.energy_u_j = Some(eu * priced);
                 }
             }
+            let mut at_idle_us = 0.0;
             for t in terms.iter_mut().filter(|t| t.energy_j.is_none()) {
                 let w = if inp.switch_energy_from_round && t.what.starts_with("kernels slower") {
                     busy_w
                 } else {
+                    at_idle_us += t.us;
                     p
                 };
                 t.energy_j = Some(w * t.us * 1e-6);
                 t.energy_u_j = Some((w * t.u_us).hypot(pu * t.us) * 1e-6);
             }
+            // The terms' time priced at idle power is one end of what was measured: the
+            // same time at the units' own power the other (on 17 models, session 17, idle
+            // put the energy within 3 % on 14, the units' power on 11). Where the price lies
+            // between is not known, and the bar says so.
+            energy_pricing_u_j = (at_idle_us != 0.0)
+                .then(|| (busy_w - p).abs() * at_idle_us.abs() * 1e-6 / 12f64.sqrt());
         }
         let predicted_us = inp.plain_us + terms.iter().map(|t| t.us).sum::<f64>();
         let predicted_u_us = terms
@@ -799,6 +815,7 @@ impl Report {
                         .iter()
                         .filter_map(|t| t.energy_u_j)
                         .fold(u, f64::hypot)
+                        .hypot(energy_pricing_u_j.unwrap_or(0.0))
                 });
         // A share of the gap only where there is a gap to share: one within two combined
         // uncertainties of the plain sum and the target, or under
@@ -824,6 +841,7 @@ impl Report {
             plain_energy_u_j: inp.plain_energy_u_j,
             predicted_energy_j,
             predicted_energy_u_j,
+            energy_pricing_u_j: energy_pricing_u_j.filter(|_| predicted_energy_u_j.is_some()),
             target,
             target_us: target_t.map(|t| t.0),
             target_u_us: target_t.and_then(|t| t.1),
@@ -1201,6 +1219,20 @@ mod tests {
         assert_eq!(p.energy_caveat, None);
         let e = p.predicted_energy_j.unwrap();
         assert!((e - (0.024 + 100.0 * 6.2e-6)).abs() < 1e-12, "{e}");
+        // The price of those 6.2 us lies between idle (100 W) and the units' own power
+        // (24 mJ over 60 us, 400 W): 300 W × 6.2 us / √12, inside the energy's bar.
+        let pricing = p.energy_pricing_u_j.unwrap();
+        assert!(
+            (pricing - 300.0 * 6.2e-6 / 12f64.sqrt()).abs() < 1e-15,
+            "{pricing}"
+        );
+        assert!(p.predicted_energy_u_j.unwrap() >= pricing);
+        let md = super::super::render::markdown(&build(Some(&graph(66.0, 0.025)), Some(&iso)));
+        assert!(
+            md.contains("also holds ± 0.0011 J")
+                && md.contains("for the price of the time the terms add"),
+            "{md}"
+        );
     }
 
     #[test]

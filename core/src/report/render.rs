@@ -482,9 +482,18 @@ fn prediction(o: &mut String, r: &Report) {
     } else {
         "per replay".to_string()
     };
+    // The prediction's energy bar also holds the price of the terms' time, where it does.
+    let pricing = match (p.energy_pricing_u_j, p.predicted_energy_j) {
+        (Some(u), Some(e)) if e != 0.0 => format!(
+            "; the prediction's energy ± also holds ± {:.4} J ({:.1} %) for the price of the time the terms add, which kc takes at the idle power and which the units' own power bounds (a rectangular spread between the two)",
+            2.0 * u / per,
+            200.0 * u / e.abs()
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         o,
-        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window).{}\n",
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){pricing}.{}\n",
         upper_first(&p.coverage),
         r.caveat()
     );
