@@ -296,6 +296,7 @@ impl PredictionInputs {
         p.units_temperature_c = temperature_range(unit_windows.iter().copied());
         p.graph_temperature_c = temperature_range(graph_windows.iter().copied());
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
+        let mut spin_u_j = 0.0;
         for u in &iso.units {
             let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) else {
                 continue;
@@ -305,7 +306,14 @@ impl PredictionInputs {
             p.duty_j += e.per_item_j.mean * n;
             p.duty_alone_j += d.alone_per_item_j * n;
             p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+            // The spin's power is taken off every window of every such unit: its
+            // uncertainty moves them all alike, so it adds linearly over the units.
+            let spin_s =
+                (d.launch_us - d.unit_launch_us).max(0.0) / 1e6 / f64::from(u.unroll.max(1));
+            spin_u_j += n * d.spin_sem_w * spin_s;
         }
+        // Beside the windows' spread, the plain energy's uncertainty holds the spin's.
+        p.plain_energy_u_j = p.plain_energy_u_j.map(|u| u.hypot(spin_u_j));
         for u in &iso.units {
             let (Some(r), Some(t)) = (&u.restoring, &u.time_us) else {
                 continue;
@@ -1513,11 +1521,29 @@ mod tests {
         );
         assert_eq!(p.duty_energy, None);
         // A unit measured again at a duty cycle: the sentence gives both energies.
+        let u_before = build(Some(&g), Some(&iso))
+            .prediction
+            .unwrap()
+            .plain_energy_u_j
+            .unwrap();
         iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
             alone_per_item_j: 0.0036,
+            launch_us: 2000.0,
+            unit_launch_us: 1000.0,
+            spin_sem_w: 2.0,
             ..Default::default()
         });
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        // The spin's 2 W over its 1 ms per launch, per invocation, × the invocations,
+        // beside the windows' spread.
+        let unit = &iso.units[0];
+        let spin_u = unit.invocations as f64 * 2.0 * 1e-3 / f64::from(unit.unroll.max(1));
+        let u = p.plain_energy_u_j.unwrap();
+        assert!(
+            (u - u_before.hypot(spin_u)).abs() < 1e-12,
+            "{u} {u_before} {spin_u}"
+        );
+        assert!(u > u_before * 1.01, "{u} {u_before}");
         let d = p.duty_energy.as_deref().unwrap();
         assert!(
             d.starts_with("1 unit drew past the power limit alone"),
