@@ -265,7 +265,8 @@ pub struct UnitRestoring {
 pub struct DutyEnergy {
     /// The unit's share of each launch asked for.
     pub unit_share: f64,
-    /// One launch (unit and spin) and the unit's graph alone, microseconds (timed).
+    /// One launch (unit and spin) and the unit's graph alone, microseconds (timed); a unit
+    /// measured from the model's values counts its graph's copy in both.
     pub launch_us: f64,
     pub unit_launch_us: f64,
     /// The spin's power, watts, and its standard error.
