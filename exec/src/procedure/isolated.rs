@@ -286,10 +286,7 @@ fn measure_unit(
             others.join(", ")
         ));
     }
-    for _ in 0..2 {
-        gpu.launch(&graph)?;
-    }
-    gpu.synchronize()?;
+    gpu.warm(&graph)?;
     // What one launch of the unit's graph ran, before it is timed (CUPTI, --verify).
     let launches_verified = if opts.verify {
         match crate::device::cupti::record(|| {
@@ -588,10 +585,7 @@ fn measure_restoring(
         .collect();
     let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
     let copy_graph = gpu.capture(|gpu| gpu.enqueue_snapshot_spans(0, &spans))?;
-    for _ in 0..2 {
-        gpu.launch(&copy_graph)?;
-    }
-    gpu.synchronize()?;
+    gpu.warm(&copy_graph)?;
     let copy_t = Stats::of(&gpu.time_launches(&copy_graph, 20)?);
     let copy_label = format!("{label}'s copy from the snapshot");
     let copy_j = en
@@ -626,10 +620,7 @@ fn measure_restoring(
     let graph = gpu.capture(restoring_enqueue)?;
     gpu.restore_arena_snapshot()?;
     let before = census(plan, gpu, df, at, CENSUS_STEPS)?;
-    for _ in 0..2 {
-        gpu.launch(&graph)?;
-    }
-    gpu.synchronize()?;
+    gpu.warm(&graph)?;
     let what = format!("{label} from the model's values");
     let m = time_and_energy(
         gpu,
@@ -710,10 +701,7 @@ fn duty_energy(
             enqueue_unit(gpu)?;
             gpu.enqueue_spin(0, spin_ns)
         })?;
-        for _ in 0..2 {
-            gpu.launch(&graph)?;
-        }
-        gpu.synchronize()?;
+        gpu.warm(&graph)?;
         let launch = Stats::of(&gpu.time_launches(&graph, 20)?);
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
         let Some(w) = en.series(gpu, &graph, &what, launch.mean, energy_target, opts, notes)?

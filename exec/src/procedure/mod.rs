@@ -227,10 +227,7 @@ impl Energy<'_> {
         }
         gpu.load_spin()?;
         let graph = gpu.capture(|gpu| gpu.enqueue_spin(0, SPIN_NS))?;
-        for _ in 0..2 {
-            gpu.launch(&graph)?;
-        }
-        gpu.synchronize()?;
+        gpu.warm(&graph)?;
         let t = kc_core::results::stats::Stats::of(&gpu.time_launches(&graph, 20)?);
         let target = opts.energy_target_rel_sem;
         let got = self.series(gpu, &graph, "spin", t.mean, target, opts, notes)?;

@@ -320,10 +320,7 @@ fn measure_pair(
         }
         Ok(())
     })?;
-    for _ in 0..2 {
-        gpu.launch(&graph)?;
-    }
-    gpu.synchronize()?;
+    gpu.warm(&graph)?;
     let launch_us = pair_us * f64::from(cycles);
     let launches = ((PAIR_TIMED_US / launch_us).ceil() as usize).clamp(10, 200);
     let per_launch = Stats::of(&gpu.time_launches(&graph, launches)?);
@@ -556,10 +553,7 @@ fn measure_round<'s>(
     // A restoring round's copy, alone: captured, warmed and timed first.
     let copy = if restoring {
         let g = gpu.capture(|gpu| gpu.enqueue_snapshot_restore(0))?;
-        for _ in 0..2 {
-            gpu.launch(&g)?;
-        }
-        gpu.synchronize()?;
+        gpu.warm(&g)?;
         let t = Stats::of(&gpu.time_launches(&g, 20)?);
         Some((g, t))
     } else {
@@ -589,10 +583,7 @@ fn measure_round<'s>(
         }
         Ok(())
     })?;
-    for _ in 0..2 {
-        gpu.launch(&graph)?;
-    }
-    gpu.synchronize()?;
+    gpu.warm(&graph)?;
     // With CUPTI, one launch's kernels: their time per cycle, and each position's where
     // every unit launched as many kernels as alone (`per_invocation`).
     let records = match record_kernels {
