@@ -89,6 +89,10 @@ pub enum ExecError {
     Cupti(String),
     #[error("no snapshot of the memory image to restore")]
     NoSnapshot,
+    #[error(
+        "a copy of {bytes} bytes at offset {offset} lies outside the {image}-byte memory image"
+    )]
+    OutsideImage { offset: u64, bytes: u64, image: u64 },
     #[error("the spin kernel is not loaded")]
     NoSpin,
     #[error("{backend} began no capture")]

@@ -249,6 +249,7 @@ impl PredictionInputs {
             ..Default::default()
         };
         let mut energy = Some((0.0, 0.0));
+        let mut spin_u_j = 0.0;
         for u in iso.units.iter().filter(|u| u.status == "ok") {
             let Some(t) = &u.time_us else { continue };
             let n = u.invocations as f64;
@@ -272,11 +273,34 @@ impl PredictionInputs {
                 )),
                 _ => None,
             };
+            if let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) {
+                p.duty_units += 1;
+                p.duty_j += e.per_item_j.mean * n;
+                p.duty_alone_j += d.alone_per_item_j * n;
+                p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+                // The spin's power is taken off every window of every such unit: its
+                // uncertainty moves them all alike, so it adds linearly over the units.
+                let spin_s =
+                    (d.launch_us - d.unit_launch_us).max(0.0) / 1e6 / f64::from(u.unroll.max(1));
+                spin_u_j += n * d.spin_sem_w * spin_s;
+            }
+            if let Some(r) = &u.restoring {
+                p.restored_units += 1;
+                p.restored_us += t.mean * n;
+                p.restored_as_it_ran_us += r.as_it_ran_us * n;
+                if let (Some(e), Some(a)) = (&u.energy, r.as_it_ran_energy_j) {
+                    p.restored_j += e.per_item_j.mean * n;
+                    p.restored_as_it_ran_j += a * n;
+                }
+            }
         }
         p.plain_u_us = p.plain_u_us.sqrt();
         if !p.unit_us.is_empty() {
             p.plain_energy_j = energy.map(|e| e.0);
-            p.plain_energy_u_j = energy.map(|e| e.1.sqrt()).filter(|u| u.is_finite());
+            // Beside the windows' spread, the spin's, for units measured at a duty cycle.
+            p.plain_energy_u_j = energy
+                .map(|e| e.1.sqrt().hypot(spin_u_j))
+                .filter(|u| u.is_finite());
         }
         p.idle_w = iso
             .idle
@@ -296,37 +320,6 @@ impl PredictionInputs {
         p.units_temperature_c = temperature_range(unit_windows.iter().copied());
         p.graph_temperature_c = temperature_range(graph_windows.iter().copied());
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
-        let mut spin_u_j = 0.0;
-        for u in &iso.units {
-            let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) else {
-                continue;
-            };
-            let n = u.invocations as f64;
-            p.duty_units += 1;
-            p.duty_j += e.per_item_j.mean * n;
-            p.duty_alone_j += d.alone_per_item_j * n;
-            p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
-            // The spin's power is taken off every window of every such unit: its
-            // uncertainty moves them all alike, so it adds linearly over the units.
-            let spin_s =
-                (d.launch_us - d.unit_launch_us).max(0.0) / 1e6 / f64::from(u.unroll.max(1));
-            spin_u_j += n * d.spin_sem_w * spin_s;
-        }
-        // Beside the windows' spread, the plain energy's uncertainty holds the spin's.
-        p.plain_energy_u_j = p.plain_energy_u_j.map(|u| u.hypot(spin_u_j));
-        for u in &iso.units {
-            let (Some(r), Some(t)) = (&u.restoring, &u.time_us) else {
-                continue;
-            };
-            let n = u.invocations as f64;
-            p.restored_units += 1;
-            p.restored_us += t.mean * n;
-            p.restored_as_it_ran_us += r.as_it_ran_us * n;
-            if let (Some(e), Some(a)) = (&u.energy, r.as_it_ran_energy_j) {
-                p.restored_j += e.per_item_j.mean * n;
-                p.restored_as_it_ran_j += a * n;
-            }
-        }
         p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
         p.clock_events = clock_events_by_where(&[
             ("units' windows", &unit_windows),

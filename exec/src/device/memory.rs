@@ -284,9 +284,10 @@ impl Device {
         }
         for &(off, len) in spans {
             if off.saturating_add(len) > bytes {
-                return Err(ExecError::Cuda {
-                    what: format!("a copy of the snapshot at {off}+{len}"),
-                    code: format!("outside the {bytes}-byte image"),
+                return Err(ExecError::OutsideImage {
+                    offset: off,
+                    bytes: len,
+                    image: bytes,
                 });
             }
             // SAFETY: both allocations are live and `bytes` long, and the span lies inside

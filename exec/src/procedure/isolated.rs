@@ -418,23 +418,6 @@ struct Measured {
     energy_at_duty: Option<DutyEnergy>,
 }
 
-/// A restoring launch's copy alone: its time per launch, microseconds, and its energy per
-/// launch, joules (where measured), taken off each launch of the unit's graph.
-#[derive(Clone, Copy)]
-struct RestoreCopy {
-    us: f64,
-    j: f64,
-}
-
-impl RestoreCopy {
-    fn besides(self) -> Besides {
-        Besides {
-            j: self.j,
-            s: self.us / 1e6,
-        }
-    }
-}
-
 /// Times the unit's `graph` (`enqueue_unit` captured: `unroll` invocations, after the
 /// restoring `copy` where given) until enough GPU time is measured, then its energy
 /// windows, and where they met the power cap its energy at a duty cycle; the copy's own
@@ -449,7 +432,7 @@ fn time_and_energy(
     label: &str,
     unroll: u32,
     energy_target: f64,
-    copy: Option<RestoreCopy>,
+    copy: Option<Besides>,
     opts: &ExecOptions,
     notes: &mut Vec<String>,
 ) -> Result<Measured, ExecError> {
@@ -495,11 +478,9 @@ fn time_and_energy(
     }
     // The graph's own launch (with any copy), for the energy windows.
     let launch_us = Stats::of(&samples).mean;
-    let besides = copy.map(RestoreCopy::besides).unwrap_or_default();
-    if let Some(c) = copy {
-        for t in &mut samples {
-            *t -= c.us;
-        }
+    let besides = copy.unwrap_or_default();
+    for t in &mut samples {
+        *t -= besides.s * 1e6;
     }
     let capped = windows.as_deref().map_or(0, capped_windows);
     let windows_alone = windows.as_ref().map_or(0, Vec::len);
@@ -584,34 +565,19 @@ fn measure_restoring(
         .map(|(off, bytes, _)| (off, bytes))
         .collect();
     let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
-    let copy_graph = gpu.capture(|gpu| gpu.enqueue_snapshot_spans(0, &spans))?;
-    gpu.warm(&copy_graph)?;
-    let copy_t = Stats::of(&gpu.time_launches(&copy_graph, 20)?);
     let copy_label = format!("{label}'s copy from the snapshot");
-    let copy_j = en
-        .series(
-            gpu,
-            &copy_graph,
-            &copy_label,
-            copy_t.mean,
-            energy_target,
-            opts,
-            notes,
-        )?
-        .map(|w| {
-            en.summarise(w, &copy_label, copy_t.mean, 1.0, notes)
-                .per_item_j
-                .mean
-        });
+    let copies = |gpu: &Gpu| gpu.enqueue_snapshot_spans(0, &spans);
+    let (copy_t, copy_energy) = en.alone(gpu, &copies, &copy_label, energy_target, opts, notes)?;
+    let copy_j = copy_energy.map(|e| e.per_item_j.mean);
     if copy_j.is_none() && first.energy.is_some() {
         notes.push(format!(
             "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
         ));
         return Ok(None);
     }
-    let copy = RestoreCopy {
-        us: copy_t.mean,
+    let copy = Besides {
         j: copy_j.unwrap_or(0.0),
+        s: copy_t.mean / 1e6,
     };
     let restoring_enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         gpu.enqueue_snapshot_spans(0, &spans)?;
@@ -642,7 +608,7 @@ fn measure_restoring(
     let restoring = UnitRestoring {
         bytes: crate::spans::total(&spans),
         spans: spans.len(),
-        copy_us: copy.us,
+        copy_us: copy_t.mean,
         copy_energy_j: copy_j,
         values_as_it_ran: as_it_ran.clone(),
         as_it_ran_us: per_item(first),
@@ -660,7 +626,7 @@ fn measure_restoring(
         as_it_ran.nonfinite_after_pct,
         restoring.bytes as f64 / (1u64 << 20) as f64,
         restoring.spans,
-        copy.us,
+        copy_t.mean,
         copy.j * 1e3,
         restoring.as_it_ran_us,
         per_item(&m),

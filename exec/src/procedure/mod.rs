@@ -226,16 +226,31 @@ impl Energy<'_> {
             return Ok(self.spin_w);
         }
         gpu.load_spin()?;
-        let graph = gpu.capture(|gpu| gpu.enqueue_spin(0, SPIN_NS))?;
-        gpu.warm(&graph)?;
-        let t = kc_core::results::stats::Stats::of(&gpu.time_launches(&graph, 20)?);
         let target = opts.energy_target_rel_sem;
-        let got = self.series(gpu, &graph, "spin", t.mean, target, opts, notes)?;
-        self.spin_w = got.map(|w| {
-            let s = self.summarise(w, "spin", t.mean, 1.0, notes);
-            (s.avg_power_w.mean, s.avg_power_w.sem())
-        });
+        let enqueue = |gpu: &Gpu| gpu.enqueue_spin(0, SPIN_NS);
+        let (_, energy) = self.alone(gpu, &enqueue, "spin", target, opts, notes)?;
+        self.spin_w = energy.map(|s| (s.avg_power_w.mean, s.avg_power_w.sem()));
         Ok(self.spin_w)
+    }
+
+    /// What `enqueue` issues, alone (the spin, a unit's copy from the snapshot): captured,
+    /// warmed, timed over 20 launches, then measured in energy windows of its own; its time
+    /// per launch and its energy summary per launch (`None` without a meter).
+    pub(super) fn alone(
+        &mut self,
+        gpu: &mut Gpu,
+        enqueue: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+        label: &str,
+        target_rel_sem: f64,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<(stats::Stats, Option<EnergySummary>), ExecError> {
+        let graph = gpu.capture(enqueue)?;
+        gpu.warm(&graph)?;
+        let t = stats::Stats::of(&gpu.time_launches(&graph, 20)?);
+        let got = self.series(gpu, &graph, label, t.mean, target_rel_sem, opts, notes)?;
+        let energy = got.map(|w| self.summarise(w, label, t.mean, 1.0, notes));
+        Ok((t, energy))
     }
 }
 
