@@ -427,3 +427,44 @@ fn capture_gives_recorded_masks_to_every_profiled_iteration() {
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("ok 16"));
 }
+
+/// traces/capture.py matches the values run's nodes to the profiled capture's by the longest
+/// matching blocks of their op names: on Qwen3-MoE's real decode-graph capture, whose
+/// Execution Trace begins with four ops of the capture itself (two `empty`, two `fill_`)
+/// that the eager values run lacks, every one of the values run's 755 nodes finds its call,
+/// with the same name and shapes. The greedy look-ahead it replaces matched 54 (session 19).
+#[test]
+fn capture_matches_the_values_run_to_a_graph_capture_node_for_node() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let code = format!(
+        "import sys; sys.path.insert(0, {:?}); import capture as c\n\
+         a = c.et_iterations(c.load_json({:?}))\n\
+         b = c.et_iterations(c.load_json({:?}))\n\
+         assert sorted(a) == sorted(b) == [(0, 1)], (sorted(a), sorted(b))\n\
+         nodes1, nodes2 = a[(0, 1)], b[(0, 1)]\n\
+         assert (len(nodes1), len(nodes2)) == (759, 755), (len(nodes1), len(nodes2))\n\
+         p = c.aligned_nodes(nodes1, nodes2)\n\
+         assert [nodes1[k]['name'] for k in range(4) if k not in p] == ['aten::empty', 'aten::empty', 'aten::fill_', 'aten::fill_']\n\
+         assert all(nodes1[k]['name'] == n['name'] and nodes1[k]['inputs']['shapes'] == n['inputs']['shapes'] for k, n in p.items())\n\
+         assert len({{id(n) for n in p.values()}}) == 755\n\
+         grouped = [k for k in p if nodes1[k]['name'] == 'aten::_grouped_mm']\n\
+         print('ok', len(p), len(grouped))\n",
+        root.join("traces").display().to_string(),
+        root.join("fixtures/values/qwen3_moe_decode_b16_capture.et.json.gz")
+            .display()
+            .to_string(),
+        root.join("fixtures/values/qwen3_moe_decode_b16_values_run.et.json.gz")
+            .display()
+            .to_string(),
+    );
+    let Some(o) = python(&code) else {
+        return;
+    };
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok 755 4"));
+}

@@ -17,6 +17,7 @@
 //! Invariant: every libtorch error becomes an [`ExecError`] naming the op; an op runs only on
 //! the stream it was handed (the thread's current libtorch stream is set before each call).
 
+use super::SteeringReads;
 use crate::ExecError;
 use kc_core::plan::aten_call::{self, AtenCall, CallArg, Fill, TensorInput};
 use kc_core::plan::types::{ElemType, PlanUnit, UnitCall};
@@ -206,9 +207,12 @@ pub struct Torch {
     live: std::cell::RefCell<HashMap<u32, (u64, Vec<Tensor>)>>,
     /// Counts the captures begun; results of another capture are never read.
     capture_generation: std::cell::Cell<u64>,
-    /// Bound reads issued on the producer's result, and those that fell back to their
-    /// detached region (no live result, or one that does not hold the view).
-    bound_issued: std::cell::Cell<(u64, u64)>,
+    /// Bound reads issued on the producer's result, those that fell back to their
+    /// detached region (no live result, or one that does not hold the view), and integer or
+    /// boolean ones kept on their stand-in by choice ([`SteeringReads::AsAlone`]).
+    bound_issued: std::cell::Cell<(u64, u64, u64)>,
+    /// Where a capture's integer and boolean bound reads come from.
+    steering: std::cell::Cell<SteeringReads>,
 }
 
 /// A tensor over device memory at `addr`: a view with the call's sizes, strides and type
@@ -757,8 +761,19 @@ impl Torch {
             &p.values
         } else {
             let mut v: Vec<Value> = p.values.iter().map(shallow).collect();
-            let (mut on_result, mut detached) = self.bound_issued.get();
+            let (mut on_result, mut detached, mut as_alone) = self.bound_issued.get();
+            // Under `AsAlone`, a capture's integer and boolean reads stay on their stand-ins
+            // (the model's values, from the model pass), as the unit alone read them.
+            let steered = |r: &Rebind| {
+                !eager
+                    && self.steering.get() == SteeringReads::AsAlone
+                    && !aten_call::is_float(r.input.dtype)
+            };
             for r in &p.rebinds {
+                if steered(r) {
+                    as_alone += 1;
+                    continue;
+                }
                 let Some(view) = self.bound_view(&live, r) else {
                     detached += 1;
                     continue;
@@ -782,7 +797,7 @@ impl Torch {
                     _ => {}
                 }
             }
-            self.bound_issued.set((on_result, detached));
+            self.bound_issued.set((on_result, detached, as_alone));
             rebound = v;
             &rebound
         };
@@ -813,7 +828,7 @@ impl Torch {
             .iter()
             .find(|b| b.operand == operand)?;
         let live = self.live.borrow();
-        let (on_result, detached) = self.bound_issued.get();
+        let (on_result, detached, as_alone) = self.bound_issued.get();
         let address = live
             .get(&b.producer_step)
             .filter(|(g, _)| *g == self.capture_generation.get())
@@ -829,8 +844,8 @@ impl Torch {
             })
             .map(|r| r.data_ptr() as u64 + b.byte_offset);
         self.bound_issued.set(match address {
-            Some(_) => (on_result + 1, detached),
-            None => (on_result, detached + 1),
+            Some(_) => (on_result + 1, detached, as_alone),
+            None => (on_result, detached + 1, as_alone),
         });
         address
     }
@@ -943,11 +958,17 @@ impl super::Backend for Aten {
     fn take_notes(&mut self) -> Vec<String> {
         let filled = std::mem::take(&mut self.torch.filled);
         let source = &self.torch.values.source;
-        let (on_result, detached) = self.torch.bound_issued.take();
-        let bound = (on_result + detached > 0).then(|| {
-            format!(
-                "allocated results: {on_result} reads issued on the result the earlier step allocated, {detached} on their stand-in (no live result that holds the read: a float read's detached region, an integer or boolean read's own drawn values)"
-            )
+        let (on_result, detached, as_alone) = self.torch.bound_issued.take();
+        let bound = (on_result + detached + as_alone > 0).then(|| {
+            let mut note = format!(
+                "allocated results: {on_result} reads issued on the result the earlier step allocated, {detached} on their stand-in (no live result that holds the read: a float read's detached region, an integer or boolean read's drawn values or those the model pass gave it)"
+            );
+            if as_alone > 0 {
+                note.push_str(&format!(
+                    "; {as_alone} integer or boolean reads in the pairs and the round on their stand-in, as the unit alone read them (the model's values), not on the result the round's own producer computed"
+                ));
+            }
+            note
         });
         filled
             .iter()
@@ -1024,6 +1045,10 @@ impl super::Backend for Aten {
 
     fn bound_address(&self, step: u32, operand: u32, bytes: u64) -> Option<u64> {
         self.torch.bound_address(step, operand, bytes)
+    }
+
+    fn steer_reads(&self, from: SteeringReads) {
+        self.torch.steering.set(from);
     }
 
     fn begin_capture(

@@ -24,6 +24,20 @@ use std::ffi::c_void;
 
 pub use crate::device::At;
 
+/// Where a capture's integer and boolean reads of a result another step allocated (group
+/// offsets, indices, masks: values that steer what kernels do) take their values from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SteeringReads {
+    /// From the result the capture's own producer computed, when it is live: a pass of the
+    /// model's steps (kc's graph), whose producers compute what the model's did.
+    #[default]
+    FromProducers,
+    /// From the stand-in the model pass filled with the model's producer's values, as the
+    /// unit alone read them: captures that cycle units out of the model's dataflow (the
+    /// pairs and the round), whose producers compute over what the cycle before left.
+    AsAlone,
+}
+
 /// One tier's way of running units. Every method but `name`, `makes` and `enqueue` has a
 /// default that does nothing.
 pub trait Backend {
@@ -59,6 +73,8 @@ pub trait Backend {
     fn bound_address(&self, _step: u32, _operand: u32, _bytes: u64) -> Option<u64> {
         None
     }
+    /// Sets where later captures' integer and boolean bound reads take their values from.
+    fn steer_reads(&self, _from: SteeringReads) {}
     /// Begins the capture itself when it must (libtorch's CUDAGraph); `None` leaves it to
     /// the device core.
     fn begin_capture(&self, _dev: &Device) -> Result<Option<CaptureOwner>, ExecError> {
@@ -293,6 +309,14 @@ impl Gpu {
         };
         captured?;
         graph
+    }
+
+    /// Sets, in every back end, where later captures' integer and boolean bound reads take
+    /// their values from ([`SteeringReads`]).
+    pub fn steer_reads(&self, from: SteeringReads) {
+        for b in &self.backends {
+            b.steer_reads(from);
+        }
     }
 
     /// Every back end's count of non-finite values outside the image for `step` (see

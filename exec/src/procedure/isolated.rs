@@ -9,7 +9,7 @@
 //! is measured, and labelled, warm).
 
 use super::{status_of, unit_row, units_bar, Energy, Replay};
-use crate::backends::{At, Gpu};
+use crate::backends::{At, Gpu, SteeringReads};
 use crate::device::Census;
 use crate::{CachePolicy, ExecError, ExecOptions};
 use kc_core::plan::schedule;
@@ -163,7 +163,18 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     // The round starts from the model's values too, where they could be restored.
     let pass = (!restore_failed).then_some(model_pass.as_slice());
     let transitions = if opts.parts && measured_cache != CachePolicy::Cold {
-        match super::transitions::measure(plan, rank, opts, gpu, en, image, pass, &rows, notes) {
+        // The pairs and the round cycle units out of the model's dataflow: their integer
+        // and boolean reads (routing offsets, indices, masks) take the model's values, as
+        // each unit alone did, not what the cycle's own producers computed over what the
+        // cycle before left (Qwen3-MoE's grouped GEMMs ran 7-10 % slower in the round so,
+        // session 18).
+        gpu.steer_reads(SteeringReads::AsAlone);
+        let measured =
+            super::transitions::measure(plan, rank, opts, gpu, en, image, pass, &rows, notes);
+        gpu.steer_reads(SteeringReads::FromProducers);
+        // Where the pairs' and the round's bound reads took their values.
+        notes.extend(gpu.take_notes());
+        match measured {
             Ok(t) => Some(t),
             Err(e) => {
                 let _ = gpu.synchronize();
