@@ -296,6 +296,17 @@ fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
     })
 }
 
+/// Whether ATen op `op` (as a built call names it: `add_`, not `aten::add_`) writes its first
+/// argument in place: ATen names its in-place forms with one trailing underscore
+/// (`add_`, `_index_put_impl_`), and its in-place operators `__i...__` (`__iand__`); other
+/// dunder names (`__and__`) are not in place.
+pub fn writes_first_argument(op: &str) -> bool {
+    match op.strip_suffix("__") {
+        Some(rest) => rest.starts_with("__i"),
+        None => op.ends_with('_'),
+    }
+}
+
 /// Whether an element type is a floating-point one (a tensor the replay fills with normal
 /// values, never an index).
 pub fn is_float(d: ElemType) -> bool {

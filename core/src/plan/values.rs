@@ -3,11 +3,12 @@
 //! routes its tokens otherwise than layer 1) and per unit for isolated replay (its first
 //! invocation that takes any).
 //!
-//! Invariant: a slot takes a blob only when the call's tensor in that slot has the recorded
-//! shape and element type (so the blob holds exactly its elements); every blob index in
+//! Invariant: a slot takes a blob only when the call's tensor in that slot steers its op's
+//! kernels (an index, offsets or a mask) and has the recorded shape and element type (so
+//! the blob holds exactly its elements); every blob index in
 //! the result is in range and each step or unit lists a slot at most once.
 
-use super::aten_call::{AtenCall, CallArg, TensorInput};
+use super::aten_call::{AtenCall, CallArg, Fill, TensorInput};
 use kc_ir::{KernelGraph, RecordedInput};
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +67,36 @@ fn tensor_at<'a>(call: &'a AtenCall, r: &RecordedInput) -> Option<&'a TensorInpu
     }
 }
 
+/// Ops whose kernels' work depends on the values of their integer data, not only its shape:
+/// sorts and selections (passes, ordering), histograms and counts (atomics on the same bins).
+const VALUE_DEPENDENT_OPS: &[&str] = &[
+    "sort",
+    "argsort",
+    "topk",
+    "kthvalue",
+    "histc",
+    "bincount",
+    "_unique2",
+    "unique_consecutive",
+    "unique_dim",
+    "searchsorted",
+    "bucketize",
+];
+
+/// Whether a tensor's values steer what op `op`'s kernels do: indices (which rows a gather
+/// reads), group offsets (how a grouped GEMM splits its rows), masks, and the data of
+/// value-dependent ops ([`VALUE_DEPENDENT_OPS`]: MoE routing's `sort` and `histc`). Only
+/// these take recorded values. Other integer data (position arithmetic) is computed by the
+/// replay's own steps, as the model computed it: T5's graph, given the values of its
+/// position arithmetic too (its `.to(long)` of `log(0)`, INT64_MIN, among them), faulted on
+/// a device-side assertion in its first launch, and ran without them (session 19).
+fn steers(op: &str, t: &TensorInput) -> bool {
+    matches!(
+        t.fill,
+        Fill::Indices { .. } | Fill::Offsets { .. } | Fill::Bool
+    ) || VALUE_DEPENDENT_OPS.contains(&op)
+}
+
 /// Which tensors of each step's call take recorded values. `instance_order` lists the
 /// graph's instances in step order; `aten_calls` are the plan's calls by unit id.
 pub fn assign(
@@ -89,7 +120,11 @@ pub fn assign(
             let Some(t) = tensor_at(call, r) else {
                 continue;
             };
-            if t.host_scalar || t.dims != r.dims || t.dtype != super::calls::elem(r.dtype) {
+            if t.host_scalar
+                || t.dims != r.dims
+                || t.dtype != super::calls::elem(r.dtype)
+                || !steers(&call.op, t)
+            {
                 continue;
             }
             if steps[step].iter().any(|v| v.slot == t.slot) {

@@ -662,8 +662,14 @@ impl Torch {
                     // A float read is bound where the plan placed it (its detached
                     // region stands in when the result is gone); an integer or boolean
                     // read, never placed, where the plan bound it to the result that
-                    // computed it (its own drawn values stand in). Recorded values win.
-                    if recorded || (addr_of(t).is_none() && placeable(t)) {
+                    // computed it (its own drawn values stand in). Recorded values win,
+                    // but not over the tensor an in-place op writes: in the model it
+                    // modified the result its producer had just computed, afresh every
+                    // iteration. Kept on the recorded values, it would modify them again
+                    // at every launch (T5's relative-position buckets, summed again at
+                    // each, left the bias embedding's range and the launch faulted).
+                    let written = arg == 0 && aten_call::writes_first_argument(&call.op);
+                    if (recorded && !written) || (addr_of(t).is_none() && placeable(t)) {
                         continue;
                     }
                     rebinds.push(Rebind {

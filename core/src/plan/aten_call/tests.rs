@@ -248,3 +248,27 @@ fn grouped_gemm_offsets_are_even_group_ends() {
     .unwrap();
     assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Offsets { total: 1000 }));
 }
+
+#[test]
+fn in_place_ops_are_told_by_their_trailing_underscore() {
+    for op in [
+        "add_",
+        "masked_fill_",
+        "_index_put_impl_",
+        "copy_",
+        "__iand__",
+        "__ilshift__",
+    ] {
+        assert!(writes_first_argument(op), "{op} writes its first argument");
+    }
+    for op in [
+        "add",
+        "_grouped_mm",
+        "embedding",
+        "__and__",
+        "__lshift__",
+        "where",
+    ] {
+        assert!(!writes_first_argument(op), "{op} writes a new result");
+    }
+}
