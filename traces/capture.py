@@ -17,7 +17,11 @@ Writes into DIR:
                           PyTorch's Execution Trace observer
                           (ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA), booleans
                           by a dispatch mode. Tensors over 16 MiB, and integer ones that are
-                          not contiguous, are left out; --no-values skips it.
+                          not contiguous, are left out; --no-values skips it. The values
+                          run's nodes are matched to the profiled ones by the longest
+                          matching blocks of op names; reference.json's "values" says how
+                          many matched ("matching"), and KC_KEEP_VALUES_ET=1 keeps the
+                          values run's ET beside it (NAME.values_run.et.json.gz).
   NAME.inductor_cache.tar.gz  with --compile: the Inductor cache the model's Triton
                           kernels were compiled into (kc ingest --inductor-cache)
   NAME_eager.pt.trace.json.gz, NAME_eager.et.json.gz  with --cuda-graph: NAME's trace then
