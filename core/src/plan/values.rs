@@ -4,7 +4,8 @@
 //! invocation that takes any).
 //!
 //! Invariant: a slot takes a blob only when the call's tensor in that slot steers its op's
-//! kernels (an index, offsets or a mask) and has the recorded shape and element type (so
+//! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`) and
+//! has the recorded shape and element type (so
 //! the blob holds exactly its elements); every blob index in
 //! the result is in range and each step or unit lists a slot at most once.
 

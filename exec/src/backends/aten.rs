@@ -666,8 +666,8 @@ impl Torch {
                     // but not over the tensor an in-place op writes: in the model it
                     // modified the result its producer had just computed, afresh every
                     // iteration. Kept on the recorded values, it would modify them again
-                    // at every launch (T5's relative-position buckets, summed again at
-                    // each, left the bias embedding's range and the launch faulted).
+                    // at every launch (T5's relative-position buckets, `add_`: found
+                    // reading its plan; the fault of its graph had another cause).
                     let written = arg == 0 && aten_call::writes_first_argument(&call.op);
                     if (recorded && !written) || (addr_of(t).is_none() && placeable(t)) {
                         continue;

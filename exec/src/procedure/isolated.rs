@@ -166,8 +166,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // The pairs and the round cycle units out of the model's dataflow: their integer
         // and boolean reads (routing offsets, indices, masks) take the model's values, as
         // each unit alone did, not what the cycle's own producers computed over what the
-        // cycle before left (Qwen3-MoE's grouped GEMMs ran 7-10 % slower in the round so,
-        // session 18).
+        // cycle before left, so that the round's terms price the switches, not other data.
+        // (Measured on Qwen3-MoE's decode graph without recorded values, it changed
+        // nothing: its grouped GEMMs' 6 % in the round had another cause, session 19.)
         gpu.steer_reads(SteeringReads::AsAlone);
         let measured =
             super::transitions::measure(plan, rank, opts, gpu, en, image, pass, &rows, notes);
