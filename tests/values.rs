@@ -85,6 +85,7 @@ fn the_plan_fills_those_tensors_per_step_and_per_unit() {
     let (tensors, steps) = v.step_counts();
     assert!(tensors >= 48 && steps >= 48, "{tensors} {steps}");
     // Every filled tensor is one of its step's tier-3 call, with exactly its bytes.
+    let mut host_scalars = 0;
     for (i, list) in v.steps.iter().enumerate() {
         let unit = plan.steps[i].unit;
         for sv in list {
@@ -113,21 +114,30 @@ fn the_plan_fills_those_tensors_per_step_and_per_unit() {
             );
             assert_eq!(size, Some(v.blobs[sv.blob as usize].len() as u64));
             // Only values that steer kernels: indices, masks, the data of value-dependent
-            // ops (the routing's sort and histc); not the routing's arithmetic (`add`,
-            // `floor_divide`, `cumsum`, `copy_`), which the replay computes.
+            // ops (the routing's sort and histc), and the Python numbers an op received;
+            // not the routing's arithmetic (`add`, `floor_divide`, `cumsum`, `copy_`),
+            // which the replay computes.
             assert!(
-                matches!(
-                    t.fill,
-                    kc::plan::aten_call::Fill::Indices { .. }
-                        | kc::plan::aten_call::Fill::Offsets { .. }
-                        | kc::plan::aten_call::Fill::Bool
-                ) || ["sort", "histc"].contains(&call.op.as_str()),
+                t.host_scalar
+                    || matches!(
+                        t.fill,
+                        kc::plan::aten_call::Fill::Indices { .. }
+                            | kc::plan::aten_call::Fill::Offsets { .. }
+                            | kc::plan::aten_call::Fill::Bool
+                    )
+                    || ["sort", "histc"].contains(&call.op.as_str()),
                 "{} takes values for {:?} data",
                 call.op,
                 t.fill
             );
+            if t.host_scalar {
+                host_scalars += 1;
+            }
         }
     }
+    // The Python numbers the routing's arithmetic received (`floor_divide` by the number of
+    // experts, ...) are the model's, not the 1 that stands in for an unrecorded one.
+    assert!(host_scalars > 0);
     let labels: std::collections::BTreeSet<&str> = v
         .steps
         .iter()
@@ -206,4 +216,62 @@ fn values_need_their_execution_trace_and_bad_files_are_refused() {
         e.contains("bad.values.bin") && e.contains("tensor entry"),
         "{e}"
     );
+}
+
+/// T5's relative-position buckets, from a real CUDA-graph capture (fixtures/values/t5_graph,
+/// its values file cut to the Python numbers the ops received): the buckets are
+/// `0 + (rel > 0) × 16 + where(rel < 8, rel, min(8 + ..., 15))`, gathered from a 32-row bias.
+/// The plan gives those numbers the model's values (16, 0, 8), not the 1 that stands in for
+/// an unrecorded one: with 1 beside the buckets' recorded starting sum, T5's graph summed
+/// 16 + 1 + 15 = 32 and its gather faulted on the H200 (session 19).
+#[test]
+fn the_python_numbers_an_op_received_take_the_values_the_model_gave_them() {
+    let dir = fixture("t5_graph");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(dir.join("t5_graph_capture.et.json.gz")),
+        capture: Some(dir.join("t5_graph_capture.pt.trace.json.gz")),
+        values: Some(dir.join("t5_graph_capture.values.bin")),
+        ..Default::default()
+    };
+    let (mut g, _) = kc::ingest::ingest(&[dir.join("t5_graph.pt.trace.json.gz")], &opts).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    // The steps before the first gather over 32 buckets: the encoder's bias.
+    let gather = plan
+        .steps
+        .iter()
+        .position(|s| {
+            plan.aten_calls[s.unit as usize].as_ref().is_some_and(|c| {
+                c.op == "gather"
+                    && c.args.iter().any(|a| {
+                        matches!(a, kc::plan::aten_call::CallArg::Tensor(t)
+                            if t.fill == kc::plan::aten_call::Fill::Indices { high: 32 })
+                    })
+            })
+        })
+        .expect("the bias gather");
+    let mut numbers = Vec::new();
+    for (i, step) in plan.steps[..gather].iter().enumerate() {
+        let Some(call) = plan.aten_calls[step.unit as usize].as_ref() else {
+            continue;
+        };
+        for a in &call.args {
+            let kc::plan::aten_call::CallArg::Tensor(t) = a else {
+                continue;
+            };
+            if !t.host_scalar || t.dtype != kc::plan::types::ElemType::I64 {
+                continue;
+            }
+            let held = plan.values.for_slot(step.unit, Some(i as u32), t.slot);
+            let held = held.expect("every integer Python number of the buckets is recorded");
+            numbers.push((call.op.clone(), i64s(held)[0]));
+        }
+    }
+    for want in [("mul", 16), ("add", 0), ("div", 8), ("mul", 8), ("add", 8)] {
+        assert!(
+            numbers.iter().any(|(op, v)| (op.as_str(), *v) == want),
+            "{want:?} in {numbers:?}"
+        );
+    }
+    assert!(numbers.iter().all(|(_, v)| *v != 1), "{numbers:?}");
 }

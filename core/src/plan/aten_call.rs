@@ -34,9 +34,10 @@ pub enum Fill {
     Bool,
     /// Small random integers (integer data that is not an index).
     SmallInts,
-    /// Every element 1: a Python number the op received (its value is not recorded; 1
-    /// keeps what it feeds finite: x + 1, x * 1, x / 1, x ** 1, where a random draw turned
-    /// RMSNorm's `variance + eps` negative and its rsqrt NaN).
+    /// Every element 1: a Python number the op received, where no values file recorded it
+    /// (1 keeps what it feeds finite: x + 1, x * 1, x / 1, x ** 1, where a random draw
+    /// turned RMSNorm's `variance + eps` negative and its rsqrt NaN). A values file records
+    /// the integer ones, and the plan takes them (`plan::values`).
     Ones,
     /// Appended in plan format 11 (earlier variants keep their encoding). Group offsets of a grouped GEMM: element i is (i + 1) · `total` / n, rounded down,
     /// for n elements: non-decreasing and ending at `total`, the groups as even as the

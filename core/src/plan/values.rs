@@ -4,8 +4,8 @@
 //! invocation that takes any).
 //!
 //! Invariant: a slot takes a blob only when the call's tensor in that slot steers its op's
-//! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`) and
-//! has the recorded shape and element type (so
+//! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`) or is
+//! a host scalar, and has the recorded shape and element type (so
 //! the blob holds exactly its elements); every blob index in
 //! the result is in range and each step or unit lists a slot at most once.
 
@@ -87,10 +87,12 @@ const VALUE_DEPENDENT_OPS: &[&str] = &[
 /// Whether a tensor's values steer what op `op`'s kernels do: indices (which rows a gather
 /// reads), group offsets (how a grouped GEMM splits its rows), masks, and the data of
 /// value-dependent ops ([`VALUE_DEPENDENT_OPS`]: MoE routing's `sort` and `histc`). Only
-/// these take recorded values. Other integer data (position arithmetic) is computed by the
-/// replay's own steps, as the model computed it: T5's graph, given the values of its
-/// position arithmetic too (its `.to(long)` of `log(0)`, INT64_MIN, among them), faulted on
-/// a device-side assertion in its first launch, and ran without them (session 19).
+/// these, and the Python numbers an op received (host scalars: constants of the model's
+/// program), take recorded values. Other integer data (position arithmetic) is computed by
+/// the replay's own steps from them, as the model computed it. Recorded arithmetic beside
+/// a computed producer need not agree with it: T5's graph, given its buckets' recorded
+/// starting sum (0 or 16) while the Python numbers around it stood at 1, summed 16 + 1 + 15
+/// = 32 into a gather over 32 buckets, and its first launch faulted (session 19).
 fn steers(op: &str, t: &TensorInput) -> bool {
     matches!(
         t.fill,
@@ -121,10 +123,9 @@ pub fn assign(
             let Some(t) = tensor_at(call, r) else {
                 continue;
             };
-            if t.host_scalar
-                || t.dims != r.dims
+            if t.dims != r.dims
                 || t.dtype != super::calls::elem(r.dtype)
-                || !steers(&call.op, t)
+                || !(t.host_scalar || steers(&call.op, t))
             {
                 continue;
             }
