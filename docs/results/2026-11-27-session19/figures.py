@@ -9,8 +9,9 @@ recorded value taken; T5's graph faulted), call 3 (T5's graph without its values
 capture, ETs and values kept for bisect.py), call 4 (kc-c: an in-place op's written tensor
 bound to its producer; T5's graph and training step still faulted). Each model was
 captured, answered by `kc run --reference` and measured again in the same call, on one
-H200. The plans of calls 2 and 4 took every recorded value; kc now takes only those that
-steer kernels (not run on a GPU this session)."""
+H200. The plans of calls 2 and 4 took every recorded value but the Python numbers (which
+stood at 1); kc now takes only those that steer kernels, and the Python numbers (not run on
+a GPU this session)."""
 import csv, glob, json, os, statistics, subprocess, tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
