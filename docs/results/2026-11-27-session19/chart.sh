@@ -3,7 +3,7 @@
 # and compared with its own CUDA graph measured in the same call, each model's latest answer.
 # Session 19's seven, marked "s19": T5's graph (call 3, without its values), the MoE decode
 # graphs and GPT-2's (call 2, every recorded value), the LLaMA step (call 1), the Qwen2 step
-# and VGG-16-BN (call 4). Session 18's eleven others, unmarked, and session 17's ten others,
+# and VGG-16-BN (call 4). Session 18's ten others, unmarked, and session 17's eleven others,
 # marked "s17" (their units measured as they ran). Reports regenerated with the committed kc
 # from the results files. Run from the repository root after `cargo build --release`:
 #   bash docs/results/2026-11-27-session19/chart.sh
