@@ -109,6 +109,12 @@ pub struct AtenCall {
 }
 
 impl AtenCall {
+    /// Whether the call writes its argument `arg`: the schema marks it `Tensor(a!)` (`add_`'s
+    /// self, `_index_put_impl_`'s, a model's own `out=` tensor).
+    pub fn writes(&self, arg: usize) -> bool {
+        writes(&self.op, &self.overload, arg)
+    }
+
     /// "aten::add.Tensor".
     pub fn schema_name(&self) -> String {
         if self.overload.is_empty() {
@@ -297,15 +303,13 @@ fn typed_list(t: &SchemaType, value: &str) -> Result<CallArg, String> {
     })
 }
 
-/// Whether ATen op `op` (as a built call names it: `add_`, not `aten::add_`) writes its first
-/// argument in place: ATen names its in-place forms with one trailing underscore
-/// (`add_`, `_index_put_impl_`), and its in-place operators `__i...__` (`__iand__`); other
-/// dunder names (`__and__`) are not in place.
-pub fn writes_first_argument(op: &str) -> bool {
-    match op.strip_suffix("__") {
-        Some(rest) => rest.starts_with("__i"),
-        None => op.ends_with('_'),
-    }
+/// Whether overload `overload` of ATen op `op` (without its namespace: "add_") writes its
+/// argument `arg`, as its schema says.
+fn writes(op: &str, overload: &str, arg: usize) -> bool {
+    aten_schema::registry()
+        .find(&format!("aten::{op}"), overload)
+        .and_then(|s| s.args.get(arg))
+        .is_some_and(|a| a.mutable)
 }
 
 /// Whether an element type is a floating-point one (a tensor the replay fills with normal

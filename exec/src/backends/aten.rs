@@ -668,7 +668,7 @@ impl Torch {
                     // iteration. Kept on the recorded values, it would modify them again
                     // at every launch (T5's relative-position buckets, `add_`: found
                     // reading its plan; the fault of its graph had another cause).
-                    let written = arg == 0 && aten_call::writes_first_argument(&call.op);
+                    let written = call.writes(arg);
                     if (recorded && !written) || (addr_of(t).is_none() && placeable(t)) {
                         continue;
                     }

@@ -256,18 +256,7 @@ impl Device {
     /// (captured into a graph when the stream captures): the round that restores the model's
     /// values before each launch starts its graph with it.
     pub fn enqueue_snapshot_restore(&self, stream: usize) -> Result<(), ExecError> {
-        let (snap, bytes) = self.arena_snapshot;
-        if snap == 0 || self.arena == 0 {
-            return Err(ExecError::NoSnapshot);
-        }
-        // SAFETY: both allocations are live and `bytes` long; the copy is ordered on the
-        // stream after what was enqueued there before it.
-        unsafe {
-            cu_err(
-                cu::cuMemcpyDtoDAsync_v2(self.arena, snap, bytes as usize, self.streams[stream]),
-                "cuMemcpyDtoDAsync",
-            )
-        }
+        self.enqueue_snapshot_spans(stream, &[(0, self.arena_snapshot.1)])
     }
 
     /// Enqueues copies of the snapshot over the image at `spans` (arena offset, bytes)

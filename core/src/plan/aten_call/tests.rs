@@ -249,8 +249,15 @@ fn grouped_gemm_offsets_are_even_group_ends() {
     assert!(matches!(&c.args[2], CallArg::Tensor(x) if x.fill == Fill::Offsets { total: 1000 }));
 }
 
+/// Every overload of `op` (without its namespace), by name.
+fn overloads(op: &str) -> Vec<String> {
+    let all = crate::lower::aten_schema::registry().overloads(&format!("aten::{op}"));
+    assert!(!all.is_empty(), "{op} is in the registry");
+    all.iter().map(|s| s.overload.clone()).collect()
+}
+
 #[test]
-fn in_place_ops_are_told_by_their_trailing_underscore() {
+fn in_place_ops_write_their_first_argument_as_their_schema_says() {
     for op in [
         "add_",
         "masked_fill_",
@@ -259,7 +266,10 @@ fn in_place_ops_are_told_by_their_trailing_underscore() {
         "__iand__",
         "__ilshift__",
     ] {
-        assert!(writes_first_argument(op), "{op} writes its first argument");
+        for o in overloads(op) {
+            assert!(writes(op, &o, 0), "{op}.{o} writes its first argument");
+            assert!(!writes(op, &o, 1), "{op}.{o} reads its second");
+        }
     }
     for op in [
         "add",
@@ -269,6 +279,14 @@ fn in_place_ops_are_told_by_their_trailing_underscore() {
         "__lshift__",
         "where",
     ] {
-        assert!(!writes_first_argument(op), "{op} writes a new result");
+        for o in overloads(op) {
+            assert!(!writes(op, &o, 0), "{op}.{o} writes a new result");
+        }
     }
+    // A model's own `out=` call writes its `out`, not its first argument.
+    let add_out = crate::lower::aten_schema::registry()
+        .find("aten::add", "out")
+        .expect("add.out");
+    let out = add_out.args.iter().position(|a| a.name == "out").unwrap();
+    assert!(writes("add", "out", out) && !writes("add", "out", 0));
 }
