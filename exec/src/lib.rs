@@ -168,6 +168,10 @@ pub struct ExecOptions {
     /// Isolated mode: a unit whose energy windows alone saw the power cap is measured
     /// again at a duty cycle, a spin after each launch ([`kc_core::results::DutyEnergy`]).
     pub duty_energy: bool,
+    /// Isolated mode, a diagnostic: every unit's energy is measured at a duty cycle (a
+    /// spin after each launch), not only a unit whose windows alone saw the power cap; the
+    /// back-to-back figure is kept beside it (`DutyEnergy::alone_per_item_j`).
+    pub duty_energy_all: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -223,6 +227,7 @@ impl Default for ExecOptions {
             round_lead_in: 1,
             round_restoring: true,
             duty_energy: true,
+            duty_energy_all: false,
             unit_restoring: true,
             round_cycles: None,
             transitions: 0,

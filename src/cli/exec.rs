@@ -77,6 +77,12 @@ pub struct Args {
     /// that it runs at the clock it runs at in the model.
     #[arg(long)]
     pub no_duty_energy: bool,
+    /// Isolated mode, a diagnostic: measure every unit's energy at a duty cycle (the unit,
+    /// then a spin kernel, its own power taken off), not only a unit that alone drew past
+    /// the power limit. The report gives these units' energy beside what back to back
+    /// gave; the prediction takes the duty cycle's.
+    #[arg(long, conflicts_with = "no_duty_energy")]
+    pub duty_energy_all: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -212,6 +218,7 @@ pub fn run(a: Args) -> i32 {
         },
         round_restoring: !a.round_plain,
         duty_energy: !a.no_duty_energy,
+        duty_energy_all: a.duty_energy_all,
         unit_restoring: !a.units_plain,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

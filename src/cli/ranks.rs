@@ -81,6 +81,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.no_duty_energy {
         v.push("--no-duty-energy".into());
     }
+    if a.duty_energy_all {
+        v.push("--duty-energy-all".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

@@ -147,6 +147,10 @@ pub struct Prediction {
     /// ([`crate::results::DutyEnergy`]): what the sentence under the table says of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty_energy: Option<String>,
+    /// Units measured at a duty cycle on request (`--duty-energy-all`), their windows alone
+    /// under the cap: what the sentence under the table says of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_energy_asked: Option<String>,
     /// Units whose repeats alone ran their values away and were measured again, every
     /// launch from the model's values ([`crate::results::UnitRestoring`]): what the
     /// sentence under the table says of them.
@@ -198,6 +202,11 @@ pub struct PredictionInputs {
     pub duty_j: f64,
     pub duty_alone_j: f64,
     pub duty_still_capped: usize,
+    /// Units measured at a duty cycle on request (`--duty-energy-all`) whose windows alone
+    /// did not see the cap, and over their invocations their energy so and back to back.
+    pub duty_asked_units: usize,
+    pub duty_asked_j: f64,
+    pub duty_asked_alone_j: f64,
     /// Units measured again from the model's values, and over their invocations their
     /// time (us) and energy (J) so and as they ran (the energies where both were measured).
     pub restored_units: usize,
@@ -274,10 +283,16 @@ impl PredictionInputs {
                 _ => None,
             };
             if let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) {
-                p.duty_units += 1;
-                p.duty_j += e.per_item_j.mean * n;
-                p.duty_alone_j += d.alone_per_item_j * n;
-                p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+                if d.capped_windows == 0 {
+                    p.duty_asked_units += 1;
+                    p.duty_asked_j += e.per_item_j.mean * n;
+                    p.duty_asked_alone_j += d.alone_per_item_j * n;
+                } else {
+                    p.duty_units += 1;
+                    p.duty_j += e.per_item_j.mean * n;
+                    p.duty_alone_j += d.alone_per_item_j * n;
+                    p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+                }
                 // The spin's power is taken off every window of every such unit: its
                 // uncertainty moves them all alike, so it adds linearly over the units.
                 let spin_s =
@@ -876,6 +891,15 @@ impl Report {
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
             units_sm_clock_mhz: inp.units_sm_clock_mhz,
+            duty_energy_asked: (inp.duty_asked_units > 0).then(|| {
+                format!(
+                    "{} measured at a duty cycle on request (--duty-energy-all; the windows alone under the power cap), a spin kernel after each launch, its power taken off: {:.4} J per replay where back to back they gave {:.4} J ({:+.1} %); the prediction takes the duty cycle's",
+                    crate::words::count(inp.duty_asked_units as u64, "unit"),
+                    inp.duty_asked_j,
+                    inp.duty_asked_alone_j,
+                    100.0 * (inp.duty_asked_j / inp.duty_asked_alone_j.max(1e-30) - 1.0)
+                )
+            }),
             duty_energy: (inp.duty_units > 0).then(|| {
                 let still = match inp.duty_still_capped {
                     0 => String::new(),
@@ -1519,6 +1543,8 @@ mod tests {
             .unwrap()
             .plain_energy_u_j
             .unwrap();
+        // Asked for (`--duty-energy-all`), its windows alone under the cap: a sentence of
+        // its own, and none of a power cap.
         iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
             alone_per_item_j: 0.0036,
             launch_us: 2000.0,
@@ -1527,6 +1553,19 @@ mod tests {
             ..Default::default()
         });
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.duty_energy, None);
+        let asked = p.duty_energy_asked.as_deref().unwrap();
+        assert!(
+            asked.starts_with("1 unit measured at a duty cycle on request (--duty-energy-all")
+                && asked.contains(
+                    "0.0160 J per replay where back to back they gave 0.0144 J (+11.1 %)"
+                ),
+            "{asked}"
+        );
+        // Its windows alone at the cap: the power-cap sentence.
+        iso.units[0].energy_at_duty.as_mut().unwrap().capped_windows = 1;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.duty_energy_asked, None);
         // The spin's 2 W over its 1 ms per launch, per invocation, × the invocations,
         // beside the windows' spread.
         let unit = &iso.units[0];

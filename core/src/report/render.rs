@@ -599,6 +599,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(d) = &p.duty_energy {
         v.push(d.clone());
     }
+    if let Some(d) = &p.duty_energy_asked {
+        v.push(d.clone());
+    }
     if let Some(r) = &p.units_restored {
         v.push(r.clone());
     }

@@ -503,8 +503,10 @@ fn time_and_energy(
     });
     // A unit that alone drew past the power limit ran at a clock the model does not run it
     // at: its energy is measured again at a duty cycle that keeps the mean power under it.
+    // `duty_energy_all` (a diagnostic) measures every unit so.
     let mut energy_at_duty = None;
-    if let (true, false, Some(alone)) = (capped > 0 && opts.duty_energy, collective, &energy) {
+    let at_duty = (capped > 0 || opts.duty_energy_all) && opts.duty_energy;
+    if let (true, false, Some(alone)) = (at_duty, collective, &energy) {
         let alone_j = alone.per_item_j.mean;
         match duty_energy(
             gpu,
