@@ -81,6 +81,11 @@ pub struct Args {
     /// of the traced time). 0 always measures --unit-energy-windows.
     #[arg(long, default_value_t = 0.5)]
     pub unit_energy_target: f64,
+    /// A diagnostic, as `kc exec --duty-energy-all`: every unit's energy measured at a duty
+    /// cycle (a spin kernel after each launch, its power taken off), not only a unit that
+    /// alone drew past the power limit; the report gives both figures.
+    #[arg(long)]
+    pub duty_energy_all: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -216,6 +221,7 @@ pub fn run(a: Args) -> i32 {
             .unit_energy_windows
             .max(crate::exec::MIN_WINDOWS_WITH_TARGET),
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
+        duty_energy_all: a.duty_energy_all,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -302,6 +308,7 @@ struct ReplaySettings {
     /// Relative standard error of the units' summed energy that ends a unit's windows
     /// early (0: never).
     unit_energy_target: f64,
+    duty_energy_all: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -370,6 +377,7 @@ fn replay(
             energy_repeats: settings.unit_energy_windows,
             energy_target_rel_sem: settings.unit_energy_target,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
+            duty_energy_all: settings.duty_energy_all,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);
