@@ -90,6 +90,10 @@ HF = {
     # transformers 5 leaves unset in a bare T5Config (T5 starts from the pad token, 0).
     "t5": ("T5Config", dict(d_model=768, num_layers=12, num_decoder_layers=12, num_heads=12,
                             d_ff=3072, vocab_size=32128, decoder_start_token_id=0, pad_token_id=0)),
+    # Encoder only (BERT-base shapes), as a masked language model: a training step's loss is
+    # the masked-LM loss over every position (labels = the inputs).
+    "bert": ("BertConfig", dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                intermediate_size=3072, vocab_size=30522), "AutoModelForMaskedLM"),
 }
 # The optimizers a training step can take (--optimizer), as torch.optim builds them.
 # Adam-family optimizers keep their step count on the GPU (`capturable=True`) so that the
@@ -117,7 +121,7 @@ def build(a):
     dtype = getattr(torch, DTYPES[a.dtype])
     if a.model in HF:
         import transformers
-        cls_name, base = HF[a.model]
+        cls_name, base, *auto = HF[a.model]
         cfg_kw = dict(base)
         for flag, keys in KEYS.items():
             v = getattr(a, flag)
@@ -140,7 +144,7 @@ def build(a):
             call = ((lambda: model(input_ids=inputs, labels=targets)) if a.mode == "train"
                     else (lambda: model(input_ids=inputs, decoder_input_ids=targets)))
         else:
-            model = transformers.AutoModelForCausalLM.from_config(cfg)
+            model = getattr(transformers, (auto or ["AutoModelForCausalLM"])[0]).from_config(cfg)
             call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
         if a.mode == "decode":
             call = decode_step(model, cfg, a, dtype, vocab)

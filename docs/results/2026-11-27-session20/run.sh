@@ -58,6 +58,20 @@ c) # The energy misses of session 20's calls 1-2 (the units alone drew 5-7 % mor
    model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
    model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
    model regnety_tf32 --model regnet_y_3_2gf --batch 32 --dtype fp32 --tf32 --channels-last --no-values ;;
+d) # Whether the units alone read from DRAM what the model reads from L2 (its producer just
+   # wrote it): every unit measured warm (KC_ARGS="--cache warm": each invocation reuses the
+   # same buffers), its Σ against kc's graph in the same call; T5's graph as the control
+   model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model regnety_tf32 --model regnet_y_3_2gf --batch 32 --dtype fp32 --tf32 --channels-last --no-values ;;
+e) # Families kc was not tuned on: an encoder-only training step (BERT, fused AdamW), a vision
+   # transformer with windows in training (Swin-T, fused AdamW), a GQA serving decode graph
+   # (Qwen2), a compiled ConvNeXt-T (Inductor's Triton kernels)
+   model bert_train --model bert --layers 4 --batch 16 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model swin_t_train --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused
+   model qwen2_decode_graph --model qwen2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   model convnext_tiny_compiled --model convnext_tiny --batch 32 --dtype bf16 --channels-last --compile --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
