@@ -275,3 +275,58 @@ fn the_python_numbers_an_op_received_take_the_values_the_model_gave_them() {
     }
     assert!(numbers.iter().all(|(_, v)| *v != 1), "{numbers:?}");
 }
+
+/// BERT's embeddings gather its `token_type_ids` buffer (zeros, never written in the step)
+/// at the positions, and the gathered values index a two-row embedding. The buffer is not
+/// an index where it is read, so only as data the model brought in does it keep the
+/// model's zeros; drawn small integers indexed past row 1, and the graph's launches
+/// faulted on the GPU (session 20, call 5). The positions, indices there, keep theirs too.
+#[test]
+fn data_no_op_produced_takes_the_values_the_model_brought_in() {
+    let dir = fixture("bert_train");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(dir.join("bert_train.et.json.gz")),
+        values: Some(dir.join("bert_train.values.bin")),
+        ..Default::default()
+    };
+    let (mut g, _) = kc::ingest::ingest(&[dir.join("bert_train.pt.trace.json.gz")], &opts).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    let mut buffers = 0;
+    for (i, step) in plan.steps.iter().enumerate() {
+        let Some(call) = plan.aten_calls[step.unit as usize].as_ref() else {
+            continue;
+        };
+        if call.op != "gather" {
+            continue;
+        }
+        let tensors: Vec<_> = call
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                kc::plan::aten_call::CallArg::Tensor(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        // The buffer's gather: integer data [1, 512] at the positions [1, 256].
+        let [data, index] = tensors[..] else { continue };
+        if data.dtype != kc::plan::types::ElemType::I64 || data.dims != [1, 512] {
+            continue;
+        }
+        assert!(
+            !matches!(data.fill, kc::plan::aten_call::Fill::Indices { .. }),
+            "the buffer is data, not an index: {:?}",
+            data.fill
+        );
+        let held = plan.values.for_slot(step.unit, Some(i as u32), data.slot);
+        let held = i64s(held.expect("the buffer keeps the model's values"));
+        assert_eq!(held, vec![0; 512]);
+        let positions = plan.values.for_slot(step.unit, Some(i as u32), index.slot);
+        assert_eq!(i64s(positions.unwrap()), (0..256).collect::<Vec<i64>>());
+        // Alone, the unit takes them too.
+        assert!(plan.values.for_slot(step.unit, None, data.slot).is_some());
+        buffers += 1;
+    }
+    // One per profiled iteration.
+    assert_eq!(buffers, 3);
+}

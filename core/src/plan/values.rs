@@ -4,14 +4,15 @@
 //! invocation that takes any).
 //!
 //! Invariant: a slot takes a blob only when the call's tensor in that slot steers its op's
-//! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`) or is
-//! a host scalar, and has the recorded shape and element type (so
+//! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`), is
+//! a host scalar, or is data the model brought in that no op produced (`brought_in`), and has the recorded shape and element type (so
 //! the blob holds exactly its elements); every blob index in
 //! the result is in range and each step or unit lists a slot at most once.
 
 use super::aten_call::{AtenCall, CallArg, Fill, TensorInput};
 use kc_ir::{KernelGraph, RecordedInput};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// One tensor of a call that takes recorded values: the plan slot its tensor names, and the
 /// blob it is filled from.
@@ -100,6 +101,37 @@ fn steers(op: &str, t: &TensorInput) -> bool {
     ) || VALUE_DEPENDENT_OPS.contains(&op)
 }
 
+/// The storages (Execution Trace ids) some op of the graph produced: its results', an
+/// in-place op's among them (the trace lists the tensor it returns).
+fn produced_storages(g: &KernelGraph) -> HashSet<u64> {
+    g.tensor_refs
+        .iter()
+        .flat_map(|r| r.outputs.iter().flat_map(|a| a.tensors()))
+        .map(|t| t.storage)
+        .collect()
+}
+
+/// Whether a recorded input is data the model brought in (a buffer, a parameter, an input):
+/// its storage is known and no op of the graph produced it. The replay's steps cannot
+/// compute such data, so it takes the recorded values wherever it is read, steering or
+/// not: BERT's `token_type_ids` buffer (zeros) is a gather's data, and the gathered
+/// values index a two-row embedding; drawn, they faulted its graph (session 20).
+fn brought_in(g: &KernelGraph, r: &RecordedInput, produced: &HashSet<u64>) -> bool {
+    let Some(op) = crate::lower::dataflow::refs_of(g, r.op) else {
+        return false;
+    };
+    let refs = match op.inputs.get(r.input as usize) {
+        Some(a) => a.tensors(),
+        None => return false,
+    };
+    let t = match r.element {
+        None if refs.len() == 1 => refs.first(),
+        Some(e) => refs.get(e as usize),
+        None => None,
+    };
+    t.is_some_and(|t| t.on_device && !produced.contains(&t.storage))
+}
+
 /// Which tensors of each step's call take recorded values. `instance_order` lists the
 /// graph's instances in step order; `aten_calls` are the plan's calls by unit id.
 pub fn assign(
@@ -111,6 +143,7 @@ pub fn assign(
     if rv.is_empty() {
         return PlanValues::default();
     }
+    let produced = produced_storages(g);
     let mut steps: Vec<Vec<SlotValues>> = vec![Vec::new(); instance_order.len()];
     let mut units: Vec<Vec<SlotValues>> = vec![Vec::new(); g.units.len()];
     for (step, &i) in instance_order.iter().enumerate() {
@@ -125,7 +158,7 @@ pub fn assign(
             };
             if t.dims != r.dims
                 || t.dtype != super::calls::elem(r.dtype)
-                || !(t.host_scalar || steers(&call.op, t))
+                || !(t.host_scalar || steers(&call.op, t) || brought_in(g, r, &produced))
             {
                 continue;
             }

@@ -72,6 +72,17 @@ e) # Families kc was not tuned on: an encoder-only training step (BERT, fused Ad
    model swin_t_train --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused
    model qwen2_decode_graph --model qwen2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    model convnext_tiny_compiled --model convnext_tiny --batch 32 --dtype bf16 --channels-last --compile --no-values ;;
+f) # BERT's training step ended kc by SIGSEGV at its graph's third warm-up launch (call 5): the
+   # capture with its ETs and values kept (KEEP_VALUES=1), its plan, and the plan's graph under
+   # compute-sanitizer's memcheck (three warm-up launches)
+   export KC_KEEP_VALUES_ET=1
+   args=(--model bert --layers 4 --batch 16 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused); name=bert_train
+   . tools/capture_inputs.sh "${args[@]}"
+   timeout 100 $kc run $out/$name.pt.trace.json.gz "${inputs[@]}" -o $out/$name.kc --no-energy > $out/$name.run.log 2>&1
+   echo "run rc=$?" >> $out/summary.txt
+   timeout 300 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 30 $kc exec $out/$name.kc/$name/plan.kcplan \
+     --runs 1 --warmup 3 --no-energy -o $out/san.json > $out/memcheck.log 2>&1
+   echo "memcheck rc=$?" >> $out/summary.txt; grep -m5 -E "Invalid|Error|kernel|assert" $out/memcheck.log >> $out/summary.txt ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
