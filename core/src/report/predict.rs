@@ -119,7 +119,7 @@ pub struct Prediction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_caveat: Option<String>,
     /// Where the target is the model's eager run and that run waited on its host
-    /// ([`Report::host_bound_target`]): why the comparison is not like with like, said
+    /// ([`Report::target_caveat`]): why the comparison is not like with like, said
     /// beside the prediction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_caveat: Option<String>,
@@ -880,7 +880,7 @@ impl Report {
             terms,
             coverage,
             energy_caveat,
-            target_caveat: self.host_bound_target(),
+            target_caveat: self.target_caveat(),
             values_caveat: (inp.units_ran_away > 0).then(|| {
                 format!(
                     "{} measured alone over data their own repeats drove to zeros or non-finite values ({:.1} % of the plain energy): their energy is not the model's",
@@ -1162,6 +1162,57 @@ mod tests {
                 "{eager} {graph_us:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_model_graph_that_ran_another_program_is_said_not_like_with_like() {
+        use crate::report::reference::{ModelReference, ModelRun};
+        let reference = |kernels_us: f64| ModelReference {
+            entry: "m".into(),
+            trace: "m.pt.trace.json.gz".into(),
+            profiled_iterations: Some(1),
+            eager: ModelRun {
+                time_us: Some(70.0),
+                ..Default::default()
+            },
+            cuda_graph: ModelRun {
+                time_us: Some(kernels_us + 5.0),
+                kernel_time_us: Some(kernels_us),
+                kernels_per_replay: Some(427.0),
+                ..Default::default()
+            },
+        };
+        let mut g = graph(66.0, 0.0250);
+        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+        // The graph's kernels took 161 us where the trace's took 60 (BERT: +168 %).
+        let mut r = build(Some(&g), Some(&isolated()));
+        r.add_reference(reference(161.0)).unwrap();
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .target_caveat
+            .clone()
+            .unwrap();
+        assert!(
+            c.contains("ran another program than the traced step")
+                && c.contains("161.0 us per iteration (427 activities) where the trace's took 60.0 us (+168 %)"),
+            "{c}"
+        );
+        let graph_row = &r.model.as_ref().unwrap().rows[0];
+        assert!(
+            graph_row.what.starts_with("model, CUDA graph"),
+            "{graph_row:?}"
+        );
+        assert!(
+            graph_row.caveat.contains("not like with like"),
+            "{graph_row:?}"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
+        // Within the tolerance (+3 %, as T5's training step ran): no caveat.
+        let mut r = build(Some(&g), Some(&isolated()));
+        r.add_reference(reference(61.8)).unwrap();
+        assert_eq!(r.prediction.unwrap().target_caveat, None);
     }
 
     #[test]
