@@ -83,6 +83,11 @@ f) # BERT's training step ended kc by SIGSEGV at its graph's third warm-up launc
    timeout 300 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 30 $kc exec $out/$name.kc/$name/plan.kcplan \
      --runs 1 --warmup 3 --no-energy -o $out/san.json > $out/memcheck.log 2>&1
    echo "memcheck rc=$?" >> $out/summary.txt; grep -m5 -E "Invalid|Error|kernel|assert" $out/memcheck.log >> $out/summary.txt ;;
+g) # kc-f (data no op produced keeps the model's values): BERT's training step, which faulted in
+   # call 5, BERT's inference, and a ConvNeXt-S training step (fused AdamW)
+   model bert_train --model bert --layers 4 --batch 16 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model bert_infer --model bert --layers 12 --batch 32 --seq 256 --dtype bf16
+   model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
