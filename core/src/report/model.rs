@@ -428,6 +428,14 @@ impl Report {
                 (true, false) => format!("{t}; ⚠ {}", super::reference::ENQUEUED_LABEL),
             }
         };
+        // A model row's caveat: the temperature its energy stands at, then why it is not
+        // like with like, where it is not.
+        let model_caveat = |run: &super::reference::ModelRun, not_alike: Option<&str>| {
+            let mut v = vec![at_temperature(run)];
+            v.extend(not_alike.map(|w| format!("⚠ {w}")));
+            v.retain(|s| !s.is_empty());
+            v.join("; ")
+        };
         let row = |what: &str, t: Option<f64>, e: Option<f64>| ModelRow {
             what: what.to_string(),
             // kc's own figures carry the caveat; the model's say at what temperature
@@ -435,27 +443,9 @@ impl Report {
             caveat: if what.starts_with("kc ") || what.starts_with("Σ ") {
                 caveat.trim().to_string()
             } else if what.starts_with("model, CUDA graph") {
-                [
-                    at_temperature(&m.cuda_graph),
-                    other_program
-                        .as_ref()
-                        .map_or(String::new(), |o| format!("⚠ {o}")),
-                ]
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ")
+                model_caveat(&m.cuda_graph, other_program.as_deref())
             } else if what.starts_with("model, eager") {
-                [
-                    at_temperature(&m.eager),
-                    host_bound
-                        .as_ref()
-                        .map_or(String::new(), |h| format!("⚠ {h}")),
-                ]
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ")
+                model_caveat(&m.eager, host_bound.as_deref())
             } else {
                 String::new()
             },

@@ -1112,10 +1112,24 @@ mod tests {
         assert!(md.contains("**prediction from parts**"));
     }
 
-    #[test]
-    fn an_eager_model_that_waited_on_its_host_is_said_not_like_with_like() {
+    /// The report of a graph that replayed 60 us of traced GPU work per iteration against
+    /// `m`, and the caveat beside its prediction.
+    fn against(m: crate::report::reference::ModelReference) -> (Report, Option<String>) {
+        let mut g = graph(66.0, 0.0250);
+        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+        let mut r = build(Some(&g), Some(&isolated()));
+        r.add_reference(m).unwrap();
+        let c = r.prediction.as_ref().unwrap().target_caveat.clone();
+        (r, c)
+    }
+
+    /// A model's own measurement: its eager step and, where given, its CUDA graph.
+    fn model_reference(
+        eager_us: f64,
+        graph_us: Option<f64>,
+    ) -> crate::report::reference::ModelReference {
         use crate::report::reference::{ModelReference, ModelRun};
-        let reference = |eager_us: f64, graph_us: Option<f64>| ModelReference {
+        ModelReference {
             entry: "m".into(),
             trace: "m.pt.trace.json.gz".into(),
             profiled_iterations: Some(1),
@@ -1125,22 +1139,21 @@ mod tests {
             },
             cuda_graph: ModelRun {
                 time_us: graph_us,
-                missing: graph_us.is_none().then(|| "RuntimeError('capture')".into()),
                 ..Default::default()
             },
+        }
+    }
+
+    #[test]
+    fn an_eager_model_that_waited_on_its_host_is_said_not_like_with_like() {
+        let reference = |eager_us: f64, graph_us: Option<f64>| {
+            let mut m = model_reference(eager_us, graph_us);
+            m.cuda_graph.missing = graph_us.is_none().then(|| "RuntimeError('capture')".into());
+            m
         };
-        let mut g = graph(66.0, 0.0250);
-        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
         // 60 us of GPU work in a 600 us eager iteration: the host set the pace.
-        let mut r = build(Some(&g), Some(&isolated()));
-        r.add_reference(reference(600.0, None)).unwrap();
-        let c = r
-            .prediction
-            .as_ref()
-            .unwrap()
-            .target_caveat
-            .clone()
-            .unwrap();
+        let (r, c) = against(reference(600.0, None));
+        let c = c.unwrap();
         assert!(
             c.contains("fills 10 %") && c.contains("RuntimeError"),
             "{c}"
@@ -1154,10 +1167,8 @@ mod tests {
         );
         // Eager and busy, or measured as a CUDA graph: no caveat.
         for (eager, graph_us) in [(70.0, None), (600.0, Some(66.0))] {
-            let mut r = build(Some(&g), Some(&isolated()));
-            r.add_reference(reference(eager, graph_us)).unwrap();
             assert_eq!(
-                r.prediction.unwrap().target_caveat,
+                against(reference(eager, graph_us)).1,
                 None,
                 "{eager} {graph_us:?}"
             );
@@ -1166,34 +1177,15 @@ mod tests {
 
     #[test]
     fn a_model_graph_that_ran_another_program_is_said_not_like_with_like() {
-        use crate::report::reference::{ModelReference, ModelRun};
-        let reference = |kernels_us: f64| ModelReference {
-            entry: "m".into(),
-            trace: "m.pt.trace.json.gz".into(),
-            profiled_iterations: Some(1),
-            eager: ModelRun {
-                time_us: Some(70.0),
-                ..Default::default()
-            },
-            cuda_graph: ModelRun {
-                time_us: Some(kernels_us + 5.0),
-                kernel_time_us: Some(kernels_us),
-                kernels_per_replay: Some(427.0),
-                ..Default::default()
-            },
+        let reference = |kernels_us: f64| {
+            let mut m = model_reference(70.0, Some(kernels_us + 5.0));
+            m.cuda_graph.kernel_time_us = Some(kernels_us);
+            m.cuda_graph.kernels_per_replay = Some(427.0);
+            m
         };
-        let mut g = graph(66.0, 0.0250);
-        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
         // The graph's kernels took 161 us where the trace's took 60 (BERT: +168 %).
-        let mut r = build(Some(&g), Some(&isolated()));
-        r.add_reference(reference(161.0)).unwrap();
-        let c = r
-            .prediction
-            .as_ref()
-            .unwrap()
-            .target_caveat
-            .clone()
-            .unwrap();
+        let (r, c) = against(reference(161.0));
+        let c = c.unwrap();
         assert!(
             c.contains("ran another program than the traced step")
                 && c.contains("161.0 us per iteration (427 activities) where the trace's took 60.0 us (+168 %)"),
@@ -1210,9 +1202,7 @@ mod tests {
         );
         assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
         // Within the tolerance (+3 %, as T5's training step ran): no caveat.
-        let mut r = build(Some(&g), Some(&isolated()));
-        r.add_reference(reference(61.8)).unwrap();
-        assert_eq!(r.prediction.unwrap().target_caveat, None);
+        assert_eq!(against(reference(61.8)).1, None);
     }
 
     #[test]
