@@ -330,3 +330,52 @@ fn data_no_op_produced_takes_the_values_the_model_brought_in() {
     // One per profiled iteration.
     assert_eq!(buffers, 3);
 }
+
+/// Without a values file BERT's `token_type_ids` buffer is drawn, and what its gather moves
+/// reaches the two-row token-type table through a copy: drawn as small integers (0-7) it
+/// indexed past row 1. The plan draws it below the table's two rows, and the index the
+/// copy feeds stays bounded by them.
+#[test]
+fn without_values_data_moved_into_an_index_is_drawn_below_its_table() {
+    use kc::plan::aten_call::{CallArg, Fill};
+    let dir = fixture("bert_train");
+    let opts = kc::ingest::IngestOptions {
+        shapes: Some(dir.join("bert_train.et.json.gz")),
+        ..Default::default()
+    };
+    let (mut g, _) = kc::ingest::ingest(&[dir.join("bert_train.pt.trace.json.gz")], &opts).unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    assert!(plan.values.is_empty());
+    let fills: Vec<(String, Vec<Fill>)> = plan
+        .aten_calls
+        .iter()
+        .flatten()
+        .map(|c| {
+            let f = c
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    CallArg::Tensor(t) if t.dtype == kc::plan::types::ElemType::I64 => {
+                        Some(t.fill.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            (c.op.clone(), f)
+        })
+        .collect();
+    // The buffer's gather: its data below 2, its positions below 512.
+    assert!(
+        fills.iter().any(|(op, f)| op == "gather"
+            && f[..] == [Fill::Indices { high: 2 }, Fill::Indices { high: 512 }]),
+        "{fills:?}"
+    );
+    // No gather's data is left to small integers.
+    assert!(
+        !fills
+            .iter()
+            .any(|(op, f)| op == "gather" && f.first() == Some(&Fill::SmallInts)),
+        "{fills:?}"
+    );
+}

@@ -189,6 +189,7 @@ pub fn build_with(g: &KernelGraph, carried_in: CarriedIn) -> Plan {
         .map(|u| u.traced_ns_total)
         .sum();
     let (dataflow, bound_reads) = place(g, &instance_order, &units, &aten_calls, carried_in);
+    super::index_bounds::bound_moved_indices(&mut aten_calls, &steps, &units, &bound_reads);
     let values = super::values::assign(g, &instance_order, &aten_calls);
     // Each unit's first invocation, for its traced launch geometry.
     let mut first_instance: Vec<Option<usize>> = vec![None; g.units.len()];

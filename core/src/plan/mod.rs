@@ -12,6 +12,7 @@ pub mod calls;
 pub mod carry;
 pub mod collectives;
 pub mod detach;
+pub mod index_bounds;
 pub mod integer_reads;
 pub mod math;
 pub mod memory;
