@@ -278,9 +278,12 @@ fn the_python_numbers_an_op_received_take_the_values_the_model_gave_them() {
 
 /// BERT's embeddings gather its `token_type_ids` buffer (zeros, never written in the step)
 /// at the positions, and the gathered values index a two-row embedding. The buffer is not
-/// an index where it is read, so only as data the model brought in does it keep the
-/// model's zeros; drawn small integers indexed past row 1, and the graph's launches
-/// faulted on the GPU (session 20, call 5). The positions, indices there, keep theirs too.
+/// an index where it is read, so as data the model brought in it keeps the model's zeros;
+/// drawn small integers indexed past row 1, and the graph's launches faulted on the GPU
+/// (session 20, call 5). The positions, indices there, keep theirs too. The plan also draws
+/// the buffer as indices below the table (`plan::index_bounds`, the case without values),
+/// so the values are assigned again here with the buffer drawn as plain integers: it keeps
+/// them as data no op produced, not as an index.
 #[test]
 fn data_no_op_produced_takes_the_values_the_model_brought_in() {
     let dir = fixture("bert_train");
@@ -313,11 +316,6 @@ fn data_no_op_produced_takes_the_values_the_model_brought_in() {
         if data.dtype != kc::plan::types::ElemType::I64 || data.dims != [1, 512] {
             continue;
         }
-        assert!(
-            !matches!(data.fill, kc::plan::aten_call::Fill::Indices { .. }),
-            "the buffer is data, not an index: {:?}",
-            data.fill
-        );
         let held = plan.values.for_slot(step.unit, Some(i as u32), data.slot);
         let held = i64s(held.expect("the buffer keeps the model's values"));
         assert_eq!(held, vec![0; 512]);
@@ -329,6 +327,25 @@ fn data_no_op_produced_takes_the_values_the_model_brought_in() {
     }
     // One per profiled iteration.
     assert_eq!(buffers, 3);
+    // Drawn as plain integers, the buffer still takes the model's values.
+    let mut calls = plan.aten_calls.clone();
+    let mut buffer_slots = Vec::new();
+    for c in calls.iter_mut().flatten().filter(|c| c.op == "gather") {
+        if let Some(kc::plan::aten_call::CallArg::Tensor(t)) = c.args.first_mut() {
+            if t.dtype == kc::plan::types::ElemType::I64 && t.dims == [1, 512] {
+                t.fill = kc::plan::aten_call::Fill::SmallInts;
+                buffer_slots.push(t.slot);
+            }
+        }
+    }
+    assert!(!buffer_slots.is_empty());
+    let mut order: Vec<usize> = (0..g.instances.len()).collect();
+    order.sort_by_key(|&i| (g.instances[i].start_ns, i));
+    let again = kc::plan::values::assign(&g, &order, &calls);
+    assert_eq!(again.step_counts(), plan.values.step_counts());
+    for slot in buffer_slots {
+        assert!(again.steps.iter().flatten().any(|v| v.slot == slot));
+    }
 }
 
 /// Without a values file BERT's `token_type_ids` buffer is drawn, and what its gather moves
