@@ -496,7 +496,7 @@ pub fn render_text(s: &PlanSummary) -> String {
         None => {
             let _ = writeln!(
                 o,
-                "  recorded values: none; integer tensors take drawn values (indices within the dimension they index, masks random, other integers 0-7)"
+                "  recorded values: none; integer tensors take drawn values (indices within the dimension they index, integer data moved into an index below its table, masks random, other integers 0-7)"
             );
         }
     }
