@@ -83,6 +83,29 @@ pub enum CallArg {
     None,
 }
 
+impl CallArg {
+    /// The tensors it passes, in order (a list's present entries), as
+    /// [`super::types::AtenArg::tensors`] gives a recorded argument's.
+    pub fn tensors(&self) -> Vec<&TensorInput> {
+        match self {
+            CallArg::Tensor(t) => vec![t],
+            CallArg::TensorList(ts) => ts.iter().collect(),
+            CallArg::OptionalTensorList(ts) => ts.iter().flatten().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`CallArg::tensors`], to change them (their fills).
+    pub fn tensors_mut(&mut self) -> Vec<&mut TensorInput> {
+        match self {
+            CallArg::Tensor(t) => vec![t],
+            CallArg::TensorList(ts) => ts.iter_mut().collect(),
+            CallArg::OptionalTensorList(ts) => ts.iter_mut().flatten().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// How the op's outputs come to exist.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outputs {

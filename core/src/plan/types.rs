@@ -639,22 +639,8 @@ impl Plan {
                     let Some(Some(call)) = self.aten_calls.get(u.id as usize) else {
                         return Err(format!("unit {}: tier 3 without its built call", u.id));
                     };
-                    for a in &call.args {
-                        use crate::plan::aten_call::CallArg;
-                        let ts: &[crate::plan::aten_call::TensorInput] = match a {
-                            CallArg::Tensor(t) => std::slice::from_ref(t),
-                            CallArg::TensorList(ts) => ts,
-                            CallArg::OptionalTensorList(ts) => {
-                                for t in ts.iter().flatten() {
-                                    slot_ok(t.slot, "call tensor", u.id)?;
-                                }
-                                &[]
-                            }
-                            _ => &[],
-                        };
-                        for t in ts {
-                            slot_ok(t.slot, "call tensor", u.id)?;
-                        }
+                    for t in call.args.iter().flat_map(|a| a.tensors()) {
+                        slot_ok(t.slot, "call tensor", u.id)?;
                     }
                     for a in args {
                         for t in a.tensors() {

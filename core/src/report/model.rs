@@ -226,7 +226,7 @@ pub const OTHER_PROGRAM_TOLERANCE: f64 = 0.10;
 
 impl Report {
     /// Why the model's figure is not like with like, said beside it and beside the
-    /// prediction: the eager model waited on its host ([`Report::host_bound_target`]), or
+    /// prediction: the eager model waited on its host (`host_bound_target_of`), or
     /// its CUDA graph ran another program than the traced step
     /// ([`OTHER_PROGRAM_TOLERANCE`]).
     pub fn target_caveat(&self) -> Option<String> {
@@ -268,11 +268,6 @@ impl Report {
     /// beside the model's figure and the prediction). A Mixtral-shaped MoE prefill cannot
     /// be captured in a CUDA graph (its routing sizes tensors by their values) and ran
     /// eager at 7.3 ms per iteration for 0.9 ms of GPU work (docs/MEASUREMENTS.md).
-    pub fn host_bound_target(&self) -> Option<String> {
-        let m = self.model.as_ref()?;
-        self.host_bound_target_of(&m.reference, m.iterations)
-    }
-
     fn host_bound_target_of(
         &self,
         m: &super::reference::ModelReference,

@@ -893,11 +893,9 @@ impl Report {
             units_sm_clock_mhz: inp.units_sm_clock_mhz,
             duty_energy_asked: (inp.duty_asked_units > 0).then(|| {
                 format!(
-                    "{} measured at a duty cycle on request (--duty-energy-all; the windows alone under the power cap), a spin kernel after each launch, its power taken off: {:.4} J per replay where back to back they gave {:.4} J ({:+.1} %); the prediction takes the duty cycle's",
+                    "{} measured at a duty cycle on request (--duty-energy-all; the windows alone under the power cap), a spin kernel after each launch, its power taken off: {}; the prediction takes the duty cycle's",
                     crate::words::count(inp.duty_asked_units as u64, "unit"),
-                    inp.duty_asked_j,
-                    inp.duty_asked_alone_j,
-                    100.0 * (inp.duty_asked_j / inp.duty_asked_alone_j.max(1e-30) - 1.0)
+                    measured_again(inp.duty_asked_j, "back to back", inp.duty_asked_alone_j, "J", 4)
                 )
             }),
             duty_energy: (inp.duty_units > 0).then(|| {
@@ -909,30 +907,24 @@ impl Report {
                     ),
                 };
                 format!(
-                    "{} drew past the power limit alone (the power cap in their windows, the clock below the model's): their energy was measured again with a spin kernel after each launch, its power taken off, {:.4} J per replay where alone at the cap they gave {:.4} J ({:+.1} %){still}",
+                    "{} drew past the power limit alone (the power cap in their windows, the clock below the model's): their energy was measured again with a spin kernel after each launch, its power taken off, {}{still}",
                     crate::words::count(inp.duty_units as u64, "unit"),
-                    inp.duty_j,
-                    inp.duty_alone_j,
-                    100.0 * (inp.duty_j / inp.duty_alone_j.max(1e-30) - 1.0)
+                    measured_again(inp.duty_j, "alone at the cap", inp.duty_alone_j, "J", 4)
                 )
             }),
             units_restored: (inp.restored_units > 0).then(|| {
                 let energy = if inp.restored_as_it_ran_j > 0.0 {
                     format!(
-                        ", {:.4} J per replay where as they ran they gave {:.4} J ({:+.1} %)",
-                        inp.restored_j,
-                        inp.restored_as_it_ran_j,
-                        100.0 * (inp.restored_j / inp.restored_as_it_ran_j - 1.0)
+                        ", {}",
+                        measured_again(inp.restored_j, "as they ran", inp.restored_as_it_ran_j, "J", 4)
                     )
                 } else {
                     String::new()
                 };
                 format!(
-                    "{} ran their values away alone and were measured again with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off): {:.1} us per replay where as they ran they gave {:.1} us ({:+.1} %){energy}",
+                    "{} ran their values away alone and were measured again with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off): {}{energy}",
                     crate::words::count(inp.restored_units as u64, "unit"),
-                    inp.restored_us,
-                    inp.restored_as_it_ran_us,
-                    100.0 * (inp.restored_us / inp.restored_as_it_ran_us.max(1e-30) - 1.0)
+                    measured_again(inp.restored_us, "as they ran", inp.restored_as_it_ran_us, "us", 1)
                 )
             }),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
@@ -986,6 +978,15 @@ fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
                 .map_or(String::new(), |j| format!(" and {:.2} mJ", j * 1e3))
         )
     })
+}
+
+/// "`now` UNIT per replay where `how` they gave `then` UNIT (±%)": a measurement taken again
+/// beside the one it replaces, in the sentences under the prediction's table.
+fn measured_again(now: f64, how: &str, then: f64, unit: &str, decimals: usize) -> String {
+    format!(
+        "{now:.decimals$} {unit} per replay where {how} they gave {then:.decimals$} {unit} ({:+.1} %)",
+        100.0 * (now / then.max(1e-30) - 1.0)
+    )
 }
 
 #[cfg(test)]

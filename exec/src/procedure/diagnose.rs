@@ -101,17 +101,8 @@ fn step_types(plan: &Plan, unit: &PlanUnit) -> (Vec<ElemType>, Option<ElemType>)
         UnitCall::AtenOp { .. } => {
             // The call the plan built and stored (never rebuilt here).
             if let Some(Some(c)) = plan.aten_calls.get(unit.id as usize) {
-                for a in &c.args {
-                    match a {
-                        kc_core::plan::aten_call::CallArg::Tensor(t) => set(t.slot, t.dtype),
-                        kc_core::plan::aten_call::CallArg::TensorList(ts) => {
-                            ts.iter().for_each(|t| set(t.slot, t.dtype))
-                        }
-                        kc_core::plan::aten_call::CallArg::OptionalTensorList(ts) => {
-                            ts.iter().flatten().for_each(|t| set(t.slot, t.dtype))
-                        }
-                        _ => {}
-                    }
+                for t in c.args.iter().flat_map(|a| a.tensors()) {
+                    set(t.slot, t.dtype);
                 }
                 let converts = matches!(
                     c.op.as_str(),
