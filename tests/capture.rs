@@ -176,3 +176,39 @@ fn a_captured_ops_enclosing_aten_ops_come_with_it() {
     let nested = chains[..per].iter().filter(|c| c.0.len() > 1).count();
     assert!(nested > 0, "no captured launch inside an enclosing aten op");
 }
+
+#[test]
+fn a_captured_fill_its_graph_keeps_no_node_for_is_left_out_the_one_way_it_aligns() {
+    // BERT's capture launched 428 calls, 13 of them fills; its graph replays 427 activities,
+    // 12 of them fills. Before, kc refused the pair; the last fill (#426) is the only one
+    // whose leaving out pairs the rest kind for kind.
+    let opts = kc::ingest::IngestOptions {
+        capture: Some(fixture("bert12l_b32s256_capture.pt.trace.json.gz")),
+        ..Default::default()
+    };
+    let (g, diags) =
+        kc::ingest::ingest(&[fixture("bert12l_b32s256.pt.trace.json.gz")], &opts).unwrap();
+    let nodes: Vec<_> = g.graph.node_weights().collect();
+    assert_eq!(nodes.len(), 3 * 427, "3 replays of 427 activities");
+    assert!(
+        nodes.iter().all(|n| n.link == LinkStatus::Capture),
+        "every replayed activity linked by the capture"
+    );
+    let left: Vec<_> = diags
+        .iter()
+        .filter(|d| d.kind == "captured_launch_not_replayed")
+        .collect();
+    assert_eq!(left.len(), 1, "{diags:?}");
+    assert!(
+        left[0].message.contains("1 of the capture's 428 launches")
+            && left[0].message.contains("#426 (memset)"),
+        "{}",
+        left[0].message
+    );
+    // The replay's fills stand as fills (the linkage paired them kind for kind).
+    let fills = nodes
+        .iter()
+        .filter(|n| matches!(n.kind, kc_ir::NodeKind::Memset { .. }))
+        .count();
+    assert_eq!(fills, 3 * 12);
+}

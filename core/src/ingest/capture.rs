@@ -10,7 +10,10 @@
 //! Invariants: the graph trace's own timings are kept; one copy of a captured op per graph
 //! iteration, with its arguments and tensors; a graph iteration whose activities do not
 //! pair one to one, kind for kind, with the capture's launches is refused with both counts,
-//! never linked by guess.
+//! never linked by guess. The one exception is fills and copies the graph holds no node for
+//! (a zero-byte fill: BERT's capture launched 13 fills, its graph replays 12): they are left
+//! out where exactly one way of leaving them out aligns the rest kind for kind, and a
+//! diagnostic counts them.
 
 use super::kineto::{FileRecords, GpuKind, GpuRec};
 use super::twin::{iterations_of, lend_with_ancestors, wants_op, Lent};
@@ -121,6 +124,8 @@ pub struct CaptureSummary {
     pub iterations: usize,
     /// GPU activities that took a captured op.
     pub linked: usize,
+    /// Captured fills and copies the graph's replays hold no activity for, left out.
+    pub not_replayed: usize,
 }
 
 /// The coarse kind a capture can tell: kernel, copy or fill.
@@ -130,6 +135,67 @@ fn coarse(k: &NodeKind) -> u8 {
         NodeKind::Memcpy { .. } => 1,
         NodeKind::Memset { .. } => 2,
     }
+}
+
+/// Which of the capture's launches (their coarse kinds, in capture order: 0 kernel, 1
+/// copy, 2 fill) the graph keeps, given one iteration's replayed activities' kinds: all
+/// where the iteration holds whole replays of them; else the capture with some fills and
+/// copies left out (a zero-byte fill or copy makes no graph node), where that alignment is
+/// the only one: kernels are never left out, and aligning from the front and from the back
+/// must leave out the same launches. `None` where no such alignment exists or it is not
+/// unique. The iteration may replay the graph more than once (`k` copies of the kept
+/// launches, alike).
+pub fn kept_launches(cap: &[u8], rep: &[u8]) -> Option<Vec<usize>> {
+    if cap.is_empty() || rep.is_empty() {
+        return None;
+    }
+    if rep.len() % cap.len() == 0 {
+        return Some((0..cap.len()).collect());
+    }
+    let droppable = cap.iter().filter(|&&k| k != 0).count();
+    // Left out from the front (or, reversed, from the back): match whenever the kinds
+    // agree, else leave out a fill or copy. Matching early is never worse: a fill or copy
+    // skipped for a later one of its kind can be swapped with it.
+    let align = |cap: &[u8], rep: &[u8]| -> Option<Vec<usize>> {
+        let (mut j, mut out) = (0, Vec::new());
+        for (i, &k) in cap.iter().enumerate() {
+            if j < rep.len() && rep[j] == k {
+                j += 1;
+            } else if k != 0 {
+                out.push(i);
+            } else {
+                return None;
+            }
+        }
+        (j == rep.len()).then_some(out)
+    };
+    for k in 1..=rep.len() {
+        if rep.len() % k != 0 {
+            continue;
+        }
+        let m = rep.len() / k;
+        if m > cap.len() || cap.len() - m > droppable {
+            continue;
+        }
+        let one = &rep[..m];
+        if (1..k).any(|r| rep[r * m..(r + 1) * m] != *one) {
+            continue;
+        }
+        let front = align(cap, one)?;
+        let rc: Vec<u8> = cap.iter().rev().copied().collect();
+        let ro: Vec<u8> = one.iter().rev().copied().collect();
+        let mut back: Vec<usize> = align(&rc, &ro)?
+            .into_iter()
+            .map(|i| cap.len() - 1 - i)
+            .collect();
+        back.sort_unstable();
+        return (front == back).then(|| {
+            (0..cap.len())
+                .filter(|i| front.binary_search(i).is_err())
+                .collect()
+        });
+    }
+    None
 }
 
 /// Links every graph-launched GPU activity of `graph` to a copy of the op that launched it
@@ -167,6 +233,8 @@ pub fn link_from_capture(
     let mut streams_seen = 1usize;
     // Each captured op and its copies, for the values the capture's ops hold.
     let mut lent: Vec<(OpId, OpId)> = Vec::new();
+    // The captured launches the graph keeps, fixed by the first iteration that replays any.
+    let mut kept: Option<Vec<NodeId>> = None;
     for &rank in &ranks {
         for (it, ids) in iterations_of(graph, rank).iter().enumerate() {
             let replayed: Vec<NodeId> = ids
@@ -177,14 +245,64 @@ pub fn link_from_capture(
             if replayed.is_empty() {
                 continue;
             }
+            let launches = match &kept {
+                Some(k) => k,
+                None => {
+                    let cap: Vec<u8> = launches
+                        .iter()
+                        .map(|&i| coarse(&capture.graph[i].kind))
+                        .collect();
+                    let rep: Vec<u8> = replayed
+                        .iter()
+                        .map(|&i| coarse(&graph.graph[i].kind))
+                        .collect();
+                    let keep = kept_launches(&cap, &rep).ok_or_else(|| {
+                        format!(
+                            "graph iteration {it} of rank {rank} replays {} GPU activities, the \
+                             capture launched {}: not the capture of this graph, or a capture that \
+                             launched work its graph does not keep, where no one way of leaving \
+                             out fills and copies pairs the rest kind for kind (its calls name no \
+                             kernel, so they are not paired by guess); the step's eager trace \
+                             (capture.py --cuda-graph writes NAME_eager.pt.trace.json.gz) ingests \
+                             without it",
+                            replayed.len(),
+                            launches.len()
+                        )
+                    })?;
+                    let dropped: Vec<usize> = (0..launches.len())
+                        .filter(|k| keep.binary_search(k).is_err())
+                        .collect();
+                    if !dropped.is_empty() {
+                        summary.not_replayed = dropped.len();
+                        diags.add(
+                            "captured_launch_not_replayed",
+                            capture_name.to_string(),
+                            format!(
+                                "{} of the capture's {} launches (fills or copies: {}) have no \
+                                 activity in the graph's replays (a graph keeps no node for a \
+                                 zero-byte fill or copy): left out, the rest paired kind for kind \
+                                 the one way they align",
+                                dropped.len(),
+                                launches.len(),
+                                dropped
+                                    .iter()
+                                    .map(|&k| format!(
+                                        "#{k} ({})",
+                                        capture.graph[launches[k]].kind.kind_str()
+                                    ))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                    }
+                    kept.insert(keep.into_iter().map(|k| launches[k]).collect())
+                }
+            };
             // An iteration may replay the graph more than once; each replay is the capture.
             if replayed.len() % launches.len() != 0 {
                 return Err(format!(
                     "graph iteration {it} of rank {rank} replays {} GPU activities, the capture \
-                     launched {}: not the capture of this graph, or a capture that launched \
-                     work its graph does not keep (its calls name no kernel, so they are not \
-                     paired by guess); the step's eager trace (capture.py --cuda-graph writes \
-                     NAME_eager.pt.trace.json.gz) ingests without it",
+                     launched {} that its graph keeps: not the capture of this graph",
                     replayed.len(),
                     launches.len()
                 ));
@@ -258,4 +376,100 @@ pub fn link_from_capture(
         );
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_launches;
+
+    /// Kinds from a string: k kernel, c copy, f fill.
+    fn kinds(s: &str) -> Vec<u8> {
+        s.bytes()
+            .map(|b| match b {
+                b'k' => 0,
+                b'c' => 1,
+                _ => 2,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn whole_replays_keep_every_launch() {
+        assert_eq!(
+            kept_launches(&kinds("kfk"), &kinds("kfk")),
+            Some(vec![0, 1, 2])
+        );
+        assert_eq!(
+            kept_launches(&kinds("kfk"), &kinds("kfkkfk")),
+            Some(vec![0, 1, 2])
+        );
+    }
+
+    #[test]
+    fn a_fill_the_graph_dropped_is_left_out_where_the_alignment_is_unique() {
+        // BERT's shape: fills between kernels, the last one without a node in the graph.
+        let cap = kinds("kkfkkkfkkkfkk");
+        let rep = kinds("kkfkkkfkkkkk");
+        assert_eq!(
+            kept_launches(&cap, &rep),
+            Some(vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12])
+        );
+        // Twice per iteration, alike.
+        let twice: Vec<u8> = rep.iter().chain(rep.iter()).copied().collect();
+        assert_eq!(kept_launches(&cap, &twice).map(|k| k.len()), Some(12));
+    }
+
+    #[test]
+    fn kernels_are_never_left_out_and_ambiguity_is_refused() {
+        // A kernel more in the capture than in the replay: not a dropped fill.
+        assert_eq!(kept_launches(&kinds("kkfk"), &kinds("kfk")), None);
+        // Two fills side by side and one replayed: which one is not known.
+        assert_eq!(kept_launches(&kinds("kffk"), &kinds("kfk")), None);
+        // A copy where the replay has a fill: no alignment.
+        assert_eq!(kept_launches(&kinds("kckf"), &kinds("kfk")), None);
+        // Counts that divide keep every launch: the caller checks them kind for kind.
+        assert_eq!(
+            kept_launches(&kinds("kck"), &kinds("kfk")),
+            Some(vec![0, 1, 2])
+        );
+        // More activities than launches and not whole replays.
+        assert_eq!(kept_launches(&kinds("kf"), &kinds("kfk")), None);
+        assert_eq!(kept_launches(&kinds("f"), &[]), None);
+    }
+
+    proptest::proptest! {
+        /// Whatever is kept pairs kind for kind with the replay and leaves out no kernel; one
+        /// fill between kernels, dropped, is found.
+        #[test]
+        fn kept_launches_pair_kind_for_kind(
+            cap in proptest::collection::vec(0u8..3, 1..60),
+            drop_at in 0usize..60,
+        ) {
+            let dropped_one: Vec<u8> = cap
+                .iter()
+                .enumerate()
+                .filter(|&(i, &k)| !(i == drop_at && k != 0))
+                .map(|(_, &k)| k)
+                .collect();
+            if let Some(keep) = kept_launches(&cap, &dropped_one) {
+                let m = keep.len();
+                proptest::prop_assert!(dropped_one.len() % m == 0);
+                for (r, &i) in keep.iter().enumerate() {
+                    proptest::prop_assert_eq!(cap[i], dropped_one[r]);
+                }
+                proptest::prop_assert!((0..cap.len())
+                    .filter(|i| keep.binary_search(i).is_err())
+                    .all(|i| cap[i] != 0));
+            }
+            let isolated = drop_at < cap.len()
+                && cap[drop_at] != 0
+                && (drop_at == 0 || cap[drop_at - 1] == 0)
+                && cap.get(drop_at + 1).is_none_or(|&k| k == 0);
+            if isolated && dropped_one.len() % cap.len() != 0 {
+                let keep = kept_launches(&cap, &dropped_one);
+                proptest::prop_assert!(keep.is_some());
+                proptest::prop_assert!(keep.unwrap().binary_search(&drop_at).is_err());
+            }
+        }
+    }
 }
