@@ -254,7 +254,7 @@ impl Report {
         let d = model / traced - 1.0;
         (d.abs() > OTHER_PROGRAM_TOLERANCE).then(|| {
             format!(
-                "the model's CUDA graph ran another program than the traced step: its GPU work took {model:.1} us per iteration{} where the trace's took {traced:.1} us ({:+.0} %), so its time and energy are not the traced program's; not like with like",
+                "the model's CUDA graph ran another program than the traced step: its GPU work took {model:.1} us per iteration{} where the trace's took {traced:.1} us ({:+.0} %), so its time and energy are not the traced program's; not like with like (trace the graph itself, `traces/capture.py --cuda-graph`, to answer it like with like)",
                 m.cuda_graph
                     .kernels_per_replay
                     .map_or(String::new(), |n| format!(" ({n:.0} activities)")),

@@ -1198,7 +1198,8 @@ mod tests {
             "{graph_row:?}"
         );
         assert!(
-            graph_row.caveat.contains("not like with like"),
+            graph_row.caveat.contains("not like with like")
+                && graph_row.caveat.contains("--cuda-graph"),
             "{graph_row:?}"
         );
         assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
