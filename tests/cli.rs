@@ -464,3 +464,27 @@ fn capture_matches_the_values_run_to_a_graph_capture_node_for_node() {
     };
     assert!(out.contains("ok 755 4"));
 }
+
+/// tools/capture_calls.py on BERT's real capture and replay (fixtures/capture): the 428
+/// launch calls, 13 of them fills inside addmm, against the replay's 12 fills per replay.
+#[test]
+fn capture_calls_lists_a_captures_launches_against_its_replay() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(o) = std::process::Command::new("python3")
+        .arg("-B")
+        .arg(root.join("tools/capture_calls.py"))
+        .arg(root.join("fixtures/capture/bert12l_b32s256_capture.pt.trace.json.gz"))
+        .arg(root.join("fixtures/capture/bert12l_b32s256.pt.trace.json.gz"))
+        .output()
+    else {
+        eprintln!("no python3 here: skipped");
+        return;
+    };
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("capture: 428 launch/copy/fill calls that ran nothing"), "{out}");
+    assert!(out.contains("   13 cudaMemsetAsync"), "{out}");
+    assert!(out.contains("#426 cudaMemsetAsync") && out.contains("op=aten::addmm"), "{out}");
+    assert!(out.contains("replay: 1281 GPU activities"), "{out}");
+    assert!(out.contains("'gpu_memset': 36"), "{out}");
+}
