@@ -481,10 +481,20 @@ fn capture_calls_lists_a_captures_launches_against_its_replay() {
         return;
     };
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert!(out.contains("capture: 428 launch/copy/fill calls that ran nothing"), "{out}");
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("capture: 428 launch/copy/fill calls that ran nothing"),
+        "{out}"
+    );
     assert!(out.contains("   13 cudaMemsetAsync"), "{out}");
-    assert!(out.contains("#426 cudaMemsetAsync") && out.contains("op=aten::addmm"), "{out}");
+    assert!(
+        out.contains("#426 cudaMemsetAsync") && out.contains("op=aten::addmm"),
+        "{out}"
+    );
     assert!(out.contains("replay: 1281 GPU activities"), "{out}");
     assert!(out.contains("'gpu_memset': 36"), "{out}");
 }
