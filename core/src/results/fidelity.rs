@@ -181,6 +181,24 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
     }
 }
 
+/// The recorded launch's own timeline, per cycle: the gaps between consecutive kernels
+/// (the next one's start after the last end, where it starts later) and the span from the
+/// first kernel's start to the last one's end, microseconds; `None` without records. The
+/// round's gap term is a residual of its event-timed launches less these kernels; the
+/// same launch's own gaps tell whether the recorded launch ran like the timed ones.
+pub fn gaps_and_span_us(records: &[KernelRecord], cycles: u32) -> Option<(f64, f64)> {
+    let first = records.iter().map(|r| r.start_ns).min()?;
+    let mut ran: Vec<&KernelRecord> = records.iter().collect();
+    ran.sort_by_key(|r| (r.start_ns, r.graph_node));
+    let (mut gaps_ns, mut last_end) = (0u64, first);
+    for r in ran {
+        gaps_ns += r.start_ns.saturating_sub(last_end);
+        last_end = last_end.max(r.end_ns);
+    }
+    let n = f64::from(cycles.max(1)) * 1000.0;
+    Some((gaps_ns as f64 / n, (last_end - first) as f64 / n))
+}
+
 /// Each position's kernel time per invocation in a round (`per_invocation[i]` kernels per
 /// cycle for the unit at position i, `cycles` cycles), from one launch's records in the
 /// order they ran; `None` where the records do not hold exactly that many kernels (a
@@ -493,6 +511,31 @@ mod tests {
         let mut plain = v.map(|x| x.0);
         assert_eq!(median(&mut plain), Some(4.25));
         assert_eq!(weighted_median(&mut []), None);
+    }
+
+    #[test]
+    fn a_recorded_launchs_gaps_and_span_are_taken_from_its_own_timeline() {
+        // Two cycles: kernels of 10, 5 and 10 us, gaps of 2, 0 (the next starts as one ends)
+        // and 3 us, and a kernel that starts before the one before it ended (overlap: no
+        // gap, the span runs to the later end).
+        let r = vec![
+            rec("a", 0, 0, 10_000),
+            rec("b", 1, 12_000, 5_000),
+            rec("c", 2, 17_000, 10_000),
+            rec("d", 3, 30_000, 10_000),
+            rec("e", 4, 35_000, 10_000),
+        ];
+        let (gaps, span) = gaps_and_span_us(&r, 2).unwrap();
+        assert!(
+            (gaps - 2.5).abs() < 1e-9,
+            "(2 + 3) us over two cycles: {gaps}"
+        );
+        assert!((span - 22.5).abs() < 1e-9, "45 us over two cycles: {span}");
+        // Out of order in the slice, the same.
+        let mut rev = r.clone();
+        rev.reverse();
+        assert_eq!(gaps_and_span_us(&rev, 2), Some((gaps, span)));
+        assert_eq!(gaps_and_span_us(&[], 2), None);
     }
 
     #[test]

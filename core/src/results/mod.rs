@@ -496,6 +496,15 @@ pub struct TransitionsSummary {
     pub round_kernels_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_gap_extra_us: Option<f64>,
+    /// With `--verify`, a diagnostic: the recorded launch's own gaps between kernels and
+    /// its span (first kernel's start to the last one's end), per cycle (CUPTI). Beside
+    /// `round_kernels_us` they say whether the recorded launch ran as the event-timed ones
+    /// (whose cycle less the recorded kernels is the gap term's residual); none in results
+    /// of kc before session 21.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_recorded_gaps_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_recorded_span_us: Option<f64>,
     /// With energy: what one switch adds in energy, joules, from the round's own energy
     /// windows: (energy of one cycle − Σ units' energy alone) / units, and its standard
     /// error; and the round's power, watts.

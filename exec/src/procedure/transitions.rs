@@ -233,6 +233,10 @@ pub(super) fn measure(
                         Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
                     })
                     .sum();
+                if let Some((g, span)) = round.recorded_gaps_span_us {
+                    summary.round_recorded_gaps_us = Some(g);
+                    summary.round_recorded_span_us = Some(span);
+                }
                 if let (Some(k), Some(alone_gaps)) = (round.kernels_us, gaps_alone) {
                     summary.round_kernels_us = Some(k);
                     summary.round_gap_extra_us =
@@ -401,6 +405,8 @@ struct Round {
     kernels_us: Option<f64>,
     /// Each position's kernels per cycle (CUPTI), where they could be told apart.
     unit_kernels_us: Option<Vec<f64>>,
+    /// The recorded launch's gaps between kernels and its span, per cycle (CUPTI).
+    recorded_gaps_span_us: Option<(f64, f64)>,
     /// A restoring round's copy of the image's snapshot alone: its graph and its time per
     /// launch (taken off the round's launches).
     copy: Option<(crate::device::Graph, Stats)>,
@@ -597,6 +603,9 @@ fn measure_round<'s>(
     let kernels_us = records
         .as_ref()
         .map(|r| kc_core::results::fidelity::unit_launches(&[], r, cycles).kernels_us);
+    let recorded_gaps_span_us = records
+        .as_ref()
+        .and_then(|r| kc_core::results::fidelity::gaps_and_span_us(r, cycles));
     let unit_kernels_us = records
         .as_ref()
         .zip(record_kernels)
@@ -621,6 +630,7 @@ fn measure_round<'s>(
         extra_sem_us: cycle_sem.hypot(sum_sem) / k,
         kernels_us,
         unit_kernels_us,
+        recorded_gaps_span_us,
         copy,
     })
 }
