@@ -491,9 +491,18 @@ fn prediction(o: &mut String, r: &Report) {
         ),
         _ => String::new(),
     };
+    // And the time bar, how the round's cost is shared out, where it does.
+    let weighting = match p.weighting_u_us {
+        Some(u) if p.predicted_us != 0.0 => format!(
+            "; the prediction's time ± also holds ± {:.1} us ({:.1} %) for how the round's cost is shared out, by each unit's invocations (the prediction) or per switch as the round's own timing gave it (a rectangular spread between the two)",
+            2.0 * u / per,
+            200.0 * u / p.predicted_us.abs()
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         o,
-        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){pricing}.{}\n",
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){weighting}{pricing}.{}\n",
         upper_first(&p.coverage),
         r.caveat()
     );
