@@ -7,8 +7,10 @@
 //! the units' isolated times), and for energy the round's own energy beyond the units
 //! alone per switch (where measured; else static power over the added gaps and the units'
 //! own power over the added kernel time), static power over the rest. Every
-//! figure carries its standard uncertainty from the spread of its repeats; the report
-//! prints ± two of them and says when what is predicted falls outside.
+//! figure carries its standard uncertainty from the spread of its repeats, and the
+//! prediction also what was measured two ways (the terms' time priced between the idle and
+//! the units' own power; the round's cost shared by unit or per switch); the report prints
+//! ± two of them and says when what is predicted falls outside.
 //!
 //! Invariant: the prediction only uses isolated-mode measurements and the plan; the graph
 //! replay and the model's own measurement are only ever its target.
