@@ -624,7 +624,7 @@ impl Report {
                 (Some(e), Some(u), _) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
-                        "the round of all {} units{}{}: {:.2} us per switch beyond the units alone ({}); {} switches between different units per replay",
+                        "the round of all {} units{}{}: {:.2} us per switch beyond the units alone ({}{}); {} switches between different units per replay",
                         t.round_units,
                         lead_in_label(t),
                         restoring_label(t),
@@ -633,6 +633,7 @@ impl Report {
                             "not split: no CUPTI".to_string(),
                             |g| format!("{g:.2} us of it gap between kernels")
                         ),
+                        recorded_gaps_label(t),
                         t.total
                     );
                     match t.round_gap_extra_us {
@@ -1000,6 +1001,24 @@ fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
                 .map_or(String::new(), |j| format!(" and {:.2} mJ", j * 1e3))
         )
     })
+}
+
+/// The round's recorded launch beside its timed ones (empty where either is missing): the
+/// gap term is a residual, the timed cycle less the recorded launch's kernels, and the
+/// recorded launch's own gaps between kernels say whether it ran as the timed ones did.
+fn recorded_gaps_label(t: &crate::results::TransitionsSummary) -> String {
+    match (
+        t.round_recorded_gaps_us,
+        t.round_recorded_span_us,
+        t.round_cycle_us,
+        t.round_kernels_us,
+    ) {
+        (Some(g), Some(span), Some(cycle), Some(k)) => format!(
+            " (per cycle, its CUPTI-recorded launch ran {k:.1} us of kernels over a {span:.1} us span with {g:.1} us of gaps between them; its timed cycles took {cycle:.1} us, {:.1} us beyond those kernels)",
+            cycle - k
+        ),
+        _ => String::new(),
+    }
 }
 
 /// "`now` UNIT per replay where `how` they gave `then` UNIT (±%)": a measurement taken again
@@ -1501,6 +1520,39 @@ mod tests {
             p.coverage
                 .contains("(every launch from the model's values; each launch 6 cycles after")
                 && !p.coverage.contains("timed again"),
+            "{}",
+            p.coverage
+        );
+    }
+
+    #[test]
+    fn the_rounds_recorded_launch_is_said_beside_its_timed_cycles() {
+        let mut iso = isolated();
+        a_round_of_two_units(transitions(&mut iso));
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            !p.coverage.contains("CUPTI-recorded launch"),
+            "{}",
+            p.coverage
+        );
+        {
+            // A cycle of 14 us timed, 13 us of kernels recorded with 0.3 us of gaps between
+            // them: the residual (1 us) is not the recorded launch's own gaps.
+            let t = transitions(&mut iso);
+            t.round_cycle_us = Some(14.0);
+            t.round_kernels_us = Some(13.0);
+            t.round_recorded_gaps_us = Some(0.3);
+            t.round_recorded_span_us = Some(13.3);
+        }
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            p.coverage.contains(
+                "its CUPTI-recorded launch ran 13.0 us of kernels over a 13.3 us span with 0.3 us of gaps between them; its timed cycles took 14.0 us, 1.0 us beyond those kernels"
+            ),
             "{}",
             p.coverage
         );

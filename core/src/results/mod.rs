@@ -505,6 +505,11 @@ pub struct TransitionsSummary {
     pub round_recorded_gaps_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_recorded_span_us: Option<f64>,
+    /// The round's cycle as its event-timed launches gave it (a launch less its copy, over
+    /// its cycles), microseconds: what less `round_kernels_us` the gap term's residual
+    /// starts from. None in results of kc before session 21.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_cycle_us: Option<f64>,
     /// With energy: what one switch adds in energy, joules, from the round's own energy
     /// windows: (energy of one cycle − Σ units' energy alone) / units, and its standard
     /// error; and the round's power, watts.

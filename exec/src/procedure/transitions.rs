@@ -233,6 +233,7 @@ pub(super) fn measure(
                         Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
                     })
                     .sum();
+                summary.round_cycle_us = Some(round.cycle_us);
                 if let Some((g, span)) = round.recorded_gaps_span_us {
                     summary.round_recorded_gaps_us = Some(g);
                     summary.round_recorded_span_us = Some(span);
