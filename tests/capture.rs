@@ -205,10 +205,28 @@ fn a_captured_fill_its_graph_keeps_no_node_for_is_left_out_the_one_way_it_aligns
         "{}",
         left[0].message
     );
-    // The replay's fills stand as fills (the linkage paired them kind for kind).
-    let fills = nodes
+    // Each of the replay's fills took a copy of the op that launched a fill in the
+    // capture (cuBLAS's workspace inside addmm): paired kind for kind, past the fill
+    // left out.
+    let fills: Vec<_> = nodes
         .iter()
         .filter(|n| matches!(n.kind, kc_ir::NodeKind::Memset { .. }))
-        .count();
-    assert_eq!(fills, 3 * 12);
+        .collect();
+    assert_eq!(fills.len(), 3 * 12);
+    assert!(
+        fills.iter().all(|n| g.op_name(n.op) == "aten::addmm"),
+        "{:?}",
+        fills.iter().map(|n| g.op_name(n.op)).collect::<Vec<_>>()
+    );
+    // The ops keep the capture's external ids: each replay's fills took the first twelve
+    // captured fills' ops, in order, and none took the one left out (#426, external id
+    // 8732, the pooler's addmm); leaving out another fill would shift them.
+    let ext: Vec<u64> = fills
+        .iter()
+        .map(|n| g.op(n.op.unwrap()).external_id)
+        .collect();
+    assert!(!ext.contains(&8732), "{ext:?}");
+    assert_eq!(ext[0], 6911, "{ext:?}");
+    assert!(ext[..12].windows(2).all(|w| w[0] < w[1]), "{ext:?}");
+    assert!(ext.chunks(12).all(|c| c == &ext[..12]), "{ext:?}");
 }

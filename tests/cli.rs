@@ -262,11 +262,12 @@ fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
     assert!(text.contains("--features torch"), "{text}");
 }
 
-/// Runs `code` with python3 (no bytecode written); None, said on stderr, where this
+/// Runs python3 with `args` (no bytecode written); None, said on stderr, where this
 /// machine has no python3.
-fn python(code: &str) -> Option<std::process::Output> {
+fn python_with<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<std::process::Output> {
     match std::process::Command::new("python3")
-        .args(["-B", "-c", code])
+        .arg("-B")
+        .args(args)
         .output()
     {
         Ok(o) => Some(o),
@@ -277,9 +278,14 @@ fn python(code: &str) -> Option<std::process::Output> {
     }
 }
 
-/// What `code` printed, after asserting it succeeded; `None` without python3.
-fn python_ok(code: &str) -> Option<String> {
-    let o = python(code)?;
+/// Runs `code` with python3; None without python3.
+fn python(code: &str) -> Option<std::process::Output> {
+    python_with(&["-c", code])
+}
+
+/// What python3 with `args` printed, after asserting it succeeded; `None` without python3.
+fn python_with_ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<String> {
+    let o = python_with(args)?;
     assert!(
         o.status.success(),
         "{}{}",
@@ -289,22 +295,19 @@ fn python_ok(code: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
+/// What `code` printed, after asserting it succeeded; `None` without python3.
+fn python_ok(code: &str) -> Option<String> {
+    python_with_ok(&["-c", code])
+}
+
 /// traces/capture.py: `--help` works without torch, and a second capture into a folder
 /// adds its reference entry instead of overwriting the first's.
 #[test]
 fn capture_help_needs_no_torch_and_reference_entries_accumulate() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/capture.py");
-    let Ok(o) = std::process::Command::new("python3")
-        .arg("-B")
-        .arg(&script)
-        .arg("--help")
-        .output()
-    else {
-        eprintln!("no python3 here: skipped");
+    let Some(help) = python_with_ok(&[script.as_os_str(), "--help".as_ref()]) else {
         return;
     };
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let help = String::from_utf8_lossy(&o.stdout);
     assert!(
         help.contains("Requirements") && help.contains("pynvml"),
         "{help}"
@@ -470,22 +473,13 @@ fn capture_matches_the_values_run_to_a_graph_capture_node_for_node() {
 #[test]
 fn capture_calls_lists_a_captures_launches_against_its_replay() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Ok(o) = std::process::Command::new("python3")
-        .arg("-B")
-        .arg(root.join("tools/capture_calls.py"))
-        .arg(root.join("fixtures/capture/bert12l_b32s256_capture.pt.trace.json.gz"))
-        .arg(root.join("fixtures/capture/bert12l_b32s256.pt.trace.json.gz"))
-        .output()
-    else {
-        eprintln!("no python3 here: skipped");
+    let Some(out) = python_with_ok(&[
+        root.join("tools/capture_calls.py"),
+        root.join("fixtures/capture/bert12l_b32s256_capture.pt.trace.json.gz"),
+        root.join("fixtures/capture/bert12l_b32s256.pt.trace.json.gz"),
+    ]) else {
         return;
     };
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
     assert!(
         out.contains("capture: 428 launch/copy/fill calls that ran nothing"),
         "{out}"

@@ -124,8 +124,6 @@ pub struct CaptureSummary {
     pub iterations: usize,
     /// GPU activities that took a captured op.
     pub linked: usize,
-    /// Captured fills and copies the graph's replays hold no activity for, left out.
-    pub not_replayed: usize,
 }
 
 /// The coarse kind a capture can tell: kernel, copy or fill.
@@ -273,7 +271,6 @@ pub fn link_from_capture(
                         .filter(|k| keep.binary_search(k).is_err())
                         .collect();
                     if !dropped.is_empty() {
-                        summary.not_replayed = dropped.len();
                         diags.add(
                             "captured_launch_not_replayed",
                             capture_name.to_string(),
