@@ -54,18 +54,5 @@ rep "MaxViT-T (s17)" call5-d-kc-t/d maxvit_t
 rep "Inception-v3 (s17)" call5-d-kc-t/d inception_v3
 python3 tools/prediction_chart.py --device H200 docs/prediction.svg "${args[@]}"
 # The counts the README quotes.
-python3 - "${args[@]}" <<'PY'
-import json, sys
-n = t = e = b = pt = pe = 0
-for a in sys.argv[1:]:
-    label, path = a.split("=", 1)
-    p = json.load(open(path))["prediction"]
-    n += 1
-    ti, en = abs(p["error_pct"]) <= 2.0, abs(p["energy_error_pct"]) <= 3.0
-    t += ti; e += en; b += ti and en
-    pt += abs(p["plain_error_pct"]) <= 2.0; pe += abs(p["plain_energy_error_pct"]) <= 3.0
-    if not (ti and en):
-        print("  miss: %-30s time %+5.1f %%, energy %+5.1f %%" % (label, p["error_pct"], p["energy_error_pct"]))
-print("%d models: time within 2 %%: %d, energy within 3 %%: %d, both: %d; the plain sum: time %d, energy %d" % (n, t, e, b, pt, pe))
-PY
+python3 "$s21/counts.py" "${args[@]}"
 rm -rf "$w"

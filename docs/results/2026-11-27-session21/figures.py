@@ -32,6 +32,21 @@ def load(d, f):
     p = os.path.join(d, f)
     return json.load(open(p)) if os.path.exists(p) else None
 
+def sums(d, iso):
+    """Per replay over the units with a kernel time alone and in kc's graph: the units alone
+    (events), their kernels alone (CUPTI) and the same units' kernels in kc's graph."""
+    ctx = {int(x["unit"]): x for x in csv.DictReader(open(os.path.join(d, "report/units.csv")))}
+    A = K = C = 0.0
+    for u in iso["units"]:
+        c = ctx.get(u["id"], {}).get("in_context_mean_us")
+        k = (u.get("launches_verified") or {}).get("kernels_us")
+        if u["status"] == "ok" and c and k is not None:
+            A += u["invocations"] * u["time_us"]["mean"]
+            K += u["invocations"] * k
+            C += u["invocations"] * float(c)
+    return A, K, C
+
+
 
 print("== The prediction against the model's CUDA graph, measured back to back in the same call")
 print("%-24s %-16s %-15s %-16s %-14s %-8s %s" % ("model", "call", "plain t/e %", "prediction t/e",
@@ -74,17 +89,10 @@ for call in calls:
         iso, gr = load(d, "plan.isolated.context.json"), load(d, "plan.graph.json")
         if not iso or not os.path.exists(os.path.join(d, "report/units.csv")):
             continue
-        ctx = {int(x["unit"]): x for x in csv.DictReader(open(os.path.join(d, "report/units.csv")))}
-        A = K = C = 0.0
+        A, K, C = sums(d, iso)
         W = iso["windows"]
         et = ej = 0.0
         for u in iso["units"]:
-            c = ctx.get(u["id"], {}).get("in_context_mean_us")
-            k = (u.get("launches_verified") or {}).get("kernels_us")
-            if u["status"] == "ok" and c and k is not None:
-                A += u["invocations"] * u["time_us"]["mean"]
-                K += u["invocations"] * k
-                C += u["invocations"] * float(c)
             en = u.get("energy")
             if en:
                 ts = [sum(W[i]["temperature_c"]) / 2 for i in en["windows"] if W[i].get("temperature_c")]
@@ -131,15 +139,7 @@ for call in calls:
         if not r or not iso or not r.get("prediction") or r["prediction"].get("error_pct") is None:
             continue
         p, t = r["prediction"], iso["isolated"]["transitions"]
-        ctx = {int(x["unit"]): x for x in csv.DictReader(open(os.path.join(d, "report/units.csv")))}
-        A = K = C = 0.0
-        for u in iso["units"]:
-            c = ctx.get(u["id"], {}).get("in_context_mean_us")
-            k = (u.get("launches_verified") or {}).get("kernels_us")
-            if u["status"] == "ok" and c and k is not None:
-                A += u["invocations"] * u["time_us"]["mean"]
-                K += u["invocations"] * k
-                C += u["invocations"] * float(c)
+        A, K, C = sums(d, iso)
         g = next(x for x in r["model"]["rows"] if x["what"].startswith("kc graph"))
         per = A / p["plain_us"]
         graph = p["target_us"] * (1 + g["time_vs_model_pct"] / 100) * per

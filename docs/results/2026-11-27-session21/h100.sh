@@ -22,19 +22,5 @@ rep "ResNeXt-50 step" call1-h-kc-g/h resnext50_train; rep "ViT-B/16 TF32" call1-
 rep "Qwen3-MoE decode graph" call2-i-kc-g/i qwen3_moe_decode_graph; rep "T5 graph" call2-i-kc-g/i t5_graph
 rep "ConvNeXt-T compiled" call2-i-kc-g/i convnext_tiny_compiled; rep "Qwen2 decode graph" call2-i-kc-g/i qwen2_decode_graph
 python3 tools/prediction_chart.py --device H100 docs/prediction_h100.svg "${args[@]}"
-python3 - "${args[@]}" <<'PY'
-import json, sys
-n = t = e = b = pt = pe = 0
-for a in sys.argv[1:]:
-    label, path = a.split("=", 1)
-    p = json.load(open(path))["prediction"]
-    n += 1
-    ti, en = abs(p["error_pct"]) <= 2.0, abs(p["energy_error_pct"]) <= 3.0
-    t += ti; e += en; b += ti and en
-    pt += abs(p["plain_error_pct"]) <= 2.0; pe += abs(p["plain_energy_error_pct"]) <= 3.0
-    print("  %-24s plain %+5.1f / %+5.1f %%, prediction %+5.1f / %+5.1f %%%s" % (
-        label, p["plain_error_pct"], p["plain_energy_error_pct"], p["error_pct"], p["energy_error_pct"],
-        "" if ti and en else "  (miss)"))
-print("%d models: time within 2 %%: %d, energy within 3 %%: %d, both: %d; the plain sum: time %d, energy %d" % (n, t, e, b, pt, pe))
-PY
+python3 "$s21/counts.py" --every "${args[@]}"
 rm -rf "$w"

@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""The counts the README quotes, for chart.sh and h100.sh: of the LABEL=REPORT.json answers
+given, how many have the prediction within 2 % in time, 3 % in energy, both, and the plain
+sum the same. Prints the misses (every model with --every), then one total line.
+    python3 counts.py [--every] LABEL=REPORT.json ..."""
+import json, sys
+
+args = sys.argv[1:]
+every = args[:1] == ["--every"]
+args = args[1:] if every else args
+n = t = e = b = pt = pe = 0
+for a in args:
+    label, path = a.split("=", 1)
+    p = json.load(open(path))["prediction"]
+    n += 1
+    ti, en = abs(p["error_pct"]) <= 2.0, abs(p["energy_error_pct"]) <= 3.0
+    t += ti; e += en; b += ti and en
+    pt += abs(p["plain_error_pct"]) <= 2.0; pe += abs(p["plain_energy_error_pct"]) <= 3.0
+    if every:
+        print("  %-24s plain %+5.1f / %+5.1f %%, prediction %+5.1f / %+5.1f %%%s" % (
+            label, p["plain_error_pct"], p["plain_energy_error_pct"], p["error_pct"], p["energy_error_pct"],
+            "" if ti and en else "  (miss)"))
+    elif not (ti and en):
+        print("  miss: %-30s time %+5.1f %%, energy %+5.1f %%" % (label, p["error_pct"], p["energy_error_pct"]))
+print("%d models: time within 2 %%: %d, energy within 3 %%: %d, both: %d; the plain sum: time %d, energy %d" % (n, t, e, b, pt, pe))
