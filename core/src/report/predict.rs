@@ -1013,10 +1013,19 @@ fn recorded_gaps_label(t: &crate::results::TransitionsSummary) -> String {
         t.round_cycle_us,
         t.round_kernels_us,
     ) {
-        (Some(g), Some(span), Some(cycle), Some(k)) => format!(
-            " (per cycle, its CUPTI-recorded launch ran {k:.1} us of kernels over a {span:.1} us span with {g:.1} us of gaps between them; its timed cycles took {cycle:.1} us, {:.1} us beyond those kernels)",
-            cycle - k
-        ),
+        (Some(g), Some(span), Some(cycle), Some(k)) => {
+            let launches = match (t.round_recorded_launches, t.round_first_recorded_kernels_us) {
+                (n, Some(first)) if n > 1 => format!(
+                    "{} CUPTI-recorded launches back to back (a first one, from an idle GPU, left out: {first:.1} us of kernels per cycle) ran",
+                    n - 1
+                ),
+                _ => "CUPTI-recorded launch ran".to_string(),
+            };
+            format!(
+                " (per cycle, its {launches} {k:.1} us of kernels over a {span:.1} us span with {g:.1} us of gaps between them; its timed cycles took {cycle:.1} us, {:.1} us beyond those kernels)",
+                cycle - k
+            )
+        }
         _ => String::new(),
     }
 }
@@ -1552,6 +1561,22 @@ mod tests {
         assert!(
             p.coverage.contains(
                 "its CUPTI-recorded launch ran 13.0 us of kernels over a 13.3 us span with 0.3 us of gaps between them; its timed cycles took 14.0 us, 1.0 us beyond those kernels"
+            ),
+            "{}",
+            p.coverage
+        );
+        // Launches recorded back to back: the first, from idle, is named apart.
+        {
+            let t = transitions(&mut iso);
+            t.round_recorded_launches = 4;
+            t.round_first_recorded_kernels_us = Some(12.1);
+        }
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            p.coverage.contains(
+                "its 3 CUPTI-recorded launches back to back (a first one, from an idle GPU, left out: 12.1 us of kernels per cycle) ran 13.0 us of kernels"
             ),
             "{}",
             p.coverage

@@ -199,6 +199,39 @@ pub fn gaps_and_span_us(records: &[KernelRecord], cycles: u32) -> Option<(f64, f
     Some((gaps_ns as f64 / n, (last_end - first) as f64 / n))
 }
 
+/// The records of `launches` back-to-back launches of one graph, split by launch: in the
+/// order they ran, `records.len() / launches` each; `None` where the records do not split
+/// evenly (a launch that ran another number of kernels: no launch can be told apart then).
+pub fn split_launches(records: &[KernelRecord], launches: usize) -> Option<Vec<Vec<KernelRecord>>> {
+    if launches == 0 || records.is_empty() || records.len() % launches != 0 {
+        return None;
+    }
+    let mut ran: Vec<KernelRecord> = records.to_vec();
+    ran.sort_by_key(|r| (r.start_ns, r.graph_node));
+    let each = ran.len() / launches;
+    Some(ran.chunks(each).map(<[KernelRecord]>::to_vec).collect())
+}
+
+/// [`gaps_and_span_us`] of each of several launches (`cycles` cycles each), averaged:
+/// each launch's own timeline, so that what lies between launches is no gap; `None`
+/// without launches.
+pub fn gaps_and_span_us_by_launch(
+    launches: &[Vec<KernelRecord>],
+    cycles: u32,
+) -> Option<(f64, f64)> {
+    let each: Vec<(f64, f64)> = launches
+        .iter()
+        .map(|l| gaps_and_span_us(l, cycles))
+        .collect::<Option<_>>()?;
+    let n = each.len() as f64;
+    (!each.is_empty()).then(|| {
+        (
+            each.iter().map(|x| x.0).sum::<f64>() / n,
+            each.iter().map(|x| x.1).sum::<f64>() / n,
+        )
+    })
+}
+
 /// Each position's kernel time per invocation in a round (`per_invocation[i]` kernels per
 /// cycle for the unit at position i, `cycles` cycles), from one launch's records in the
 /// order they ran; `None` where the records do not hold exactly that many kernels (a
@@ -737,6 +770,44 @@ mod tests {
             f.aligned_in_context_us
         );
         assert!(is_driver_copy("memcpy128") && !is_driver_copy("_Z6memcpyv"));
+    }
+
+    #[test]
+    fn launches_gaps_are_each_launchs_own() {
+        // Two launches of one cycle: kernels of 10 us with a 2 us gap, then 4 us; 1000 us
+        // between the launches (a copy) is no gap.
+        let r = |start: u64, us: u64| rec("k", 0, start, us * 1000);
+        let a = vec![r(0, 10), r(12_000, 10)];
+        let b = vec![r(1_022_000, 10), r(1_036_000, 10)];
+        let (g, span) = gaps_and_span_us_by_launch(&[a, b], 1).unwrap();
+        assert!(
+            (g - 3.0).abs() < 1e-9 && (span - 23.0).abs() < 1e-9,
+            "{g} {span}"
+        );
+        assert_eq!(gaps_and_span_us_by_launch(&[], 1), None);
+    }
+
+    #[test]
+    fn back_to_back_launches_are_split_in_the_order_they_ran() {
+        let k = |node: u64, start: u64| KernelRecord {
+            name: format!("k{node}"),
+            graph_node: node,
+            start_ns: start,
+            end_ns: start + 1_000,
+            ..Default::default()
+        };
+        // Two launches of a graph of two kernels, delivered out of order.
+        let recs = vec![k(1, 12_000), k(0, 0), k(1, 2_000), k(0, 10_000)];
+        let v = split_launches(&recs, 2).unwrap();
+        let starts: Vec<Vec<u64>> = v
+            .iter()
+            .map(|l| l.iter().map(|r| r.start_ns).collect())
+            .collect();
+        assert_eq!(starts, vec![vec![0, 2_000], vec![10_000, 12_000]]);
+        // Three records cannot be two launches of one graph.
+        assert_eq!(split_launches(&recs[..3], 2), None);
+        assert_eq!(split_launches(&recs, 0), None);
+        assert_eq!(split_launches(&[], 2), None);
     }
 
     #[test]

@@ -510,6 +510,15 @@ pub struct TransitionsSummary {
     /// starts from. None in results of kc before session 21.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_cycle_us: Option<f64>,
+    /// With `--verify`, a diagnostic: the round's launches recorded back to back (CUPTI)
+    /// and the first one's kernels per cycle, microseconds. The first starts from an idle
+    /// GPU, unlike the timed launches, and is left out of `round_kernels_us`, the
+    /// kernels by unit and the recorded gaps where the records split by launch (from
+    /// session 22; results before it recorded one launch, from idle).
+    #[serde(default)]
+    pub round_recorded_launches: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_first_recorded_kernels_us: Option<f64>,
     /// With energy: what one switch adds in energy, joules, from the round's own energy
     /// windows: (energy of one cycle − Σ units' energy alone) / units, and its standard
     /// error; and the round's power, watts.
