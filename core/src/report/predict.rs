@@ -1003,9 +1003,9 @@ fn restoring_label(t: &crate::results::TransitionsSummary) -> String {
     })
 }
 
-/// The round's recorded launch beside its timed ones (empty where either is missing): the
-/// gap term is a residual, the timed cycle less the recorded launch's kernels, and the
-/// recorded launch's own gaps between kernels say whether it ran as the timed ones did.
+/// The round's recorded launches beside its timed ones (empty where either is missing): the
+/// gap term is a residual, the timed cycle less the recorded kernels, and the recorded
+/// launches' own gaps between kernels say whether they ran as the timed ones did.
 fn recorded_gaps_label(t: &crate::results::TransitionsSummary) -> String {
     match (
         t.round_recorded_gaps_us,

@@ -150,8 +150,8 @@ pub struct Fidelity {
     pub first_mismatch: Option<String>,
 }
 
-/// One unit replayed alone (`kc exec --isolated --verify`): the kernels one unrolled
-/// launch ran, per invocation, against the kernels the trace holds for one invocation.
+/// One unit replayed alone (`kc exec --isolated --verify`): the kernels its unrolled
+/// launches ran, per invocation, against the kernels the trace holds for one invocation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnitLaunches {
     pub launched_per_invocation: f64,

@@ -216,7 +216,9 @@ pub struct UnitResult {
     pub measured_start_unix_ms: Option<i64>,
     #[serde(default)]
     pub measured_end_unix_ms: Option<i64>,
-    /// `--isolated --verify`: what one unrolled launch of the unit ran (CUPTI).
+    /// `--isolated --verify`: what the unit's unrolled launches ran (CUPTI): three back to
+    /// back after a first from an idle GPU, left out (from session 22; one launch, from
+    /// idle, before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches_verified: Option<fidelity::UnitLaunches>,
     /// Context cache: what the unit's places held before its measurement and after it.
@@ -496,8 +498,8 @@ pub struct TransitionsSummary {
     pub round_kernels_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_gap_extra_us: Option<f64>,
-    /// With `--verify`, a diagnostic: the recorded launch's own gaps between kernels and
-    /// its span (first kernel's start to the last one's end), per cycle (CUPTI). Beside
+    /// With `--verify`, a diagnostic: the recorded launches' own gaps between kernels and
+    /// their span (first kernel's start to the last one's end), per cycle (CUPTI). Beside
     /// `round_kernels_us` they say whether the recorded launch ran as the event-timed ones
     /// (whose cycle less the recorded kernels is the gap term's residual); none in results
     /// of kc before session 21.

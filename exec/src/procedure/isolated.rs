@@ -299,13 +299,12 @@ fn measure_unit(
         ));
     }
     gpu.warm(&graph)?;
-    // What one launch of the unit's graph ran, before it is timed (CUPTI, --verify).
+    // What the unit's graph ran, before it is timed (CUPTI, --verify): launches back to
+    // back, as it is timed, the first (from an idle GPU) left out. Its kernels alone are
+    // what the round's and kc's graph's are set against, and what the gap term takes off.
     let launches_verified = if opts.verify {
-        match crate::device::cupti::record(|| {
-            gpu.launch(&graph)?;
-            gpu.synchronize()
-        }) {
-            Ok(records) => {
+        match super::record_launches(gpu, &graph) {
+            Ok(r) => {
                 let traced: Vec<&str> = u
                     .kernels
                     .iter()
@@ -313,7 +312,9 @@ fn measure_unit(
                     .filter(|k| !kc_core::results::fidelity::is_runtime_copy(k))
                     .collect();
                 Some(kc_core::results::fidelity::unit_launches(
-                    &traced, &records, unroll,
+                    &traced,
+                    &r.records,
+                    unroll * r.launches,
                 ))
             }
             Err(e) => {

@@ -235,7 +235,7 @@ pub(super) fn measure(
                     .sum();
                 summary.round_cycle_us = Some(round.cycle_us);
                 if round.kernels_us.is_some() {
-                    summary.round_recorded_launches = ROUND_RECORDED_LAUNCHES as u32;
+                    summary.round_recorded_launches = super::RECORDED_LAUNCHES as u32;
                 }
                 summary.round_first_recorded_kernels_us = round.first_recorded_kernels_us;
                 if let Some((g, span)) = round.recorded_gaps_span_us {
@@ -599,29 +599,26 @@ fn measure_round<'s>(
     gpu.warm(&graph)?;
     // With CUPTI, the kernels of launches back to back, as the timed launches run: their
     // time per cycle, and each position's where every unit launched as many kernels as
-    // alone (`per_invocation`). The first starts from an idle GPU, unlike the timed ones:
-    // it is kept apart as a diagnostic and the rest give the figures.
-    let records = match record_kernels {
-        Some(_) => crate::device::cupti::record(|| {
-            for _ in 0..ROUND_RECORDED_LAUNCHES {
-                gpu.launch(&graph)?;
-            }
-            gpu.synchronize()
-        })
-        .ok(),
+    // alone (`per_invocation`). The first launch, from an idle GPU, is kept apart as a
+    // diagnostic.
+    let recorded = match record_kernels {
+        Some(_) => super::record_launches(gpu, &graph).ok(),
         None => None,
     };
-    let recorded = records.as_deref().map(|r| recorded_launches(r, cycles));
-    let kernels_us = recorded
-        .as_ref()
-        .map(|r| kc_core::results::fidelity::unit_launches(&[], &r.records, r.cycles).kernels_us);
+    let recorded_cycles = |r: &super::RecordedLaunches| cycles * r.launches;
+    let kernels_us = recorded.as_ref().map(|r| {
+        kc_core::results::fidelity::unit_launches(&[], &r.records, recorded_cycles(r)).kernels_us
+    });
     let recorded_gaps_span_us = recorded
         .as_ref()
-        .and_then(|r| kc_core::results::fidelity::gaps_and_span_us_by_launch(&r.launches, cycles));
+        .and_then(|r| kc_core::results::fidelity::gaps_and_span_us_by_launch(&r.each, cycles));
     let unit_kernels_us = recorded.as_ref().zip(record_kernels).and_then(|(r, per)| {
-        kc_core::results::fidelity::kernels_by_position(&r.records, per, r.cycles)
+        kc_core::results::fidelity::kernels_by_position(&r.records, per, recorded_cycles(r))
     });
-    let first_recorded_kernels_us = recorded.as_ref().and_then(|r| r.first_kernels_us);
+    let first_recorded_kernels_us = recorded.as_ref().and_then(|r| {
+        let first = r.first.as_deref()?;
+        Some(kc_core::results::fidelity::unit_launches(&[], first, cycles).kernels_us)
+    });
     let launch_us = sum_alone * f64::from(cycles);
     let launches = ((PAIR_TIMED_US / launch_us.max(0.001)).ceil() as usize).clamp(10, 200);
     let per_launch = Stats::of(&gpu.time_launches(&graph, launches)?);
@@ -646,45 +643,4 @@ fn measure_round<'s>(
         first_recorded_kernels_us,
         copy,
     })
-}
-
-/// Launches of the round recorded back to back (CUPTI); the first, from an idle GPU, is
-/// left out of the figures where the records split evenly by launch.
-const ROUND_RECORDED_LAUNCHES: usize = 4;
-
-/// A round's recorded launches: the records the figures come from and their cycles, each
-/// launch's records apart (for its own gaps), and the first launch's kernels per cycle.
-struct RecordedLaunches {
-    records: Vec<kc_core::results::fidelity::KernelRecord>,
-    cycles: u32,
-    launches: Vec<Vec<kc_core::results::fidelity::KernelRecord>>,
-    first_kernels_us: Option<f64>,
-}
-
-/// Splits [`ROUND_RECORDED_LAUNCHES`] launches' records (`cycles` cycles each) by launch and
-/// keeps those after the first; where they do not split evenly, every record stands as
-/// the launches' together and no launch's own gaps are known.
-fn recorded_launches(
-    records: &[kc_core::results::fidelity::KernelRecord],
-    cycles: u32,
-) -> RecordedLaunches {
-    use kc_core::results::fidelity::{split_launches, unit_launches};
-    let n = ROUND_RECORDED_LAUNCHES;
-    match split_launches(records, n) {
-        Some(mut launches) if n > 1 => {
-            let first = launches.remove(0);
-            RecordedLaunches {
-                records: launches.concat(),
-                cycles: cycles * (n as u32 - 1),
-                launches,
-                first_kernels_us: Some(unit_launches(&[], &first, cycles).kernels_us),
-            }
-        }
-        _ => RecordedLaunches {
-            records: records.to_vec(),
-            cycles: cycles * n as u32,
-            launches: Vec::new(),
-            first_kernels_us: None,
-        },
-    }
 }
