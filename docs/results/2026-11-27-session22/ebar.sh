@@ -7,21 +7,13 @@
 # `cargo build --release`:
 #   bash docs/results/2026-11-27-session22/ebar.sh
 set -eu
-KC=${KC:-target/release/kc}; w=$(mktemp -d); out=$w/list; touch $out
-for tx in docs/results/2026-11-27-session22/call*.txz; do
-  c=$(basename $tx .txz); mkdir -p $w/$c; tar xJf $tx -C $w/$c 2>/dev/null
-  for d in $w/$c/*/*.kc/* $w/$c/*/*.h100plan; do
-    [ -f $d/plan.isolated.context.json ] || continue
-    case $d in *.h100plan) part=$(dirname $d); n=$(basename $d .h100plan); c2=$c.h100plan ;; *) part=$(dirname $(dirname $d)); n=$(basename $d); c2=$c ;; esac
-    $KC report $d/plan.graph.json --isolated $d/plan.isolated.context.json --reference $part/reference.json \
-      --reference-entry $n -o $w/r/$c2/$n --json > /dev/null 2>&1 && echo "$c2 $n $w/r/$c2/$n/report.json" >> $out
-  done
-done
+KC=${KC:-target/release/kc}
+. docs/results/2026-11-27-session22/reports.sh
 python3 - $out <<'PY'
 import json, sys
 rows = []
 for l in open(sys.argv[1]):
-    c, n, a = l.split()
+    c, n, a, _ = l.split()
     p = json.load(open(a)).get("prediction")
     if not p or p.get("energy_error_pct") is None or p.get("target_caveat"):
         continue
