@@ -1019,6 +1019,9 @@ fn recorded_gaps_label(t: &crate::results::TransitionsSummary) -> String {
                     "{} CUPTI-recorded launches back to back (a first one, from an idle GPU, left out: {first:.1} us of kernels per cycle) ran",
                     n - 1
                 ),
+                (n, None) if n > 1 => format!(
+                    "{n} CUPTI-recorded launches back to back (their kernels not told apart by launch, the first from an idle GPU among them) ran"
+                ),
                 _ => "CUPTI-recorded launch ran".to_string(),
             };
             format!(
@@ -1577,6 +1580,18 @@ mod tests {
         assert!(
             p.coverage.contains(
                 "its 3 CUPTI-recorded launches back to back (a first one, from an idle GPU, left out: 12.1 us of kernels per cycle) ran 13.0 us of kernels"
+            ),
+            "{}",
+            p.coverage
+        );
+        // Launches whose records did not split by launch: all four stand together.
+        transitions(&mut iso).round_first_recorded_kernels_us = None;
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            p.coverage.contains(
+                "its 4 CUPTI-recorded launches back to back (their kernels not told apart by launch, the first from an idle GPU among them) ran 13.0 us"
             ),
             "{}",
             p.coverage

@@ -512,11 +512,13 @@ pub struct TransitionsSummary {
     /// starts from. None in results of kc before session 21.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_cycle_us: Option<f64>,
-    /// With `--verify`, a diagnostic: the round's launches recorded back to back (CUPTI)
-    /// and the first one's kernels per cycle, microseconds. The first starts from an idle
-    /// GPU, unlike the timed launches, and is left out of `round_kernels_us`, the
-    /// kernels by unit and the recorded gaps where the records split by launch (from
-    /// session 22; results before it recorded one launch, from idle).
+    /// With `--verify`, a diagnostic: the round's launches recorded back to back (CUPTI),
+    /// the first among them, and the first one's kernels per cycle, microseconds. The
+    /// first starts from an idle GPU, unlike the timed launches, and is left out of
+    /// `round_kernels_us`, the kernels by unit and the recorded gaps where the records
+    /// split by launch (its kernels are then set here; where they do not, every launch
+    /// stands in the figures). From session 22; results before it recorded one launch,
+    /// from idle.
     #[serde(default)]
     pub round_recorded_launches: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
