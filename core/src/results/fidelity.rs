@@ -810,6 +810,44 @@ mod tests {
         assert_eq!(split_launches(&[], 2), None);
     }
 
+    proptest::proptest! {
+        /// Launches of one graph back to back, their records shuffled: split, each launch
+        /// holds the graph's kernels in order, every launch ends before the next begins,
+        /// and the launches' gaps never count the time between launches.
+        #[test]
+        fn launches_back_to_back_split_whole_and_in_order(
+            durations in proptest::collection::vec(1u64..50, 1..12),
+            gaps in proptest::collection::vec(0u64..5, 12),
+            launches in 1usize..6,
+            between in 100u64..10_000,
+            seed in 0u64..1_000,
+        ) {
+            let mut recs = Vec::new();
+            let mut t = 0u64;
+            for _ in 0..launches {
+                for (node, &d) in durations.iter().enumerate() {
+                    recs.push(rec("k", node as u64, t * 1000, d * 1000));
+                    t += d + gaps[node];
+                }
+                t += between;
+            }
+            let n = recs.len();
+            recs.rotate_left(seed as usize % n);
+            let split = split_launches(&recs, launches).unwrap();
+            proptest::prop_assert_eq!(split.len(), launches);
+            for (i, l) in split.iter().enumerate() {
+                let nodes: Vec<u64> = l.iter().map(|r| r.graph_node).collect();
+                proptest::prop_assert_eq!(nodes, (0..durations.len() as u64).collect::<Vec<_>>());
+                if let Some(next) = split.get(i + 1) {
+                    proptest::prop_assert!(l.last().unwrap().end_ns <= next[0].start_ns);
+                }
+            }
+            let within: u64 = gaps[..durations.len() - 1].iter().sum();
+            let (g, _) = gaps_and_span_us_by_launch(&split, 1).unwrap();
+            proptest::prop_assert!((g - within as f64).abs() < 1e-9, "{} {}", g, within);
+        }
+    }
+
     #[test]
     fn a_rounds_kernels_are_told_apart_by_position_when_every_unit_launched_its_count() {
         let k = |start: u64, us: u64| KernelRecord {
