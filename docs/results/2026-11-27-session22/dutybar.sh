@@ -31,11 +31,11 @@ for l in open(sys.argv[1]):
     u2 = math.hypot(u, d / math.sqrt(12))
     err = e - te
     rows.append((s, c, n, 100 * err / te, 200 * u / te, 200 * u2 / te, abs(err) <= 2 * math.hypot(u, tu), abs(err) <= 2 * math.hypot(u2, tu), 100 * d / te))
-for dev in (["2026-11-27-session18", "2026-11-27-session19", "2026-11-27-session20", "2026-11-27-session21"], ["2026-11-27-session22"]):
+for name, dev in (("sessions 18-21", ["2026-11-27-session18", "2026-11-27-session19", "2026-11-27-session20", "2026-11-27-session21"]), ("session 22", ["2026-11-27-session22"])):
     R = [r for r in rows if r[0] in dev]
     n = len(R)
     print("%s: %d answers; energy inside the bar %d, with the duty spread %d; median bar ±%.2f -> ±%.2f %%; answers with capped units %d" % (
-        dev[-1][-9:], n, sum(r[6] for r in R), sum(r[7] for r in R), sorted(r[4] for r in R)[n // 2], sorted(r[5] for r in R)[n // 2], sum(r[8] > 0 for r in R)))
+        name, n, sum(r[6] for r in R), sum(r[7] for r in R), sorted(r[4] for r in R)[n // 2], sorted(r[5] for r in R)[n // 2], sum(r[8] > 0 for r in R)))
     for r in R:
         if r[6] != r[7]: print("   moved inside: %s %s err %+.1f bar ±%.2f -> ±%.2f (duty %.1f %%)" % (r[1], r[2], r[3], r[4], r[5], r[8]))
 PY
