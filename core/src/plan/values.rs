@@ -5,9 +5,9 @@
 //!
 //! Invariant: a slot takes a blob only when the call's tensor in that slot steers its op's
 //! kernels (an index, offsets, a mask, or the data of a value-dependent op: `steers`), is
-//! a host scalar, or is data the model brought in that no op produced (`brought_in`), and has the recorded shape and element type (so
-//! the blob holds exactly its elements); every blob index in
-//! the result is in range and each step or unit lists a slot at most once.
+//! a host scalar, or is data the model brought in that no op produced (`brought_in`), and
+//! has the recorded shape and element type (so the blob holds exactly its elements); every
+//! blob index in the result is in range and each step or unit lists a slot at most once.
 
 use super::aten_call::{AtenCall, CallArg, Fill, TensorInput};
 use kc_ir::{KernelGraph, RecordedInput};

@@ -130,9 +130,9 @@ pub struct Prediction {
     /// two powers, said beside the prediction's energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_caveat: Option<String>,
-    /// Where the target is the model's eager run and that run waited on its host
-    /// ([`Report::target_caveat`]): why the comparison is not like with like, said
-    /// beside the prediction.
+    /// Where the model's figure is not like with like (its eager run waited on its host, or
+    /// its CUDA graph ran another program than the traced step: [`Report::target_caveat`]):
+    /// why, said beside the prediction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_caveat: Option<String>,
     /// Where units were measured alone over data their own repeats drove to zeros or

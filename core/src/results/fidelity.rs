@@ -212,6 +212,42 @@ pub fn split_launches(records: &[KernelRecord], launches: usize) -> Option<Vec<V
     Some(ran.chunks(each).map(<[KernelRecord]>::to_vec).collect())
 }
 
+/// Launches of one graph recorded back to back, the first (from an idle GPU, unlike timed
+/// launches, which run back to back) kept apart: the records the figures come from and how
+/// many launches they hold, those launches' records apart (for each one's own timeline;
+/// empty where the records did not split evenly by launch) and the first launch's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedLaunches {
+    pub records: Vec<KernelRecord>,
+    pub launches: u32,
+    pub each: Vec<Vec<KernelRecord>>,
+    pub first: Option<Vec<KernelRecord>>,
+}
+
+impl RecordedLaunches {
+    /// `n` launches' records, split by launch ([`split_launches`]), the first kept apart;
+    /// where they do not split evenly, every record stands as the launches' together.
+    pub fn after_first(records: Vec<KernelRecord>, n: usize) -> Self {
+        match split_launches(&records, n) {
+            Some(mut each) if n > 1 => {
+                let first = each.remove(0);
+                RecordedLaunches {
+                    records: each.concat(),
+                    launches: n as u32 - 1,
+                    each,
+                    first: Some(first),
+                }
+            }
+            _ => RecordedLaunches {
+                records,
+                launches: n as u32,
+                each: Vec::new(),
+                first: None,
+            },
+        }
+    }
+}
+
 /// [`gaps_and_span_us`] of each of several launches (`cycles` cycles each), averaged:
 /// each launch's own timeline, so that what lies between launches is no gap; `None`
 /// without launches.
@@ -785,6 +821,38 @@ mod tests {
             "{g} {span}"
         );
         assert_eq!(gaps_and_span_us_by_launch(&[], 1), None);
+    }
+
+    #[test]
+    fn the_first_of_launches_back_to_back_is_kept_apart_where_they_split() {
+        let k = |node: u64, start: u64| KernelRecord {
+            name: format!("k{node}"),
+            graph_node: node,
+            start_ns: start,
+            end_ns: start + 1_000,
+            ..Default::default()
+        };
+        // Three launches of two kernels, out of order: the first launch's are kept apart,
+        // the other two give the figures.
+        let recs = vec![
+            k(1, 22_000),
+            k(0, 0),
+            k(0, 10_000),
+            k(1, 2_000),
+            k(0, 20_000),
+            k(1, 12_000),
+        ];
+        let r = RecordedLaunches::after_first(recs.clone(), 3);
+        assert_eq!(r.launches, 2);
+        let starts = |v: &[KernelRecord]| v.iter().map(|x| x.start_ns).collect::<Vec<_>>();
+        assert_eq!(starts(r.first.as_deref().unwrap()), vec![0, 2_000]);
+        assert_eq!(starts(&r.records), vec![10_000, 12_000, 20_000, 22_000]);
+        assert_eq!(r.each.len(), 2);
+        // Five records cannot be three launches of one graph: all stand together, as
+        // three launches, none apart.
+        let r = RecordedLaunches::after_first(recs[..5].to_vec(), 3);
+        assert_eq!((r.launches, r.records.len(), r.each.len()), (3, 5, 0));
+        assert!(r.first.is_none());
     }
 
     #[test]

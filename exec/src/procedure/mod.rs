@@ -66,52 +66,23 @@ fn even_out(
 /// from an idle GPU, unlike timed launches, which run back to back, and is kept apart.
 pub(super) const RECORDED_LAUNCHES: usize = 4;
 
-/// A graph's recorded launches ([`record_launches`]): the records the figures come from and
-/// how many launches they hold, those launches' records apart (for each one's own
-/// timeline; empty where the records did not split evenly by launch) and the first
-/// launch's, left out of the rest.
-pub(super) struct RecordedLaunches {
-    pub records: Vec<kc_core::results::fidelity::KernelRecord>,
-    pub launches: u32,
-    pub each: Vec<Vec<kc_core::results::fidelity::KernelRecord>>,
-    pub first: Option<Vec<kc_core::results::fidelity::KernelRecord>>,
-}
-
 /// Records [`RECORDED_LAUNCHES`] launches of `graph` back to back and keeps those after the
 /// first; where the records do not split evenly by launch (a launch that ran another
 /// number of kernels), every record stands as the launches' together.
-pub(super) fn record_launches(gpu: &mut Gpu, graph: &Graph) -> Result<RecordedLaunches, ExecError> {
+pub(super) fn record_launches(
+    gpu: &mut Gpu,
+    graph: &Graph,
+) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     let records = crate::device::cupti::record(|| {
         for _ in 0..RECORDED_LAUNCHES {
             gpu.launch(graph)?;
         }
         gpu.synchronize()
     })?;
-    Ok(keep_after_first(records, RECORDED_LAUNCHES))
-}
-
-/// [`record_launches`]'s split, apart from the GPU: `n` launches' records.
-fn keep_after_first(
-    records: Vec<kc_core::results::fidelity::KernelRecord>,
-    n: usize,
-) -> RecordedLaunches {
-    match kc_core::results::fidelity::split_launches(&records, n) {
-        Some(mut each) if n > 1 => {
-            let first = each.remove(0);
-            RecordedLaunches {
-                records: each.concat(),
-                launches: n as u32 - 1,
-                each,
-                first: Some(first),
-            }
-        }
-        _ => RecordedLaunches {
-            records,
-            launches: n as u32,
-            each: Vec::new(),
-            first: None,
-        },
-    }
+    Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
+        records,
+        RECORDED_LAUNCHES,
+    ))
 }
 
 /// What both replay modes read and fill: the plan and the rank replayed, the options, the
@@ -677,46 +648,5 @@ pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, runs: bool)
         f.clone()
     } else {
         "ok".into()
-    }
-}
-
-#[cfg(test)]
-mod recorded_tests {
-    use super::*;
-    use kc_core::results::fidelity::KernelRecord;
-
-    fn k(node: u64, start: u64) -> KernelRecord {
-        KernelRecord {
-            name: format!("k{node}"),
-            graph_node: node,
-            start_ns: start,
-            end_ns: start + 1_000,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn the_first_of_launches_back_to_back_is_kept_apart_where_they_split() {
-        // Three launches of two kernels, out of order: the first launch's are kept apart,
-        // the other two give the figures.
-        let recs = vec![
-            k(1, 22_000),
-            k(0, 0),
-            k(0, 10_000),
-            k(1, 2_000),
-            k(0, 20_000),
-            k(1, 12_000),
-        ];
-        let r = keep_after_first(recs.clone(), 3);
-        assert_eq!(r.launches, 2);
-        let starts = |v: &[KernelRecord]| v.iter().map(|x| x.start_ns).collect::<Vec<_>>();
-        assert_eq!(starts(r.first.as_deref().unwrap()), vec![0, 2_000]);
-        assert_eq!(starts(&r.records), vec![10_000, 12_000, 20_000, 22_000]);
-        assert_eq!(r.each.len(), 2);
-        // Five records cannot be three launches of one graph: all stand together, as
-        // three launches, none apart.
-        let r = keep_after_first(recs[..5].to_vec(), 3);
-        assert_eq!((r.launches, r.records.len(), r.each.len()), (3, 5, 0));
-        assert!(r.first.is_none());
     }
 }

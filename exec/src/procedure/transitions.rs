@@ -605,7 +605,7 @@ fn measure_round<'s>(
         Some(_) => super::record_launches(gpu, &graph).ok(),
         None => None,
     };
-    let recorded_cycles = |r: &super::RecordedLaunches| cycles * r.launches;
+    let recorded_cycles = |r: &kc_core::results::fidelity::RecordedLaunches| cycles * r.launches;
     let kernels_us = recorded.as_ref().map(|r| {
         kc_core::results::fidelity::unit_launches(&[], &r.records, recorded_cycles(r)).kernels_us
     });
