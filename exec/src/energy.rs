@@ -97,6 +97,15 @@ pub struct SeriesSpec<'a> {
     /// Stop after `min_windows` once the windows' mean power has this relative standard
     /// error (0: always `max_windows`).
     pub target_rel_sem: f64,
+    /// Stop after the first window of which this holds, whatever `min_windows`: a unit
+    /// held down by the power cap is measured again at a duty cycle, whose windows then
+    /// give its energy, so more windows at the cap buy nothing.
+    pub stop_after: Option<&'a dyn Fn(&EnergyWindow) -> bool>,
+    /// Whether a window ran with the GPU settled; where given, the series' leading windows
+    /// that did not (at most `max_settling`) are marked `settling` and counted toward
+    /// neither its minimum, its maximum nor its target.
+    pub settled: Option<&'a dyn Fn(&EnergyWindow) -> bool>,
+    pub max_settling: usize,
 }
 
 /// How often instantaneous power is read inside a window (NVML updates it every ~50 ms;
@@ -116,6 +125,9 @@ pub fn measure(
         min_windows: 1,
         max_windows: 1,
         target_rel_sem: 0.0,
+        stop_after: None,
+        settled: None,
+        max_settling: 0,
     };
     let mut w = measure_series(meter, clock, &series, work)?;
     Ok(w.remove(0))
@@ -123,8 +135,10 @@ pub fn measure(
 
 /// Measures contiguous windows while `work` keeps the device busy: one wait for a tick,
 /// then each window ends at the first tick at least `min_seconds` after it began and the
-/// next begins at that same tick, so no time is spent waiting between windows. Ends after
-/// `min_windows` once the windows' powers reach `target_rel_sem`, or after `max_windows`.
+/// next begins at that same tick, so no time is spent waiting between windows. Leading
+/// windows that were not `settled` are marked settling and do not count; of the rest, it
+/// ends after `min_windows` once their powers reach `target_rel_sem`, after a window that
+/// `stop_after` holds of, or after `max_windows`.
 pub fn measure_series(
     meter: &mut dyn PowerMeter,
     clock: &dyn Clock,
@@ -151,6 +165,8 @@ pub fn measure_series(
         }
     };
     let mut out: Vec<EnergyWindow> = Vec::new();
+    // How many leading windows ran before the GPU settled.
+    let mut settling = 0;
     let mut power = Vec::new();
     // The SM clock and its event reasons, read beside power while the window runs.
     let mut clocks: Vec<f64> = Vec::new();
@@ -209,9 +225,23 @@ pub fn measure_series(
             temperature_c: temp0.zip(temp1).map(|(a, b)| [a, b]),
             sm_clock_mhz: (!clocks.is_empty()).then(|| Stats::of(&clocks)),
             clock_event_bits: events,
+            settling: false,
         });
-        if out.len() >= spec.max_windows.max(1)
-            || (out.len() >= spec.min_windows.max(1) && reached(&out, spec.target_rel_sem))
+        // A leading window that ran before the GPU settled does not count.
+        let last = out.len() - 1;
+        if let Some(settled) = spec.settled {
+            if settling == last && settling < spec.max_settling && !settled(&out[last]) {
+                out[last].settling = true;
+                settling += 1;
+            }
+        }
+        let counted = &out[settling..];
+        let stop = spec.stop_after.is_some_and(|f| counted.iter().any(f));
+        if !counted.is_empty()
+            && (counted.len() >= spec.max_windows.max(1)
+                || stop
+                || (counted.len() >= spec.min_windows.max(1)
+                    && reached(counted, spec.target_rel_sem)))
         {
             return Ok(out);
         }
@@ -372,6 +402,9 @@ mod tests {
             min_windows: 3,
             max_windows: 10,
             target_rel_sem: 0.005,
+            stop_after: None,
+            settled: None,
+            max_settling: 0,
         };
         let ws = measure_series(&mut meter, &clock, &series, &mut || {
             n += 1;
@@ -428,6 +461,9 @@ mod tests {
             min_windows: 3,
             max_windows: 7,
             target_rel_sem: 0.005,
+            stop_after: None,
+            settled: None,
+            max_settling: 0,
         };
         let ws = measure_series(
             &mut Alternating { clock: &clock },
@@ -442,6 +478,148 @@ mod tests {
             powers.contains(&250.0) && powers.contains(&350.0),
             "{powers:?}"
         );
+    }
+
+    #[test]
+    fn a_series_at_the_power_cap_stops_after_its_first_capped_window() {
+        /// Energy that alternates 600 and 700 W between ticks (never agreeing to 0.5 %),
+        /// the power cap's event reason (NVML's SW power cap, 0x4) raised from 0.45 s on.
+        struct Capped<'a> {
+            clock: &'a FakeClock,
+        }
+        impl PowerMeter for Capped<'_> {
+            fn energy_mj(&mut self) -> Result<u64, String> {
+                let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor() as u64;
+                Ok((0..ticks)
+                    .map(|k| if k % 2 == 0 { 60_000 } else { 70_000 })
+                    .sum())
+            }
+            fn power_mw(&mut self) -> Result<u32, String> {
+                Ok(650_000)
+            }
+            fn clock_event_bits(&mut self) -> Option<u64> {
+                Some(if self.clock.t.get() < 0.45 { 0 } else { 0x4 })
+            }
+        }
+        fn cap(w: &EnergyWindow) -> bool {
+            w.clock_event_bits & 0x4 != 0
+        }
+        fn slowdown(w: &EnergyWindow) -> bool {
+            w.clock_event_bits & 0x8 != 0
+        }
+        let series = |stop: Option<&'static dyn Fn(&EnergyWindow) -> bool>| SeriesSpec {
+            window: WindowSpec {
+                label: "unit 4",
+                min_seconds: 0.05,
+                poll_seconds: 0.001,
+                stall_seconds: 2.0,
+            },
+            min_windows: 2,
+            max_windows: 10,
+            target_rel_sem: 0.005,
+            stop_after: stop,
+            settled: None,
+            max_settling: 0,
+        };
+        let run = |spec: &SeriesSpec<'_>, t0: f64| {
+            let clock = FakeClock { t: Cell::new(t0) };
+            measure_series(&mut Capped { clock: &clock }, &clock, spec, &mut || Ok(0)).unwrap()
+        };
+        // Capped from its first window: that window alone, under its minimum of two.
+        let ws = run(&series(Some(&cap)), 0.5);
+        assert_eq!(ws.len(), 1);
+        assert!(ws[0].clock_event_bits & 0x4 != 0);
+        // Capped from its fourth window on: it ends with that window.
+        let ws = run(&series(Some(&cap)), 0.05);
+        assert_eq!(
+            ws.len(),
+            4,
+            "{:?}",
+            ws.iter().map(|w| w.clock_event_bits).collect::<Vec<_>>()
+        );
+        assert_eq!(ws[2].clock_event_bits & 0x4, 0);
+        assert!(ws.iter().all(|w| !w.settling));
+        // Another reason does not end it, nor does the cap where not asked: the series runs to
+        // its maximum, its powers never agreeing.
+        assert_eq!(run(&series(Some(&slowdown)), 0.5).len(), 10);
+        assert_eq!(run(&series(None), 0.5).len(), 10);
+        // Settling only leads: windows at the cap after uncapped ones count.
+        let uncapped = |w: &EnergyWindow| w.clock_event_bits & 0x4 == 0;
+        let spec = SeriesSpec {
+            settled: Some(&uncapped),
+            max_settling: 5,
+            ..series(None)
+        };
+        let ws = run(&spec, 0.05);
+        assert_eq!(ws.len(), 10);
+        assert!(ws.iter().all(|w| !w.settling));
+    }
+
+    #[test]
+    fn a_series_leaves_out_its_leading_windows_until_the_gpu_settled() {
+        /// 300 W steady; the SM clock held down (1700 MHz) and the power cap's reason raised
+        /// until 0.35 s, then 1980 MHz and no reason.
+        struct Recovering<'a> {
+            clock: &'a FakeClock,
+        }
+        impl PowerMeter for Recovering<'_> {
+            fn energy_mj(&mut self) -> Result<u64, String> {
+                let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor();
+                Ok((ticks * 30_000.0) as u64)
+            }
+            fn power_mw(&mut self) -> Result<u32, String> {
+                Ok(300_000)
+            }
+            fn sm_clock_mhz(&mut self) -> Option<u32> {
+                Some(if self.clock.t.get() < 0.35 {
+                    1700
+                } else {
+                    1980
+                })
+            }
+            fn clock_event_bits(&mut self) -> Option<u64> {
+                Some(if self.clock.t.get() < 0.35 { 0x4 } else { 0 })
+            }
+        }
+        let settled = |w: &EnergyWindow| w.clock_event_bits & 0x4 == 0;
+        let series = |max_settling| SeriesSpec {
+            window: WindowSpec {
+                label: "unit 7 at a 20 % duty",
+                min_seconds: 0.05,
+                poll_seconds: 0.001,
+                stall_seconds: 2.0,
+            },
+            min_windows: 2,
+            max_windows: 10,
+            target_rel_sem: 0.005,
+            stop_after: None,
+            settled: Some(&settled),
+            max_settling,
+        };
+        let run = |spec: &SeriesSpec<'_>| {
+            let clock = FakeClock { t: Cell::new(0.05) };
+            measure_series(&mut Recovering { clock: &clock }, &clock, spec, &mut || {
+                Ok(0)
+            })
+            .unwrap()
+        };
+        // Windows 0.1-0.2, 0.2-0.3 and 0.3-0.4 s saw the cap: settling, not counted; the
+        // two after them agree at once and end the series.
+        let ws = run(&series(5));
+        let flags: Vec<bool> = ws.iter().map(|w| w.settling).collect();
+        assert_eq!(flags, [true, true, true, false, false]);
+        assert!(ws[3..].iter().all(|w| w.clock_event_bits == 0));
+        // At most `max_settling` are left out: then the windows count as they come.
+        let ws = run(&series(1));
+        let flags: Vec<bool> = ws.iter().map(|w| w.settling).collect();
+        assert_eq!(flags, [true, false, false]);
+        // Without a settling allowance every window counts.
+        let never = |_: &EnergyWindow| false;
+        let spec = SeriesSpec {
+            settled: Some(&never),
+            ..series(0)
+        };
+        assert!(run(&spec).iter().all(|w| !w.settling));
     }
 
     #[test]

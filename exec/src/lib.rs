@@ -165,6 +165,11 @@ pub struct ExecOptions {
     /// it runs, restoring only where it ran its values away. On T5's graph the round's
     /// kernels ran 7.2 % over kc's graph as they ran and 2.1 % restoring (session 17).
     pub round_restoring: bool,
+    /// Isolated mode, with `parts`: also the round's own energy (its windows, and a
+    /// restoring round's copy's), which only the report's diagnostic pricing of the
+    /// switches at the round takes (`switch_energy_from_round`); about 2 s of windows on a
+    /// training step, so measured on request.
+    pub round_energy: bool,
     /// Isolated mode: a unit whose energy windows alone saw the power cap is measured
     /// again at a duty cycle, a spin after each launch ([`kc_core::results::DutyEnergy`]).
     pub duty_energy: bool,
@@ -226,6 +231,7 @@ impl Default for ExecOptions {
             round_sizes: false,
             round_lead_in: 1,
             round_restoring: true,
+            round_energy: false,
             duty_energy: true,
             duty_energy_all: false,
             unit_restoring: true,

@@ -71,6 +71,11 @@ pub struct Args {
     /// and energy taken off).
     #[arg(long)]
     pub round_plain: bool,
+    /// Isolated mode, a diagnostic: also measure the round's own energy (its windows, and
+    /// a restoring round's copy's), which `kc report --switch-energy-from-round` prices
+    /// the switches at. The prediction does not take it, so by default it is not measured.
+    #[arg(long)]
+    pub round_energy: bool,
     /// Isolated mode: keep the energy of a unit whose windows alone saw the power cap as
     /// those windows measured it, at the capped clock. By default such a unit is measured
     /// again at a duty cycle (the unit, then a spin kernel, its own power taken off), so
@@ -217,6 +222,7 @@ pub fn run(a: Args) -> i32 {
             a.round_lead_in_steps
         },
         round_restoring: !a.round_plain,
+        round_energy: a.round_energy,
         duty_energy: !a.no_duty_energy,
         duty_energy_all: a.duty_energy_all,
         unit_restoring: !a.units_plain,

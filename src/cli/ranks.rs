@@ -78,6 +78,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.round_plain {
         v.push("--round-plain".into());
     }
+    if a.round_energy {
+        v.push("--round-energy".into());
+    }
     if a.no_duty_energy {
         v.push("--no-duty-energy".into());
     }

@@ -86,6 +86,11 @@ pub struct Args {
     /// alone drew past the power limit; the report gives both figures.
     #[arg(long)]
     pub duty_energy_all: bool,
+    /// A diagnostic, as `kc exec --round-energy`: also measure the round's own energy,
+    /// which `kc report --switch-energy-from-round` prices the switches at (the prediction
+    /// does not take it).
+    #[arg(long)]
+    pub round_energy: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -222,6 +227,7 @@ pub fn run(a: Args) -> i32 {
             .max(crate::exec::MIN_WINDOWS_WITH_TARGET),
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         duty_energy_all: a.duty_energy_all,
+        round_energy: a.round_energy,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -309,6 +315,7 @@ struct ReplaySettings {
     /// early (0: never).
     unit_energy_target: f64,
     duty_energy_all: bool,
+    round_energy: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -378,6 +385,7 @@ fn replay(
             energy_target_rel_sem: settings.unit_energy_target,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             duty_energy_all: settings.duty_energy_all,
+            round_energy: settings.round_energy,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);

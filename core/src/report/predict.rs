@@ -214,6 +214,8 @@ pub struct PredictionInputs {
     pub duty_j: f64,
     pub duty_alone_j: f64,
     pub duty_still_capped: usize,
+    /// The lowest share of a launch any of those still-capped units had (their last duty).
+    pub duty_still_capped_share: f64,
     /// Units measured at a duty cycle on request (`--duty-energy-all`) whose windows alone
     /// did not see the cap, and over their invocations their energy so and back to back.
     pub duty_asked_units: usize,
@@ -303,7 +305,14 @@ impl PredictionInputs {
                     p.duty_units += 1;
                     p.duty_j += e.per_item_j.mean * n;
                     p.duty_alone_j += d.alone_per_item_j * n;
-                    p.duty_still_capped += usize::from(d.duty_capped_windows > 0);
+                    if d.duty_capped_windows > 0 {
+                        p.duty_still_capped += 1;
+                        p.duty_still_capped_share = if p.duty_still_capped == 1 {
+                            d.unit_share
+                        } else {
+                            p.duty_still_capped_share.min(d.unit_share)
+                        };
+                    }
                 }
                 // The spin's power is taken off every window of every such unit: its
                 // uncertainty moves them all alike, so it adds linearly over the units.
@@ -792,6 +801,16 @@ impl Report {
                     v.zero_before_pct, v.zero_after_pct, v.nonfinite_before_pct, v.nonfinite_after_pct
                 ));
             }
+            // Asked for, but not measured: said, not silently priced otherwise.
+            if inp.switch_energy_from_round
+                && round_ran_away.is_none()
+                && round_energy.is_none()
+                && inp.transitions.is_some()
+            {
+                energy_caveat = Some(
+                    "the round's own energy is not in these results (kc exec and kc run measure it with --round-energy, outside jobs): the switches are priced at the idle power over the gaps and the units' own power over slower kernels".into(),
+                );
+            }
             let switch_us: f64 = terms.iter().filter(|t| t.switch).map(|t| t.us.abs()).sum();
             // The round's power against kc's graph of the model, where both were measured
             // and the switches are priced at the round.
@@ -925,8 +944,9 @@ impl Report {
                 let still = match inp.duty_still_capped {
                     0 => String::new(),
                     k => format!(
-                        "; {} still met the cap at a third",
-                        crate::words::count(k as u64, "unit")
+                        "; {} still met the cap at their last duty cycle (the unit {:.0} % of each launch)",
+                        crate::words::count(k as u64, "unit"),
+                        100.0 * inp.duty_still_capped_share
                     ),
                 };
                 format!(
@@ -1354,6 +1374,32 @@ mod tests {
                 && md.contains("for the price of the time the terms add"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn pricing_at_the_round_asked_without_its_energy_says_so() {
+        let mut iso = isolated();
+        {
+            let t = transitions(&mut iso);
+            a_round_of_two_units(t);
+            // Measured without --round-energy: no energy of the round.
+            t.round_extra_energy_j = None;
+            t.round_extra_energy_sem_j = None;
+        }
+        let asked = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        let c = asked.energy_caveat.clone().unwrap();
+        assert!(
+            c.starts_with("the round's own energy is not in these results")
+                && c.contains("--round-energy"),
+            "{c}"
+        );
+        // The default pricing asks nothing of the round's energy and says nothing.
+        let default = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(default.energy_caveat, None);
     }
 
     #[test]

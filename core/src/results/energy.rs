@@ -38,6 +38,15 @@ pub struct EnergyWindow {
     /// (`nvmlClocksEventReason*` bits; [`clock_events`] names them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clock_event_bits: u64,
+    /// A window at the head of a series that ran while the GPU settled from the work
+    /// before it (a unit at a duty cycle after its windows at the power cap, the clock
+    /// still held down): kept here, never summarised.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub settling: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(b: &u64) -> bool {

@@ -234,6 +234,23 @@ pub struct UnitResult {
     /// places, and `time_us`, `energy` and `values` are that measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restoring: Option<UnitRestoring>,
+    /// Isolated mode: the host's milliseconds before the unit's timed launches, by step
+    /// (kc's own cost, what `kc run`'s time is spent on; not a figure of the unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<UnitSetupMs>,
+}
+
+/// The host's milliseconds a unit's isolated measurement spent before its timed launches:
+/// giving the image the model's values, the unit's own buffers, the census of its places,
+/// the capture of its graph, its warm-up launches and the CUPTI record of its kernels.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitSetupMs {
+    pub restore: f64,
+    pub copies: f64,
+    pub census: f64,
+    pub capture: f64,
+    pub warm: f64,
+    pub record: f64,
 }
 
 /// A unit measured again with each launch of its graph starting from the model's values: a
@@ -279,12 +296,36 @@ pub struct DutyEnergy {
     pub windows_alone: usize,
     /// The energy per invocation the windows alone gave (at the capped clock).
     pub alone_per_item_j: f64,
-    /// Of the windows at this duty, those that still saw the power cap.
+    /// Of the windows at this duty (after those settling), those held down by the power
+    /// cap ([`held_down_by_cap`]); before session 23, those that saw the cap's reason.
     pub duty_capped_windows: usize,
+    /// Windows at this duty left out while the GPU settled from the windows alone (the
+    /// clock still held down by the cap); from session 23.
+    #[serde(default)]
+    pub settling_windows: usize,
 }
 
 /// NVML's clock event reason bit for the software power cap.
 pub const CLOCK_EVENT_POWER_CAP: u64 = 0x4;
+
+/// A window's median SM clock at or above this share of the run's top clock is the clock
+/// the work asks for: the H100's steps are 15 MHz, under 1 % of 1980 MHz.
+pub const TOP_CLOCK_SHARE: f64 = 0.99;
+
+/// Whether the power cap held a window's clock down: NVML gave the cap's reason and the
+/// window's median SM clock stayed under [`TOP_CLOCK_SHARE`] of `top_clock_mhz` (the run's
+/// highest). A unit at a duty cycle, its bursts past the limit, raises the reason in
+/// windows averaging 200-300 W at 1965-1980 MHz (ResNeXt-50's step, session 23): the
+/// reason alone would call every such window capped. Without a clock, the reason decides.
+pub fn held_down_by_cap(w: &EnergyWindow, top_clock_mhz: Option<f64>) -> bool {
+    if w.clock_event_bits & CLOCK_EVENT_POWER_CAP == 0 {
+        return false;
+    }
+    match (&w.sm_clock_mhz, top_clock_mhz) {
+        (Some(c), Some(top)) => c.p50 < TOP_CLOCK_SHARE * top,
+        _ => true,
+    }
+}
 
 /// How many of `windows` saw the power cap.
 pub fn capped_windows(windows: &[EnergyWindow]) -> usize {
@@ -676,6 +717,27 @@ pub fn completion_mismatch(
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_cap_holds_a_window_down_where_its_clock_stayed_under_the_top() {
+        let at = |bits: u64, clock: Option<f64>| EnergyWindow {
+            clock_event_bits: bits,
+            sm_clock_mhz: clock.map(|c| Stats::of(&[c, c, c])),
+            ..w(30.0, 0.1, 10)
+        };
+        let top = Some(1980.0);
+        // The reason, the clock well under the top: held down.
+        assert!(held_down_by_cap(&at(0x4, Some(1770.0)), top));
+        // The reason at 1965 MHz (one step under 1980): the clock the work asks for.
+        assert!(!held_down_by_cap(&at(0x4, Some(1965.0)), top));
+        // No reason: never, whatever the clock (idle, a light kernel).
+        assert!(!held_down_by_cap(&at(0, Some(1410.0)), top));
+        // Another reason (hardware slowdown) is not the cap.
+        assert!(!held_down_by_cap(&at(0x8, Some(1410.0)), top));
+        // Without a clock, or a top to set it against, the reason decides.
+        assert!(held_down_by_cap(&at(0x4, None), top));
+        assert!(held_down_by_cap(&at(0x4, Some(1965.0)), None));
+    }
+
     fn w(e: f64, d: f64, n: u64) -> EnergyWindow {
         EnergyWindow {
             label: "g".into(),
@@ -692,6 +754,7 @@ mod tests {
             temperature_c: None,
             sm_clock_mhz: None,
             clock_event_bits: 0,
+            settling: false,
         }
     }
 

@@ -118,11 +118,12 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let timed_end = unix_ms_now();
     let replay = Stats::of(&samples);
     // In a job every rank launches the same number of graphs: the latency loop is left
-    // out there (the ranks would wait on each other's synchronisations).
+    // out there (the ranks would wait on each other's synchronisations). It is a figure
+    // beside the answer, so it takes about a quarter second (ResNeXt-50's step took 0.8 s
+    // for its 20).
     let latency = if en.job.is_none() {
-        Some(Stats::of(
-            &gpu.time_single_launches(&graph, timed.clamp(1, 20))?,
-        ))
+        let n = latency_launches(timed, replay.mean);
+        Some(Stats::of(&gpu.time_single_launches(&graph, n)?))
     } else {
         None
     };
@@ -403,6 +404,16 @@ const MIN_TIMED_RUNS: usize = 20;
 /// How many replays are timed: `opts.runs`, or fewer where `opts.timed_seconds` of them
 /// (each `replay_s` long, from the warm-up) is reached first, never under
 /// [`MIN_TIMED_RUNS`]. A job's ranks launch the same count, so there it is always `runs`.
+/// Synchronised single launches timed for the latency figure: 20, or as many as take
+/// [`LATENCY_S`] of replays of `replay_us`, but at least 3 and at most `timed`.
+fn latency_launches(timed: usize, replay_us: f64) -> usize {
+    let fit = (LATENCY_S * 1e6 / replay_us.max(1e-3)).floor() as usize;
+    fit.clamp(3, 20).min(timed.max(1))
+}
+
+/// GPU time of the latency figure's launches, seconds.
+const LATENCY_S: f64 = 0.25;
+
 fn timed_runs(opts: &ExecOptions, replay_s: f64, job: bool) -> usize {
     let runs = opts.runs.max(1);
     match opts.timed_seconds {
@@ -416,6 +427,16 @@ fn timed_runs(opts: &ExecOptions, replay_s: f64, job: bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_latency_figure_takes_a_quarter_second() {
+        // A 38.7 ms replay (ResNeXt-50's training step): 6 launches, not 20.
+        assert_eq!(latency_launches(26, 38_700.0), 6);
+        // Short replays: 20; long ones at least 3; never more than were timed.
+        assert_eq!(latency_launches(100, 500.0), 20);
+        assert_eq!(latency_launches(20, 400_000.0), 3);
+        assert_eq!(latency_launches(2, 400_000.0), 2);
+    }
 
     #[test]
     fn timing_stops_at_its_seconds_but_never_under_the_minimum() {

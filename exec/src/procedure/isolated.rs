@@ -11,6 +11,7 @@
 use super::{status_of, unit_row, units_bar, Energy, Replay};
 use crate::backends::{At, Gpu, SteeringReads};
 use crate::device::Census;
+use crate::energy::EnergyWindow;
 use crate::{CachePolicy, ExecError, ExecOptions};
 use kc_core::plan::schedule;
 use kc_core::plan::types::{Plan, PlanUnit, UnitCall};
@@ -116,6 +117,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // Every place holds the model's values when the unit starts (see
         // [`restore_model_values`]); a pass that fails is said once and the units go on
         // over what the image holds.
+        let restore_from = std::time::Instant::now();
         if let (Some(df), false) = (image, restore_failed) {
             if let Err(e) = restore_model_values(plan, df, gpu, &model_pass) {
                 // A pass that faulted on the device leaves nothing to go on with.
@@ -130,8 +132,14 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 ));
             }
         }
+        let restore_ms = ms_since(restore_from);
         match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
-            Ok(row) => rows.push(row),
+            Ok(mut row) => {
+                if let Some(s) = row.setup_ms.as_mut() {
+                    s.restore = restore_ms;
+                }
+                rows.push(row)
+            }
             Err(e) if e.breaks_context() => {
                 return Err(ExecError::context_lost(u, "when it was measured alone", &e))
             }
@@ -238,7 +246,15 @@ fn measure_unit(
         CachePolicy::Warm | CachePolicy::Context => 1,
         CachePolicy::Cold => u.cold_rotation.max(1),
     };
+    let mut setup = UnitSetupMs::default();
+    let mut step_from = std::time::Instant::now();
+    // Each step's milliseconds, and the next step's start.
+    let mut lap = |into: &mut f64| {
+        *into = ms_since(step_from);
+        step_from = std::time::Instant::now();
+    };
     gpu.make_copies(plan, u, rotation)?;
+    lap(&mut setup.copies);
     // Context: every place held the model's values when the unit started, as when the
     // model reaches it (the caller restored them): the image's starting values, then one
     // pass of the model's steps in plan order, each place written by its own producer.
@@ -257,6 +273,7 @@ fn measure_unit(
         Some((df, at)) => census(plan, gpu, df, at, CENSUS_STEPS)?,
         None => None,
     };
+    lap(&mut setup.census);
     // In context every step of the unit runs once per cycle, in model order.
     let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
     let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
@@ -279,6 +296,7 @@ fn measure_unit(
         Ok(())
     };
     let graph = gpu.capture(enqueue_unit)?;
+    lap(&mut setup.capture);
     // Nodes besides kernels in a unit that is not itself a copy or fill (a library's
     // fills, copies or stream-ordered allocations under capture): named, for the first
     // units that have them.
@@ -299,6 +317,7 @@ fn measure_unit(
         ));
     }
     gpu.warm(&graph)?;
+    lap(&mut setup.warm);
     // What the unit's graph ran, before it is timed (CUPTI, --verify): launches back to
     // back, as it is timed, the first (from an idle GPU) left out. Its kernels alone are
     // what the round's and kc's graph's are set against, and what the gap term takes off.
@@ -325,6 +344,7 @@ fn measure_unit(
     } else {
         None
     };
+    lap(&mut setup.record);
     let label = format!("unit {} {}", u.id, u.label);
     let first = time_and_energy(
         gpu,
@@ -417,7 +437,13 @@ fn measure_unit(
     row.launches_verified = launches_verified;
     row.values = values;
     row.restoring = restoring;
+    row.setup_ms = Some(setup);
     Ok(row)
+}
+
+/// Milliseconds since `t`.
+fn ms_since(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// One measurement of a unit's graph: its launches' times, microseconds (less a restoring
@@ -461,7 +487,19 @@ fn time_and_energy(
     // the wait for the counter's first tick overlaps the timing.
     let mut timed_start = unix_ms_now();
     let timed = gpu.enqueue_timed(graph, launches)?;
-    let windows = en.series(gpu, graph, label, probe.mean, energy_target, opts, notes)?;
+    // A unit held down by the power cap is measured again at a duty cycle, which then
+    // gives its energy: its windows back to back end after the first so held down (they
+    // stay in the results, a diagnostic).
+    let top = en.top_clock_mhz();
+    let held_down = |w: &EnergyWindow| held_down_by_cap(w, top);
+    let at_duty_after = opts.duty_energy && !collective;
+    let how = super::SeriesHow {
+        per_launch_us: probe.mean,
+        target_rel_sem: energy_target,
+        stop_after: at_duty_after.then_some(&held_down as &dyn Fn(&EnergyWindow) -> bool),
+        settled: None,
+    };
+    let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
     let mut samples = timed.read(gpu)?;
     // The timed launches ended before the windows' launches: their own span, not now.
     let mut timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
@@ -495,7 +533,11 @@ fn time_and_energy(
     for t in &mut samples {
         *t -= besides.s * 1e6;
     }
-    let capped = windows.as_deref().map_or(0, capped_windows);
+    // Windows whose clock the cap held down: the cap's reason alone also comes with a
+    // unit's bursts past the limit at the clock the work asks for.
+    let capped = windows
+        .as_deref()
+        .map_or(0, |w| w.iter().filter(|x| held_down(x)).count());
     let windows_alone = windows.as_ref().map_or(0, Vec::len);
     let mut energy = windows.map(|w| {
         en.summarise_with(w, label, launch_us, notes, |ws, first, idle| {
@@ -650,12 +692,24 @@ fn measure_restoring(
 }
 
 /// The unit's share of each launch when its energy is measured at a duty cycle, and the
-/// share tried once more where windows at the first still saw the power cap.
-const DUTY_SHARES: [f64; 2] = [0.5, 1.0 / 3.0];
+/// share tried once more where its windows, once settled, were still held down by the
+/// power cap. Before session 23 a half came first, and a third where windows at a half
+/// saw the cap's reason: 62 of session 22's 71 capped units went on to a third. The
+/// reason was the GPU bringing its clock back after the windows at the cap, and a unit's
+/// own bursts past the limit (windows averaging 200-440 W raise it at 1965-1980 MHz);
+/// settling windows and the clock ([`held_down_by_cap`]) now tell that apart. A third
+/// keeps the spin's share, whose power is taken off, small.
+const DUTY_SHARES: [f64; 2] = [1.0 / 3.0, 0.2];
+
+/// Timed launches of a unit's graph at a duty cycle, after its windows: eight at a third
+/// take about 25 ms, so the next unit's windows mostly start a tick sooner than after 20
+/// (ResNeXt-50's step, session 23: 213 ms from a duty unit's last window to the next
+/// unit's first, against 105 ms between units back to back).
+const DUTY_TIMED_LAUNCHES: usize = 8;
 
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
-/// spin after them in one graph, the unit `DUTY_SHARES[0]` of each launch (a third where
-/// that still met the power cap), timed and measured in windows; the spin's power, measured
+/// spin after them in one graph, the unit `DUTY_SHARES[0]` of each launch (a fifth where
+/// that was still held down by the power cap), timed and measured in windows; the spin's power, measured
 /// once per run in windows of its own, is taken off, and so is `besides` (what the unit's
 /// graph holds besides its invocations: a restoring launch's copy). `None` without a meter.
 #[allow(clippy::too_many_arguments)]
@@ -683,13 +737,27 @@ fn duty_energy(
             gpu.enqueue_spin(0, spin_ns)
         })?;
         gpu.warm(&graph)?;
-        let launch = Stats::of(&gpu.time_launches(&graph, 20)?);
+        // After its windows at the cap the GPU brings its clock back over a few windows
+        // (1665-1935 MHz in the first, ResNeXt-50's step): those that ran held down are
+        // left out as settling, and the launch is timed after the windows, settled.
+        let top = en.top_clock_mhz();
+        let settled = |w: &EnergyWindow| !held_down_by_cap(w, top);
+        let how = super::SeriesHow {
+            // The series sizes its batches by the launch the graph was built to be.
+            per_launch_us: unit_launch_us / share,
+            target_rel_sem: energy_target,
+            stop_after: None,
+            settled: Some(&settled),
+        };
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
-        let Some(w) = en.series(gpu, &graph, &what, launch.mean, energy_target, opts, notes)?
-        else {
+        let before = en.windows_so_far();
+        let windows = en.series_how(gpu, &graph, &what, how, opts, notes)?;
+        let settling = en.windows_so_far() - before;
+        let Some(w) = windows else {
             return Ok(None);
         };
-        let duty_capped = capped_windows(&w);
+        let launch = Stats::of(&gpu.time_launches(&graph, DUTY_TIMED_LAUNCHES)?);
+        let duty_capped = w.iter().filter(|x| !settled(x)).count();
         let summary = en.summarise_with(w, &what, launch.mean, notes, |ws, first, idle| {
             let spin = spin_besides(launch.mean / 1e6, unit_launch_us / 1e6, spin_w);
             let all = spin.and(besides);
@@ -702,6 +770,7 @@ fn duty_energy(
             spin_w,
             spin_sem_w,
             duty_capped_windows: duty_capped,
+            settling_windows: settling,
             ..Default::default()
         };
         let done = duty_capped == 0;

@@ -25,7 +25,10 @@ use std::collections::HashMap;
 /// batch, so a one-tick window counts them to ~2 %.
 const BATCH_NS: f64 = 2_000_000.0;
 /// GPU time the feeder keeps queued (in as many batches, 2 to 16), so that host launch
-/// overhead never starves the GPU and the queue left after a window stays short.
+/// overhead never starves the GPU and the queue left after a window stays short. 12 ms
+/// (tried in session 23, so that a unit's next windows start a tick sooner) starved it:
+/// 13 of ResNeXt-50's units completed 5-18 % fewer launches in their windows than their
+/// timed duration, and the energy fell with them.
 const QUEUED_NS: f64 = 32_000_000.0;
 
 pub(super) struct Energy<'a> {
@@ -133,6 +136,32 @@ impl Energy<'_> {
         opts: &ExecOptions,
         notes: &mut Vec<String>,
     ) -> Result<Option<Vec<energy::EnergyWindow>>, ExecError> {
+        let how = SeriesHow {
+            per_launch_us,
+            target_rel_sem,
+            ..Default::default()
+        };
+        self.series_how(gpu, graph, label, how, opts, notes)
+    }
+
+    /// [`Energy::series`] as `how` says: also ending after a window `stop_after` holds
+    /// of, and leaving out the leading windows that ran before the GPU
+    /// settled (kept in the results, marked, and not returned).
+    pub(super) fn series_how(
+        &mut self,
+        gpu: &mut Gpu,
+        graph: &Graph,
+        label: &str,
+        how: SeriesHow<'_>,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Vec<energy::EnergyWindow>>, ExecError> {
+        let SeriesHow {
+            per_launch_us,
+            target_rel_sem,
+            stop_after,
+            settled,
+        } = how;
         let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
             return Ok(None);
         };
@@ -152,6 +181,9 @@ impl Energy<'_> {
             },
             max_windows,
             target_rel_sem,
+            stop_after,
+            settled,
+            max_settling: MAX_SETTLING_WINDOWS,
         };
         let batch_ns = batch as f64 * per_launch_us.max(0.001) * 1000.0;
         let in_flight = ((QUEUED_NS / batch_ns).ceil() as usize).clamp(2, 16);
@@ -182,12 +214,31 @@ impl Energy<'_> {
             return Err(e);
         }
         match w {
-            Ok(w) => Ok(Some(w)),
+            Ok(mut w) => {
+                // The settling windows stay in the results, ahead of those summarised.
+                let counted = w.iter().position(|x| !x.settling).unwrap_or(w.len());
+                self.windows.extend(w.drain(..counted));
+                Ok(Some(w))
+            }
             Err(e) => {
                 notes.push(format!("{label}: energy window failed: {e}"));
                 Ok(None)
             }
         }
+    }
+
+    /// How many windows this run has kept so far.
+    pub(super) fn windows_so_far(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// The highest median SM clock of this run's windows so far (the idle GPU's among
+    /// them), MHz: what a window at a clock held down is set against.
+    pub(super) fn top_clock_mhz(&self) -> Option<f64> {
+        self.windows
+            .iter()
+            .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
+            .fold(None, |m, c| Some(m.map_or(c, |m: f64| m.max(c))))
     }
 
     /// Keeps a series' windows in the results and summarises them: energy per item is
@@ -251,7 +302,14 @@ impl Energy<'_> {
         gpu.load_spin()?;
         let target = opts.energy_target_rel_sem;
         let enqueue = |gpu: &Gpu| gpu.enqueue_spin(0, SPIN_NS);
-        let (_, energy) = self.alone(gpu, &enqueue, "spin", target, opts, notes)?;
+        // Its windows stop at [`SPIN_WINDOWS`]: on ResNeXt-50's step ten did not agree to
+        // the target (session 23), and its standard error is carried into every unit it
+        // is taken off.
+        let spin_opts = ExecOptions {
+            energy_repeats: opts.energy_repeats.min(SPIN_WINDOWS),
+            ..opts.clone()
+        };
+        let (_, energy) = self.alone(gpu, &enqueue, "spin", target, &spin_opts, notes)?;
         self.spin_w = energy.map(|s| (s.avg_power_w.mean, s.avg_power_w.sem()));
         Ok(self.spin_w)
     }
@@ -277,8 +335,26 @@ impl Energy<'_> {
     }
 }
 
+/// How a series of energy windows runs ([`Energy::series_how`]): the launch's time, us
+/// (sizes the feeder's batches), the target, what ends it after the window it holds of,
+/// and whether a window ran with the GPU settled.
+#[derive(Default)]
+pub(super) struct SeriesHow<'a> {
+    pub per_launch_us: f64,
+    pub target_rel_sem: f64,
+    pub stop_after: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
+    pub settled: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
+}
+
+/// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
+/// windows at the power cap its clock came back over 2-5 windows at a duty cycle
+/// (ResNeXt-50's step, session 23).
+const MAX_SETTLING_WINDOWS: usize = 6;
+
 /// The spin whose power is measured: 1 ms per launch.
 const SPIN_NS: u64 = 1_000_000;
+/// The spin's energy windows, at most.
+const SPIN_WINDOWS: usize = 5;
 
 /// How often a series polls the energy counter: a tick is seen at most this late, at
 /// both ends of a window, so a one-tick (~100 ms) window's duration is good to ~0.2 %.

@@ -153,8 +153,10 @@ pub(super) fn measure(
                     });
                 // In a job every rank would have to reach the same windows (their launch
                 // counts are agreed); a rank whose units lack energy would not: the
-                // round's energy is measured outside jobs only.
-                if let (Some((sum_j, var_j)), false) = (alone_j, en.job.is_some()) {
+                // round's energy is measured outside jobs only, and on request (only a
+                // diagnostic pricing takes it).
+                let measure_energy = opts.round_energy && en.job.is_none();
+                if let (Some((sum_j, var_j)), true) = (alone_j, measure_energy) {
                     let launch_us = round.cycle_us * f64::from(round.cycles);
                     let target = opts.energy_target_rel_sem;
                     // The round's energy windows start from the model's values, as the
