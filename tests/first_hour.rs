@@ -233,6 +233,11 @@ fn run_reads_the_reference_without_a_gpu_and_refuses_another_models_entry() {
     if v["report"].is_null() {
         let note = v["reference"].as_str().unwrap();
         assert!(note.contains("nothing compared"), "{note}");
+        // One sentence, no run of spaces from a broken line in the source.
+        assert!(
+            note.ends_with("the comparison needs kc's replay, on a GPU)") && !note.contains("  "),
+            "{note}"
+        );
     }
     // Another model's entry was accepted without a word.
     refused(

@@ -208,7 +208,7 @@ pub fn run(a: Args) -> i32 {
         }
         if !crate::exec::gpu_present() {
             reference_note = Some(format!(
-                "reference: {} read; nothing compared (no GPU replay here: the comparison                  needs kc's replay, on a GPU)",
+                "reference: {} read; nothing compared (no GPU replay here: the comparison needs kc's replay, on a GPU)",
                 r.display()
             ));
         }
