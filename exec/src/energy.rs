@@ -311,6 +311,31 @@ mod tests {
         }
     }
 
+    /// A counter whose power alternates between `watts` from one tick to the next, and
+    /// whose clock event reasons hold the power cap (0x4) from `capped_from_s` on.
+    struct Alternating<'a> {
+        clock: &'a FakeClock,
+        watts: [u64; 2],
+        capped_from_s: f64,
+    }
+
+    impl PowerMeter for Alternating<'_> {
+        fn energy_mj(&mut self) -> Result<u64, String> {
+            let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor() as u64;
+            Ok((0..ticks).map(|k| self.watts[(k % 2) as usize] * 100).sum())
+        }
+        fn power_mw(&mut self) -> Result<u32, String> {
+            Ok(((self.watts[0] + self.watts[1]) * 500) as u32)
+        }
+        fn clock_event_bits(&mut self) -> Option<u64> {
+            Some(if self.clock.t.get() < self.capped_from_s {
+                0
+            } else {
+                0x4
+            })
+        }
+    }
+
     #[test]
     fn windows_align_to_ticks_and_are_exact() {
         let clock = FakeClock {
@@ -435,21 +460,6 @@ mod tests {
 
     #[test]
     fn a_noisy_power_runs_the_series_to_its_maximum() {
-        /// Energy that alternates 250 and 350 W between ticks: windows never agree to 0.5 %.
-        struct Alternating<'a> {
-            clock: &'a FakeClock,
-        }
-        impl PowerMeter for Alternating<'_> {
-            fn energy_mj(&mut self) -> Result<u64, String> {
-                let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor() as u64;
-                Ok((0..ticks)
-                    .map(|k| if k % 2 == 0 { 25_000 } else { 35_000 })
-                    .sum())
-            }
-            fn power_mw(&mut self) -> Result<u32, String> {
-                Ok(300_000)
-            }
-        }
         let clock = FakeClock { t: Cell::new(0.05) };
         let series = SeriesSpec {
             window: WindowSpec {
@@ -465,13 +475,13 @@ mod tests {
             settled: None,
             max_settling: 0,
         };
-        let ws = measure_series(
-            &mut Alternating { clock: &clock },
-            &clock,
-            &series,
-            &mut || Ok(0),
-        )
-        .unwrap();
+        // 250 and 350 W by turns: the windows never agree to 0.5 %.
+        let mut meter = Alternating {
+            clock: &clock,
+            watts: [250, 350],
+            capped_from_s: f64::INFINITY,
+        };
+        let ws = measure_series(&mut meter, &clock, &series, &mut || Ok(0)).unwrap();
         assert_eq!(ws.len(), 7);
         let powers: Vec<f64> = ws.iter().map(|w| w.avg_power_w.round()).collect();
         assert!(
@@ -482,25 +492,6 @@ mod tests {
 
     #[test]
     fn a_series_at_the_power_cap_stops_after_its_first_capped_window() {
-        /// Energy that alternates 600 and 700 W between ticks (never agreeing to 0.5 %),
-        /// the power cap's event reason (NVML's SW power cap, 0x4) raised from 0.45 s on.
-        struct Capped<'a> {
-            clock: &'a FakeClock,
-        }
-        impl PowerMeter for Capped<'_> {
-            fn energy_mj(&mut self) -> Result<u64, String> {
-                let ticks = (self.clock.t.get() / 0.1 + 1e-9).floor() as u64;
-                Ok((0..ticks)
-                    .map(|k| if k % 2 == 0 { 60_000 } else { 70_000 })
-                    .sum())
-            }
-            fn power_mw(&mut self) -> Result<u32, String> {
-                Ok(650_000)
-            }
-            fn clock_event_bits(&mut self) -> Option<u64> {
-                Some(if self.clock.t.get() < 0.45 { 0 } else { 0x4 })
-            }
-        }
         fn cap(w: &EnergyWindow) -> bool {
             w.clock_event_bits & 0x4 != 0
         }
@@ -523,7 +514,14 @@ mod tests {
         };
         let run = |spec: &SeriesSpec<'_>, t0: f64| {
             let clock = FakeClock { t: Cell::new(t0) };
-            measure_series(&mut Capped { clock: &clock }, &clock, spec, &mut || Ok(0)).unwrap()
+            // 600 and 700 W by turns (never agreeing to 0.5 %), the power cap's reason
+            // (NVML's SW power cap, 0x4) raised from 0.45 s on.
+            let mut meter = Alternating {
+                clock: &clock,
+                watts: [600, 700],
+                capped_from_s: 0.45,
+            };
+            measure_series(&mut meter, &clock, spec, &mut || Ok(0)).unwrap()
         };
         // Capped from its first window: that window alone, under its minimum of two.
         let ws = run(&series(Some(&cap)), 0.5);
