@@ -701,10 +701,10 @@ fn measure_restoring(
 /// keeps the spin's share, whose power is taken off, small.
 const DUTY_SHARES: [f64; 2] = [1.0 / 3.0, 0.2];
 
-/// Timed launches of a unit's graph at a duty cycle, after its windows: eight at a third
-/// take about 25 ms, so the next unit's windows mostly start a tick sooner than after 20
-/// (ResNeXt-50's step, session 23: 213 ms from a duty unit's last window to the next
-/// unit's first, against 105 ms between units back to back).
+/// Timed launches of a unit's graph at a duty cycle, after its windows (about 25 ms at a
+/// third). Eight rather than 20 did not bring the next unit's windows a tick sooner: on
+/// ResNeXt-50's step they still started 200 ms after a duty unit's last window, against
+/// 100 ms between units alone (session 23, calls 3, 4 and 6).
 const DUTY_TIMED_LAUNCHES: usize = 8;
 
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a

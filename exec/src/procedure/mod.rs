@@ -347,8 +347,8 @@ pub(super) struct SeriesHow<'a> {
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
-/// windows at the power cap its clock came back over 2-5 windows at a duty cycle
-/// (ResNeXt-50's step, session 23).
+/// windows at the power cap, 0-3 of its windows at a duty cycle still ran with the clock
+/// held down (ResNeXt-50's step, session 23, calls 3, 4 and 6).
 const MAX_SETTLING_WINDOWS: usize = 6;
 
 /// The spin whose power is measured: 1 ms per launch.
