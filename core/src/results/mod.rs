@@ -305,6 +305,17 @@ pub struct DutyEnergy {
     pub settling_windows: usize,
 }
 
+/// A cycle's time and its standard error from launches of `cycles` cycles (`long`) and of
+/// one (`short`), each after the same restoring copy: what the copy takes in a launch,
+/// and the launch's own cost, cancel in the difference. `None` under two cycles.
+pub fn cycle_by_difference(long: &Stats, short: &Stats, cycles: u32) -> Option<(f64, f64)> {
+    let k = f64::from(cycles.checked_sub(1).filter(|&k| k > 0)?);
+    Some((
+        (long.mean - short.mean) / k,
+        long.sem().hypot(short.sem()) / k,
+    ))
+}
+
 /// NVML's clock event reason bit for the software power cap.
 pub const CLOCK_EVENT_POWER_CAP: u64 = 0x4;
 
@@ -562,6 +573,14 @@ pub struct TransitionsSummary {
     /// from idle.
     #[serde(default)]
     pub round_recorded_launches: u32,
+    /// A restoring round's cycle from two lengths after the same copy, a diagnostic from
+    /// session 23: (a launch of all its cycles − a launch of one) / (cycles − 1), and its
+    /// standard error, microseconds ([`cycle_by_difference`]). The copy cancels however
+    /// long it takes in a launch, where `round_cycle_us` takes off its time alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_cycle_by_difference_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_cycle_by_difference_sem_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_first_recorded_kernels_us: Option<f64>,
     /// With energy: what one switch adds in energy, joules, from the round's own energy
@@ -716,6 +735,22 @@ pub fn completion_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cycle_by_difference_leaves_the_copy_out() {
+        // A copy that takes 1400 us in the launch (1300 alone), 16 cycles of 650 us: the
+        // launch of all 16 and the launch of one differ by 15 cycles whatever the copy.
+        let long = Stats::of(&[1400.0 + 16.0 * 650.0 - 3.0, 1400.0 + 16.0 * 650.0 + 3.0]);
+        let short = Stats::of(&[1400.0 + 650.0 - 1.0, 1400.0 + 650.0 + 1.0]);
+        let (c, u) = cycle_by_difference(&long, &short, 16).unwrap();
+        assert!((c - 650.0).abs() < 1e-9, "{c}");
+        assert!((u - long.sem().hypot(short.sem()) / 15.0).abs() < 1e-12);
+        // Taking the copy's time alone off gives 656.25 us: the 100 us over 16 cycles.
+        assert!(((long.mean - 1300.0) / 16.0 - 656.25).abs() < 1e-9);
+        // One cycle leaves nothing to difference.
+        assert_eq!(cycle_by_difference(&long, &short, 1), None);
+        assert_eq!(cycle_by_difference(&long, &short, 0), None);
+    }
 
     #[test]
     fn the_cap_holds_a_window_down_where_its_clock_stayed_under_the_top() {

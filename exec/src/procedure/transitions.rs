@@ -236,6 +236,10 @@ pub(super) fn measure(
                     })
                     .sum();
                 summary.round_cycle_us = Some(round.cycle_us);
+                if let Some((c, u)) = round.cycle_by_difference {
+                    summary.round_cycle_by_difference_us = Some(c);
+                    summary.round_cycle_by_difference_sem_us = Some(u);
+                }
                 if round.kernels_us.is_some() {
                     summary.round_recorded_launches = super::RECORDED_LAUNCHES as u32;
                 }
@@ -419,6 +423,9 @@ struct Round {
     /// A restoring round's copy of the image's snapshot alone: its graph and its time per
     /// launch (taken off the round's launches).
     copy: Option<(crate::device::Graph, Stats)>,
+    /// A restoring round's cycle from a launch of one cycle after the same copy, and its
+    /// standard error (a diagnostic: [`kc_core::results::cycle_by_difference`]).
+    cycle_by_difference: Option<(f64, f64)>,
 }
 
 /// A restoring round's copy takes at most about this share of each launch: the round then
@@ -580,11 +587,13 @@ fn measure_round<'s>(
         None => ((PAIR_GRAPH_NS / 1000.0 / sum_alone.max(0.001)).ceil() as u32)
             .clamp(2, opts.max_unroll.max(2)),
     });
-    let graph = gpu.capture(|gpu| {
-        if copy.is_some() {
+    // A launch: the copy (restoring) and then `n` cycles of the round.
+    let restores = copy.is_some();
+    let enqueue_cycles = |gpu: &Gpu, n: u32| -> Result<(), ExecError> {
+        if restores {
             gpu.enqueue_snapshot_restore(0)?;
         }
-        for _ in 0..cycles {
+        for _ in 0..n {
             for &(u, step) in order {
                 let at = match image {
                     Some(df) => At::Step {
@@ -597,7 +606,8 @@ fn measure_round<'s>(
             }
         }
         Ok(())
-    })?;
+    };
+    let graph = gpu.capture(|gpu| enqueue_cycles(gpu, cycles))?;
     gpu.warm(&graph)?;
     // With CUPTI, the kernels of launches back to back, as the timed launches run: their
     // time per cycle, and each position's where every unit launched as many kernels as
@@ -629,6 +639,19 @@ fn measure_round<'s>(
     let n = f64::from(cycles);
     let cycle_us = (per_launch.mean - copy_mean) / n;
     let cycle_sem = per_launch.sem().hypot(copy_sem) / n;
+    // A diagnostic: the cycle from a launch of one cycle after the same copy, the copy
+    // cancelling in the difference. ViT-B/16's gap term followed its timed cycle against
+    // its recorded span, ± 6 us a cycle from run to run, as a copy taking ± 100 us more or
+    // less in its launch than alone would (session 23, gapnoise.py).
+    let cycle_by_difference = match &copy {
+        Some(_) if cycles > 1 => {
+            let one = gpu.capture(|gpu| enqueue_cycles(gpu, 1))?;
+            gpu.warm(&one)?;
+            let short = Stats::of(&gpu.time_launches(&one, launches)?);
+            kc_core::results::cycle_by_difference(&per_launch, &short, cycles)
+        }
+        _ => None,
+    };
     let units: Vec<u32> = order.iter().map(|&(u, _)| u).collect();
     let switches = schedule::switches_per_cycle(&units);
     let k = switches as f64;
@@ -644,5 +667,6 @@ fn measure_round<'s>(
         recorded_gaps_span_us,
         first_recorded_kernels_us,
         copy,
+        cycle_by_difference,
     })
 }
