@@ -21,13 +21,22 @@ use crate::plan::types::Plan;
 use crate::results::energy::{clock_events, sm_clock_range, temperature_range, EnergyWindow};
 
 /// "power cap in 3 of 40 units' windows", one entry per reason and group of windows that
-/// saw it.
-fn clock_events_by_where(groups: &[(&str, &[&EnergyWindow])]) -> Vec<String> {
+/// saw it. The power cap counts only where it held the window's clock down
+/// ([`crate::results::held_down_by_cap`] against `top_clock_mhz`, the runs' highest): at a
+/// duty cycle a unit's own bursts raise its reason at the clock the work asks for.
+fn clock_events_by_where(
+    groups: &[(&str, &[&EnergyWindow])],
+    top_clock_mhz: Option<f64>,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (what, ws) in groups {
         let mut seen: Vec<(&str, usize)> = Vec::new();
         for w in ws.iter() {
-            for r in clock_events(w.clock_event_bits) {
+            let mut bits = w.clock_event_bits;
+            if !crate::results::held_down_by_cap(w, top_clock_mhz) {
+                bits &= !crate::results::CLOCK_EVENT_POWER_CAP;
+            }
+            for r in clock_events(bits) {
                 match seen.iter_mut().find(|(n, _)| *n == r) {
                     Some((_, k)) => *k += 1,
                     None => seen.push((r, 1)),
@@ -357,10 +366,20 @@ impl PredictionInputs {
         p.graph_temperature_c = temperature_range(graph_windows.iter().copied());
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
         p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
-        p.clock_events = clock_events_by_where(&[
-            ("units' windows", &unit_windows),
-            ("kc's graph's windows", &graph_windows),
-        ]);
+        // The highest median SM clock of either run's windows (the idle GPU's among them).
+        let top_clock = iso
+            .windows
+            .iter()
+            .chain(graph.iter().flat_map(|g| g.windows.iter()))
+            .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
+            .reduce(f64::max);
+        p.clock_events = clock_events_by_where(
+            &[
+                ("units' windows", &unit_windows),
+                ("kc's graph's windows", &graph_windows),
+            ],
+            top_clock,
+        );
         if let Some(g) = graph.and_then(|g| g.graph.as_ref()) {
             p.graph_us = Some((g.replay_us.mean, g.replay_us.sem()));
             p.graph_energy_j = g
@@ -1757,6 +1776,25 @@ mod tests {
             md.contains("clock held down by power cap in 1 of 2 units' windows"),
             "{md}"
         );
+        // The cap's reason at the clock the work asks for (within 1 % of the runs' top,
+        // 1970 MHz) held nothing down: not counted.
+        iso.windows[1].clock_event_bits = 0x4;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(
+            p.clock_events,
+            vec![
+                "power cap in 1 of 2 units' windows".to_string(),
+                "power cap in 1 of 1 kc's graph's windows".to_string()
+            ]
+        );
+        // Under 99 % of the top (the idle GPU's 1980 MHz here), it did.
+        g.windows[0].sm_clock_mhz = clock(1970.0);
+        iso.windows[1].sm_clock_mhz = clock(1900.0);
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.clock_events[0], "power cap in 2 of 2 units' windows");
+        g.windows[0].sm_clock_mhz = None;
+        iso.windows[1].sm_clock_mhz = clock(1960.0);
+        iso.windows[1].clock_event_bits = 0;
         assert_eq!(p.duty_energy, None);
         // A unit measured again at a duty cycle: the sentence gives both energies.
         let u_before = build(Some(&g), Some(&iso))
