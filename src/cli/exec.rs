@@ -29,10 +29,11 @@ pub struct Args {
     /// begins at the counter tick that ended the last. With --energy-target, at most.
     #[arg(long, default_value_t = 3)]
     pub energy_repeats: usize,
-    /// End an item's windows early (after three) once its energy is known to this relative
+    /// End an item's windows early (after two) once its energy is known to this relative
     /// standard error, percent: the graph's in graph mode; in isolated mode the sum over
-    /// units', each unit stopping at the target / √(its share of the traced time). 0
-    /// always measures --energy-repeats windows.
+    /// units', each unit stopping at the target / √(its share of the traced time). A unit
+    /// whose clock the power cap held down ends after that window (its duty cycle gives
+    /// its energy). 0 always measures --energy-repeats windows.
     #[arg(long, default_value_t = 0.0)]
     pub energy_target: f64,
     /// Time only.

@@ -76,9 +76,10 @@ pub struct Args {
     /// Energy windows per unit in isolation, at most (at least two).
     #[arg(long, default_value_t = 10)]
     pub unit_energy_windows: usize,
-    /// A unit's windows end (after three) once the units' summed energy can be known to
+    /// A unit's windows end (after two) once the units' summed energy can be known to
     /// this relative standard error, percent: each unit stops at the target / √(its share
-    /// of the traced time). 0 always measures --unit-energy-windows.
+    /// of the traced time). A unit whose clock the power cap held down ends after that
+    /// window (its duty cycle gives its energy). 0 always measures --unit-energy-windows.
     #[arg(long, default_value_t = 0.5)]
     pub unit_energy_target: f64,
     /// A diagnostic, as `kc exec --duty-energy-all`: every unit's energy measured at a duty
