@@ -238,7 +238,7 @@ impl Energy<'_> {
         self.windows
             .iter()
             .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
-            .fold(None, |m, c| Some(m.map_or(c, |m: f64| m.max(c))))
+            .reduce(f64::max)
     }
 
     /// Keeps a series' windows in the results and summarises them: energy per item is
