@@ -643,14 +643,28 @@ fn measure_round<'s>(
     // cancelling in the difference. ViT-B/16's gap term followed its timed cycle against
     // its recorded span, ± 6 us a cycle from run to run, as a copy taking ± 100 us more or
     // less in its launch than alone would (session 23, gapnoise.py).
-    let cycle_by_difference = match &copy {
-        Some(_) if cycles > 1 => {
-            let one = gpu.capture(|gpu| enqueue_cycles(gpu, 1))?;
-            gpu.warm(&one)?;
-            let short = Stats::of(&gpu.time_launches(&one, launches)?);
-            kc_core::results::cycle_by_difference(&per_launch, &short, cycles)
+    // A diagnostic never costs the answer: where it fails, short of losing the context,
+    // it is left out.
+    let mut by_difference = || -> Result<Option<(f64, f64)>, ExecError> {
+        if copy.is_none() || cycles < 2 {
+            return Ok(None);
         }
-        _ => None,
+        let one = gpu.capture(|gpu| enqueue_cycles(gpu, 1))?;
+        gpu.warm(&one)?;
+        let short = Stats::of(&gpu.time_launches(&one, launches)?);
+        Ok(kc_core::results::cycle_by_difference(
+            &per_launch,
+            &short,
+            cycles,
+        ))
+    };
+    let cycle_by_difference = match by_difference() {
+        Ok(c) => c,
+        Err(e) if e.breaks_context() => return Err(e),
+        Err(_) => {
+            let _ = gpu.synchronize();
+            None
+        }
     };
     let units: Vec<u32> = order.iter().map(|&(u, _)| u).collect();
     let switches = schedule::switches_per_cycle(&units);
