@@ -347,7 +347,7 @@ pub(super) struct SeriesHow<'a> {
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
-/// windows at the power cap, 0-3 of its windows at a duty cycle still ran with the clock
+/// windows at the power cap, 0-2 of its windows at a duty cycle still ran with the clock
 /// held down (ResNeXt-50's step, session 23, calls 3, 4 and 6).
 const MAX_SETTLING_WINDOWS: usize = 6;
 
