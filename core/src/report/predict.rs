@@ -224,7 +224,7 @@ pub struct PredictionInputs {
     pub duty_alone_j: f64,
     pub duty_still_capped: usize,
     /// The lowest share of a launch any of those still-capped units had (their last duty).
-    pub duty_still_capped_share: f64,
+    pub duty_still_capped_share: Option<f64>,
     /// Units measured at a duty cycle on request (`--duty-energy-all`) whose windows alone
     /// did not see the cap, and over their invocations their energy so and back to back.
     pub duty_asked_units: usize,
@@ -316,11 +316,10 @@ impl PredictionInputs {
                     p.duty_alone_j += d.alone_per_item_j * n;
                     if d.duty_capped_windows > 0 {
                         p.duty_still_capped += 1;
-                        p.duty_still_capped_share = if p.duty_still_capped == 1 {
-                            d.unit_share
-                        } else {
-                            p.duty_still_capped_share.min(d.unit_share)
-                        };
+                        let lowest = p
+                            .duty_still_capped_share
+                            .map_or(d.unit_share, |s| s.min(d.unit_share));
+                        p.duty_still_capped_share = Some(lowest);
                     }
                 }
                 // The spin's power is taken off every window of every such unit: its
@@ -367,12 +366,11 @@ impl PredictionInputs {
         p.units_sm_clock_mhz = sm_clock_range(unit_windows.iter().copied());
         p.graph_sm_clock_mhz = sm_clock_range(graph_windows.iter().copied());
         // The highest median SM clock of either run's windows (the idle GPU's among them).
-        let top_clock = iso
-            .windows
-            .iter()
-            .chain(graph.iter().flat_map(|g| g.windows.iter()))
-            .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
-            .reduce(f64::max);
+        let top_clock = crate::results::top_clock_mhz(
+            iso.windows
+                .iter()
+                .chain(graph.iter().flat_map(|g| g.windows.iter())),
+        );
         p.clock_events = clock_events_by_where(
             &[
                 ("units' windows", &unit_windows),
@@ -965,7 +963,7 @@ impl Report {
                     k => format!(
                         "; {} still met the cap at their last duty cycle (the unit {:.0} % of each launch)",
                         crate::words::count(k as u64, "unit"),
-                        100.0 * inp.duty_still_capped_share
+                        100.0 * inp.duty_still_capped_share.unwrap_or_default()
                     ),
                 };
                 format!(
@@ -1844,6 +1842,27 @@ mod tests {
             d.contains("0.0160 J per replay where alone at the cap they gave 0.0144 J (+11.1 %)"),
             "{d}"
         );
+        assert!(!d.contains("still met the cap"), "{d}");
+        // Still held down at its last duty cycle: said, with that duty.
+        {
+            let du = iso.units[0].energy_at_duty.as_mut().unwrap();
+            du.duty_capped_windows = 1;
+            du.unit_share = 0.2;
+        }
+        let d = build(Some(&g), Some(&iso))
+            .prediction
+            .unwrap()
+            .duty_energy
+            .unwrap();
+        assert!(
+            d.ends_with("; 1 unit still met the cap at their last duty cycle (the unit 20 % of each launch)"),
+            "{d}"
+        );
+        iso.units[0]
+            .energy_at_duty
+            .as_mut()
+            .unwrap()
+            .duty_capped_windows = 0;
         // A unit measured again from the model's values: the sentence gives both
         // measurements, and the note under the table carries it.
         assert_eq!(p.units_restored, None);

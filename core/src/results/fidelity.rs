@@ -825,13 +825,7 @@ mod tests {
 
     #[test]
     fn the_first_of_launches_back_to_back_is_kept_apart_where_they_split() {
-        let k = |node: u64, start: u64| KernelRecord {
-            name: format!("k{node}"),
-            graph_node: node,
-            start_ns: start,
-            end_ns: start + 1_000,
-            ..Default::default()
-        };
+        let k = |node: u64, start: u64| rec("k", node, start, 1_000);
         // Three launches of two kernels, out of order: the first launch's are kept apart,
         // the other two give the figures.
         let recs = vec![
@@ -857,13 +851,7 @@ mod tests {
 
     #[test]
     fn back_to_back_launches_are_split_in_the_order_they_ran() {
-        let k = |node: u64, start: u64| KernelRecord {
-            name: format!("k{node}"),
-            graph_node: node,
-            start_ns: start,
-            end_ns: start + 1_000,
-            ..Default::default()
-        };
+        let k = |node: u64, start: u64| rec("k", node, start, 1_000);
         // Two launches of a graph of two kernels, delivered out of order.
         let recs = vec![k(1, 12_000), k(0, 0), k(1, 2_000), k(0, 10_000)];
         let v = split_launches(&recs, 2).unwrap();

@@ -235,10 +235,7 @@ impl Energy<'_> {
     /// The highest median SM clock of this run's windows so far (the idle GPU's among
     /// them), MHz: what a window at a clock held down is set against.
     pub(super) fn top_clock_mhz(&self) -> Option<f64> {
-        self.windows
-            .iter()
-            .filter_map(|w| w.sm_clock_mhz.as_ref().map(|c| c.p50))
-            .reduce(f64::max)
+        kc_core::results::top_clock_mhz(&self.windows)
     }
 
     /// Keeps a series' windows in the results and summarises them: energy per item is
