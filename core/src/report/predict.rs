@@ -193,6 +193,9 @@ pub struct PredictionInputs {
     pub transitions: Option<TransitionsSummary>,
     /// Power of the idle GPU (static power), watts, and its standard uncertainty.
     pub idle_w: Option<(f64, f64)>,
+    /// The GPU's enforced power limit where the units ran, watts (NVML, read in that run):
+    /// no program's mean power over its time exceeds it.
+    pub power_limit_w: Option<f64>,
     /// Isolated mean time per invocation of every executed unit, and its invocations per
     /// replay.
     pub unit_us: HashMap<u32, f64>,
@@ -346,6 +349,7 @@ impl PredictionInputs {
                 .map(|e| e.1.sqrt().hypot(spin_u_j))
                 .filter(|u| u.is_finite());
         }
+        p.power_limit_w = iso.device.power_limit_w.filter(|w| *w > 0.0);
         p.idle_w = iso
             .idle
             .as_ref()
@@ -880,8 +884,8 @@ impl Report {
         // Without the idle power the terms' energy is unknown, and so is the prediction's
         // (the plain sum alone would pass for it).
         let terms_energy: Option<f64> = terms.iter().map(|t| t.energy_j).sum();
-        let predicted_energy_j = inp.plain_energy_j.zip(terms_energy).map(|(e, t)| e + t);
-        let predicted_energy_u_j =
+        let mut predicted_energy_j = inp.plain_energy_j.zip(terms_energy).map(|(e, t)| e + t);
+        let mut predicted_energy_u_j =
             inp.plain_energy_u_j
                 .filter(|_| terms_energy.is_some())
                 .map(|u| {
@@ -891,6 +895,30 @@ impl Report {
                         .fold(u, f64::hypot)
                         .hypot(energy_pricing_u_j.unwrap_or(0.0))
                 });
+        // The GPU holds a program's mean power at or under its enforced limit. Each unit
+        // alone stays under it (one that did not was measured at a duty cycle, at the
+        // clock the work asks for), but the parts together may ask for more over the
+        // predicted time than the GPU lets a program draw: the model then runs at the
+        // limit, its clock held down. Where they do, the energy is the limit × the
+        // predicted time, and its uncertainty the time's at the limit.
+        let power_limit = inp
+            .power_limit_w
+            .zip(predicted_energy_j)
+            .map(|(w, e)| (w, e, w * predicted_us * 1e-6))
+            .filter(|&(_, e, at_limit)| predicted_us > 0.0 && e > at_limit);
+        if let Some((w, e, at_limit)) = power_limit {
+            terms.push(PredictionTerm {
+                what: format!(
+                    "the GPU's power limit ({w:.0} W, NVML's enforced limit where the units ran): the parts ask for {:.0} W over the predicted time, more than the GPU lets a program draw, so the energy is the limit × the predicted time",
+                    e / (predicted_us * 1e-6)
+                ),
+                energy_j: Some(at_limit - e),
+                ..Default::default()
+            });
+            predicted_energy_j = Some(at_limit);
+            predicted_energy_u_j = Some(w * predicted_u_us * 1e-6);
+            energy_pricing_u_j = None;
+        }
         // A share of the gap only where there is a gap to share: one within two combined
         // uncertainties of the plain sum and the target, or under
         // [`crate::report::model::SHARE_FLOOR`] of the target, would print thousands of
@@ -899,7 +927,8 @@ impl Report {
             let gap = tt - inp.plain_us;
             let resolved = gap.abs() > 2.0 * inp.plain_u_us.hypot(tu.unwrap_or(0.0))
                 && gap.abs() >= crate::report::model::SHARE_FLOOR * tt.abs();
-            for t in &mut terms {
+            // Not the power limit's: it bounds energy and adds no time.
+            for t in terms.iter_mut().filter(|t| t.us != 0.0) {
                 t.pct_of_gap = resolved.then(|| 100.0 * t.us / gap);
             }
         }
@@ -1391,6 +1420,53 @@ mod tests {
                 && md.contains("for the price of the time the terms add"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn parts_that_ask_for_more_than_the_power_limit_are_held_to_it() {
+        // The parts: 24 mJ of units and 5.5 us of terms at 100 W over 65.5 us, 374.8 W.
+        let at = |limit: f64| {
+            let mut iso = isolated();
+            iso.device.power_limit_w = Some(limit);
+            build(Some(&graph(66.0, 0.0250)), Some(&iso))
+                .prediction
+                .unwrap()
+        };
+        // Under a 400 W limit they stand as they are: no term.
+        let under = at(400.0);
+        assert_eq!(under.terms.len(), 2);
+        let parts_j = under.predicted_energy_j.unwrap();
+        assert!((parts_j - (0.024 + 100.0 * 5.5e-6)).abs() < 1e-12);
+        // Under 300 W the GPU would hold the model at the limit: the energy is 300 W over
+        // the predicted 65.5 us, its uncertainty the time's at that power.
+        let p = at(300.0);
+        assert_eq!(p.terms.len(), 3);
+        let limit = &p.terms[2];
+        assert!(
+            limit.what.starts_with("the GPU's power limit (300 W"),
+            "{limit:?}"
+        );
+        assert!(limit.what.contains("ask for 375 W"), "{limit:?}");
+        assert_eq!(limit.us, 0.0);
+        assert_eq!(limit.pct_of_gap, None);
+        let at_limit = 300.0 * 65.5e-6;
+        assert!((limit.energy_j.unwrap() - (at_limit - parts_j)).abs() < 1e-15);
+        assert!((p.predicted_energy_j.unwrap() - at_limit).abs() < 1e-15);
+        assert!((p.predicted_us - under.predicted_us).abs() < 1e-12);
+        let u = p.predicted_energy_u_j.unwrap();
+        assert!((u - 300.0 * p.predicted_u_us * 1e-6).abs() < 1e-18, "{u}");
+        assert_eq!(p.energy_pricing_u_j, None);
+        // The other terms keep their shares of the time's gap.
+        assert!(p.terms[0].pct_of_gap.is_some());
+        let md = super::super::render::markdown(&build(
+            Some(&graph(66.0, 0.025)),
+            Some(&{
+                let mut iso = isolated();
+                iso.device.power_limit_w = Some(300.0);
+                iso
+            }),
+        ));
+        assert!(md.contains("| + the GPU's power limit (300 W"), "{md}");
     }
 
     #[test]

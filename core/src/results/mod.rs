@@ -303,6 +303,11 @@ pub struct DutyEnergy {
     /// clock still held down by the cap); from session 23.
     #[serde(default)]
     pub settling_windows: usize,
+    /// Batches of launches back to back, timed inside the counted windows, whose median
+    /// gave `launch_us` ([`launch_from_batches`]); 0 where `launch_us` was timed over
+    /// launches after the windows (too few batches; before session 24, always).
+    #[serde(default)]
+    pub launch_batches: usize,
 }
 
 /// A cycle's time and its standard error from launches of `cycles` cycles (`long`) and of
@@ -314,6 +319,36 @@ pub fn cycle_by_difference(long: &Stats, short: &Stats, cycles: u32) -> Option<(
         (long.mean - short.mean) / k,
         long.sem().hypot(short.sem()) / k,
     ))
+}
+
+/// One batch of a feeder's launches back to back, timed on the GPU from the batch before
+/// it (the events that end them): its time per launch, us, and when the host saw it
+/// retired (unix ms).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchTime {
+    pub retired_unix_ms: i64,
+    pub launch_us: f64,
+}
+
+/// The time per launch of the batches seen retired inside `windows`' span (the first
+/// window's start to the last's end), `None` under `min_batches` of them: the launches the
+/// windows' energy was measured over, timed while they ran rather than after. Each batch
+/// follows the one before it on a queue kept full, so its time is its launches' back to
+/// back; a batch after the host fell behind would carry the GPU's wait, so the summary's
+/// median, not its mean, is what to take.
+pub fn launch_from_batches(
+    batches: &[BatchTime],
+    windows: &[EnergyWindow],
+    min_batches: usize,
+) -> Option<Stats> {
+    let from = windows.iter().map(|w| w.start_unix_ms).min()?;
+    let to = windows.iter().map(|w| w.end_unix_ms).max()?;
+    let inside: Vec<f64> = batches
+        .iter()
+        .filter(|b| b.retired_unix_ms > from && b.retired_unix_ms <= to)
+        .map(|b| b.launch_us)
+        .collect();
+    (inside.len() >= min_batches.max(1)).then(|| Stats::of(&inside))
 }
 
 /// NVML's clock event reason bit for the software power cap.
@@ -772,6 +807,42 @@ mod tests {
         // Without a clock, or a top to set it against, the reason decides.
         assert!(held_down_by_cap(&at(0x4, None), top));
         assert!(held_down_by_cap(&at(0x4, Some(1965.0)), None));
+    }
+
+    #[test]
+    fn a_launch_from_batches_takes_those_retired_inside_the_windows() {
+        let span = |a: i64, b: i64| EnergyWindow {
+            start_unix_ms: a,
+            end_unix_ms: b,
+            ..w(30.0, 0.1, 10)
+        };
+        // Two counted windows, 1000-1100 and 1100-1200 ms.
+        let windows = [span(1000, 1100), span(1100, 1200)];
+        let b = |at: i64, us: f64| BatchTime {
+            retired_unix_ms: at,
+            launch_us: us,
+        };
+        let batches = [
+            // Before the windows (the clock still coming back): left out.
+            b(990, 900.0),
+            b(1000, 900.0),
+            // Inside: one after the host fell behind carries the GPU's wait.
+            b(1010, 300.0),
+            b(1050, 302.0),
+            b(1100, 301.0),
+            b(1150, 700.0),
+            b(1200, 300.0),
+            // After the last window ended (the queue draining): left out.
+            b(1230, 300.0),
+        ];
+        let got = launch_from_batches(&batches, &windows, 3).unwrap();
+        assert_eq!(got.n, 5);
+        // The median stands where the mean would carry the wait.
+        assert_eq!(got.p50, 301.0);
+        assert!(got.mean > 380.0, "{}", got.mean);
+        // Too few batches inside, or no windows: nothing to take.
+        assert_eq!(launch_from_batches(&batches, &windows, 6), None);
+        assert_eq!(launch_from_batches(&batches, &[], 1), None);
     }
 
     fn w(e: f64, d: f64, n: u64) -> EnergyWindow {

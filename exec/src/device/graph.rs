@@ -10,6 +10,7 @@
 use super::{cu_err, Device, Event};
 use crate::ExecError;
 use cudarc::driver::sys as cu;
+use kc_core::results::BatchTime;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
@@ -276,18 +277,26 @@ pub struct Feeder<'g> {
     in_flight: VecDeque<Event>,
     free: Vec<Event>,
     pub completed: u64,
+    /// With timing events: the last retired batch's event, which the next is timed from.
+    timed_from: Option<Event>,
+    timing: bool,
+    /// Each batch after the first, timed from the one before it ([`BatchTime`]).
+    pub batch_times: Vec<BatchTime>,
 }
 
 impl<'g> Feeder<'g> {
+    /// A feeder of `batch` launches a batch, `in_flight` batches queued at most; with
+    /// `timing`, each batch is timed from the one before it on the GPU.
     pub fn new(
         gpu: &mut Device,
         graph: &'g Graph,
         batch: usize,
         in_flight: usize,
+        timing: bool,
     ) -> Result<Feeder<'g>, ExecError> {
         let max_in_flight = in_flight.max(2);
         let free = (0..=max_in_flight)
-            .map(|_| gpu.event(false))
+            .map(|_| gpu.event(timing))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Feeder {
             graph,
@@ -296,6 +305,9 @@ impl<'g> Feeder<'g> {
             in_flight: VecDeque::new(),
             free,
             completed: 0,
+            timed_from: None,
+            timing,
+            batch_times: Vec::new(),
         })
     }
 
@@ -311,8 +323,32 @@ impl<'g> Feeder<'g> {
             let r = unsafe { cu::cuEventQuery(e.0) };
             if r == cu::CUresult::CUDA_SUCCESS {
                 self.in_flight.pop_front();
-                self.free.push(e);
                 self.completed += self.batch as u64;
+                if !self.timing {
+                    self.free.push(e);
+                    continue;
+                }
+                // The batch ran behind the one before it (the queue is kept full): the
+                // time between their events is its launches' back to back.
+                if let Some(from) = self.timed_from.replace(e) {
+                    let mut ms = 0f32;
+                    // SAFETY: both are timing events this feeder recorded, and both
+                    // completed (the later was just queried done).
+                    unsafe {
+                        cu_err(
+                            cu::cuEventElapsedTime_v2(&mut ms, from.0, e.0),
+                            "cuEventElapsedTime",
+                        )?
+                    };
+                    let retired_unix_ms = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as i64);
+                    self.batch_times.push(BatchTime {
+                        retired_unix_ms,
+                        launch_us: f64::from(ms) * 1000.0 / self.batch as f64,
+                    });
+                    self.free.push(from);
+                }
             } else if r == cu::CUresult::CUDA_ERROR_NOT_READY {
                 break;
             } else {

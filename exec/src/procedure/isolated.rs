@@ -497,7 +497,7 @@ fn time_and_energy(
         per_launch_us: probe.mean,
         target_rel_sem: energy_target,
         stop_after: at_duty_after.then_some(&held_down as &dyn Fn(&EnergyWindow) -> bool),
-        settled: None,
+        ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
     let mut samples = timed.read(gpu)?;
@@ -701,10 +701,15 @@ fn measure_restoring(
 /// keeps the spin's share, whose power is taken off, small.
 const DUTY_SHARES: [f64; 2] = [1.0 / 3.0, 0.2];
 
-/// Timed launches of a unit's graph at a duty cycle, after its windows (about 25 ms at a
-/// third). Eight rather than 20 did not bring the next unit's windows a tick sooner: on
-/// ResNeXt-50's step they still started 200 ms after a duty unit's last window, against
-/// 100 ms between units alone (session 23, calls 3, 4 and 6).
+/// A unit's launch at a duty cycle is timed from the feeder's batches inside its counted
+/// windows ([`launch_from_batches`]): the launches its energy was measured over. Timing
+/// eight launches after the windows instead (about 25 ms at a third, the way of session
+/// 23) put a duty unit's last window 91-95 ms (median) before the next unit's timed
+/// launches, against 58-62 ms after a unit alone, and the next unit's windows started a
+/// tick later (200 ms against 100; ResNeXt-50's step, session 23, call 6). At least this
+/// many batches (2 ms each) must lie inside the windows; with fewer, the eight launches
+/// after them are timed.
+const DUTY_MIN_BATCHES: usize = 8;
 const DUTY_TIMED_LAUNCHES: usize = 8;
 
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
@@ -739,15 +744,17 @@ fn duty_energy(
         gpu.warm(&graph)?;
         // After its windows at the cap the GPU brings its clock back over a few windows
         // (1665-1935 MHz in the first, ResNeXt-50's step): those that ran held down are
-        // left out as settling, and the launch is timed after the windows, settled.
+        // left out as settling, and the launch is timed inside the windows counted.
         let top = en.top_clock_mhz();
         let settled = |w: &EnergyWindow| !held_down_by_cap(w, top);
+        let mut batches = Vec::new();
         let how = super::SeriesHow {
             // The series sizes its batches by the launch the graph was built to be.
             per_launch_us: unit_launch_us / share,
             target_rel_sem: energy_target,
             stop_after: None,
             settled: Some(&settled),
+            batch_times: Some(&mut batches),
         };
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
         let before = en.windows_so_far();
@@ -756,16 +763,24 @@ fn duty_energy(
         let Some(w) = windows else {
             return Ok(None);
         };
-        let launch = Stats::of(&gpu.time_launches(&graph, DUTY_TIMED_LAUNCHES)?);
+        let (launch_us, launch_batches) = match launch_from_batches(&batches, &w, DUTY_MIN_BATCHES)
+        {
+            Some(b) => (b.p50, b.n),
+            None => (
+                Stats::of(&gpu.time_launches(&graph, DUTY_TIMED_LAUNCHES)?).mean,
+                0,
+            ),
+        };
         let duty_capped = w.iter().filter(|x| !settled(x)).count();
-        let summary = en.summarise_with(w, &what, launch.mean, notes, |ws, first, idle| {
-            let spin = spin_besides(launch.mean / 1e6, unit_launch_us / 1e6, spin_w);
+        let summary = en.summarise_with(w, &what, launch_us, notes, |ws, first, idle| {
+            let spin = spin_besides(launch_us / 1e6, unit_launch_us / 1e6, spin_w);
             let all = spin.and(besides);
-            energy_summary_besides(ws, first, idle, launch.mean / 1e6, all, f64::from(unroll))
+            energy_summary_besides(ws, first, idle, launch_us / 1e6, all, f64::from(unroll))
         });
         let duty = DutyEnergy {
             unit_share: share,
-            launch_us: launch.mean,
+            launch_us,
+            launch_batches,
             unit_launch_us,
             spin_w,
             spin_sem_w,

@@ -161,6 +161,7 @@ impl Energy<'_> {
             target_rel_sem,
             stop_after,
             settled,
+            batch_times,
         } = how;
         let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
             return Ok(None);
@@ -187,7 +188,7 @@ impl Energy<'_> {
         };
         let batch_ns = batch as f64 * per_launch_us.max(0.001) * 1000.0;
         let in_flight = ((QUEUED_NS / batch_ns).ceil() as usize).clamp(2, 16);
-        let mut feeder = Feeder::new(gpu, graph, batch, in_flight)?;
+        let mut feeder = Feeder::new(gpu, graph, batch, in_flight, batch_times.is_some())?;
         let mut gpu_err = None;
         let w = energy::measure_series(
             meter as &mut dyn PowerMeter,
@@ -205,6 +206,9 @@ impl Energy<'_> {
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
         let launched = feeder.launched();
+        if let Some(out) = batch_times {
+            out.append(&mut feeder.batch_times);
+        }
         drop(feeder);
         if gpu_err.is_none() {
             even_out(self.job.as_mut(), gpu, graph, launched, label)?;
@@ -334,13 +338,15 @@ impl Energy<'_> {
 
 /// How a series of energy windows runs ([`Energy::series_how`]): the launch's time, us
 /// (sizes the feeder's batches), the target, what ends it after the window it holds of,
-/// and whether a window ran with the GPU settled.
+/// whether a window ran with the GPU settled, and where the feeder's batches, each timed
+/// from the one before it, are kept (untimed without).
 #[derive(Default)]
 pub(super) struct SeriesHow<'a> {
     pub per_launch_us: f64,
     pub target_rel_sem: f64,
     pub stop_after: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
     pub settled: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
+    pub batch_times: Option<&'a mut Vec<BatchTime>>,
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
