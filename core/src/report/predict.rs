@@ -104,7 +104,8 @@ pub struct Prediction {
     /// at the idle power (the GPU waiting), but the same time at the units' own mean power
     /// is as measured a bound; the price is taken as lying anywhere between the two
     /// (a rectangular distribution: their difference × the terms' time / √12), one price
-    /// for every term.
+    /// for every term. Absent where the GPU's power limit holds the energy (its bar is
+    /// then the time's at the limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_pricing_u_j: Option<f64>,
     /// Of `predicted_u_us`, the part from how the round's cost is shared out: the

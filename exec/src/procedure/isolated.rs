@@ -710,6 +710,7 @@ const DUTY_SHARES: [f64; 2] = [1.0 / 3.0, 0.2];
 /// many batches (2 ms each) must lie inside the windows; with fewer, the eight launches
 /// after them are timed.
 const DUTY_MIN_BATCHES: usize = 8;
+/// Launches timed after the windows where fewer than [`DUTY_MIN_BATCHES`] lie inside them.
 const DUTY_TIMED_LAUNCHES: usize = 8;
 
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
