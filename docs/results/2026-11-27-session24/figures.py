@@ -9,7 +9,8 @@ ViT-B/16 TF32), 2 (H100, part b: Swin V2-T, Wide ResNet-50-2's step, ViT-L/16, t
 kept), 3 (H200, part c: the same three from H200 traces, and two of the H100 plans replayed
 there against the model measured there), 4 (H100, part d: ResNeXt-50's step, ConvNeXt-B,
 VGG-16-BN, LLaMA's decode graph), 5 (H100, part e: T5's graph, BERT's training-step
-graph, Qwen2's and GPT-2's decode graphs). The power limit's bound (a2c1da7) is a report term: the
+graph, Qwen2's and GPT-2's decode graphs), 6 (H200, part f: Wide ResNet-50-2's step
+measured, its H100 plan replayed there). The power limit's bound (a2c1da7) is a report term: the
 on-device reports predate it, the answers here hold it."""
 import collections, glob, json, os, re, statistics, subprocess, tempfile
 from datetime import datetime

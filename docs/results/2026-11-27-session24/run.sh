@@ -57,6 +57,12 @@ again() { # NAME: kc run once more on the same capture (its time; no remeasure)
   echo "$n again rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
   rm -f $out/$n.again.kc/$n/plan.kcplan $out/$n.again.kc/$n/*.kcir $out/$n.again.kc/$n/report/replay.trace.json
 }
+measured() { # NAME CAPTURE-ARGS: the model captured and measured only (for `cross`)
+  local n=$1; shift
+  args=("$@"); name=$n
+  mark "capture $n"
+  . tools/capture_inputs.sh "$@"
+}
 model() { # NAME CAPTURE-ARGS
   local n=$1; shift
   if [ $(( $(date +%s) - T0 )) -gt ${BUDGET:-300} ]; then mark "skip $n (time)"; return; fi
@@ -103,6 +109,10 @@ e) # kc-p on the H100: T5's graph (112 units, deliverable 6 on an inference mode
    model bert_train_graph --model bert --layers 4 --batch 16 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph
    model qwen2_decode_graph "${Q2[@]}"
    model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
+f) # kc-p on the H200: Wide ResNet-50-2's step captured and measured, and its H100 plan
+   # (call 2) replayed there against it (skipped for time in call 3)
+   measured wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   cross wide_resnet50_train ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
