@@ -1468,6 +1468,17 @@ mod tests {
             }),
         ));
         assert!(md.contains("| + the GPU's power limit (300 W"), "{md}");
+        // It adds no time, and its row says none.
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| + the GPU's power limit"))
+            .unwrap();
+        assert!(
+            row.contains(
+                "draw, so the energy is the limit × the predicted time | - | - | -0.0049 J |"
+            ),
+            "{row}"
+        );
     }
 
     #[test]

@@ -523,13 +523,21 @@ fn prediction(o: &mut String, r: &Report) {
     );
     for term in &p.terms {
         // Signed: a term adds. One without its own spread (the round's slower kernels: the
-        // round's spread is carried by its gap term) prints without a ±.
+        // round's spread is carried by its gap term) prints without a ±, and one that adds
+        // no time (the power limit's, on energy alone) prints none.
+        let time = if term.us == 0.0 && term.u_us == 0.0 {
+            "-".to_string()
+        } else {
+            format!(
+                "{}{}",
+                if term.us >= 0.0 { "+" } else { "" },
+                t(term.us, (term.u_us > 0.0).then_some(term.u_us))
+            )
+        };
         let _ = writeln!(
             o,
-            "| + {} | {}{} | {} | {} | |",
+            "| + {} | {time} | {} | {} | |",
             cell(&term.what),
-            if term.us >= 0.0 { "+" } else { "" },
-            t(term.us, (term.u_us > 0.0).then_some(term.u_us)),
             signed(term.pct_of_gap),
             term.energy_j
                 .map_or("-".into(), |j| format!("{:+.4} J", j / per)),
