@@ -113,6 +113,9 @@ f) # kc-p on the H200: Wide ResNet-50-2's step captured and measured, and its H1
    # (call 2) replayed there against it (skipped for time in call 3)
    measured wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
    cross wide_resnet50_train ;;
+g) # kc-q on the H100 (the feeder's batches stamped by the windows' own clock): ViT-B/16
+   # TF32, whose capped units are timed from their batches
+   model vit_b_16_tf32 "${V[@]}" ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

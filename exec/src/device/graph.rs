@@ -316,8 +316,10 @@ impl<'g> Feeder<'g> {
         self.completed + (self.in_flight.len() * self.batch) as u64
     }
 
-    /// Retires finished batches, tops the queue up, and returns launches completed so far.
-    pub fn pump(&mut self, gpu: &Device) -> Result<u64, ExecError> {
+    /// Retires finished batches (a timed one stamped `now_unix_ms`, the caller's clock, the
+    /// one its windows are stamped by), tops the queue up, and returns launches completed
+    /// so far.
+    pub fn pump(&mut self, gpu: &Device, now_unix_ms: i64) -> Result<u64, ExecError> {
         while let Some(&e) = self.in_flight.front() {
             // SAFETY: querying an event this feeder recorded.
             let r = unsafe { cu::cuEventQuery(e.0) };
@@ -340,11 +342,8 @@ impl<'g> Feeder<'g> {
                             "cuEventElapsedTime",
                         )?
                     };
-                    let retired_unix_ms = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_millis() as i64);
                     self.batch_times.push(BatchTime {
-                        retired_unix_ms,
+                        retired_unix_ms: now_unix_ms,
                         launch_us: f64::from(ms) * 1000.0 / self.batch as f64,
                     });
                     self.free.push(from);

@@ -190,18 +190,15 @@ impl Energy<'_> {
         let in_flight = ((QUEUED_NS / batch_ns).ceil() as usize).clamp(2, 16);
         let mut feeder = Feeder::new(gpu, graph, batch, in_flight, batch_times.is_some())?;
         let mut gpu_err = None;
-        let w = energy::measure_series(
-            meter as &mut dyn PowerMeter,
-            &self.clock,
-            &spec,
-            &mut || {
-                feeder.pump(gpu).map_err(|e| {
-                    let m = e.to_string();
-                    gpu_err = Some(e);
-                    m
-                })
-            },
-        );
+        // The batches are stamped by the clock the windows are, so the two compare.
+        let clock = &self.clock;
+        let w = energy::measure_series(meter as &mut dyn PowerMeter, clock, &spec, &mut || {
+            feeder.pump(gpu, clock.unix_ms()).map_err(|e| {
+                let m = e.to_string();
+                gpu_err = Some(e);
+                m
+            })
+        });
         // In a job, the ranks first agree on how many replays each launches and top up to
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
