@@ -10,7 +10,8 @@ kept), 3 (H200, part c: the same three from H200 traces, and two of the H100 pla
 there against the model measured there), 4 (H100, part d: ResNeXt-50's step, ConvNeXt-B,
 VGG-16-BN, LLaMA's decode graph), 5 (H100, part e: T5's graph, BERT's training-step
 graph, Qwen2's and GPT-2's decode graphs), 6 (H200, part f: Wide ResNet-50-2's step
-measured, its H100 plan replayed there). The power limit's bound (a2c1da7) is a report term: the
+measured, its H100 plan replayed there), 7 (H100, kc-q, part g: the feeder's batches
+stamped by the windows' clock; ViT-B/16 TF32). The power limit's bound (a2c1da7) is a report term: the
 on-device reports predate it, the answers here hold it."""
 import collections, glob, json, os, re, statistics, subprocess, tempfile
 from datetime import datetime

@@ -4,7 +4,7 @@
 # back in the same call, its report regenerated with the committed kc from the results
 # files (so every answer holds the power limit's bound of session 24). Session 24's six
 # new models ("s24": Swin V2-T, Wide ResNet-50-2's step, ViT-L/16, ConvNeXt-B, LLaMA's
-# decode graph, VGG-16-BN) and its ResNeXt-50, ViT-B/16, T5 graph, BERT step graph, Qwen2
+# decode graph, VGG-16-BN) and its ResNeXt-50, ViT-B/16 (call 7), T5 graph, BERT step graph, Qwen2
 # and GPT-2 decode graphs; session 23's BERT graph and Swin-T ("s23"; its call 5, whose
 # feeder starved the GPU, is left out); session 22's Qwen3-MoE and ConvNeXt-T compiled
 # ("s22"). Run from the
@@ -17,7 +17,7 @@ x() { mkdir -p $w/$2; tar xJf "$r/$1/$2.txz" -C $w/$2; }
 x 2026-11-27-session22 call1-a-kc-i; x 2026-11-27-session22 call3-c-kc-i
 x 2026-11-27-session23 call1-a-kc-j; x 2026-11-27-session23 call4-e-kc-m
 x 2026-11-27-session24 call1-a-kc-p; x 2026-11-27-session24 call2-b-kc-p; x 2026-11-27-session24 call4-d-kc-p
-x 2026-11-27-session24 call5-e-kc-p
+x 2026-11-27-session24 call5-e-kc-p; x 2026-11-27-session24 call7-g-kc-q
 args=()
 rep() { # LABEL CALL/PART NAME
   local dir=$w/$2/$3.kc/$3
@@ -28,7 +28,7 @@ rep() { # LABEL CALL/PART NAME
 rep "Swin V2-T (s24)" call2-b-kc-p/b swin_v2_t; rep "Wide ResNet-50-2 step (s24)" call2-b-kc-p/b wide_resnet50_train
 rep "ViT-L/16 (s24)" call2-b-kc-p/b vit_l_16; rep "ConvNeXt-B (s24)" call4-d-kc-p/d convnext_base
 rep "LLaMA decode graph (s24)" call4-d-kc-p/d llama_decode_graph; rep "VGG-16-BN (s24)" call4-d-kc-p/d vgg16_bn
-rep "ResNeXt-50 step (s24)" call4-d-kc-p/d resnext50_train; rep "ViT-B/16 TF32 (s24)" call1-a-kc-p/a vit_b_16_tf32
+rep "ResNeXt-50 step (s24)" call4-d-kc-p/d resnext50_train; rep "ViT-B/16 TF32 (s24)" call7-g-kc-q/g vit_b_16_tf32
 rep "T5 graph (s24)" call5-e-kc-p/e t5_graph; rep "BERT step graph (s24)" call5-e-kc-p/e bert_train_graph
 rep "Qwen2 decode graph (s24)" call5-e-kc-p/e qwen2_decode_graph; rep "GPT-2 decode graph (s24)" call5-e-kc-p/e gpt2_decode_graph
 rep "BERT graph (s23)" call1-a-kc-j/a bert_infer_graph; rep "Swin-T (s23)" call4-e-kc-m/e swin_t
