@@ -6,52 +6,23 @@ more than the limit over the predicted time, the energy's error without the boun
 Run from the repository root after `cargo build --release`:
     python3 docs/results/2026-11-27-session24/limit.py > docs/results/2026-11-27-session24/limit.txt
 """
-import glob, json, os, subprocess, sys, tarfile, tempfile
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kept import answers, limit_term
 
-KC = os.environ.get("KC", "target/release/kc")
-here = os.path.dirname(os.path.abspath(__file__))
-sessions = [f"{here}/../2026-11-27-session{n}" for n in range(17, 25)]
-work = tempfile.mkdtemp()
 rows = []
-for s in sessions:
-    for t in sorted(glob.glob(f"{s}/call*.txz")):
-        call = f"s{s.rsplit('session', 1)[1]}/{os.path.basename(t)[:-4]}"
-        d = f"{work}/{call}"
-        os.makedirs(d, exist_ok=True)
-        with tarfile.open(t) as tf:
-            tf.extractall(d, filter="data")
-        for iso in sorted(glob.glob(f"{d}/*/*.kc/*/plan.isolated.context.json") +
-                          glob.glob(f"{d}/*/*.h100plan/plan.isolated.context.json")):
-            run = os.path.dirname(iso)
-            cross = run.endswith(".h100plan")
-            name = os.path.basename(run)[:-len(".h100plan")] if cross else os.path.basename(run)
-            part = os.path.dirname(run) if cross else os.path.dirname(os.path.dirname(run))
-            ref = f"{part}/reference.json"
-            graph = f"{run}/plan.graph.json"
-            if not (os.path.exists(ref) and os.path.exists(graph)):
-                continue
-            if name not in json.load(open(ref)).get("results", {}):
-                continue
-            out = f"{run}/limit-report"
-            r = subprocess.run([KC, "report", graph, "--isolated", iso, "--reference", ref,
-                                "--reference-entry", name, "-o", out, "--json"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                continue
-            p = json.load(open(f"{out}/report.json")).get("prediction") or {}
-            if not p.get("terms_measured") or p.get("predicted_energy_j") is None or not p.get("target_energy_j"):
-                continue
-            dev = json.load(open(iso)).get("device", {})
-            limit = [x for x in p["terms"] if x["what"].startswith("the GPU's power limit")]
-            e = p["predicted_energy_j"]
-            parts = e - (limit[0]["energy_j"] if limit else 0.0)
-            te, tt = p["target_energy_j"], p["target_us"]
-            rows.append(dict(call=call, model=name + (" (H100 plan)" if cross else ""),
-                             gpu=dev.get("name", "?").replace("NVIDIA ", ""),
-                             limit_w=dev.get("power_limit_w"), parts_w=parts / (p["predicted_us"] * 1e-6),
-                             model_w=te / (tt * 1e-6), time=p["error_pct"],
-                             before=100 * (parts / te - 1), after=p["energy_error_pct"], bound=bool(limit),
-                             outside=p.get("energy_outside")))
+for call, model, p, iso in answers():
+    dev = iso.get("device", {})
+    limit = limit_term(p)
+    e = p["predicted_energy_j"]
+    parts = e - (limit["energy_j"] if limit else 0.0)
+    te, tt = p["target_energy_j"], p["target_us"]
+    rows.append(dict(call=call, model=model,
+                     gpu=dev.get("name", "?").replace("NVIDIA ", ""),
+                     limit_w=dev.get("power_limit_w"), parts_w=parts / (p["predicted_us"] * 1e-6),
+                     model_w=te / (tt * 1e-6), time=p["error_pct"],
+                     before=100 * (parts / te - 1), after=p["energy_error_pct"], bound=bool(limit),
+                     outside=p.get("energy_outside")))
 print(f"{len(rows)} answers re-reported (sessions 17-24, context cache, against the model in the same call)")
 hit = [r for r in rows if r["bound"]]
 print(f"the parts asked for more than the power limit on {len(hit)}:")

@@ -7,51 +7,40 @@ power limit's bound applied after). Session 22's ebar.sh tried the same on the t
 Run from the repository root after `cargo build --release`:
     python3 docs/results/2026-11-27-session24/unitpower.py > docs/results/2026-11-27-session24/unitpower.txt
 """
-import glob, json, os, subprocess, tarfile, tempfile, sys
-KC=os.environ.get("KC", "target/release/kc")
-here="docs/results"
-work=tempfile.mkdtemp()
-rows=[]
-for n in range(17,25):
-    s=f"{here}/2026-11-27-session{n}"
-    for t in sorted(glob.glob(f"{s}/call*.txz")):
-        call=f"s{n}/{os.path.basename(t)[:-4]}"; d=f"{work}/{call}"; os.makedirs(d,exist_ok=True)
-        with tarfile.open(t) as tf: tf.extractall(d, filter="data")
-        for iso in sorted(glob.glob(f"{d}/*/*.kc/*/plan.isolated.context.json")+glob.glob(f"{d}/*/*.h100plan/plan.isolated.context.json")):
-            run=os.path.dirname(iso); cross=run.endswith(".h100plan")
-            name=os.path.basename(run)[:-9] if cross else os.path.basename(run)
-            part=os.path.dirname(run) if cross else os.path.dirname(os.path.dirname(run))
-            ref=f"{part}/reference.json"; graph=f"{run}/plan.graph.json"
-            if not (os.path.exists(ref) and os.path.exists(graph)): continue
-            if name not in json.load(open(ref)).get("results",{}): continue
-            out=f"{run}/up"
-            r=subprocess.run([KC,"report",graph,"--isolated",iso,"--reference",ref,"--reference-entry",name,"-o",out,"--json"],capture_output=True)
-            if r.returncode: continue
-            p=json.load(open(f"{out}/report.json")).get("prediction") or {}
-            if not p.get("terms_measured") or p.get("predicted_energy_j") is None or not p.get("target_energy_j") or p.get("target_caveat"): continue
-            I=json.load(open(iso))
-            tr=(I.get("isolated") or {}).get("transitions") or {}
-            ruk=tr.get("round_unit_kernels") or []
-            units={u["id"]:u for u in I["units"] if u["status"]=="ok"}
-            idle=I["idle"]["avg_power_w"] if I.get("idle") else None
-            lim=[x for x in p["terms"] if x["what"].startswith("the GPU's power limit")]
-            kern=[x for x in p["terms"] if x["what"].startswith("kernels slower")]
-            e_parts=p["predicted_energy_j"]-(lim[0]["energy_j"] if lim else 0)
-            alt=None
-            if ruk and kern and idle:
-                add=0.0; ok=True
-                for k in ruk:
-                    u=units.get(k["unit"])
-                    if not u or not u.get("energy") or not u.get("time_us"): ok=False; break
-                    d=(k["round_us"]-k["alone_us"])*u["invocations"]
-                    pu=u["energy"]["per_item_j"]["mean"]/(u["time_us"]["mean"]*1e-6)
-                    add+=d*1e-6*(pu if d<0 else idle)
-                if ok:
-                    alt=e_parts-kern[0]["energy_j"]+add
-                    lw=I["device"].get("power_limit_w")
-                    if lw: alt=min(alt, lw*p["predicted_us"]*1e-6)
-            te=p["target_energy_j"]
-            rows.append((call,name+(" (H100 plan)" if cross else ""),p["energy_error_pct"], None if alt is None else 100*(alt/te-1)))
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kept import answers, limit_term
+
+rows = []
+for call, model, p, I in answers():
+    if p.get("target_caveat"):
+        continue
+    tr = (I.get("isolated") or {}).get("transitions") or {}
+    ruk = tr.get("round_unit_kernels") or []
+    units = {u["id"]: u for u in I["units"] if u["status"] == "ok"}
+    idle = I["idle"]["avg_power_w"] if I.get("idle") else None
+    lim = limit_term(p)
+    kern = [x for x in p["terms"] if x["what"].startswith("kernels slower")]
+    e_parts = p["predicted_energy_j"] - (lim["energy_j"] if lim else 0)
+    alt = None
+    if ruk and kern and idle:
+        add = 0.0
+        ok = True
+        for k in ruk:
+            u = units.get(k["unit"])
+            if not u or not u.get("energy") or not u.get("time_us"):
+                ok = False
+                break
+            d = (k["round_us"] - k["alone_us"]) * u["invocations"]
+            pu = u["energy"]["per_item_j"]["mean"] / (u["time_us"]["mean"] * 1e-6)
+            add += d * 1e-6 * (pu if d < 0 else idle)
+        if ok:
+            alt = e_parts - kern[0]["energy_j"] + add
+            lw = I["device"].get("power_limit_w")
+            if lw:
+                alt = min(alt, lw * p["predicted_us"] * 1e-6)
+    te = p["target_energy_j"]
+    rows.append((call, model, p["energy_error_pct"], None if alt is None else 100 * (alt / te - 1)))
 have=[r for r in rows if r[3] is not None]
 print(len(rows),"answers;",len(have),"with the round's kernels by unit")
 w=lambda k: sum(1 for r in have if abs(r[k])<=3)

@@ -401,9 +401,6 @@ fn check_image(
 /// gives the mean's standard error.
 const MIN_TIMED_RUNS: usize = 20;
 
-/// How many replays are timed: `opts.runs`, or fewer where `opts.timed_seconds` of them
-/// (each `replay_s` long, from the warm-up) is reached first, never under
-/// [`MIN_TIMED_RUNS`]. A job's ranks launch the same count, so there it is always `runs`.
 /// Synchronised single launches timed for the latency figure: 20, or as many as take
 /// [`LATENCY_S`] of replays of `replay_us`, but at least 3 and at most `timed`.
 fn latency_launches(timed: usize, replay_us: f64) -> usize {
@@ -414,6 +411,9 @@ fn latency_launches(timed: usize, replay_us: f64) -> usize {
 /// GPU time of the latency figure's launches, seconds.
 const LATENCY_S: f64 = 0.25;
 
+/// How many replays are timed: `opts.runs`, or fewer where `opts.timed_seconds` of them
+/// (each `replay_s` long, from the warm-up) is reached first, never under
+/// [`MIN_TIMED_RUNS`]. A job's ranks launch the same count, so there it is always `runs`.
 fn timed_runs(opts: &ExecOptions, replay_s: f64, job: bool) -> usize {
     let runs = opts.runs.max(1);
     match opts.timed_seconds {

@@ -715,9 +715,10 @@ const DUTY_TIMED_LAUNCHES: usize = 8;
 
 /// A unit's energy at a duty cycle ([`DutyEnergy`]): its invocations (`enqueue_unit`) and a
 /// spin after them in one graph, the unit `DUTY_SHARES[0]` of each launch (a fifth where
-/// that was still held down by the power cap), timed and measured in windows; the spin's power, measured
-/// once per run in windows of its own, is taken off, and so is `besides` (what the unit's
-/// graph holds besides its invocations: a restoring launch's copy). `None` without a meter.
+/// that was still held down by the power cap), timed and measured in windows; the spin's
+/// power, measured once per run in windows of its own, is taken off, and so is `besides`
+/// (what the unit's graph holds besides its invocations: a restoring launch's copy).
+/// `None` without a meter.
 #[allow(clippy::too_many_arguments)]
 fn duty_energy(
     gpu: &mut Gpu,
