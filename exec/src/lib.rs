@@ -177,6 +177,15 @@ pub struct ExecOptions {
     /// spin after each launch), not only a unit whose windows alone saw the power cap; the
     /// back-to-back figure is kept beside it (`DutyEnergy::alone_per_item_j`).
     pub duty_energy_all: bool,
+    /// Isolated mode, context cache, a diagnostic: every unit measured once more with the
+    /// model's steps leading up to each of its invocations (back to the nearest of the 4
+    /// before it that shares a place with it) ahead of it, less those steps alone
+    /// ([`kc_core::results::UnitAfterLeadIn`]); the prediction does not take it.
+    pub lead_in_units: bool,
+    /// Isolated mode, context cache, a diagnostic: every unit measured again with every
+    /// launch from the model's values at its places, as a unit whose values ran away is
+    /// (with `unit_restoring`); the prediction takes that measurement.
+    pub unit_restoring_all: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -234,6 +243,8 @@ impl Default for ExecOptions {
             round_energy: false,
             duty_energy: true,
             duty_energy_all: false,
+            lead_in_units: false,
+            unit_restoring_all: false,
             unit_restoring: true,
             round_cycles: None,
             transitions: 0,

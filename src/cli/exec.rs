@@ -89,6 +89,19 @@ pub struct Args {
     /// gave; the prediction takes the duty cycle's.
     #[arg(long, conflicts_with = "no_duty_energy")]
     pub duty_energy_all: bool,
+    /// Isolated mode, context cache, a diagnostic: measure every unit once more with the
+    /// model's steps leading up to each of its invocations ahead of it (back to the
+    /// nearest of the 4 before it that shares a place with it: as the model runs it, its
+    /// input just written), less those steps alone. The report gives the sum beside the
+    /// units alone; the prediction does not take it. About four more windows a unit.
+    #[arg(long)]
+    pub lead_in_units: bool,
+    /// Isolated mode, context cache, a diagnostic: measure every unit again with every
+    /// launch from the model's values at its places (a copy of them from the image's
+    /// snapshot first, its own time and energy taken off), as a unit whose repeats ran its
+    /// values away is. The report gives both sums; the prediction takes the second.
+    #[arg(long, conflicts_with = "units_plain")]
+    pub units_restoring_all: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -226,6 +239,8 @@ pub fn run(a: Args) -> i32 {
         round_energy: a.round_energy,
         duty_energy: !a.no_duty_energy,
         duty_energy_all: a.duty_energy_all,
+        lead_in_units: a.lead_in_units,
+        unit_restoring_all: a.units_restoring_all,
         unit_restoring: !a.units_plain,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

@@ -87,6 +87,12 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.duty_energy_all {
         v.push("--duty-energy-all".into());
     }
+    if a.lead_in_units {
+        v.push("--lead-in-units".into());
+    }
+    if a.units_restoring_all {
+        v.push("--units-restoring-all".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

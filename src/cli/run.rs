@@ -92,6 +92,15 @@ pub struct Args {
     /// does not take it).
     #[arg(long)]
     pub round_energy: bool,
+    /// A diagnostic, as `kc exec --lead-in-units`: every unit also measured after the
+    /// model's steps leading up to each of its invocations, less those steps alone (the prediction
+    /// does not take it).
+    #[arg(long)]
+    pub lead_in_units: bool,
+    /// A diagnostic, as `kc exec --units-restoring-all`: every unit measured again with
+    /// every launch from the model's values at its places (the prediction takes it).
+    #[arg(long)]
+    pub units_restoring_all: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -229,6 +238,8 @@ pub fn run(a: Args) -> i32 {
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         duty_energy_all: a.duty_energy_all,
         round_energy: a.round_energy,
+        lead_in_units: a.lead_in_units,
+        units_restoring_all: a.units_restoring_all,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -317,6 +328,8 @@ struct ReplaySettings {
     unit_energy_target: f64,
     duty_energy_all: bool,
     round_energy: bool,
+    lead_in_units: bool,
+    units_restoring_all: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -387,6 +400,8 @@ fn replay(
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             duty_energy_all: settings.duty_energy_all,
             round_energy: settings.round_energy,
+            lead_in_units: settings.lead_in_units,
+            unit_restoring_all: settings.units_restoring_all,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);

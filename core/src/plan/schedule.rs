@@ -335,6 +335,73 @@ pub fn round_order(
     out
 }
 
+/// The model's steps before each step on its stream that lead up to it, among the steps
+/// that run (`runs`), this rank's only, oldest first: back to the nearest of the last
+/// `max_back` steps that `touches` it (shares a place with it: most often the producer of
+/// its input), or the one step before it where none does. A training step's batch norm
+/// follows its convolution through the counter it bumps (`num_batches_tracked.add_`), so
+/// the step before it is not what wrote its input (session 25).
+pub fn lead_ins(
+    plan: &Plan,
+    rank: u32,
+    runs: impl Fn(&Step) -> bool,
+    touches: impl Fn(u32, u32) -> bool,
+    max_back: usize,
+) -> std::collections::HashMap<u32, Vec<u32>> {
+    let mut recent: Vec<std::collections::VecDeque<u32>> =
+        vec![Default::default(); plan.streams.len()];
+    let mut out = std::collections::HashMap::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if plan.streams[s.stream as usize].rank != rank || !runs(s) {
+            continue;
+        }
+        let i = i as u32;
+        let last = &mut recent[s.stream as usize];
+        // The newest step that touches this one, counted back from the step before it.
+        let back = last.iter().rev().position(|&p| touches(p, i)).unwrap_or(0);
+        if !last.is_empty() {
+            out.insert(
+                i,
+                last.iter().skip(last.len() - 1 - back).copied().collect(),
+            );
+        }
+        if last.len() == max_back.max(1) {
+            last.pop_front();
+        }
+        last.push_back(i);
+    }
+    out
+}
+
+/// One launch of a unit after its lead-ins: `unroll` invocations over its `steps` in turn,
+/// each after its lead-in steps (`leads`, oldest first) where the launch does not end with
+/// them already (what it ends with, the longest start of them that is its tail, is not run
+/// again). Each entry is (the lead-in steps run before it, the unit's step).
+pub fn led_launch(
+    steps: &[u32],
+    unroll: u32,
+    leads: &std::collections::HashMap<u32, Vec<u32>>,
+) -> Vec<(Vec<u32>, u32)> {
+    let mut out = Vec::with_capacity(unroll as usize);
+    let mut ran: Vec<u32> = Vec::new();
+    if steps.is_empty() {
+        return out;
+    }
+    for i in 0..unroll as usize {
+        let st = steps[i % steps.len()];
+        let lead = leads.get(&st).map_or(&[][..], Vec::as_slice);
+        let kept = (0..=lead.len().min(ran.len()))
+            .rev()
+            .find(|&k| ran[ran.len() - k..] == lead[..k])
+            .unwrap_or(0);
+        let run: Vec<u32> = lead[kept..].to_vec();
+        ran.extend(&run);
+        ran.push(st);
+        out.push((run, st));
+    }
+    out
+}
+
 /// The switches between different units one cycle of a round makes (`units` in cycle
 /// order, the last followed by the first): entries of the same unit back to back are no
 /// switch, as in [`transitions`]. At least 1, so that it divides.
@@ -419,6 +486,57 @@ mod tests {
         assert_eq!(iteration_span_ns(&p), None);
         p.iterations.count = 0;
         assert_eq!(iteration_span_ns(&p), None);
+    }
+
+    #[test]
+    fn lead_ins_reach_back_to_the_step_that_touches_the_unit_and_a_launch_runs_them_once() {
+        // One stream: u0 u1 u1 u2 u1 u3; step 5 (u3) shares a place with step 3 only.
+        let p = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (1, 0, &[]),
+            (2, 0, &[]),
+            (1, 0, &[]),
+            (3, 0, &[]),
+        ]);
+        let touches = |a: u32, b: u32| (a, b) == (3, 5);
+        let leads = lead_ins(&p, 0, |_| true, touches, 4);
+        assert_eq!(leads.get(&0), None);
+        // No step touches it: the one step before it.
+        assert_eq!(leads[&1], vec![0]);
+        assert_eq!(leads[&4], vec![3]);
+        // Back to step 3, two steps before it.
+        assert_eq!(leads[&5], vec![3, 4]);
+        // Not further back than `max_back` steps.
+        assert_eq!(lead_ins(&p, 0, |_| true, touches, 1)[&5], vec![4]);
+        // Steps that do not run are not lead-ins: step 4's is then u1's step 2.
+        assert_eq!(lead_ins(&p, 0, |s| s.unit != 2, touches, 4)[&4], vec![2]);
+        // The unit u1 at steps 1, 2 and 4: step 2 follows its own step 1, no lead-in.
+        let v = |x: &[u32]| x.to_vec();
+        assert_eq!(
+            led_launch(&[1, 2, 4], 6, &leads),
+            vec![
+                (v(&[0]), 1),
+                (v(&[]), 2),
+                (v(&[3]), 4),
+                (v(&[0]), 1),
+                (v(&[]), 2),
+                (v(&[3]), 4)
+            ]
+        );
+        // u3 at step 5: its lead-ins 3 and 4 before each invocation; a lead-in the launch
+        // already ends with is not run again (step 9's 5, then 4: only 4).
+        assert_eq!(
+            led_launch(&[5], 2, &leads),
+            vec![(v(&[3, 4]), 5), (v(&[3, 4]), 5)]
+        );
+        let mut l = leads.clone();
+        l.insert(9, vec![5, 4]);
+        assert_eq!(
+            led_launch(&[5, 9], 2, &l),
+            vec![(v(&[3, 4]), 5), (v(&[4]), 9)]
+        );
+        assert_eq!(led_launch(&[0], 2, &leads), vec![(v(&[]), 0), (v(&[]), 0)]);
     }
 
     fn plan(steps: &[(u32, u32, &[u32])]) -> Plan {

@@ -178,9 +178,83 @@ pub struct Prediction {
     /// sentence under the table says of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub units_restored: Option<String>,
+    /// Units so measured on request (`--units-restoring-all`), their values not run away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_restored_asked: Option<String>,
+    /// Units measured after their lead-ins (`--lead-in-units`, a diagnostic): their sums
+    /// beside the units alone, and the energy with them in place of alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_in_units: Option<LeadInUnits>,
     /// Whether the isolated pass measured the terms; without them the prediction is the
     /// plain sum and is not shown as a prediction.
     pub terms_measured: bool,
+}
+
+/// Units measured after the model's steps leading up to each of their invocations
+/// ([`crate::results::UnitAfterLeadIn`], a diagnostic the prediction does not take), per
+/// replay: their sums after the lead-ins beside the same units alone, and what the plain
+/// sum's and the prediction's energy would read with them in place of alone. The
+/// prediction already prices the round's kernels faster or slower than alone in time, at
+/// the idle power; that part of the energy is in both.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct LeadInUnits {
+    /// Units so measured; of them, those whose windows the power cap held down (their
+    /// energy is left out of the energy sums).
+    pub units: usize,
+    pub capped: usize,
+    /// Σ time × invocations over the units measured, alone and after their lead-ins, us.
+    pub alone_us: f64,
+    pub led_us: f64,
+    /// Σ energy × invocations over those measured in energy without the cap, J.
+    pub alone_j: f64,
+    pub led_j: f64,
+    /// The plain sum's energy and the prediction's with those units after their lead-ins,
+    /// and their errors against the target, percent. The prediction's then leaves out the
+    /// energy of the round's kernels slower or faster than alone, which the units after
+    /// their lead-ins hold; it keeps the gaps between kernels, which they hold in part
+    /// (the switches into and out of each invocation: T5's units after their lead-ins ran
+    /// 11.5 % longer than alone, session 25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_energy_error_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_error_pct: Option<f64>,
+}
+
+/// Units measured again from the model's values ([`crate::results::UnitRestoring`]): how
+/// many, and over their invocations their time (us) and energy (J) so and as they ran
+/// (the energies where both were measured).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RestoredSums {
+    pub units: usize,
+    pub us: f64,
+    pub as_it_ran_us: f64,
+    pub j: f64,
+    pub as_it_ran_j: f64,
+}
+
+impl RestoredSums {
+    /// "N units …: X us per replay where as they ran they gave Y us (±%), …" after `what`.
+    fn sentence(&self, what: &str) -> Option<String> {
+        (self.units > 0).then(|| {
+            let energy = if self.as_it_ran_j > 0.0 {
+                format!(
+                    ", {}",
+                    measured_again(self.j, "as they ran", self.as_it_ran_j, "J", 4)
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} {what}: {}{energy}",
+                crate::words::count(self.units as u64, "unit"),
+                measured_again(self.us, "as they ran", self.as_it_ran_us, "us", 1)
+            )
+        })
+    }
 }
 
 /// What the prediction needs from the isolated results (and the plan's schedule), kept
@@ -234,13 +308,13 @@ pub struct PredictionInputs {
     pub duty_asked_units: usize,
     pub duty_asked_j: f64,
     pub duty_asked_alone_j: f64,
-    /// Units measured again from the model's values, and over their invocations their
-    /// time (us) and energy (J) so and as they ran (the energies where both were measured).
-    pub restored_units: usize,
-    pub restored_us: f64,
-    pub restored_as_it_ran_us: f64,
-    pub restored_j: f64,
-    pub restored_as_it_ran_j: f64,
+    /// Units measured again from the model's values because their values ran away, and
+    /// those so measured on request (`--units-restoring-all`).
+    pub restored: RestoredSums,
+    pub restored_asked: RestoredSums,
+    /// Units measured after their lead-ins (`--lead-in-units`): the sums, the errors not
+    /// yet set.
+    pub lead_in: Option<LeadInUnits>,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -332,13 +406,31 @@ impl PredictionInputs {
                     (d.launch_us - d.unit_launch_us).max(0.0) / 1e6 / f64::from(u.unroll.max(1));
                 spin_u_j += n * d.spin_sem_w * spin_s;
             }
+            if let Some(a) = &u.after_lead_in {
+                let l = p.lead_in.get_or_insert_with(Default::default);
+                l.units += 1;
+                l.alone_us += t.mean * n;
+                l.led_us += a.time_us * n;
+                match (a.energy_j, &u.energy) {
+                    (Some(led), Some(e)) if a.capped_windows == 0 => {
+                        l.alone_j += e.per_item_j.mean * n;
+                        l.led_j += led * n;
+                    }
+                    _ => l.capped += usize::from(a.capped_windows > 0),
+                }
+            }
             if let Some(r) = &u.restoring {
-                p.restored_units += 1;
-                p.restored_us += t.mean * n;
-                p.restored_as_it_ran_us += r.as_it_ran_us * n;
+                let s = if r.asked {
+                    &mut p.restored_asked
+                } else {
+                    &mut p.restored
+                };
+                s.units += 1;
+                s.us += t.mean * n;
+                s.as_it_ran_us += r.as_it_ran_us * n;
                 if let (Some(e), Some(a)) = (&u.energy, r.as_it_ran_energy_j) {
-                    p.restored_j += e.per_item_j.mean * n;
-                    p.restored_as_it_ran_j += a * n;
+                    s.j += e.per_item_j.mean * n;
+                    s.as_it_ran_j += a * n;
                 }
             }
         }
@@ -933,6 +1025,35 @@ impl Report {
                 t.pct_of_gap = resolved.then(|| 100.0 * t.us / gap);
             }
         }
+        // With the units after their lead-ins in place of alone (a diagnostic): the energy
+        // before the power limit's term, moved by what they changed, less the round's
+        // slower (or faster) kernels' energy, which the units after their lead-ins hold
+        // (their kernels sped up by their producers' writes in L2, as in the round), and
+        // held to the limit again where it applies.
+        let kernels_j: f64 = terms
+            .iter()
+            .filter(|t| t.what.starts_with("kernels slower"))
+            .filter_map(|t| t.energy_j)
+            .sum();
+        let lead_in_units = inp.lead_in.clone().map(|mut l| {
+            let delta = l.led_j - l.alone_j - kernels_j;
+            let at_limit = inp.power_limit_w.map(|w| w * predicted_us * 1e-6);
+            let unbounded = power_limit.map_or(predicted_energy_j, |(_, e, _)| Some(e));
+            l.plain_energy_j = inp.plain_energy_j.map(|e| e + l.led_j - l.alone_j);
+            l.predicted_energy_j = unbounded.map(|e| match at_limit {
+                Some(cap) if e + delta > cap => cap,
+                _ => e + delta,
+            });
+            l.plain_energy_error_pct = l
+                .plain_energy_j
+                .zip(target_e)
+                .and_then(|(e, t)| pct(e, t.0));
+            l.energy_error_pct = l
+                .predicted_energy_j
+                .zip(target_e)
+                .and_then(|(e, t)| pct(e, t.0));
+            l
+        });
         let outside = |p: f64, up: f64, t: Option<(f64, Option<f64>)>| {
             t.map(|(t, ut)| (p - t).abs() > 2.0 * up.hypot(ut.unwrap_or(0.0)))
         };
@@ -1002,23 +1123,15 @@ impl Report {
                     measured_again(inp.duty_j, "alone at the cap", inp.duty_alone_j, "J", 4)
                 )
             }),
-            units_restored: (inp.restored_units > 0).then(|| {
-                let energy = if inp.restored_as_it_ran_j > 0.0 {
-                    format!(
-                        ", {}",
-                        measured_again(inp.restored_j, "as they ran", inp.restored_as_it_ran_j, "J", 4)
-                    )
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{} ran their values away alone and were measured again with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off): {}{energy}",
-                    crate::words::count(inp.restored_units as u64, "unit"),
-                    measured_again(inp.restored_us, "as they ran", inp.restored_as_it_ran_us, "us", 1)
-                )
-            }),
+            units_restored: inp.restored.sentence(
+                "ran their values away alone and were measured again with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off)",
+            ),
+            units_restored_asked: inp.restored_asked.sentence(
+                "measured again on request (--units-restoring-all), their values not run away, with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off; the prediction takes these)",
+            ),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
             clock_events: inp.clock_events.clone(),
+            lead_in_units,
         });
     }
 
@@ -1195,6 +1308,85 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn units_after_their_lead_ins_move_the_energy_beside_the_prediction_not_in_it() {
+        let g = graph(66.0, 0.0250);
+        let mut iso = isolated();
+        let before = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(before.lead_in_units, None);
+        // Unit 0 after its lead-ins: 9 us and 3 mJ an invocation where alone 10 us and
+        // 4 mJ; unit 1's windows held down by the cap: its time counts, its energy not.
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 9.0,
+            energy_j: Some(0.003),
+            ..Default::default()
+        });
+        iso.units[1].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 5.0,
+            energy_j: Some(0.001),
+            capped_windows: 1,
+            ..Default::default()
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        // The prediction itself does not move.
+        assert_eq!(p.predicted_energy_j, before.predicted_energy_j);
+        assert_eq!(p.predicted_us, before.predicted_us);
+        let l = p.lead_in_units.clone().unwrap();
+        assert_eq!((l.units, l.capped), (2, 1));
+        assert!((l.alone_us - 60.0).abs() < 1e-9 && (l.led_us - 56.0).abs() < 1e-9);
+        assert!((l.alone_j - 0.016).abs() < 1e-12 && (l.led_j - 0.012).abs() < 1e-12);
+        // 4 mJ less per replay, in the plain sum and in the prediction.
+        let e = before.predicted_energy_j.unwrap() - 0.004;
+        assert!((l.predicted_energy_j.unwrap() - e).abs() < 1e-12);
+        assert!((l.plain_energy_j.unwrap() - 0.020).abs() < 1e-12);
+        assert!((l.energy_error_pct.unwrap() - 100.0 * (e / 0.025 - 1.0)).abs() < 1e-9);
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("2 units measured after the model's steps leading up to each invocation")
+                && md.contains("0.0120 J per replay where alone they gave 0.0160 J (-25.0 %)")
+                && md.contains("1 unit held down by the power cap left out"),
+            "{md}"
+        );
+        // Where the round's kernels ran faster or slower than alone, the units after their
+        // lead-ins hold that: the prediction with them leaves that term's energy out.
+        {
+            let t = transitions(&mut iso);
+            a_round_of_two_units(t);
+            t.round_unit_kernels = vec![
+                crate::results::RoundUnitKernels {
+                    unit: 0,
+                    round_us: 9.9,
+                    alone_us: 9.2,
+                },
+                crate::results::RoundUnitKernels {
+                    unit: 1,
+                    round_us: 4.0,
+                    alone_us: 4.0,
+                },
+            ];
+        }
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let kernels = p
+            .terms
+            .iter()
+            .find(|t| t.what.starts_with("kernels slower"))
+            .and_then(|t| t.energy_j)
+            .unwrap();
+        assert!(kernels > 0.0);
+        let l = p.lead_in_units.clone().unwrap();
+        let e = p.predicted_energy_j.unwrap() - 0.004 - kernels;
+        assert!((l.predicted_energy_j.unwrap() - e).abs() < 1e-12);
+        assert!((l.plain_energy_j.unwrap() - 0.020).abs() < 1e-12);
+        // Held to the power limit again where the parts with them still ask for more.
+        iso.device.power_limit_w = Some(100.0);
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let cap = 100.0 * p.predicted_us * 1e-6;
+        assert!((p.predicted_energy_j.unwrap() - cap).abs() < 1e-12);
+        assert!((p.lead_in_units.unwrap().predicted_energy_j.unwrap() - cap).abs() < 1e-12);
     }
 
     #[test]
@@ -1971,6 +2163,17 @@ mod tests {
         );
         let md = super::super::render::prediction_notes(&p).join("; ");
         assert!(md.contains("measured again with every launch from the model's values"));
+        assert_eq!(p.units_restored_asked, None);
+        // Measured so on request, its values not run away: a sentence of its own.
+        iso.units[0].restoring.as_mut().unwrap().asked = true;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.units_restored, None);
+        let r = p.units_restored_asked.as_deref().unwrap();
+        assert!(
+            r.starts_with("1 unit measured again on request (--units-restoring-all)")
+                && r.contains("J per replay where as they ran they gave 0.0160 J"),
+            "{r}"
+        );
         // Results without temperatures (an older kc) leave them out.
         let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))
             .prediction

@@ -622,10 +622,51 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(r) = &p.units_restored {
         v.push(r.clone());
     }
+    if let Some(r) = &p.units_restored_asked {
+        v.push(r.clone());
+    }
+    if let Some(l) = &p.lead_in_units {
+        v.push(lead_in_units_line(l));
+    }
     if !p.clock_events.is_empty() {
         v.push(format!("clock held down by {}", p.clock_events.join(", ")));
     }
     v
+}
+
+/// The sentence on the units measured after their lead-ins (a diagnostic).
+fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
+    let pct = |a: f64, b: f64| 100.0 * (a / b.max(1e-30) - 1.0);
+    let err = |e: Option<f64>| {
+        e.map_or(String::new(), |e| {
+            format!(" ({e:+.1} % against the target)")
+        })
+    };
+    let energy = if l.alone_j > 0.0 {
+        format!(
+            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: the plain sum would read {}{}, the prediction {}{}",
+            l.led_j,
+            l.alone_j,
+            pct(l.led_j, l.alone_j),
+            match l.capped {
+                0 => String::new(),
+                k => format!(", {} held down by the power cap left out", crate::words::count(k as u64, "unit")),
+            },
+            l.plain_energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
+            err(l.plain_energy_error_pct),
+            l.predicted_energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
+            err(l.energy_error_pct),
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} measured after the model's steps leading up to each invocation, less those steps alone (--lead-in-units, a diagnostic the prediction does not take): {:.1} us per replay where alone they gave {:.1} us ({:+.1} %){energy}",
+        crate::words::count(l.units as u64, "unit"),
+        l.led_us,
+        l.alone_us,
+        pct(l.led_us, l.alone_us),
+    )
 }
 
 /// `s` with its first letter in upper case.

@@ -238,6 +238,45 @@ pub struct UnitResult {
     /// (kc's own cost, what `kc run`'s time is spent on; not a figure of the unit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup_ms: Option<UnitSetupMs>,
+    /// `--lead-in-units` (a diagnostic): the unit measured again with the model's step
+    /// before each of its invocations ahead of it, as the model runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_lead_in: Option<UnitAfterLeadIn>,
+}
+
+/// A unit measured after the model's steps leading up to each of its invocations (a
+/// diagnostic, `kc exec --isolated --lead-in-units`): back to the nearest of the 4 steps
+/// before it that shares a place with it, else the one step before it. Alone, each
+/// invocation reads its inputs at its places from memory; in the model its producer has
+/// just run and left what it wrote in L2. One launch runs the unit's invocations as alone,
+/// each after its lead-ins where the launch does not end with them already; a second
+/// launch runs the lead-ins alone, in the same order. The unit's figures are the
+/// first's less the second's, per invocation, both from the model's values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitAfterLeadIn {
+    /// Of the `unroll` invocations one launch runs, those with a lead-in ahead of them.
+    pub led: u32,
+    /// The lead-in steps one launch runs (from session 25's call 4: each invocation's
+    /// lead-ins reach back to the nearest of the 4 steps before it that shares a place
+    /// with it; before, the one step before it).
+    #[serde(default)]
+    pub lead_in_steps: u32,
+    /// Per invocation: the launch with lead-ins less the lead-ins alone, microseconds, and
+    /// its standard error.
+    pub time_us: f64,
+    pub time_sem_us: f64,
+    /// The same in energy, joules, where both launches' windows were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_sem_j: Option<f64>,
+    /// The lead-ins alone, per invocation of the unit: microseconds and joules.
+    pub lead_ins_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_ins_energy_j: Option<f64>,
+    /// Windows of either launch held down by the power cap ([`held_down_by_cap`]): the
+    /// energy is then not at the clock the model runs the unit at.
+    pub capped_windows: usize,
 }
 
 /// The host's milliseconds a unit's isolated measurement spent before its timed launches:
@@ -272,6 +311,9 @@ pub struct UnitRestoring {
     pub as_it_ran_us: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub as_it_ran_energy_j: Option<f64>,
+    /// Measured so on request (`--units-restoring-all`), its values not run away.
+    #[serde(default)]
+    pub asked: bool,
 }
 
 /// A unit's energy measured at a duty cycle: each launch is the unit's graph and then a

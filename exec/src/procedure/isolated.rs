@@ -85,6 +85,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let traced_all: f64 = plan.units.iter().map(traced).sum();
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
+    // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
+    let mut targets: HashMap<u32, f64> = HashMap::new();
     for u in &plan.units {
         if let Some(b) = &bar {
             b.set_message(u.label.clone());
@@ -114,6 +116,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             1.0
         };
         let target = opts.energy_target_rel_sem / share.max(1e-12).sqrt();
+        targets.insert(u.id, target);
         // Every place holds the model's values when the unit starts (see
         // [`restore_model_values`]); a pass that fails is said once and the units go on
         // over what the image holds.
@@ -194,6 +197,39 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } else {
         None
     };
+    // A diagnostic: each unit after the model's step before each of its invocations, from
+    // the model's values (so only where they could be restored), outside jobs.
+    if let (true, Some(df), false, None) =
+        (opts.lead_in_units, image, restore_failed, en.job.as_ref())
+    {
+        gpu.steer_reads(SteeringReads::AsAlone);
+        let measured = super::lead_in::measure(
+            plan,
+            rank,
+            opts,
+            gpu,
+            en,
+            df,
+            &model_pass,
+            &steps_of,
+            &targets,
+            &mut rows,
+            notes,
+        );
+        gpu.steer_reads(SteeringReads::FromProducers);
+        notes.extend(gpu.take_notes());
+        if let Err(e) = measured {
+            if e.breaks_context() {
+                return Err(e);
+            }
+            let _ = gpu.synchronize();
+            notes.push(format!("units after their lead-ins not measured: {e}"));
+        }
+    } else if opts.lead_in_units {
+        notes.push(
+            "units after their lead-ins not measured: they need the model's values restored in a memory image, outside jobs".into(),
+        );
+    }
     gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -365,8 +401,10 @@ fn measure_unit(
     };
     let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
     // A unit whose repeats alone drove its values away is measured again, each launch
-    // from the model's values at its places, where the snapshot holds them.
-    let restored = match (values.as_ref().filter(|v| v.ran_away()), places) {
+    // from the model's values at its places, where the snapshot holds them; with
+    // `--units-restoring-all` (a diagnostic) every unit is.
+    let again = |v: &&UnitValues| v.ran_away() || opts.unit_restoring_all;
+    let restored = match (values.as_ref().filter(again), places) {
         (Some(v), Some((df, steps)))
             if opts.unit_restoring && !collective && gpu.has_arena_snapshot() =>
         {
@@ -670,6 +708,7 @@ fn measure_restoring(
         values_as_it_ran: as_it_ran.clone(),
         as_it_ran_us: per_item(first),
         as_it_ran_energy_j: energy_of(first),
+        asked: !as_it_ran.ran_away(),
     };
     let energy_words = match (energy_of(first), energy_of(&m)) {
         (Some(a), Some(b)) => format!(", energy {:.3} → {:.3} mJ", a * 1e3, b * 1e3),

@@ -9,6 +9,7 @@
 mod diagnose;
 mod graph;
 mod isolated;
+mod lead_in;
 mod transitions;
 
 use crate::backends::{At, Gpu};

@@ -1,0 +1,228 @@
+//! Units after their lead-ins (a diagnostic, `--lead-in-units`): every unit measured alone
+//! is measured once more with the model's steps leading up to each of its invocations
+//! ahead of it, as the model runs it: back to the nearest of the 4 steps before it that
+//! shares a place with it (most often the producer of its input), or the one step before
+//! it where none does ([`kc_core::plan::schedule::lead_ins`]). Alone, an invocation reads
+//! its inputs at its places from memory; in the model its producer has just run and left
+//! what it wrote in L2. One launch runs the unit's invocations as its graph alone does,
+//! each after its lead-ins where the launch does not end with them already; a second runs
+//! the lead-ins alone, in the same order. The unit's time and energy after its lead-ins
+//! are the first's less the second's, per invocation. The training steps' units alone
+//! overdraw the model by 4-9 % in energy, and the round of every unit draws less than the
+//! units alone there (sessions 20-25): this measures the part its producers explain, per
+//! unit.
+//!
+//! Invariant: both launches of a unit start from the model's values (restored before each
+//! is timed and measured), run at the same places in the same order, and a unit's figures
+//! are only ever the difference of the two; a unit without a lead-in, or measured
+//! restoring, is left as it was alone, and a failure is named in the notes.
+
+use super::{units_bar, Energy};
+use crate::backends::{At, Gpu};
+use crate::{ExecError, ExecOptions};
+use kc_core::plan::schedule::{lead_ins, led_launch};
+use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
+use kc_core::results::stats::Stats;
+use kc_core::results::{held_down_by_cap, UnitAfterLeadIn, UnitResult};
+use std::collections::HashMap;
+
+/// How far back a unit's lead-ins reach at most: to the nearest step that shares a place
+/// with it among this many before it.
+const MAX_LEAD_IN_STEPS: usize = 4;
+
+/// GPU time the timed launches of each of a unit's two graphs cover at least.
+const TIMED_US: f64 = 50_000.0;
+
+/// Measures every unit of `rows` that ran alone at its places once more after its
+/// lead-ins, and sets its `after_lead_in`; `pass` restores the model's values.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn measure(
+    plan: &Plan,
+    rank: u32,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    df: &PlanDataflow,
+    pass: &[u32],
+    steps_of: &HashMap<u32, Vec<u32>>,
+    targets: &HashMap<u32, f64>,
+    rows: &mut [UnitResult],
+    notes: &mut Vec<String>,
+) -> Result<(), ExecError> {
+    let ok: HashMap<u32, bool> = rows
+        .iter()
+        .map(|r| (r.id, r.status == "ok" && r.time_us.is_some()))
+        .collect();
+    let runs = |s: &Step| {
+        ok.get(&s.unit).copied().unwrap_or(false)
+            && !matches!(
+                plan.units[s.unit as usize].call,
+                UnitCall::Collective { .. }
+            )
+    };
+    // Each step's places (operands and results in the image): a step that shares one with
+    // a later step is taken for what leads up to it.
+    let places: Vec<std::collections::HashSet<u64>> = df
+        .steps
+        .iter()
+        .map(|p| {
+            let operands = p.operands.iter().flatten().copied();
+            operands
+                .chain(p.outputs.iter().flatten().map(|o| o.0))
+                .collect()
+        })
+        .collect();
+    let touches = |a: u32, b: u32| {
+        let (a, b) = (&places[a as usize], &places[b as usize]);
+        a.iter().any(|x| b.contains(x))
+    };
+    let before = lead_ins(plan, rank, runs, touches, MAX_LEAD_IN_STEPS);
+    let bar = opts
+        .progress
+        .then(|| units_bar("after lead-ins", rows.len()));
+    let (mut measured, mut restoring, mut unled, mut failed) = (0usize, 0usize, 0usize, 0usize);
+    for row in rows.iter_mut() {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        let collective = matches!(
+            plan.units[row.id as usize].call,
+            UnitCall::Collective { .. }
+        );
+        if row.status != "ok" || collective || row.unroll == 0 {
+            continue;
+        }
+        let Some(steps) = steps_of.get(&row.id).filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        // A unit measured restoring ran each launch after a copy of its places; its
+        // figures are not set against a launch that does not.
+        if row.restoring.is_some() {
+            restoring += 1;
+            continue;
+        }
+        let launch = led_launch(steps, row.unroll, &before);
+        if launch.iter().all(|(l, _)| l.is_empty()) {
+            unled += 1;
+            continue;
+        }
+        let target = targets
+            .get(&row.id)
+            .copied()
+            .unwrap_or(opts.energy_target_rel_sem);
+        crate::crash::doing(&format!("measuring unit {} after its lead-ins", row.id));
+        match measure_unit(plan, row, &launch, target, opts, gpu, en, df, pass, notes) {
+            Ok(a) => {
+                row.after_lead_in = Some(a);
+                measured += 1;
+            }
+            Err(e) if e.breaks_context() => return Err(e),
+            Err(e) => {
+                let _ = gpu.synchronize();
+                failed += 1;
+                if failed <= 8 {
+                    notes.push(format!("unit {} after its lead-ins: {e}", row.id));
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    notes.push(format!(
+        "units after their lead-ins (a diagnostic): {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed"
+    ));
+    Ok(())
+}
+
+/// A graph's timed launches, its energy per launch and that energy's standard error
+/// (where measured), and how many of its windows the power cap held down.
+type Measured = (Stats, Option<(f64, f64)>, usize);
+
+/// Times a graph (warmed first) and measures its energy windows from the model's values:
+/// per launch, its time statistics and its energy per launch (and the windows held down
+/// by the power cap).
+#[allow(clippy::too_many_arguments)]
+fn time_and_energy(
+    plan: &Plan,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    graph: &crate::device::Graph,
+    label: &str,
+    target: f64,
+    opts: &ExecOptions,
+    df: &PlanDataflow,
+    pass: &[u32],
+    notes: &mut Vec<String>,
+) -> Result<Measured, ExecError> {
+    super::isolated::restore_model_values(plan, df, gpu, pass)?;
+    gpu.warm(graph)?;
+    let probe = Stats::of(&gpu.time_launches(graph, 3)?);
+    let launches = ((TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
+    let t = Stats::of(&gpu.time_launches(graph, launches)?);
+    let top = en.top_clock_mhz();
+    let Some(w) = en.series(gpu, graph, label, t.mean, target, opts, notes)? else {
+        return Ok((t, None, 0));
+    };
+    let capped = w.iter().filter(|x| held_down_by_cap(x, top)).count();
+    let s = en.summarise(w, label, t.mean, 1.0, notes);
+    Ok((t, Some((s.per_item_j.mean, s.per_item_j.sem())), capped))
+}
+
+/// One unit after its lead-ins: the launch `launch` (lead-in, step) and the lead-ins alone,
+/// each timed and measured from the model's values; their difference per invocation.
+#[allow(clippy::too_many_arguments)]
+fn measure_unit(
+    plan: &Plan,
+    row: &UnitResult,
+    launch: &[(Vec<u32>, u32)],
+    target: f64,
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    df: &PlanDataflow,
+    pass: &[u32],
+    notes: &mut Vec<String>,
+) -> Result<UnitAfterLeadIn, ExecError> {
+    let at = |step: u32| At::Step {
+        step,
+        places: &df.steps[step as usize],
+    };
+    let unit_of = |step: u32| &plan.units[plan.steps[step as usize].unit as usize];
+    let led = gpu.capture(|gpu| {
+        for (lead, st) in launch {
+            for &p in lead {
+                gpu.enqueue(unit_of(p), 0, at(p))?;
+            }
+            gpu.enqueue(unit_of(*st), 0, at(*st))?;
+        }
+        Ok(())
+    })?;
+    let leads = gpu.capture(|gpu| {
+        for &p in launch.iter().flat_map(|(l, _)| l) {
+            gpu.enqueue(unit_of(p), 0, at(p))?;
+        }
+        Ok(())
+    })?;
+    let label = format!("unit {} after its lead-ins", row.id);
+    let (t_led, e_led, c_led) =
+        time_and_energy(plan, gpu, en, &led, &label, target, opts, df, pass, notes)?;
+    let label = format!("unit {}'s lead-ins alone", row.id);
+    let (t_leads, e_leads, c_leads) =
+        time_and_energy(plan, gpu, en, &leads, &label, target, opts, df, pass, notes)?;
+    let n = f64::from(row.unroll);
+    let energy = e_led
+        .zip(e_leads)
+        .map(|((a, ua), (b, ub))| ((a - b) / n, ua.hypot(ub) / n));
+    Ok(UnitAfterLeadIn {
+        led: launch.iter().filter(|(l, _)| !l.is_empty()).count() as u32,
+        lead_in_steps: launch.iter().map(|(l, _)| l.len() as u32).sum(),
+        time_us: (t_led.mean - t_leads.mean) / n,
+        time_sem_us: t_led.sem().hypot(t_leads.sem()) / n,
+        energy_j: energy.map(|e| e.0),
+        energy_sem_j: energy.map(|e| e.1),
+        lead_ins_us: t_leads.mean / n,
+        lead_ins_energy_j: e_leads.map(|e| e.0 / n),
+        capped_windows: c_led + c_leads,
+    })
+}
