@@ -1,0 +1,103 @@
+"""Session 25's figures from its calls' results (no GPU): each model's answer reported again
+with the committed kc (`cargo build --release` first), and per model
+
+1. the prediction against the model's CUDA graph (time / energy %), and the units after
+   their lead-ins (`--lead-in-units`, calls 1-2: the one step before each invocation;
+   calls 4-5: back to the nearest of the 4 steps before it that shares a place with it):
+   their sums against the same units alone, the plain sum and the prediction with them;
+2. per unit, the time the units after their lead-ins saved against what the round's
+   kernels saved (CUPTI, by unit), Σ × invocations;
+3. call 3 (`--units-restoring-all`): every unit from the model's values at every launch
+   against the same units as they ran.
+
+Run from the repository root: python3 docs/results/2026-11-28-session25/figures.py
+"""
+import json, os, subprocess, tarfile, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KC = os.path.join(HERE, "..", "..", "..", "target", "release", "kc")
+CALLS = [("call1-a-kc-r", "1 step"), ("call2-b-kc-r", "1 step"), ("call3-c-kc-s", None),
+         ("call4-d-kc-t", "to a shared place"), ("call5-e-kc-t", "to a shared place")]
+
+
+def report(part, name, tmp):
+    d = os.path.join(tmp, part, f"{name}.kc", name)
+    out = os.path.join(d, "report25")
+    subprocess.run([KC, "report", f"{d}/plan.graph.json", "--isolated",
+                    f"{d}/plan.isolated.context.json", "--reference",
+                    f"{tmp}/{part}/reference.json", "--reference-entry", name, "-o", out,
+                    "--json"], check=True, capture_output=True)
+    return json.load(open(os.path.join(out, "report.json"))), d
+
+
+def pct(x):
+    return "-" if x is None else f"{x:+.1f}"
+
+
+rows, times, restored = [], [], []
+with tempfile.TemporaryDirectory() as tmp:
+    for call, leads in CALLS:
+        with tarfile.open(os.path.join(HERE, call + ".txz")) as t:
+            t.extractall(tmp)
+        part = call.split("-")[1]
+        for name in sorted(os.listdir(os.path.join(tmp, part))):
+            if not name.endswith(".kc"):
+                continue
+            name = name[:-3]
+            rep, d = report(part, name, tmp)
+            p = rep["prediction"]
+            iso = json.load(open(f"{d}/plan.isolated.context.json"))
+            l = p.get("lead_in_units")
+            rows.append((call[:5], name, leads or "-", pct(p["error_pct"]),
+                         pct(p["energy_error_pct"]),
+                         f"{100 * (l['led_j'] / l['alone_j'] - 1):+.1f}" if l else "-",
+                         f"{l['units']}/{l['capped']}" if l else "-",
+                         pct(l.get("plain_energy_error_pct")) if l else "-",
+                         pct(l.get("energy_error_pct")) if l else "-",
+                         pct(p["plain_energy_error_pct"])))
+            units = {u["id"]: u for u in iso["units"]}
+            rk = iso["isolated"]["transitions"].get("round_unit_kernels", [])
+            if l:
+                dr = dl = 0.0
+                for k in rk:
+                    u = units[k["unit"]]
+                    a = u.get("after_lead_in")
+                    if not a:
+                        continue
+                    n = u["invocations"]
+                    dr += (k["round_us"] - k["alone_us"]) * n
+                    dl += (a["time_us"] - u["time_us"]["mean"]) * n
+                alone = sum(u["time_us"]["mean"] * u["invocations"] for u in iso["units"]
+                            if u.get("after_lead_in"))
+                times.append((call[:5], name, leads, f"{dr:.0f}", f"{dl:.0f}",
+                              f"{100 * dl / alone:+.1f}"))
+            asked = [u for u in iso["units"] if (u.get("restoring") or {}).get("asked")]
+            if asked:
+                e = sum(u["energy"]["per_item_j"]["mean"] * u["invocations"] for u in asked)
+                e0 = sum(u["restoring"]["as_it_ran_energy_j"] * u["invocations"] for u in asked)
+                t1 = sum(u["time_us"]["mean"] * u["invocations"] for u in asked)
+                t0 = sum(u["restoring"]["as_it_ran_us"] * u["invocations"] for u in asked)
+                restored.append((call[:5], name, len(asked), f"{100 * (t1 / t0 - 1):+.1f}",
+                                 f"{100 * (e1 / e0 - 1):+.1f}" if (e1 := e) else "-",
+                                 pct(p["energy_error_pct"])))
+
+print("1. Against the model's CUDA graph (same call), %: the prediction, and with the units")
+print("   after their lead-ins (units measured / of them held down by the cap, left out)")
+print("| call | model | lead-ins | time | energy | units led vs alone, energy | units/capped | plain with them | prediction with them | plain |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+print()
+print("2. Time, us per replay, Σ × invocations: the round's kernels by unit less alone (CUPTI)")
+print("   against the units after their lead-ins less alone")
+print("| call | model | lead-ins | round's kernels | after lead-ins | after lead-ins, % of alone |")
+print("|---|---|---|---|---|---|")
+for r in times:
+    print("| " + " | ".join(r) + " |")
+print()
+print("3. Every unit from the model's values at every launch (--units-restoring-all), against")
+print("   the same units as they ran, %")
+print("| call | model | units | time | energy | the prediction's energy (it takes these) |")
+print("|---|---|---|---|---|---|")
+for r in restored:
+    print("| " + " | ".join(str(x) for x in r) + " |")
