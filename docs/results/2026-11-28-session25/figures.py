@@ -8,7 +8,10 @@ with the committed kc (`cargo build --release` first), and per model
 2. per unit, the time the units after their lead-ins saved against what the round's
    kernels saved (CUPTI, by unit), Σ × invocations;
 3. call 3 (`--units-restoring-all`): every unit from the model's values at every launch
-   against the same units as they ran.
+   against the same units as they ran;
+4. the units' window temperature (weighted by their energy, as session 20's figures.py)
+   against kc's graph's windows, and the idle GPU's power against its temperature at the
+   high clock over each call's nvidia-smi samples (a least-squares slope).
 
 Run from the repository root: python3 docs/results/2026-11-28-session25/figures.py
 """
@@ -34,12 +37,27 @@ def pct(x):
     return "-" if x is None else f"{x:+.1f}"
 
 
-rows, times, restored = [], [], []
+rows, times, restored, temps, slopes = [], [], [], [], []
 with tempfile.TemporaryDirectory() as tmp:
     for call, leads in CALLS:
         with tarfile.open(os.path.join(HERE, call + ".txz")) as t:
             t.extractall(tmp)
         part = call.split("-")[1]
+        # The idle GPU at the high clock (under 160 W, SM clock over 1900 MHz).
+        pts = []
+        for line in open(os.path.join(tmp, part, "smi.csv")):
+            f = [x.strip() for x in line.split(",")]
+            try:
+                clk, pw, t = float(f[1].split()[0]), float(f[2].split()[0]), float(f[3])
+            except (ValueError, IndexError):
+                continue
+            if pw < 160 and clk > 1900:
+                pts.append((t, pw))
+        if len(pts) > 10:
+            mx = sum(a for a, _ in pts) / len(pts)
+            my = sum(b for _, b in pts) / len(pts)
+            sl = sum((a - mx) * (b - my) for a, b in pts) / sum((a - mx) ** 2 for a, _ in pts)
+            slopes.append((call[:5], len(pts), f"{min(a for a, _ in pts):.0f}-{max(a for a, _ in pts):.0f}", f"{sl:.2f}"))
         for name in sorted(os.listdir(os.path.join(tmp, part))):
             if not name.endswith(".kc"):
                 continue
@@ -71,6 +89,20 @@ with tempfile.TemporaryDirectory() as tmp:
                             if u.get("after_lead_in"))
                 times.append((call[:5], name, leads, f"{dr:.0f}", f"{dl:.0f}",
                               f"{100 * dl / alone:+.1f}"))
+            gr = json.load(open(f"{d}/plan.graph.json"))
+            W = iso["windows"]
+            et = ej = 0.0
+            for u in iso["units"]:
+                en = u.get("energy")
+                if en and u.get("predicted_energy_j"):
+                    ts = [sum(W[i]["temperature_c"]) / 2 for i in en["windows"]
+                          if W[i].get("temperature_c")]
+                    if ts:
+                        et += u["predicted_energy_j"] * sum(ts) / len(ts)
+                        ej += u["predicted_energy_j"]
+            gt = [sum(x["temperature_c"]) / 2 for x in gr["windows"] if x["label"] == "graph"]
+            temps.append((call[:5], name, f"{et / ej:.1f}", f"{sum(gt) / len(gt):.1f}",
+                          f"{et / ej - sum(gt) / len(gt):+.1f}", pct(p["energy_error_pct"])))
             asked = [u for u in iso["units"] if (u.get("restoring") or {}).get("asked")]
             if asked:
                 e = sum(u["energy"]["per_item_j"]["mean"] * u["invocations"] for u in asked)
@@ -100,4 +132,15 @@ print("   the same units as they ran, %")
 print("| call | model | units | time | energy | the prediction's energy (it takes these) |")
 print("|---|---|---|---|---|---|")
 for r in restored:
+    print("| " + " | ".join(str(x) for x in r) + " |")
+print()
+print("4. The units' energy-weighted window temperature against kc's graph's, °C, and the")
+print("   prediction's energy error (%); the idle GPU's power against its temperature")
+print("| call | model | units | kc's graph | difference | prediction's energy |")
+print("|---|---|---|---|---|---|")
+for r in temps:
+    print("| " + " | ".join(r) + " |")
+print("| call | idle samples at the high clock | °C | W per °C |")
+print("|---|---|---|---|")
+for r in slopes:
     print("| " + " | ".join(str(x) for x in r) + " |")
