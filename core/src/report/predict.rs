@@ -315,6 +315,15 @@ pub struct PredictionInputs {
     /// Units measured after their lead-ins (`--lead-in-units`): the sums, the errors not
     /// yet set.
     pub lead_in: Option<LeadInUnits>,
+    /// The spin's power per degree over the isolated pass, W/°C, and its standard error
+    /// ([`crate::results::Leakage::w_per_c`]).
+    pub leakage_w_per_c: Option<(f64, f64)>,
+    /// The spin's two measurements: (W, °C) at the start and at the end.
+    pub leakage_points: Option<[(f64, f64); 2]>,
+    /// Σ invocations × time (s) × the unit's windows' mean end temperature (°C), and Σ
+    /// invocations × time (s), over the units with energy; `None` where one of them
+    /// records no temperature.
+    pub units_heat: Option<(f64, f64)>,
     /// Every switch between units on the rank (from the plan): the step switched to and
     /// how far back it reaches (`None`: the unit's first run).
     pub switch_at: Option<Vec<(u32, Option<u32>)>>,
@@ -443,6 +452,21 @@ impl PredictionInputs {
                 .filter(|u| u.is_finite());
         }
         p.power_limit_w = iso.device.power_limit_w.filter(|w| *w > 0.0);
+        if let Some(l) = &summary.leakage {
+            p.leakage_w_per_c = l.w_per_c();
+            p.leakage_points = Some([(l.start_w, l.start_c), (l.end_w, l.end_c)]);
+        }
+        p.units_heat = iso
+            .units
+            .iter()
+            .filter(|u| u.status == "ok")
+            .filter_map(|u| Some((u, u.energy.as_ref()?, u.time_us.as_ref()?)))
+            .try_fold((0.0, 0.0), |(h, s), (u, e, t)| {
+                let c = crate::results::mean_end_temperature_c(e.windows_in(iso))?;
+                let secs = u.invocations as f64 * t.mean * 1e-6;
+                Some((h + secs * c, s + secs))
+            })
+            .filter(|&(_, s)| s > 0.0);
         p.idle_w = iso
             .idle
             .as_ref()
@@ -618,6 +642,25 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 }
 
 impl Report {
+    /// The temperature the target's energy stands at, °C: kc's graph windows' (the model's
+    /// energy is taken from its windows within a degree of it), or the midpoint of the
+    /// model's windows used where none lay that close.
+    fn target_temperature_c(&self) -> Option<f64> {
+        let kc = self.energy_detail.as_ref().and_then(|d| d.temperature_c);
+        let model = self.model.as_ref().and_then(|m| {
+            let run = if m.reference.cuda_graph.time_us.is_some() {
+                &m.reference.cuda_graph
+            } else {
+                &m.reference.eager
+            };
+            run.temperature.as_ref()
+        });
+        match model {
+            Some(t) if !t.matched => Some(f64::from(t.model_used_c[0] + t.model_used_c[1]) / 2.0),
+            _ => kc,
+        }
+    }
+
     /// Computes [`Report::prediction`] from the kept inputs against the current target
     /// (the model when a reference was added, else kc's graph replay).
     pub fn compute_prediction(&mut self) {
@@ -988,6 +1031,33 @@ impl Report {
                         .fold(u, f64::hypot)
                         .hypot(energy_pricing_u_j.unwrap_or(0.0))
                 });
+        // A hotter chip leaks more at the same work: the units' windows stand at their own
+        // temperatures, the target's energy at its. Where the spin's power over the
+        // isolated pass gives the leak per degree, each unit's energy is taken to the
+        // target's temperature: the slope × its time × how much hotter its windows ran.
+        if let (Some((slope, slope_u)), Some((heat, secs)), Some(target_c), Some(e)) = (
+            inp.leakage_w_per_c,
+            inp.units_heat,
+            self.target_temperature_c(),
+            predicted_energy_j,
+        ) {
+            let units_c = heat / secs;
+            let excess = heat - secs * target_c;
+            let j = -slope * excess;
+            let [(w0, c0), (w1, c1)] = inp.leakage_points.unwrap_or_default();
+            terms.push(PredictionTerm {
+                what: format!(
+                    "the units' energy windows {:.1} °C {} than the target's ({units_c:.1} °C by their time, against {target_c:.1} °C): the spin kernel drew {slope:.2} W more per °C over the isolated pass ({w0:.1} W at {c0:.1} °C, {w1:.1} W at {c1:.1} °C), so their energy at the target's temperature",
+                    (units_c - target_c).abs(),
+                    if units_c >= target_c { "hotter" } else { "cooler" },
+                ),
+                energy_j: Some(j),
+                energy_u_j: Some((slope_u * excess).abs()),
+                ..Default::default()
+            });
+            predicted_energy_j = Some(e + j);
+            predicted_energy_u_j = predicted_energy_u_j.map(|u| u.hypot(slope_u * excess));
+        }
         // The GPU holds a program's mean power at or under its enforced limit. Each unit
         // alone stays under it (one that did not was measured at a duty cycle, at the
         // clock the work asks for), but the parts together may ask for more over the
@@ -1308,6 +1378,70 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn units_hotter_than_the_target_are_taken_to_its_temperature_by_the_spins_leak() {
+        let window = |c: [u32; 2]| EnergyWindow {
+            temperature_c: Some(c),
+            duration_s: 1.0,
+            ..Default::default()
+        };
+        let mut g = graph(66.0, 0.0250);
+        g.windows = vec![window([47, 48])];
+        g.graph.as_mut().unwrap().energy.as_mut().unwrap().windows = vec![0];
+        let mut iso = isolated();
+        iso.windows = vec![window([50, 52]), window([52, 54])];
+        iso.units[0].energy.as_mut().unwrap().windows = vec![0];
+        iso.units[1].energy.as_mut().unwrap().windows = vec![1];
+        let before = build(Some(&g), Some(&iso)).prediction.unwrap();
+        // Without the spin at two temperatures, no term.
+        assert!(before.terms.iter().all(|t| !t.what.contains("°C")));
+        // 100 W at 45 °C, 110 W at 50 °C: 2 W per °C.
+        iso.isolated.as_mut().unwrap().leakage = Some(crate::results::Leakage {
+            start_w: 100.0,
+            start_sem_w: 0.5,
+            start_c: 45.0,
+            end_w: 110.0,
+            end_sem_w: 0.5,
+            end_c: 50.0,
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let t = p.terms.iter().find(|t| t.what.contains("°C")).unwrap();
+        // Unit 0: 4 × 10 us at 52 °C, unit 1: 4 × 5 us at 54 °C, against kc's graph's 48:
+        // 280 us·°C over the target's, × 2 W/°C.
+        let j = -2.0 * 280e-6;
+        assert!((t.energy_j.unwrap() - j).abs() < 1e-12, "{t:?}");
+        assert_eq!((t.us, t.pct_of_gap), (0.0, None));
+        assert!(
+            t.what.starts_with("the units' energy windows 4.7 °C hotter than the target's (52.7 °C by their time, against 48.0 °C): the spin kernel drew 2.00 W more per °C"),
+            "{}",
+            t.what
+        );
+        let e = before.predicted_energy_j.unwrap() + j;
+        assert!((p.predicted_energy_j.unwrap() - e).abs() < 1e-12);
+        // Its uncertainty: the slope's (0.5 W √2 / 5 °C) × 280 us·°C.
+        let u = 0.5f64.hypot(0.5) / 5.0 * 280e-6;
+        assert!((t.energy_u_j.unwrap() - u).abs() < 1e-12);
+        assert!(p.predicted_energy_u_j.unwrap() > before.predicted_energy_u_j.unwrap());
+        // Two measurements within 2 °C give no slope, and no term; nor does a slope within
+        // twice its standard error (0.5 W √2 over 5 °C: 0.14 W/°C), or one that falls.
+        fn leak(iso: &mut Results) -> &mut crate::results::Leakage {
+            iso.isolated.as_mut().unwrap().leakage.as_mut().unwrap()
+        }
+        let no_term = |iso: &Results| {
+            let p = build(Some(&g), Some(iso)).prediction.unwrap();
+            p.terms.iter().all(|t| !t.what.contains("°C"))
+        };
+        leak(&mut iso).end_c = 46.5;
+        assert!(no_term(&iso));
+        leak(&mut iso).end_c = 50.0;
+        leak(&mut iso).end_w = 100.5;
+        assert!(no_term(&iso));
+        leak(&mut iso).end_w = 98.0;
+        assert!(no_term(&iso));
+        leak(&mut iso).end_w = 102.0;
+        assert!(!no_term(&iso));
     }
 
     #[test]

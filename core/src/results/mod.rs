@@ -526,6 +526,49 @@ pub struct IsolatedSummary {
     /// --transitions N`): what the prediction from parts adds to Σ isolated × count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transitions: Option<TransitionsSummary>,
+    /// The spin kernel's power at the start of the pass and at its end (since session 25):
+    /// the GPU's power at the clock the units ran at, with next to no work, at two
+    /// temperatures: how much more a hotter chip leaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leakage: Option<Leakage>,
+}
+
+/// The spin kernel's power (one warp waiting on the global timer: the clock held up, next
+/// to no work) measured in windows of its own at the start of the isolated pass and at
+/// its end, when the units have heated the chip: watts, their standard errors, and the
+/// windows' mean end temperature, °C.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Leakage {
+    pub start_w: f64,
+    pub start_sem_w: f64,
+    pub start_c: f64,
+    pub end_w: f64,
+    pub end_sem_w: f64,
+    pub end_c: f64,
+}
+
+/// Two spin measurements closer in temperature than this give no slope.
+pub const LEAKAGE_MIN_SPAN_C: f64 = 2.0;
+
+impl Leakage {
+    /// Watts per degree between the two measurements, and its standard error; `None`
+    /// where their temperatures lie within [`LEAKAGE_MIN_SPAN_C`], or where the slope is
+    /// not above twice its standard error (a chip does not leak less hotter: such a
+    /// slope is noise).
+    pub fn w_per_c(&self) -> Option<(f64, f64)> {
+        let span = self.end_c - self.start_c;
+        let slope = (self.end_w - self.start_w) / span;
+        let u = self.end_sem_w.hypot(self.start_sem_w) / span.abs();
+        (span.abs() >= LEAKAGE_MIN_SPAN_C && slope > 2.0 * u).then_some((slope, u))
+    }
+}
+
+/// The mean end temperature of `windows`, °C, where any records one.
+pub fn mean_end_temperature_c<'a>(windows: impl Iterator<Item = &'a EnergyWindow>) -> Option<f64> {
+    let t: Vec<f64> = windows
+        .filter_map(|w| Some(f64::from(w.temperature_c?[1])))
+        .collect();
+    (!t.is_empty()).then(|| t.iter().sum::<f64>() / t.len() as f64)
 }
 
 /// One transition between two different units (the one runs right after the other on a

@@ -83,6 +83,13 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     // that the sum's relative standard error is at most the target (Σ s = 1).
     let traced = |u: &PlanUnit| u.traced_ns_mean() * counts[u.id as usize] as f64;
     let traced_all: f64 = plan.units.iter().map(traced).sum();
+    // The spin's power before the units heat the chip, and again after them: how much
+    // more a hotter chip leaks at the units' clock (outside jobs, whose ranks would have
+    // to meet for it).
+    let spin_start = match en.job {
+        None => en.spin_now(gpu, "spin (leakage, start)", opts, notes)?,
+        Some(_) => None,
+    };
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
     // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
@@ -230,6 +237,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             "units after their lead-ins not measured: they need the model's values restored in a memory image, outside jobs".into(),
         );
     }
+    let leakage = match spin_start {
+        Some((start_w, start_sem_w, start_c)) => en
+            .spin_now(gpu, "spin (leakage, end)", opts, notes)?
+            .map(|(end_w, end_sem_w, end_c)| kc_core::results::Leakage {
+                start_w,
+                start_sem_w,
+                start_c,
+                end_w,
+                end_sem_w,
+                end_c,
+            }),
+        None => None,
+    };
     gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -258,6 +278,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             .filter(|r| r.status.starts_with("failed"))
             .count(),
         transitions,
+        leakage,
     });
     results.units = rows;
     Ok(())

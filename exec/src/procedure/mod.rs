@@ -313,6 +313,38 @@ impl Energy<'_> {
         Ok(self.spin_w)
     }
 
+    /// The spin's power now, in windows of its own (as [`Energy::spin_power`], measured
+    /// afresh): watts, its standard error and the windows' mean end temperature, °C; the
+    /// first such measurement also stands for the spin's power where none was kept.
+    /// `None` without a meter, or where the windows record no temperature.
+    pub(super) fn spin_now(
+        &mut self,
+        gpu: &mut Gpu,
+        label: &str,
+        opts: &ExecOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<(f64, f64, f64)>, ExecError> {
+        if self.meter.is_none() || opts.energy_window_s.is_none() {
+            return Ok(None);
+        }
+        gpu.load_spin()?;
+        let enqueue = |gpu: &Gpu| gpu.enqueue_spin(0, SPIN_NS);
+        let spin_opts = ExecOptions {
+            energy_repeats: opts.energy_repeats.min(SPIN_WINDOWS),
+            ..opts.clone()
+        };
+        let first = self.windows.len();
+        let target = opts.energy_target_rel_sem;
+        let (_, energy) = self.alone(gpu, &enqueue, label, target, &spin_opts, notes)?;
+        let Some(s) = energy else { return Ok(None) };
+        let power = (s.avg_power_w.mean, s.avg_power_w.sem());
+        if self.spin_w.is_none() {
+            self.spin_w = Some(power);
+        }
+        let t = kc_core::results::mean_end_temperature_c(self.windows[first..].iter());
+        Ok(t.map(|t| (power.0, power.1, t)))
+    }
+
     /// What `enqueue` issues, alone (the spin, a unit's copy from the snapshot): captured,
     /// warmed, timed over 20 launches, then measured in energy windows of its own; its time
     /// per launch and its energy summary per launch (`None` without a meter).
