@@ -11,7 +11,9 @@ with the committed kc (`cargo build --release` first), and per model
    against the same units as they ran;
 4. the units' window temperature (weighted by their energy, as session 20's figures.py)
    against kc's graph's windows, and the idle GPU's power against its temperature at the
-   high clock over each call's nvidia-smi samples (a least-squares slope).
+   high clock over each call's nvidia-smi samples (a least-squares slope);
+5. call 6 (kc-u, kc run's defaults): the spin's power at the start and the end of the
+   isolated pass, and the term that takes the units' energy to the target's temperature.
 
 Run from the repository root: python3 docs/results/2026-11-28-session25/figures.py
 """
@@ -20,7 +22,8 @@ import json, os, subprocess, tarfile, tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 KC = os.path.join(HERE, "..", "..", "..", "target", "release", "kc")
 CALLS = [("call1-a-kc-r", "1 step"), ("call2-b-kc-r", "1 step"), ("call3-c-kc-s", None),
-         ("call4-d-kc-t", "to a shared place"), ("call5-e-kc-t", "to a shared place")]
+         ("call4-d-kc-t", "to a shared place"), ("call5-e-kc-t", "to a shared place"),
+         ("call6-f-kc-u", None)]
 
 
 def report(part, name, tmp):
@@ -37,7 +40,7 @@ def pct(x):
     return "-" if x is None else f"{x:+.1f}"
 
 
-rows, times, restored, temps, slopes = [], [], [], [], []
+rows, times, restored, temps, slopes, leaks = [], [], [], [], [], []
 with tempfile.TemporaryDirectory() as tmp:
     for call, leads in CALLS:
         with tarfile.open(os.path.join(HERE, call + ".txz")) as t:
@@ -89,6 +92,18 @@ with tempfile.TemporaryDirectory() as tmp:
                             if u.get("after_lead_in"))
                 times.append((call[:5], name, leads, f"{dr:.0f}", f"{dl:.0f}",
                               f"{100 * dl / alone:+.1f}"))
+            lk = iso["isolated"].get("leakage")
+            if lk:
+                term = [t for t in p["terms"] if "°C" in t["what"]]
+                span = lk["end_c"] - lk["start_c"]
+                slope = (lk["end_w"] - lk["start_w"]) / span
+                u = (lk["end_sem_w"] ** 2 + lk["start_sem_w"] ** 2) ** 0.5 / abs(span)
+                e = term[0]["energy_j"] if term else None
+                leaks.append((call[:5], name, f"{lk['start_w']:.1f} W at {lk['start_c']:.1f}",
+                              f"{lk['end_w']:.1f} W at {lk['end_c']:.1f}",
+                              f"{slope:.2f} ± {u:.2f}",
+                              "-" if e is None else f"{100 * e / (p['predicted_energy_j'] - e):+.2f}",
+                              pct(p["energy_error_pct"])))
             gr = json.load(open(f"{d}/plan.graph.json"))
             W = iso["windows"]
             et = ej = 0.0
@@ -144,3 +159,11 @@ print("| call | idle samples at the high clock | °C | W per °C |")
 print("|---|---|---|---|")
 for r in slopes:
     print("| " + " | ".join(str(x) for x in r) + " |")
+print()
+print("5. The spin's power at the start and the end of the isolated pass (°C), its slope")
+print("   (W/°C, ± one standard error; a term only where over twice that), the term's share")
+print("   of the prediction's energy (%) and the prediction's energy error (%)")
+print("| call | model | start | end | W per °C | term | prediction's energy |")
+print("|---|---|---|---|---|---|---|")
+for r in leaks:
+    print("| " + " | ".join(r) + " |")

@@ -2,7 +2,7 @@
 # Session 25. PART names a set of models; each is captured, answered by `kc run --reference`
 # with KC_ARGS (parts a-b `--lead-in-units --round-energy`: every unit also measured after
 # the model's step before each of its invocations, and the round's own energy; part c
-# `--units-restoring-all`; part d `--lead-in-units`, lead-ins back to a place shared), the model
+# `--units-restoring-all`; part d-e `--lead-in-units`, lead-ins back to a place shared; part f none), the model
 # measured again (`--remeasure`), and reported.
 # nvidia-smi samples clocks and power every 200 ms throughout (smi.csv). Run from the
 # repository root, binary in .device/bin (KC=). BUDGET (s) skips models that would start
@@ -97,6 +97,12 @@ d) # kc-t on the H100, `--lead-in-units`: each invocation's lead-ins now reach b
    cnn effnet_v2_s efficientnet_v2_s ;;
 e) # kc-t on the H100, `--lead-in-units` as part d: Wide ResNet-50-2's step and T5's graph
    model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model t5_graph "${T5[@]}" ;;
+f) # kc-u on the H100, kc run's defaults: the spin's power at the start and the end of the
+   # isolated pass (the leak per degree), and the term that takes the units' energy to the
+   # target's temperature, on ResNeXt-50's step, EfficientNet-V2-S and T5's graph
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   cnn effnet_v2_s efficientnet_v2_s
    model t5_graph "${T5[@]}" ;;
 esac
 kill $SMI 2>/dev/null
