@@ -6,14 +6,17 @@
 //! launch per model iteration, the overlap of streams (the plan's schedule simulated with
 //! the units' isolated times), and for energy the round's own energy beyond the units
 //! alone per switch (where measured; else static power over the added gaps and the units'
-//! own power over the added kernel time), static power over the rest. Every
-//! figure carries its standard uncertainty from the spread of its repeats, and the
-//! prediction also what was measured two ways (the terms' time priced between the idle and
-//! the units' own power; the round's cost shared by unit or per switch); the report prints
-//! ± two of them and says when what is predicted falls outside.
+//! own power over the added kernel time), static power over the rest, and the units'
+//! energy taken to the target's temperature by the spin's leak per degree (where the
+//! isolated pass measured it). Every figure carries its standard uncertainty from the
+//! spread of its repeats, and the prediction also what was measured two ways (the terms'
+//! time priced between the idle and the units' own power; the round's cost shared by unit
+//! or per switch); the report prints ± two of them and says when what is predicted falls
+//! outside.
 //!
 //! Invariant: the prediction only uses isolated-mode measurements and the plan; the graph
-//! replay and the model's own measurement are only ever its target.
+//! replay and the model's own measurement are only ever its target, and of them only the
+//! temperature the target's energy stands at enters (the units' energy is taken to it).
 
 use super::model::Report;
 use crate::plan::schedule;
@@ -194,8 +197,9 @@ pub struct Prediction {
 /// ([`crate::results::UnitAfterLeadIn`], a diagnostic the prediction does not take), per
 /// replay: their sums after the lead-ins beside the same units alone, and what the plain
 /// sum's and the prediction's energy would read with them in place of alone. The
-/// prediction already prices the round's kernels faster or slower than alone in time, at
-/// the idle power; that part of the energy is in both.
+/// prediction prices the round's kernels faster or slower than alone at the idle power;
+/// the units after their lead-ins hold that part of the energy too, so the prediction
+/// with them leaves that term's energy out.
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct LeadInUnits {
     /// Units so measured; of them, those whose windows the power cap held down (their
