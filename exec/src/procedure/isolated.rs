@@ -89,7 +89,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let spin_start = match en.job {
         None => en.spin_now(gpu, "spin (leakage, start)", opts, notes)?,
         Some(_) => None,
-    };
+    }
+    .and_then(|(w, u, c)| Some((w, u, c?)));
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
     // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
@@ -240,6 +241,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let leakage = match spin_start {
         Some((start_w, start_sem_w, start_c)) => en
             .spin_now(gpu, "spin (leakage, end)", opts, notes)?
+            .and_then(|(w, u, c)| Some((w, u, c?)))
             .map(|(end_w, end_sem_w, end_c)| kc_core::results::Leakage {
                 start_w,
                 start_sem_w,

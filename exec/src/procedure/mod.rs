@@ -295,40 +295,31 @@ impl Energy<'_> {
         opts: &ExecOptions,
         notes: &mut Vec<String>,
     ) -> Result<Option<(f64, f64)>, ExecError> {
-        if self.spin_w.is_some() {
-            return Ok(self.spin_w);
+        if self.spin_w.is_none() {
+            self.spin_now(gpu, "spin", opts, notes)?;
         }
-        gpu.load_spin()?;
-        let target = opts.energy_target_rel_sem;
-        let enqueue = |gpu: &Gpu| gpu.enqueue_spin(0, SPIN_NS);
-        // Its windows stop at [`SPIN_WINDOWS`]: on ResNeXt-50's step ten did not agree to
-        // the target (session 23), and its standard error is carried into every unit it
-        // is taken off.
-        let spin_opts = ExecOptions {
-            energy_repeats: opts.energy_repeats.min(SPIN_WINDOWS),
-            ..opts.clone()
-        };
-        let (_, energy) = self.alone(gpu, &enqueue, "spin", target, &spin_opts, notes)?;
-        self.spin_w = energy.map(|s| (s.avg_power_w.mean, s.avg_power_w.sem()));
         Ok(self.spin_w)
     }
 
-    /// The spin's power now, in windows of its own (as [`Energy::spin_power`], measured
-    /// afresh): watts, its standard error and the windows' mean end temperature, °C; the
-    /// first such measurement also stands for the spin's power where none was kept.
-    /// `None` without a meter, or where the windows record no temperature.
+    /// The spin's power now, in windows of its own (a spin of 1 ms per launch), measured
+    /// afresh: watts, its standard error and the windows' mean end temperature, °C
+    /// (`None` where they record none); the first such measurement is kept as the spin's
+    /// power ([`Energy::spin_power`]). `None` without a meter.
     pub(super) fn spin_now(
         &mut self,
         gpu: &mut Gpu,
         label: &str,
         opts: &ExecOptions,
         notes: &mut Vec<String>,
-    ) -> Result<Option<(f64, f64, f64)>, ExecError> {
+    ) -> Result<Option<(f64, f64, Option<f64>)>, ExecError> {
         if self.meter.is_none() || opts.energy_window_s.is_none() {
             return Ok(None);
         }
         gpu.load_spin()?;
         let enqueue = |gpu: &Gpu| gpu.enqueue_spin(0, SPIN_NS);
+        // Its windows stop at [`SPIN_WINDOWS`]: on ResNeXt-50's step ten did not agree to
+        // the target (session 23), and its standard error is carried into every unit it
+        // is taken off.
         let spin_opts = ExecOptions {
             energy_repeats: opts.energy_repeats.min(SPIN_WINDOWS),
             ..opts.clone()
@@ -342,7 +333,7 @@ impl Energy<'_> {
             self.spin_w = Some(power);
         }
         let t = kc_core::results::mean_end_temperature_c(self.windows[first..].iter());
-        Ok(t.map(|t| (power.0, power.1, t)))
+        Ok(Some((power.0, power.1, t)))
     }
 
     /// What `enqueue` issues, alone (the spin, a unit's copy from the snapshot): captured,
