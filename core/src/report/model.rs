@@ -385,11 +385,7 @@ impl Report {
         // The model's energy at the temperature kc's replay ran at, where both record it:
         // every comparison below (rows, error budget, prediction) then reads that figure.
         if let Some(t) = self.energy_detail.as_ref().and_then(|d| d.temperature_c) {
-            let run = if m.cuda_graph.time_us.is_some() {
-                &mut m.cuda_graph
-            } else {
-                &mut m.eager
-            };
+            let run = m.compared_mut();
             run.match_temperature(t);
             if let Some(tm) = run.temperature.as_ref().filter(|tm| !tm.matched) {
                 self.notes.push(format!(
@@ -401,11 +397,7 @@ impl Report {
                 ));
             }
         }
-        let (basis, model) = if m.cuda_graph.time_us.is_some() {
-            ("CUDA graph", &m.cuda_graph)
-        } else {
-            ("eager", &m.eager)
-        };
+        let (basis, model) = m.compared();
         let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
         let caveat = self.caveat();
         let (model_t, model_e) = (model.time_us, model.energy_j);
@@ -567,11 +559,7 @@ impl Report {
         }
         let iters = self.iterations_per_replay.filter(|&n| n > 0);
         let model = self.model.as_ref().and_then(|m| {
-            let run = if m.reference.cuda_graph.time_us.is_some() {
-                &m.reference.cuda_graph
-            } else {
-                &m.reference.eager
-            };
+            let run = m.reference.compared().1;
             Some((
                 m.basis.clone(),
                 run.time_us?,

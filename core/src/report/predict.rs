@@ -651,14 +651,10 @@ impl Report {
     /// model's windows used where none lay that close.
     fn target_temperature_c(&self) -> Option<f64> {
         let kc = self.energy_detail.as_ref().and_then(|d| d.temperature_c);
-        let model = self.model.as_ref().and_then(|m| {
-            let run = if m.reference.cuda_graph.time_us.is_some() {
-                &m.reference.cuda_graph
-            } else {
-                &m.reference.eager
-            };
-            run.temperature.as_ref()
-        });
+        let model = self
+            .model
+            .as_ref()
+            .and_then(|m| m.reference.compared().1.temperature.as_ref());
         match model {
             Some(t) if !t.matched => Some(f64::from(t.model_used_c[0] + t.model_used_c[1]) / 2.0),
             _ => kc,
@@ -676,11 +672,7 @@ impl Report {
         }
         // The target, per replay, with its standard uncertainty.
         let model = self.model.as_ref().and_then(|m| {
-            let run = if m.reference.cuda_graph.time_us.is_some() {
-                &m.reference.cuda_graph
-            } else {
-                &m.reference.eager
-            };
+            let run = m.reference.compared().1;
             let n = f64::from(m.iterations);
             let t = run.time_us? * n;
             // A spread (max − min over the windows) bounds the mean's error: half of it

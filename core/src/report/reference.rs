@@ -205,6 +205,27 @@ pub struct ModelReference {
     pub cuda_graph: ModelRun,
 }
 
+impl ModelReference {
+    /// The run kc's replay is compared against: the model's CUDA graph where it was
+    /// measured, else its eager run; and its name.
+    pub fn compared(&self) -> (&'static str, &ModelRun) {
+        if self.cuda_graph.time_us.is_some() {
+            ("CUDA graph", &self.cuda_graph)
+        } else {
+            ("eager", &self.eager)
+        }
+    }
+
+    /// [`ModelReference::compared`], to change.
+    pub fn compared_mut(&mut self) -> &mut ModelRun {
+        if self.cuda_graph.time_us.is_some() {
+            &mut self.cuda_graph
+        } else {
+            &mut self.eager
+        }
+    }
+}
+
 fn run(v: Option<&Value>) -> ModelRun {
     let Some(v) = v else {
         return ModelRun {

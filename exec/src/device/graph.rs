@@ -279,9 +279,9 @@ pub struct Feeder<'g> {
     pub completed: u64,
     /// With timing events: the last retired batch's event, which the next is timed from.
     timed_from: Option<Event>,
-    timing: bool,
-    /// Each batch after the first, timed from the one before it ([`BatchTime`]).
-    pub batch_times: Vec<BatchTime>,
+    /// With timing events, each batch after the first, timed from the one before it
+    /// ([`BatchTime`]); `None` without (the events then carry no timing).
+    pub batch_times: Option<Vec<BatchTime>>,
 }
 
 impl<'g> Feeder<'g> {
@@ -306,8 +306,7 @@ impl<'g> Feeder<'g> {
             free,
             completed: 0,
             timed_from: None,
-            timing,
-            batch_times: Vec::new(),
+            batch_times: timing.then(Vec::new),
         })
     }
 
@@ -326,10 +325,10 @@ impl<'g> Feeder<'g> {
             if r == cu::CUresult::CUDA_SUCCESS {
                 self.in_flight.pop_front();
                 self.completed += self.batch as u64;
-                if !self.timing {
+                let Some(times) = self.batch_times.as_mut() else {
                     self.free.push(e);
                     continue;
-                }
+                };
                 // The batch ran behind the one before it (the queue is kept full): the
                 // time between their events is its launches' back to back.
                 if let Some(from) = self.timed_from.replace(e) {
@@ -342,7 +341,7 @@ impl<'g> Feeder<'g> {
                             "cuEventElapsedTime",
                         )?
                     };
-                    self.batch_times.push(BatchTime {
+                    times.push(BatchTime {
                         retired_unix_ms: now_unix_ms,
                         launch_us: f64::from(ms) * 1000.0 / self.batch as f64,
                     });

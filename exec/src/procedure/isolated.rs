@@ -89,8 +89,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let spin_start = match en.job {
         None => en.spin_now(gpu, "spin (leakage, start)", opts, notes)?,
         Some(_) => None,
-    }
-    .and_then(|(w, u, c)| Some((w, u, c?)));
+    };
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
     // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
@@ -205,7 +204,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } else {
         None
     };
-    // A diagnostic: each unit after the model's step before each of its invocations, from
+    // A diagnostic: each unit after the model's steps leading up to each invocation, from
     // the model's values (so only where they could be restored), outside jobs.
     if let (true, Some(df), false, None) =
         (opts.lead_in_units, image, restore_failed, en.job.as_ref())
@@ -238,19 +237,23 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             "units after their lead-ins not measured: they need the model's values restored in a memory image, outside jobs".into(),
         );
     }
-    let leakage = match spin_start {
-        Some((start_w, start_sem_w, start_c)) => en
-            .spin_now(gpu, "spin (leakage, end)", opts, notes)?
-            .and_then(|(w, u, c)| Some((w, u, c?)))
-            .map(|(end_w, end_sem_w, end_c)| kc_core::results::Leakage {
+    // Only where the start's windows recorded a temperature is the end measured.
+    let spin_end = match spin_start {
+        Some((_, _, Some(_))) => en.spin_now(gpu, "spin (leakage, end)", opts, notes)?,
+        _ => None,
+    };
+    let leakage = match (spin_start, spin_end) {
+        (Some((start_w, start_sem_w, Some(start_c))), Some((end_w, end_sem_w, Some(end_c)))) => {
+            Some(kc_core::results::Leakage {
                 start_w,
                 start_sem_w,
                 start_c,
                 end_w,
                 end_sem_w,
                 end_c,
-            }),
-        None => None,
+            })
+        }
+        _ => None,
     };
     gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();

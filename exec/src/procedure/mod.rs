@@ -204,8 +204,8 @@ impl Energy<'_> {
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
         let launched = feeder.launched();
-        if let Some(out) = batch_times {
-            out.append(&mut feeder.batch_times);
+        if let (Some(out), Some(times)) = (batch_times, feeder.batch_times.as_mut()) {
+            out.append(times);
         }
         drop(feeder);
         if gpu_err.is_none() {
