@@ -12,7 +12,7 @@ with the committed kc (`cargo build --release` first), and per model
 4. the units' window temperature (weighted by their energy, as session 20's figures.py)
    against kc's graph's windows, and the idle GPU's power against its temperature at the
    high clock over each call's nvidia-smi samples (a least-squares slope);
-5. calls 6-7 (kc-u, kc-v; kc run's defaults): the spin's power at the start and the end of the
+5. calls 6-8 (kc-u, kc-v, kc-w; kc run's defaults): the spin's power at the start and the end of the
    isolated pass, and the term that takes the units' energy to the target's temperature.
 
 Run from the repository root: python3 docs/results/2026-11-28-session25/figures.py
@@ -23,7 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KC = os.path.join(HERE, "..", "..", "..", "target", "release", "kc")
 CALLS = [("call1-a-kc-r", "1 step"), ("call2-b-kc-r", "1 step"), ("call3-c-kc-s", None),
          ("call4-d-kc-t", "to a shared place"), ("call5-e-kc-t", "to a shared place"),
-         ("call6-f-kc-u", None), ("call7-g-kc-v", None)]
+         ("call6-f-kc-u", None), ("call7-g-kc-v", None),
+         ("call8-h-kc-w", None)]
 
 
 def report(part, name, tmp):

@@ -2,7 +2,7 @@
 # Session 25. PART names a set of models; each is captured, answered by `kc run --reference`
 # with KC_ARGS (parts a-b `--lead-in-units --round-energy`: every unit also measured after
 # the model's step before each of its invocations, and the round's own energy; part c
-# `--units-restoring-all`; part d-e `--lead-in-units`, lead-ins back to a place shared; parts f-g none), the model
+# `--units-restoring-all`; part d-e `--lead-in-units`, lead-ins back to a place shared; parts f-h none), the model
 # measured again (`--remeasure`), and reported.
 # nvidia-smi samples clocks and power every 200 ms throughout (smi.csv). Run from the
 # repository root, binary in .device/bin (KC=). BUDGET (s) skips models that would start
@@ -106,6 +106,9 @@ f) # kc-u on the H100, kc run's defaults: the spin's power at the start and the 
    model t5_graph "${T5[@]}" ;;
 g) # kc-v on the H100 (spin_power measured through spin_now, the second reading):
    # ResNeXt-50's step, its capped units at a duty cycle and the temperature term
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
+h) # kc-w on the H100 (the review of git diff dbbe04f: the feeder's batch times an Option,
+   # the spin's two measurements matched in one place): ResNeXt-50's step as part g
    model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
 esac
 kill $SMI 2>/dev/null
