@@ -186,6 +186,10 @@ pub struct ExecOptions {
     /// launch from the model's values at its places, as a unit whose values ran away is
     /// (with `unit_restoring`); the prediction takes that measurement.
     pub unit_restoring_all: bool,
+    /// Isolated mode, context cache, a diagnostic: the program of every unit measured
+    /// (one replay's steps in the plan's order on one stream) whole, and without each kind
+    /// of unit ([`kc_core::results::KindsLeftOut`]); the prediction does not take it.
+    pub kinds_left_out: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -245,6 +249,7 @@ impl Default for ExecOptions {
             duty_energy_all: false,
             lead_in_units: false,
             unit_restoring_all: false,
+            kinds_left_out: false,
             unit_restoring: true,
             round_cycles: None,
             transitions: 0,

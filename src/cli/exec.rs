@@ -102,6 +102,13 @@ pub struct Args {
     /// values away is. The report gives both sums; the prediction takes the second.
     #[arg(long, conflicts_with = "units_plain")]
     pub units_restoring_all: bool,
+    /// Isolated mode, context cache, a diagnostic: measure the program of every unit
+    /// measured (one replay's steps in the plan's order, on one stream, from the model's
+    /// values) whole, and once without each kind of unit (each label of at least 2 % of
+    /// the plain sum; the rest together). The report sets what each kind costs in the
+    /// program beside its units alone; the prediction does not take it.
+    #[arg(long)]
+    pub kinds_left_out: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -241,6 +248,7 @@ pub fn run(a: Args) -> i32 {
         duty_energy_all: a.duty_energy_all,
         lead_in_units: a.lead_in_units,
         unit_restoring_all: a.units_restoring_all,
+        kinds_left_out: a.kinds_left_out,
         unit_restoring: !a.units_plain,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

@@ -93,6 +93,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.units_restoring_all {
         v.push("--units-restoring-all".into());
     }
+    if a.kinds_left_out {
+        v.push("--kinds-left-out".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

@@ -101,6 +101,10 @@ pub struct Args {
     /// every launch from the model's values at its places (the prediction takes it).
     #[arg(long)]
     pub units_restoring_all: bool,
+    /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
+    /// whole and without each kind of unit (the prediction does not take it).
+    #[arg(long)]
+    pub kinds_left_out: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -240,6 +244,7 @@ pub fn run(a: Args) -> i32 {
         round_energy: a.round_energy,
         lead_in_units: a.lead_in_units,
         units_restoring_all: a.units_restoring_all,
+        kinds_left_out: a.kinds_left_out,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -330,6 +335,7 @@ struct ReplaySettings {
     round_energy: bool,
     lead_in_units: bool,
     units_restoring_all: bool,
+    kinds_left_out: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -402,6 +408,7 @@ fn replay(
             round_energy: settings.round_energy,
             lead_in_units: settings.lead_in_units,
             unit_restoring_all: settings.units_restoring_all,
+            kinds_left_out: settings.kinds_left_out,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);

@@ -402,6 +402,39 @@ pub fn led_launch(
     out
 }
 
+/// The kind that holds the labels each under the share [`kind_groups`] keeps apart.
+pub const OTHER_KINDS: &str = "every other kind";
+
+/// The kinds of unit to leave out of the program one at a time (`--kinds-left-out`): the
+/// units (id, label, weight: their share of the plain sum, any unit) grouped by label,
+/// each label whose weight is at least `min_share` of the total its own kind, heaviest
+/// first, the rest together as [`OTHER_KINDS`] last. A kind too light to move the
+/// program's energy past its noise would say nothing alone.
+pub fn kind_groups(units: &[(u32, &str, f64)], min_share: f64) -> Vec<(String, Vec<u32>)> {
+    let total: f64 = units.iter().map(|u| u.2.max(0.0)).sum();
+    let mut by: std::collections::BTreeMap<&str, (f64, Vec<u32>)> = Default::default();
+    for &(id, label, w) in units {
+        let e = by.entry(label).or_default();
+        e.0 += w.max(0.0);
+        e.1.push(id);
+    }
+    let (mut kept, mut rest) = (Vec::new(), Vec::new());
+    for (label, (w, ids)) in by {
+        if total > 0.0 && w >= min_share * total {
+            kept.push((w, label.to_string(), ids));
+        } else {
+            rest.extend(ids);
+        }
+    }
+    kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<(String, Vec<u32>)> = kept.into_iter().map(|(_, l, i)| (l, i)).collect();
+    if !rest.is_empty() {
+        rest.sort_unstable();
+        out.push((OTHER_KINDS.to_string(), rest));
+    }
+    out
+}
+
 /// The switches between different units one cycle of a round makes (`units` in cycle
 /// order, the last followed by the first): entries of the same unit back to back are no
 /// switch, as in [`transitions`]. At least 1, so that it divides.
@@ -467,6 +500,35 @@ pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
 mod tests {
     use super::*;
     use crate::plan::types::*;
+
+    #[test]
+    fn kinds_keep_the_heavy_labels_apart_heaviest_first_and_the_rest_together() {
+        let units = [
+            (0, "conv", 30.0),
+            (1, "bn", 10.0),
+            (2, "conv", 20.0),
+            (3, "relu", 1.0),
+            (4, "add", 1.5),
+            (5, "bn", 10.0),
+        ];
+        let k = kind_groups(&units, 0.05);
+        assert_eq!(
+            k,
+            vec![
+                ("conv".to_string(), vec![0, 2]),
+                ("bn".to_string(), vec![1, 5]),
+                (OTHER_KINDS.to_string(), vec![3, 4]),
+            ]
+        );
+        // Every unit is in exactly one kind; with no floor every label is its own.
+        assert_eq!(kind_groups(&units, 0.0).len(), 4);
+        assert_eq!(kind_groups(&[], 0.05), vec![]);
+        // No weight at all: one kind of every unit.
+        assert_eq!(
+            kind_groups(&[(7, "a", 0.0), (8, "b", 0.0)], 0.05),
+            vec![(OTHER_KINDS.to_string(), vec![7, 8])]
+        );
+    }
 
     #[test]
     fn iteration_span_is_the_mean_block_span() {

@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod bundle;
 pub mod exec_summary;
 pub mod job;
+pub mod kinds;
 pub mod model;
 pub mod powerlog;
 pub mod predict;

@@ -179,6 +179,10 @@ pub struct Report {
     pub image_nonfinite_pct: Option<f64>,
     /// kc's prediction from parts beside the plain sum, with error bars.
     pub prediction: Option<super::predict::Prediction>,
+    /// `--kinds-left-out` (a diagnostic): what each kind of unit costs in the model's
+    /// program beside its units alone, per replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kinds_in_program: Option<super::kinds::KindsInProgram>,
     /// What the prediction is computed from (kept to recompute it against the model).
     #[serde(skip)]
     pub prediction_inputs: Option<super::predict::PredictionInputs>,
@@ -947,6 +951,10 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.time.not_executed_traced_us = i.not_executed_traced_us;
     }
     r.set_isolated_vs_in_context(isolated);
+    r.kinds_in_program = isolated.and_then(|i| {
+        let k = i.isolated.as_ref()?.kinds_left_out.as_ref()?;
+        Some(super::kinds::kinds_in_program(k, &i.units))
+    });
     if graph.is_none() {
         r.notes
             .push("no graph-mode results: the actual side of the comparison is missing".into());

@@ -317,6 +317,9 @@ pub fn markdown(r: &Report) -> String {
             let _ = writeln!(o, "\nEnergy, {what}: {j:+.4} J per replay.");
         }
     }
+    if let Some(k) = &r.kinds_in_program {
+        kinds_in_program(&mut o, k, r);
+    }
     let _ = writeln!(
         o,
         "\nTraced time of the replayed steps: {} us (critical path {} us). Not executed: {}, {:.1} us traced, left out of both sides.\n",
@@ -443,6 +446,56 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kinds_section_gives_each_kind_in_time_and_energy_and_the_whole() {
+        use crate::report::kinds::{KindCost, KindsInProgram};
+        let mut r = Report::default();
+        r.kinds_in_program = Some(KindsInProgram {
+            steps: 12,
+            whole_first_us: 1000.0,
+            whole_last_us: 1010.0,
+            whole_first_j: Some(10.0),
+            whole_last_j: Some(10.2),
+            alone_us: 1100.0,
+            alone_j: Some(11.11),
+            kinds: vec![KindCost {
+                kind: "aten::a|b".into(),
+                units: 2,
+                invocations: 6,
+                alone_us: 600.0,
+                alone_j: Some(6.6),
+                in_program_us: 500.0,
+                in_program_sem_us: 1.0,
+                in_program_j: Some(5.5),
+                in_program_sem_j: Some(0.05),
+                second_run_us: Some(600.0),
+                second_run_sem_us: Some(2.0),
+                second_run_j: Some(6.0),
+                second_run_sem_j: Some(0.1),
+                alone_vs_program_time_pct: Some(20.0),
+                alone_vs_program_energy_pct: Some(20.0),
+                alone_vs_second_time_pct: Some(0.0),
+                alone_vs_second_energy_pct: Some(10.0),
+            }],
+            interaction_us: 505.0,
+            interaction_j: Some(4.6),
+            ..Default::default()
+        });
+        let md = markdown(&r);
+        assert!(md.contains("## Each kind of unit in the model's program"));
+        // The pipe in a label is escaped; ± is two standard errors.
+        assert!(md.contains(
+            "| aten::a\\|b | 2 | 6 | 600.0 | 500.0 ± 2.0 | +20.0 % | 600.0 ± 4.0 | +0.0 % |"
+        ));
+        assert!(md.contains(
+            "| aten::a\\|b | 6.6000 | 5.5000 ± 0.1000 | +20.0 % | 6.0000 ± 0.2000 | +10.0 % |"
+        ));
+        // Every unit alone against the whole's mean: 1100 against 1005 us, 11.11 against
+        // 10.1 J.
+        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
+        assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | | |"));
+    }
 
     #[test]
     fn csv_quotes_what_needs_quoting() {
@@ -632,6 +685,97 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
         v.push(format!("clock held down by {}", p.clock_events.join(", ")));
     }
     v
+}
+
+/// The section on what each kind of unit costs in the model's program (a diagnostic):
+/// one table in time, one in energy.
+fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r: &Report) {
+    let j = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
+    // `a` against `b`, percent.
+    let rel = |a: f64, b: f64| pct(a, b).map(|x| x - 100.0);
+    let graph = match (r.time.actual_us, r.energy.as_ref().map(|e| e.actual_j)) {
+        (Some(t), e) => format!("; kc's graph {t:.1} us and {} J", j(e)),
+        _ => String::new(),
+    };
+    let temps = k
+        .whole_temperature_c
+        .map_or(String::new(), |[a, b]| format!(", at {a:.1} and {b:.1} °C"));
+    let _ = writeln!(
+        o,
+        "\n## Each kind of unit in the model's program (--kinds-left-out, a diagnostic)\n\nThe program of every unit measured ({} steps of one replay, in the plan's order on one stream, from the model's values) took {:.1} us and {} J per launch at the start of the diagnostic and {:.1} us and {} J at its end{temps}{graph}. For each kind, its cost in the program is the whole less the program without it (which also takes from its neighbours what it left them in L2), and a second run's cost the program with each of its steps run twice in its place less the whole (a kernel right after itself, as alone, among the model's other kernels); the whole is taken at each program's turn, between its two measurements. Alone is Σ × invocations of its units alone, the plain sum's figures. Per replay; ± is two standard errors.{}\n",
+        k.steps,
+        k.whole_first_us,
+        j(k.whole_first_j),
+        k.whole_last_us,
+        j(k.whole_last_j),
+        match k.capped_windows {
+            0 => String::new(),
+            n => format!(" {n} of the programs' windows were held down by the power cap."),
+        },
+    );
+    let pm = |v: f64, u: f64, d: usize| format!("{v:.d$} ± {:.d$}", 2.0 * u);
+    let pm_j = |v: Option<f64>, u: Option<f64>| match (v, u) {
+        (Some(v), Some(u)) => pm(v, u, 4),
+        (Some(v), None) => format!("{v:.4}"),
+        _ => "-".to_string(),
+    };
+    let whole_us = (k.whole_first_us + k.whole_last_us) / 2.0;
+    let whole_j = k
+        .whole_first_j
+        .zip(k.whole_last_j)
+        .map(|(a, b)| (a + b) / 2.0);
+    let _ = writeln!(
+        o,
+        "| kind | units | invocations | alone us | in the program us | alone vs in the program | a second run us | alone vs a second run |\n|---|---|---|---|---|---|---|---|"
+    );
+    for c in &k.kinds {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.1} | {} | {} | {} | {} |",
+            cell(&c.kind),
+            c.units,
+            c.invocations,
+            c.alone_us,
+            pm(c.in_program_us, c.in_program_sem_us, 1),
+            signed(c.alone_vs_program_time_pct),
+            match (c.second_run_us, c.second_run_sem_us) {
+                (Some(v), Some(u)) => pm(v, u, 1),
+                _ => "-".to_string(),
+            },
+            signed(c.alone_vs_second_time_pct),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {whole_us:.1} | {} | | |",
+        k.interaction_us,
+        k.alone_us,
+        signed(rel(k.alone_us, whole_us)),
+    );
+    let _ = writeln!(
+        o,
+        "\n| kind | alone J | in the program J | alone vs in the program | a second run J | alone vs a second run |\n|---|---|---|---|---|---|"
+    );
+    for c in &k.kinds {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&c.kind),
+            j(c.alone_j),
+            pm_j(c.in_program_j, c.in_program_sem_j),
+            signed(c.alone_vs_program_energy_pct),
+            pm_j(c.second_run_j, c.second_run_sem_j),
+            signed(c.alone_vs_second_energy_pct),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "| the kinds together beyond their costs one at a time | | {} | | | |\n| **every unit** | {} | {} | {} | | |",
+        k.interaction_j.map_or("-".to_string(), |x| format!("{x:+.4}")),
+        j(k.alone_j),
+        j(whole_j),
+        signed(k.alone_j.zip(whole_j).and_then(|(a, w)| rel(a, w))),
+    );
 }
 
 /// The sentence on the units measured after their lead-ins (a diagnostic).

@@ -531,6 +531,60 @@ pub struct IsolatedSummary {
     /// temperatures: how much more a hotter chip leaks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leakage: Option<Leakage>,
+    /// `--kinds-left-out` (a diagnostic): the program of every unit measured, and the same
+    /// program with each kind of unit left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds_left_out: Option<KindsLeftOut>,
+}
+
+/// The model's program of one replay (every step of the units the isolated pass measured,
+/// in the plan's order, on one stream, from the model's values) timed and measured as a
+/// whole at the start and at the end, and between them for each kind of unit once with
+/// the kind left out and once with each of its steps run twice in its place (a
+/// diagnostic, `kc exec --isolated --kinds-left-out`). What a kind costs inside the
+/// program is the whole less the program without it, and what a second run of it costs
+/// there the doubled program less the whole; set beside the kind's units alone (Σ time ×
+/// invocations, Σ energy × invocations) they say which kinds the units alone overdraw or
+/// overrun, where the sum over all units alone and the model disagree.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindsLeftOut {
+    /// The whole program, measured first and last (its drift over the diagnostic).
+    pub whole_first: ProgramMeasure,
+    pub whole_last: ProgramMeasure,
+    /// Each kind left out, in the order measured.
+    pub kinds: Vec<KindLeftOut>,
+}
+
+/// One launch of a program graph: its steps, the mean of its timed launches and their
+/// standard error (us), its energy per launch and that energy's standard error (J, where
+/// its windows were measured), and how many of its windows the power cap held down.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProgramMeasure {
+    pub steps: u32,
+    pub time_us: f64,
+    pub time_sem_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_sem_j: Option<f64>,
+    pub capped_windows: usize,
+    /// The windows' mean end temperature, °C, where recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+}
+
+/// One kind of unit (a unit label, or "every other kind" for the labels each under the
+/// share [`crate::plan::schedule::kind_groups`] keeps apart), its units, and the program
+/// without it and with it doubled.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindLeftOut {
+    pub kind: String,
+    pub units: Vec<u32>,
+    pub without: ProgramMeasure,
+    /// The program with each of the kind's steps run twice in its place, measured right
+    /// after the program without it (since session 26's second call; `None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubled: Option<ProgramMeasure>,
 }
 
 /// The spin kernel's power (one warp waiting on the global timer: the clock held up, next

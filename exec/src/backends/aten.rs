@@ -53,6 +53,8 @@ extern "C" {
         err_len: usize,
     ) -> i32;
     fn kc_graph_free(graph: *mut c_void);
+    /// torch_shim.cpp: libtorch's cached blocks back to the driver (freed graphs' pools).
+    fn kc_empty_cache();
 }
 
 /// The GPU this process replays on (a job's rank replays on its `LOCAL_RANK`): libtorch's
@@ -1055,6 +1057,13 @@ impl super::Backend for Aten {
 
     fn steer_reads(&self, from: SteeringReads) {
         self.torch.steering.set(from);
+    }
+
+    fn release_cached_memory(&self) {
+        if self.torch.is_active() {
+            // SAFETY: called outside any capture (the trait's contract).
+            unsafe { kc_empty_cache() };
+        }
     }
 
     fn begin_capture(

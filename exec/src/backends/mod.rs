@@ -75,6 +75,10 @@ pub trait Backend {
     }
     /// Sets where later captures' integer and boolean bound reads take their values from.
     fn steer_reads(&self, _from: SteeringReads) {}
+    /// Gives memory it caches for graphs already freed back to the driver; called
+    /// outside any capture, between large captures (libtorch frees a freed graph's
+    /// private pool only outside a capture).
+    fn release_cached_memory(&self) {}
     /// Begins the capture itself when it must (libtorch's CUDAGraph); `None` leaves it to
     /// the device core.
     fn begin_capture(&self, _dev: &Device) -> Result<Option<CaptureOwner>, ExecError> {
@@ -316,6 +320,14 @@ impl Gpu {
     pub fn steer_reads(&self, from: SteeringReads) {
         for b in &self.backends {
             b.steer_reads(from);
+        }
+    }
+
+    /// Every back end gives memory it caches for graphs already freed back to the driver
+    /// ([`Backend::release_cached_memory`]); outside any capture only.
+    pub fn release_cached_memory(&self) {
+        for b in &self.backends {
+            b.release_cached_memory();
         }
     }
 

@@ -226,6 +226,17 @@ void kc_graph_free(void* graph) {
   }
 }
 
+// Gives libtorch's cached blocks back to the driver, those of the private pools of freed
+// graphs among them. The allocator frees those pools only outside a capture, and an
+// allocation that fails inside one does not free them first: a run that captures many
+// large graphs one after another must call this between them. Never during a capture.
+void kc_empty_cache() {
+  try {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  } catch (...) {
+  }
+}
+
 // The model's math modes (its traced kernels show them): TF32 for fp32 matmuls through
 // cuBLAS and for fp32 convolutions through cuDNN, as torch.backends.*.allow_tf32 set them.
 void kc_set_math(int tf32_cublas, int tf32_cudnn) {

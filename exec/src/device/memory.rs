@@ -203,6 +203,14 @@ impl Device {
         self.fill_arena(df)
     }
 
+    /// The share of the GPU's memory free now (0-1).
+    pub fn free_memory_share(&self) -> Result<f64, ExecError> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: a query with valid out-pointers.
+        unsafe { cu_err(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+        Ok(free as f64 / total.max(1) as f64)
+    }
+
     /// Keeps a copy of the memory image as it is now (the model's values, after the pass that
     /// restores them), so that [`Self::restore_arena_snapshot`] can give every place those
     /// values again with one device-to-device copy. Returns false, taking nothing, where the

@@ -255,6 +255,43 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         _ => None,
     };
+    // A diagnostic: the program whole and without each kind of unit, from the model's
+    // values (so only where they could be restored), outside jobs; after the spin's end,
+    // so that the temperature term's measurement stays where it was.
+    let kinds_left_out = match (opts.kinds_left_out, image, restore_failed, en.job.as_ref()) {
+        (true, Some(df), false, None) => {
+            let measured = super::kinds_left_out::measure(
+                plan,
+                rank,
+                opts,
+                gpu,
+                en,
+                df,
+                &model_pass,
+                &rows,
+                notes,
+            );
+            notes.extend(gpu.take_notes());
+            match measured {
+                Ok(k) => Some(k),
+                Err(e) if e.breaks_context() => return Err(e),
+                Err(e) => {
+                    let _ = gpu.synchronize();
+                    notes.push(format!(
+                        "the program without each kind of unit not measured: {e}"
+                    ));
+                    None
+                }
+            }
+        }
+        (true, ..) => {
+            notes.push(
+                "the program without each kind of unit not measured: it needs the model's values restored in a memory image, outside jobs".into(),
+            );
+            None
+        }
+        _ => None,
+    };
     gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -284,6 +321,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             .count(),
         transitions,
         leakage,
+        kinds_left_out,
     });
     results.units = rows;
     Ok(())

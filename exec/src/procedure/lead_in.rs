@@ -17,21 +17,18 @@
 //! are only ever the difference of the two; a unit without a lead-in, or measured
 //! restoring, is left as it was alone, and a failure is named in the notes.
 
+use super::kinds_left_out::measure_program;
 use super::{units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{lead_ins, led_launch};
 use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
-use kc_core::results::stats::Stats;
-use kc_core::results::{held_down_by_cap, UnitAfterLeadIn, UnitResult};
+use kc_core::results::{UnitAfterLeadIn, UnitResult};
 use std::collections::HashMap;
 
 /// How far back a unit's lead-ins reach at most: to the nearest step that shares a place
 /// with it among this many before it.
 const MAX_LEAD_IN_STEPS: usize = 4;
-
-/// GPU time the timed launches of each of a unit's two graphs cover at least.
-const TIMED_US: f64 = 50_000.0;
 
 /// Measures every unit of `rows` that ran alone at its places once more after its
 /// lead-ins, and sets its `after_lead_in`; `pass` restores the model's values.
@@ -135,40 +132,6 @@ pub(super) fn measure(
     Ok(())
 }
 
-/// A graph's timed launches, its energy per launch and that energy's standard error
-/// (where measured), and how many of its windows the power cap held down.
-type Measured = (Stats, Option<(f64, f64)>, usize);
-
-/// Times a graph (warmed first) and measures its energy windows from the model's values:
-/// per launch, its time statistics and its energy per launch (and the windows held down
-/// by the power cap).
-#[allow(clippy::too_many_arguments)]
-fn time_and_energy(
-    plan: &Plan,
-    gpu: &mut Gpu,
-    en: &mut Energy<'_>,
-    graph: &crate::device::Graph,
-    label: &str,
-    target: f64,
-    opts: &ExecOptions,
-    df: &PlanDataflow,
-    pass: &[u32],
-    notes: &mut Vec<String>,
-) -> Result<Measured, ExecError> {
-    super::isolated::restore_model_values(plan, df, gpu, pass)?;
-    gpu.warm(graph)?;
-    let probe = Stats::of(&gpu.time_launches(graph, 3)?);
-    let launches = ((TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
-    let t = Stats::of(&gpu.time_launches(graph, launches)?);
-    let top = en.top_clock_mhz();
-    let Some(w) = en.series(gpu, graph, label, t.mean, target, opts, notes)? else {
-        return Ok((t, None, 0));
-    };
-    let capped = w.iter().filter(|x| held_down_by_cap(x, top)).count();
-    let s = en.summarise(w, label, t.mean, 1.0, notes);
-    Ok((t, Some((s.per_item_j.mean, s.per_item_j.sem())), capped))
-}
-
 /// One unit after its lead-ins: the launch `launch` (lead-in, step) and the lead-ins alone,
 /// each timed and measured from the model's values; their difference per invocation.
 #[allow(clippy::too_many_arguments)]
@@ -204,25 +167,42 @@ fn measure_unit(
         }
         Ok(())
     })?;
-    let label = format!("unit {} after its lead-ins", row.id);
-    let (t_led, e_led, c_led) =
-        time_and_energy(plan, gpu, en, &led, &label, target, opts, df, pass, notes)?;
-    let label = format!("unit {}'s lead-ins alone", row.id);
-    let (t_leads, e_leads, c_leads) =
-        time_and_energy(plan, gpu, en, &leads, &label, target, opts, df, pass, notes)?;
+    let measure = |gpu: &mut Gpu,
+                   en: &mut Energy<'_>,
+                   graph: &crate::device::Graph,
+                   label: &str,
+                   notes: &mut Vec<String>| {
+        measure_program(plan, gpu, en, graph, label, target, opts, df, pass, notes)
+    };
+    let l = measure(
+        gpu,
+        en,
+        &led,
+        &format!("unit {} after its lead-ins", row.id),
+        notes,
+    )?;
+    let a = measure(
+        gpu,
+        en,
+        &leads,
+        &format!("unit {}'s lead-ins alone", row.id),
+        notes,
+    )?;
     let n = f64::from(row.unroll);
-    let energy = e_led
-        .zip(e_leads)
-        .map(|((a, ua), (b, ub))| ((a - b) / n, ua.hypot(ub) / n));
+    let energy = l
+        .energy_j
+        .zip(l.energy_sem_j)
+        .zip(a.energy_j.zip(a.energy_sem_j))
+        .map(|((x, ux), (y, uy))| ((x - y) / n, ux.hypot(uy) / n));
     Ok(UnitAfterLeadIn {
         led: launch.iter().filter(|(l, _)| !l.is_empty()).count() as u32,
         lead_in_steps: launch.iter().map(|(l, _)| l.len() as u32).sum(),
-        time_us: (t_led.mean - t_leads.mean) / n,
-        time_sem_us: t_led.sem().hypot(t_leads.sem()) / n,
+        time_us: (l.time_us - a.time_us) / n,
+        time_sem_us: l.time_sem_us.hypot(a.time_sem_us) / n,
         energy_j: energy.map(|e| e.0),
         energy_sem_j: energy.map(|e| e.1),
-        lead_ins_us: t_leads.mean / n,
-        lead_ins_energy_j: e_leads.map(|e| e.0 / n),
-        capped_windows: c_led + c_leads,
+        lead_ins_us: a.time_us / n,
+        lead_ins_energy_j: a.energy_j.map(|e| e / n),
+        capped_windows: l.capped_windows + a.capped_windows,
     })
 }

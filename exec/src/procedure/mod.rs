@@ -9,6 +9,7 @@
 mod diagnose;
 mod graph;
 mod isolated;
+mod kinds_left_out;
 mod lead_in;
 mod transitions;
 
