@@ -104,9 +104,12 @@ pub struct Args {
     pub units_restoring_all: bool,
     /// Isolated mode, context cache, a diagnostic: measure the program of every unit
     /// measured (one replay's steps in the plan's order, on one stream, from the model's
-    /// values) whole, and once without each kind of unit (each label of at least 2 % of
-    /// the plain sum; the rest together). The report sets what each kind costs in the
-    /// program beside its units alone; the prediction does not take it.
+    /// values) whole, and once without and once with each kind of unit doubled (each label
+    /// of at least 2 % of the plain sum; the rest together). The report sets what each kind costs in the
+    /// program beside its units alone, and with each kind doubled in its place what a
+    /// second run of it costs there; the prediction does not take it. On T5's graph the
+    /// program with `aten::add_` doubled ended the process by SIGSEGV inside its first
+    /// launch (session 26, cause not found), losing the run's results.
     #[arg(long)]
     pub kinds_left_out: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to

@@ -102,7 +102,8 @@ pub struct Args {
     #[arg(long)]
     pub units_restoring_all: bool,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
-    /// whole and without each kind of unit (the prediction does not take it).
+    /// whole, without each kind of unit and with it doubled (the prediction does not take
+    /// it; on T5's graph it ended the process by SIGSEGV, session 26).
     #[arg(long)]
     pub kinds_left_out: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its

@@ -12,7 +12,10 @@
 //! but among the model's other kernels, with its neighbours' context kept). The report
 //! sets both beside the kind's units alone. The training steps' units alone overdraw the
 //! model by 6-9 % in energy where their time is right (sessions 20-25); this says which
-//! kinds hold that, and whether they do so as a kernel after itself.
+//! kinds hold that, and whether they do so as a kernel after itself. On T5's graph the
+//! program with `aten::add_` doubled ended the process by SIGSEGV inside the driver at its
+//! first launch (session 26, calls 4-5, with and without the pools given back between
+//! programs); the cause is not found.
 //!
 //! Invariant: every program graph is measured the same way ([`measure_program`]), from
 //! the model's values, and holds exactly the steps its `steps` counts; a kind's figures
@@ -149,8 +152,9 @@ pub(super) fn measure(
         m.steps = steps.len() as u32;
         // The freed programs' pools go back before the next is captured once the GPU runs
         // low: ResNeXt-50's step ran out of memory at its 22nd program without (session
-        // 26, call 2). Only then: with it after every program, T5's graph ended by SIGSEGV
-        // inside the launch of its 14th (call 4), the cause not found.
+        // 26, call 2). Only then, so that libtorch's cache stays as other phases leave it.
+        // (T5's graph ended by SIGSEGV both with them given back after every program and
+        // with them given back only when low, calls 4-5: that crash is not this.)
         drop(graph);
         if gpu.dev.free_memory_share()? < LOW_MEMORY_SHARE {
             gpu.release_cached_memory();
