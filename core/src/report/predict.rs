@@ -87,6 +87,11 @@ pub struct PredictionTerm {
     /// among by time.
     #[serde(skip)]
     pub switches_priced: Option<f64>,
+    /// The term of the round's kernels slower (or faster) than alone: what the units
+    /// after their lead-ins hold, and what `--switch-energy-from-round` prices at the
+    /// units' power.
+    #[serde(skip)]
+    pub round_kernels: bool,
 }
 
 /// The plain sum and the prediction from parts against their target, per replay.
@@ -834,6 +839,7 @@ impl Report {
                                     ),
                                     us: slower_us,
                                     switches_priced: Some(k * equivalent * kern_cycle / whole),
+                                    round_kernels: true,
                                     ..Default::default()
                                 },
                                 None => PredictionTerm {
@@ -842,6 +848,7 @@ impl Report {
                                         e - g
                                     ),
                                     us: (e - g) * n,
+                                    round_kernels: true,
                                     ..Default::default()
                                 },
                             };
@@ -992,7 +999,7 @@ impl Report {
             }
             let mut at_idle_us = 0.0;
             for t in terms.iter_mut().filter(|t| t.energy_j.is_none()) {
-                let w = if inp.switch_energy_from_round && t.what.starts_with("kernels slower") {
+                let w = if inp.switch_energy_from_round && t.round_kernels {
                     busy_w
                 } else {
                     at_idle_us += t.us;
@@ -1098,7 +1105,7 @@ impl Report {
         // held to the limit again where it applies.
         let kernels_j: f64 = terms
             .iter()
-            .filter(|t| t.what.starts_with("kernels slower"))
+            .filter(|t| t.round_kernels)
             .filter_map(|t| t.energy_j)
             .sum();
         let lead_in_units = inp.lead_in.clone().map(|mut l| {
@@ -1504,8 +1511,11 @@ mod tests {
             .terms
             .iter()
             .find(|t| t.what.starts_with("kernels slower"))
-            .and_then(|t| t.energy_j)
             .unwrap();
+        // The term is marked as the round's kernels, and is the only one so marked.
+        assert!(kernels.round_kernels);
+        assert_eq!(p.terms.iter().filter(|t| t.round_kernels).count(), 1);
+        let kernels = kernels.energy_j.unwrap();
         assert!(kernels > 0.0);
         let l = p.lead_in_units.clone().unwrap();
         let e = p.predicted_energy_j.unwrap() - 0.004 - kernels;
