@@ -107,9 +107,10 @@ pub struct Args {
     /// values) whole, and once without and once with each kind of unit doubled (each label
     /// of at least 2 % of the plain sum; the rest together). The report sets what each kind costs in the
     /// program beside its units alone, and with each kind doubled in its place what a
-    /// second run of it costs there; the prediction does not take it. On T5's graph the
-    /// program with `aten::add_` doubled ended the process by SIGSEGV inside its first
-    /// launch (session 26, cause not found), losing the run's results.
+    /// second run of it costs there; the prediction does not take it. Steps that write
+    /// integer or boolean data in place run once in a doubled program: on T5's graph the
+    /// program with its int64 `aten::add_` doubled ended the process by SIGSEGV (session
+    /// 26, before that rule; the rule is not yet proven on the GPU).
     #[arg(long)]
     pub kinds_left_out: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to

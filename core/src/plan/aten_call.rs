@@ -138,6 +138,17 @@ impl AtenCall {
         writes(&self.op, &self.overload, arg)
     }
 
+    /// Whether the call writes integer or boolean data into one of its arguments (an
+    /// in-place op on positions, bucket indices, counters or masks). Run twice where the
+    /// model runs it once, such a step leaves values that other steps index memory with
+    /// and the model never held (T5's relative-position buckets, `add_` on int64).
+    pub fn writes_integers(&self) -> bool {
+        self.args
+            .iter()
+            .enumerate()
+            .any(|(i, a)| self.writes(i) && a.tensors().iter().any(|t| !is_float(t.dtype)))
+    }
+
     /// "aten::add.Tensor".
     pub fn schema_name(&self) -> String {
         if self.overload.is_empty() {

@@ -85,6 +85,9 @@ pub struct KindCost {
     pub alone_vs_second_time_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_vs_second_energy_pct: Option<f64>,
+    /// Its steps the doubled program ran once (they write integer or boolean data in
+    /// place): a second run's cost leaves them out.
+    pub doubled_once: u32,
 }
 
 fn pct(a: f64, b: f64) -> Option<f64> {
@@ -172,6 +175,7 @@ pub fn kinds_in_program(k: &KindsLeftOut, units: &[UnitResult]) -> KindsInProgra
                 alone_vs_program_energy_pct: alone_j.zip(in_j).and_then(|(a, b)| pct(a, b)),
                 alone_vs_second_time_pct: second_us.and_then(|s| pct(alone_us, s)),
                 alone_vs_second_energy_pct: alone_j.zip(second_j).and_then(|(a, b)| pct(a, b)),
+                doubled_once: kind.doubled_once,
             }
         })
         .collect();
@@ -257,12 +261,14 @@ mod tests {
                     units: vec![0, 1],
                     without: program(4, 410.0, 4.1),
                     doubled: Some(program(16, 1606.0, 16.1)),
+                    doubled_once: 0,
                 },
                 KindLeftOut {
                     kind: "bn".into(),
                     units: vec![2],
                     without: program(6, 620.0, 6.0),
                     doubled: Some(program(14, 1424.0, 14.4)),
+                    doubled_once: 1,
                 },
             ],
         };
@@ -285,6 +291,7 @@ mod tests {
         assert!((conv.alone_vs_program_energy_pct.unwrap() - 10.0).abs() < 1e-9);
         assert_eq!((conv.units, conv.invocations), (2, 6));
         let bn = &r.kinds[1];
+        assert_eq!(bn.doubled_once, 1);
         assert!((bn.in_program_us - (1030.0 - 620.0)).abs() < 1e-9);
         assert!((bn.in_program_j.unwrap() - (10.3 - 6.0)).abs() < 1e-9);
         assert!(

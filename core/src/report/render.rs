@@ -477,6 +477,7 @@ mod tests {
                 alone_vs_program_energy_pct: Some(20.0),
                 alone_vs_second_time_pct: Some(0.0),
                 alone_vs_second_energy_pct: Some(10.0),
+                doubled_once: 3,
             }],
             interaction_us: 505.0,
             interaction_j: Some(4.6),
@@ -495,6 +496,7 @@ mod tests {
         // 10.1 J.
         assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
         assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | | |"));
+        assert!(md.contains("so a second run's cost leaves them out: 3 of aten::a\\|b."));
     }
 
     #[test]
@@ -745,6 +747,12 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
             signed(c.alone_vs_second_time_pct),
         );
     }
+    let once: Vec<String> = k
+        .kinds
+        .iter()
+        .filter(|c| c.doubled_once > 0)
+        .map(|c| format!("{} of {}", c.doubled_once, cell(&c.kind)))
+        .collect();
     let _ = writeln!(
         o,
         "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {whole_us:.1} | {} | | |",
@@ -776,6 +784,13 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
         j(whole_j),
         signed(k.alone_j.zip(whole_j).and_then(|(a, w)| rel(a, w))),
     );
+    if !once.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nSteps that write integer or boolean data in place ran once in the doubled programs (a second run would leave indices the model never held), so a second run's cost leaves them out: {}.",
+            once.join(", ")
+        );
+    }
 }
 
 /// The sentence on the units measured after their lead-ins (a diagnostic).

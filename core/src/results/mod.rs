@@ -585,6 +585,12 @@ pub struct KindLeftOut {
     /// after the program without it (since session 26's second call; `None` before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubled: Option<ProgramMeasure>,
+    /// The kind's steps the doubled program ran once all the same: those that write
+    /// integer or boolean data in place ([`crate::plan::aten_call::AtenCall::writes_integers`]),
+    /// whose second run would leave indices the model never held (since session 26's
+    /// review; 0 before).
+    #[serde(default)]
+    pub doubled_once: u32,
 }
 
 /// The spin kernel's power (one warp waiting on the global timer: the clock held up, next

@@ -12,10 +12,12 @@
 //! but among the model's other kernels, with its neighbours' context kept). The report
 //! sets both beside the kind's units alone. The training steps' units alone overdraw the
 //! model by 6-9 % in energy where their time is right (sessions 20-25); this says which
-//! kinds hold that, and whether they do so as a kernel after itself. On T5's graph the
-//! program with `aten::add_` doubled ended the process by SIGSEGV inside the driver at its
-//! first launch (session 26, calls 4-5, with and without the pools given back between
-//! programs); the cause is not found.
+//! kinds hold that, and whether they do so as a kernel after itself. A step that writes
+//! integer or boolean data in place runs once in a doubled program: on T5's graph the
+//! program with `aten::add_` doubled, its int64 relative-position buckets among them,
+//! ended the process by SIGSEGV inside the driver at its first launch (session 26, calls
+//! 4-5); the buckets run twice go past the embedding they index, the likely cause (not
+//! proven on the GPU).
 //!
 //! Invariant: every program graph is measured the same way ([`measure_program`]), from
 //! the model's values, and holds exactly the steps its `steps` counts; a kind's figures
@@ -99,6 +101,22 @@ pub(super) fn measure(
         .map(|(i, l, w)| (*i, l.as_str(), *w))
         .collect();
     let kinds = kind_groups(&weights, MIN_KIND_SHARE);
+    // Units whose steps write integer or boolean data in place run once in a doubled
+    // program: a second run would take the indices others read out of the model's range.
+    let once: HashSet<u32> = ok
+        .iter()
+        .copied()
+        .filter(|&u| {
+            let unit = &plan.units[u as usize];
+            match &unit.call {
+                UnitCall::AtenOp { op, args } => {
+                    kc_core::plan::aten_call::build(op, args, &unit.kernels)
+                        .is_ok_and(|c| c.writes_integers())
+                }
+                _ => false,
+            }
+        })
+        .collect();
     let mut o = opts.clone();
     o.energy_window_s = o.energy_window_s.map(|w| w.max(WINDOW_S));
     o.energy_repeats = MAX_WINDOWS;
@@ -116,10 +134,11 @@ pub(super) fn measure(
         let steps: Vec<u32> = program
             .iter()
             .flat_map(|&st| {
-                let n = if kind.contains(&plan.steps[st as usize].unit) {
-                    times
-                } else {
-                    1
+                let unit = plan.steps[st as usize].unit;
+                let n = match kind.contains(&unit) {
+                    true if times == 2 && once.contains(&unit) => 1,
+                    true => times,
+                    false => 1,
                 };
                 std::iter::repeat_n(st, n)
             })
@@ -171,11 +190,19 @@ pub(super) fn measure(
         let ours: HashSet<u32> = units.iter().copied().collect();
         let without = run(gpu, en, &ours, 0, &format!("without {kind}"), notes)?;
         let doubled = run(gpu, en, &ours, 2, &format!("with {kind} doubled"), notes)?;
+        let doubled_once = program
+            .iter()
+            .filter(|&&st| {
+                let u = plan.steps[st as usize].unit;
+                ours.contains(&u) && once.contains(&u)
+            })
+            .count() as u32;
         out.push(KindLeftOut {
             kind,
             units,
             without,
             doubled: Some(doubled),
+            doubled_once,
         });
     }
     let whole_last = run(gpu, en, &none, 1, "whole (last)", notes)?;

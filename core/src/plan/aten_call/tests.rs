@@ -290,3 +290,29 @@ fn in_place_ops_write_their_first_argument_as_their_schema_says() {
     let out = add_out.args.iter().position(|a| a.name == "out").unwrap();
     assert!(writes("add", "out", out) && !writes("add", "out", 0));
 }
+
+#[test]
+fn an_in_place_op_on_integers_writes_integers_and_one_on_floats_does_not() {
+    let ints = build(
+        "aten::add_",
+        &[t(&[8, 8], ElemType::I64), t(&[8, 8], ElemType::I64), s("1")],
+        &[],
+    )
+    .unwrap();
+    assert!(ints.writes_integers());
+    let floats = build(
+        "aten::add_",
+        &[t(&[8, 8], ElemType::F32), t(&[8, 8], ElemType::F32), s("1")],
+        &[],
+    )
+    .unwrap();
+    assert!(!floats.writes_integers());
+    // Reading integers (indices) without writing them is not writing them.
+    let select = build(
+        "aten::index_select",
+        &[t(&[16, 4], ElemType::F16), s("0"), t(&[5], ElemType::I64)],
+        &[],
+    )
+    .unwrap();
+    assert!(!select.writes_integers());
+}
