@@ -103,7 +103,7 @@ pub struct Args {
     pub units_restoring_all: bool,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
     /// whole, without each kind of unit and with it doubled (the prediction does not take
-    /// it; steps that write integers in place run once when doubled).
+    /// it; steps that write integers in place run once in every program).
     #[arg(long)]
     pub kinds_left_out: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its

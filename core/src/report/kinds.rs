@@ -85,8 +85,8 @@ pub struct KindCost {
     pub alone_vs_second_time_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_vs_second_energy_pct: Option<f64>,
-    /// Its steps the doubled program ran once (they write integer or boolean data in
-    /// place): a second run's cost leaves them out.
+    /// Its steps every program ran once, its own left out or doubled too (they write
+    /// integer or boolean data in place): neither of its costs holds them.
     pub doubled_once: u32,
 }
 

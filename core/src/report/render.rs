@@ -496,7 +496,7 @@ mod tests {
         // 10.1 J.
         assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
         assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | | |"));
-        assert!(md.contains("so a second run's cost leaves them out: 3 of aten::a\\|b."));
+        assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
     }
 
     #[test]
@@ -787,7 +787,7 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
     if !once.is_empty() {
         let _ = writeln!(
             o,
-            "\nSteps that write integer or boolean data in place ran once in the doubled programs (a second run would leave indices the model never held), so a second run's cost leaves them out: {}.",
+            "\nSteps that write integer or boolean data in place ran once in every program, their kind's left out or doubled too (a second run, or none, would leave indices the model never held), so neither of their kind's costs holds them: {}.",
             once.join(", ")
         );
     }

@@ -585,9 +585,10 @@ pub struct KindLeftOut {
     /// after the program without it (since session 26's second call; `None` before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubled: Option<ProgramMeasure>,
-    /// The kind's steps the doubled program ran once all the same: those that write
-    /// integer or boolean data in place ([`crate::plan::aten_call::AtenCall::writes_integers`]),
-    /// whose second run would leave indices the model never held (since session 26's
+    /// The kind's steps its programs ran once all the same, left out or doubled: those
+    /// that write integer or boolean data in place
+    /// ([`crate::plan::aten_call::AtenCall::writes_integers`]), whose second run (or none,
+    /// a counter not reset) would leave indices the model never held (since session 26's
     /// review; 0 before).
     #[serde(default)]
     pub doubled_once: u32,

@@ -13,7 +13,8 @@
 //! sets both beside the kind's units alone. The training steps' units alone overdraw the
 //! model by 6-9 % in energy where their time is right (sessions 20-25); this says which
 //! kinds hold that, and whether they do so as a kernel after itself. A step that writes
-//! integer or boolean data in place runs once in a doubled program: on T5's graph the
+//! integer or boolean data in place runs once in every program, its kind's left out or
+//! doubled too: on T5's graph the
 //! program with `aten::add_` doubled, its int64 relative-position buckets among them,
 //! ended the process by SIGSEGV inside the driver at its first launch (session 26, calls
 //! 4-5); the buckets run twice go past the embedding they index, the likely cause (not
@@ -101,8 +102,9 @@ pub(super) fn measure(
         .map(|(i, l, w)| (*i, l.as_str(), *w))
         .collect();
     let kinds = kind_groups(&weights, MIN_KIND_SHARE);
-    // Units whose steps write integer or boolean data in place run once in a doubled
-    // program: a second run would take the indices others read out of the model's range.
+    // Units whose steps write integer or boolean data in place run once in every program,
+    // their kind's too: a second run, or none (a counter not reset), would take the
+    // indices others read out of the model's range.
     let once: HashSet<u32> = ok
         .iter()
         .copied()
@@ -136,7 +138,7 @@ pub(super) fn measure(
             .flat_map(|&st| {
                 let unit = plan.steps[st as usize].unit;
                 let n = match kind.contains(&unit) {
-                    true if times == 2 && once.contains(&unit) => 1,
+                    true if once.contains(&unit) => 1,
                     true => times,
                     false => 1,
                 };
