@@ -532,7 +532,7 @@ pub struct IsolatedSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leakage: Option<Leakage>,
     /// `--kinds-left-out` (a diagnostic): the program of every unit measured, and the same
-    /// program with each kind of unit left out.
+    /// program with each kind of unit left out and doubled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds_left_out: Option<KindsLeftOut>,
 }
@@ -551,7 +551,7 @@ pub struct KindsLeftOut {
     /// The whole program, measured first and last (its drift over the diagnostic).
     pub whole_first: ProgramMeasure,
     pub whole_last: ProgramMeasure,
-    /// Each kind left out, in the order measured.
+    /// Each kind, in the order measured (without it, then doubled).
     pub kinds: Vec<KindLeftOut>,
 }
 

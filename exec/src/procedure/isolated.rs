@@ -204,39 +204,34 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } else {
         None
     };
-    // A diagnostic: each unit after the model's steps leading up to each invocation, from
-    // the model's values (so only where they could be restored), outside jobs.
-    if let (true, Some(df), false, None) =
-        (opts.lead_in_units, image, restore_failed, en.job.as_ref())
-    {
-        gpu.steer_reads(SteeringReads::AsAlone);
-        let measured = super::lead_in::measure(
-            plan,
-            rank,
-            opts,
-            gpu,
-            en,
-            df,
-            &model_pass,
-            &steps_of,
-            &targets,
-            &mut rows,
-            notes,
-        );
-        gpu.steer_reads(SteeringReads::FromProducers);
-        notes.extend(gpu.take_notes());
-        if let Err(e) = measured {
-            if e.breaks_context() {
-                return Err(e);
-            }
-            let _ = gpu.synchronize();
-            notes.push(format!("units after their lead-ins not measured: {e}"));
-        }
-    } else if opts.lead_in_units {
-        notes.push(
-            "units after their lead-ins not measured: they need the model's values restored in a memory image, outside jobs".into(),
-        );
-    }
+    // A diagnostic: each unit after the model's steps leading up to each invocation.
+    let restored = (!restore_failed).then_some(image).flatten();
+    diagnostic(
+        opts.lead_in_units,
+        "units after their lead-ins",
+        restored,
+        en,
+        gpu,
+        notes,
+        |df, en, gpu, notes| {
+            gpu.steer_reads(SteeringReads::AsAlone);
+            let measured = super::lead_in::measure(
+                plan,
+                rank,
+                opts,
+                gpu,
+                en,
+                df,
+                &model_pass,
+                &steps_of,
+                &targets,
+                &mut rows,
+                notes,
+            );
+            gpu.steer_reads(SteeringReads::FromProducers);
+            measured
+        },
+    )?;
     // Only where the start's windows recorded a temperature is the end measured.
     let spin_end = match spin_start {
         Some((_, _, Some(_))) => en.spin_now(gpu, "spin (leakage, end)", opts, notes)?,
@@ -255,43 +250,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         _ => None,
     };
-    // A diagnostic: the program whole and without each kind of unit, from the model's
-    // values (so only where they could be restored), outside jobs; after the spin's end,
-    // so that the temperature term's measurement stays where it was.
-    let kinds_left_out = match (opts.kinds_left_out, image, restore_failed, en.job.as_ref()) {
-        (true, Some(df), false, None) => {
-            let measured = super::kinds_left_out::measure(
-                plan,
-                rank,
-                opts,
-                gpu,
-                en,
-                df,
-                &model_pass,
-                &rows,
-                notes,
-            );
-            notes.extend(gpu.take_notes());
-            match measured {
-                Ok(k) => Some(k),
-                Err(e) if e.breaks_context() => return Err(e),
-                Err(e) => {
-                    let _ = gpu.synchronize();
-                    notes.push(format!(
-                        "the program without each kind of unit not measured: {e}"
-                    ));
-                    None
-                }
-            }
-        }
-        (true, ..) => {
-            notes.push(
-                "the program without each kind of unit not measured: it needs the model's values restored in a memory image, outside jobs".into(),
-            );
-            None
-        }
-        _ => None,
-    };
+    // A diagnostic: the program whole, without each kind of unit and with it doubled;
+    // after the spin's end, so that the temperature term's measurement stays where it was.
+    let kinds_left_out = diagnostic(
+        opts.kinds_left_out,
+        "the program without each kind of unit",
+        restored,
+        en,
+        gpu,
+        notes,
+        |df, en, gpu, notes| {
+            super::kinds_left_out::measure(plan, rank, opts, gpu, en, df, &model_pass, &rows, notes)
+        },
+    )?;
     gpu.free_copies()?;
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -983,5 +954,45 @@ fn fmt_per(n: usize, unroll: u32) -> String {
         format!("{per:.0}")
     } else {
         format!("{per:.2}")
+    }
+}
+
+/// Runs a diagnostic of the context cache where it is asked for (`asked`): only with the
+/// model's values restorable in a memory image (`image`) and outside jobs, else a note
+/// says why not. What the back ends issued goes to the notes; a failure that leaves the
+/// context usable is named in the notes and the pass goes on, one that breaks it ends it.
+fn diagnostic<T>(
+    asked: bool,
+    what: &str,
+    image: Option<&kc_core::plan::types::PlanDataflow>,
+    en: &mut super::Energy<'_>,
+    gpu: &mut Gpu,
+    notes: &mut Vec<String>,
+    run: impl FnOnce(
+        &kc_core::plan::types::PlanDataflow,
+        &mut super::Energy<'_>,
+        &mut Gpu,
+        &mut Vec<String>,
+    ) -> Result<T, ExecError>,
+) -> Result<Option<T>, ExecError> {
+    if !asked {
+        return Ok(None);
+    }
+    let (Some(df), None) = (image, en.job.as_ref()) else {
+        notes.push(format!(
+            "{what} not measured: the diagnostic needs the model's values restored in a memory image, outside jobs"
+        ));
+        return Ok(None);
+    };
+    let measured = run(df, en, gpu, notes);
+    notes.extend(gpu.take_notes());
+    match measured {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.breaks_context() => Err(e),
+        Err(e) => {
+            let _ = gpu.synchronize();
+            notes.push(format!("{what} not measured: {e}"));
+            Ok(None)
+        }
     }
 }
