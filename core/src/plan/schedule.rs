@@ -435,6 +435,32 @@ pub fn kind_groups(units: &[(u32, &str, f64)], min_share: f64) -> Vec<(String, V
     out
 }
 
+/// A program of `--kinds-left-out`: the steps of `program` in order, each of a unit in
+/// `kind` run `times` times in its place (0: left out, 2: doubled), every other step once,
+/// and a step of a unit in `once` (it writes integer or boolean data in place) once
+/// whatever its kind: a second run, or none (a counter not reset), would leave indices
+/// the model never held.
+pub fn kind_program(
+    program: &[u32],
+    unit_of: impl Fn(u32) -> u32,
+    kind: &std::collections::HashSet<u32>,
+    once: &std::collections::HashSet<u32>,
+    times: usize,
+) -> Vec<u32> {
+    program
+        .iter()
+        .flat_map(|&st| {
+            let unit = unit_of(st);
+            let n = if kind.contains(&unit) && !once.contains(&unit) {
+                times
+            } else {
+                1
+            };
+            std::iter::repeat_n(st, n)
+        })
+        .collect()
+}
+
 /// The switches between different units one cycle of a round makes (`units` in cycle
 /// order, the last followed by the first): entries of the same unit back to back are no
 /// switch, as in [`transitions`]. At least 1, so that it divides.
@@ -500,6 +526,33 @@ pub fn unroll_count(traced_mean_ns: f64, target_ns: f64, max: u32) -> u32 {
 mod tests {
     use super::*;
     use crate::plan::types::*;
+
+    #[test]
+    fn a_kind_program_leaves_out_or_doubles_the_kind_but_never_its_integer_writers() {
+        use std::collections::HashSet;
+        // Steps 0-5 of units 7, 8, 9, 7, 8, 9; unit 8 is the kind, unit 9 writes integers.
+        let unit_of = |st: u32| [7, 8, 9, 7, 8, 9][st as usize];
+        let program = [0, 1, 2, 3, 4, 5];
+        let none = HashSet::new();
+        let once: HashSet<u32> = [9].into();
+        let kind: HashSet<u32> = [8].into();
+        assert_eq!(kind_program(&program, unit_of, &none, &once, 0), program);
+        assert_eq!(
+            kind_program(&program, unit_of, &kind, &once, 0),
+            [0, 2, 3, 5]
+        );
+        assert_eq!(
+            kind_program(&program, unit_of, &kind, &once, 2),
+            [0, 1, 1, 2, 3, 4, 4, 5]
+        );
+        // A kind's integer writers are neither left out nor doubled.
+        let with_ints: HashSet<u32> = [8, 9].into();
+        assert_eq!(
+            kind_program(&program, unit_of, &with_ints, &once, 0),
+            [0, 2, 3, 5]
+        );
+        assert_eq!(kind_program(&program, unit_of, &once, &once, 2), program);
+    }
 
     #[test]
     fn kinds_keep_the_heavy_labels_apart_heaviest_first_and_the_rest_together() {

@@ -28,7 +28,7 @@
 use super::Energy;
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
-use kc_core::plan::schedule::kind_groups;
+use kc_core::plan::schedule::{kind_groups, kind_program};
 use kc_core::plan::types::{Plan, PlanDataflow, UnitCall};
 use kc_core::results::stats::Stats;
 use kc_core::results::{
@@ -133,18 +133,13 @@ pub(super) fn measure(
                times: usize,
                label: &str,
                notes: &mut Vec<String>| {
-        let steps: Vec<u32> = program
-            .iter()
-            .flat_map(|&st| {
-                let unit = plan.steps[st as usize].unit;
-                let n = match kind.contains(&unit) {
-                    true if once.contains(&unit) => 1,
-                    true => times,
-                    false => 1,
-                };
-                std::iter::repeat_n(st, n)
-            })
-            .collect();
+        let steps = kind_program(
+            &program,
+            |st| plan.steps[st as usize].unit,
+            kind,
+            &once,
+            times,
+        );
         crate::crash::doing(&format!("measuring the program {label}"));
         let graph = gpu.capture(|gpu| {
             for &st in &steps {
