@@ -90,6 +90,9 @@ d) # kc-za on the H100, `--kinds-left-out`, the pools given back only when the G
    # (call 4's T5 graph ended by SIGSEGV in the launch of a program after they were given
    # back after every program): T5's graph
    model t5_graph "${T5[@]}" ;;
+e) # not yet run (no device time left in session 26): the integer-writing steps run once in
+   # every program (fcdbd6b); T5's graph, whose doubled add_ program ended calls 4-5
+   model t5_graph "${T5[@]}" ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
