@@ -12,6 +12,7 @@
 //! steps), read from the results or derived by the formula its field names; a kind's
 //! uncertainty is its two measurements' standard errors combined.
 
+use super::model::pct;
 use crate::results::{KindsLeftOut, ProgramMeasure, UnitResult};
 use serde::Serialize;
 
@@ -30,11 +31,20 @@ pub struct KindsInProgram {
     /// The windows' mean end temperatures of the first and the last whole program, °C.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub whole_temperature_c: Option<[f64; 2]>,
+    /// The whole: the mean of its two measurements, us and J.
+    pub whole_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole_j: Option<f64>,
     /// Σ over every unit measured alone of time × invocations (us) and of energy ×
-    /// invocations (J, where every unit's energy was measured).
+    /// invocations (J, where every unit's energy was measured), and each against the
+    /// whole, percent.
     pub alone_us: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_j: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone_vs_whole_time_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone_vs_whole_energy_pct: Option<f64>,
     pub kinds: Vec<KindCost>,
     /// The program whole (the mean of its two measurements) less the sum of the kinds'
     /// costs: what the kinds cost together beyond their costs one at a time (a kind left
@@ -88,10 +98,6 @@ pub struct KindCost {
     /// Its steps every program ran once, its own left out or doubled too (they write
     /// integer or boolean data in place): neither of its costs holds them.
     pub doubled_once: u32,
-}
-
-fn pct(a: f64, b: f64) -> Option<f64> {
-    (b.abs() > 1e-12).then(|| 100.0 * (a / b - 1.0))
 }
 
 /// `k`'s figures beside the units alone `units`.
@@ -187,11 +193,15 @@ pub fn kinds_in_program(k: &KindsLeftOut, units: &[UnitResult]) -> KindsInProgra
         .iter()
         .flat_map(|x| x.units.iter().copied())
         .collect();
+    let whole_us = mean(&t).unwrap_or(0.0);
+    let whole_j = mean(&e);
+    let alone_us = sum_of(&ids, &|u| u.predicted_us).unwrap_or(0.0);
+    let alone_j = sum_of(&ids, &|u| u.predicted_energy_j);
     let interaction_j = kinds
         .iter()
         .map(|c| c.in_program_j)
         .sum::<Option<f64>>()
-        .zip(mean(&e))
+        .zip(whole_j)
         .map(|(s, w)| w - s);
     KindsInProgram {
         steps: k.whole_first.steps,
@@ -204,10 +214,13 @@ pub fn kinds_in_program(k: &KindsLeftOut, units: &[UnitResult]) -> KindsInProgra
             .temperature_c
             .zip(k.whole_last.temperature_c)
             .map(|(a, b)| [a, b]),
-        alone_us: sum_of(&ids, &|u| u.predicted_us).unwrap_or(0.0),
-        alone_j: sum_of(&ids, &|u| u.predicted_energy_j),
-        interaction_us: mean(&t).unwrap_or(0.0)
-            - kinds.iter().map(|c| c.in_program_us).sum::<f64>(),
+        whole_us,
+        whole_j,
+        alone_us,
+        alone_j,
+        alone_vs_whole_time_pct: pct(alone_us, whole_us),
+        alone_vs_whole_energy_pct: alone_j.zip(whole_j).and_then(|(a, w)| pct(a, w)),
+        interaction_us: whole_us - kinds.iter().map(|c| c.in_program_us).sum::<f64>(),
         interaction_j,
         kinds,
         capped_windows: k.whole_first.capped_windows
@@ -306,6 +319,8 @@ mod tests {
         assert!((r.interaction_us - (1025.0 - 600.0 - 410.0)).abs() < 1e-9);
         assert!((r.interaction_j.unwrap() - (10.25 - 6.0 - 4.3)).abs() < 1e-9);
         assert!((r.alone_j.unwrap() - 11.0).abs() < 1e-9);
+        assert!((r.whole_j.unwrap() - 10.25).abs() < 1e-9);
+        assert!((r.alone_vs_whole_energy_pct.unwrap() - 100.0 * (11.0 / 10.25 - 1.0)).abs() < 1e-9);
         assert_eq!(r.whole_temperature_c, Some([50.0, 50.0]));
         // Without doubled programs the kinds were measured at places 1-2 of 3.
         let mut old = k.clone();

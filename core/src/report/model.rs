@@ -785,7 +785,8 @@ impl Report {
     }
 }
 
-fn pct(a: f64, b: f64) -> Option<f64> {
+/// `a` against `b`, percent (`None` where `b` is zero).
+pub(crate) fn pct(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| 100.0 * (a - b) / b)
 }
 

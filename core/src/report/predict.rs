@@ -18,7 +18,7 @@
 //! replay and the model's own measurement are only ever its target, and of them only the
 //! temperature the target's energy stands at enters (the units' energy is taken to it).
 
-use super::model::Report;
+use super::model::{pct, Report};
 use crate::plan::schedule;
 use crate::plan::types::Plan;
 use crate::results::energy::{clock_events, sm_clock_range, temperature_range, EnergyWindow};
@@ -644,10 +644,6 @@ impl PredictionInputs {
         let (overlapped, serial) = schedule::simulated_length_us(plan, rank, dur, gap);
         self.concurrency_us = Some(overlapped - serial);
     }
-}
-
-fn pct(a: f64, b: f64) -> Option<f64> {
-    (b != 0.0).then(|| 100.0 * (a - b) / b)
 }
 
 impl Report {

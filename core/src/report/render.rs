@@ -14,9 +14,14 @@ fn f(v: Option<f64>, digits: usize) -> String {
 /// A figure with ± two standard uncertainties when it has one, in `unit`; "-" when the
 /// figure is missing.
 fn spread(v: Option<f64>, u: Option<f64>, digits: usize, unit: &str) -> String {
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
     match (v, u) {
-        (Some(v), Some(u)) => format!("{v:.digits$} ± {:.digits$} {unit}", 2.0 * u),
-        (Some(v), None) => format!("{v:.digits$} {unit}"),
+        (Some(v), Some(u)) => format!("{v:.digits$} ± {:.digits$}{unit}", 2.0 * u),
+        (Some(v), None) => format!("{v:.digits$}{unit}"),
         _ => "-".into(),
     }
 }
@@ -457,8 +462,12 @@ mod tests {
             whole_last_us: 1010.0,
             whole_first_j: Some(10.0),
             whole_last_j: Some(10.2),
+            whole_us: 1005.0,
+            whole_j: Some(10.1),
             alone_us: 1100.0,
             alone_j: Some(11.11),
+            alone_vs_whole_time_pct: Some(100.0 * (1100.0 / 1005.0 - 1.0)),
+            alone_vs_whole_energy_pct: Some(100.0 * (11.11 / 10.1 - 1.0)),
             kinds: vec![KindCost {
                 kind: "aten::a|b".into(),
                 units: 2,
@@ -692,9 +701,7 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
 /// The section on what each kind of unit costs in the model's program (a diagnostic):
 /// one table in time, one in energy.
 fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r: &Report) {
-    let j = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
-    // `a` against `b`, percent.
-    let rel = |a: f64, b: f64| pct(a, b).map(|x| x - 100.0);
+    let j = |v: Option<f64>| f(v, 4);
     let graph = match (r.time.actual_us, r.energy.as_ref().map(|e| e.actual_j)) {
         (Some(t), e) => format!("; kc's graph {t:.1} us and {} J", j(e)),
         _ => String::new(),
@@ -715,17 +722,6 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
             n => format!(" {n} of the programs' windows were held down by the power cap."),
         },
     );
-    let pm = |v: f64, u: f64, d: usize| format!("{v:.d$} ± {:.d$}", 2.0 * u);
-    let pm_j = |v: Option<f64>, u: Option<f64>| match (v, u) {
-        (Some(v), Some(u)) => pm(v, u, 4),
-        (Some(v), None) => format!("{v:.4}"),
-        _ => "-".to_string(),
-    };
-    let whole_us = (k.whole_first_us + k.whole_last_us) / 2.0;
-    let whole_j = k
-        .whole_first_j
-        .zip(k.whole_last_j)
-        .map(|(a, b)| (a + b) / 2.0);
     let _ = writeln!(
         o,
         "| kind | units | invocations | alone us | in the program us | alone vs in the program | a second run us | alone vs a second run |\n|---|---|---|---|---|---|---|---|"
@@ -738,11 +734,11 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
             c.units,
             c.invocations,
             c.alone_us,
-            pm(c.in_program_us, c.in_program_sem_us, 1),
+            spread(Some(c.in_program_us), Some(c.in_program_sem_us), 1, ""),
             signed(c.alone_vs_program_time_pct),
-            match (c.second_run_us, c.second_run_sem_us) {
-                (Some(v), Some(u)) => pm(v, u, 1),
-                _ => "-".to_string(),
+            match c.second_run_sem_us {
+                Some(_) => spread(c.second_run_us, c.second_run_sem_us, 1, ""),
+                None => "-".to_string(),
             },
             signed(c.alone_vs_second_time_pct),
         );
@@ -755,10 +751,11 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
         .collect();
     let _ = writeln!(
         o,
-        "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {whole_us:.1} | {} | | |",
+        "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {:.1} | {} | | |",
         k.interaction_us,
         k.alone_us,
-        signed(rel(k.alone_us, whole_us)),
+        k.whole_us,
+        signed(k.alone_vs_whole_time_pct),
     );
     let _ = writeln!(
         o,
@@ -770,9 +767,9 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
             "| {} | {} | {} | {} | {} | {} |",
             cell(&c.kind),
             j(c.alone_j),
-            pm_j(c.in_program_j, c.in_program_sem_j),
+            spread(c.in_program_j, c.in_program_sem_j, 4, ""),
             signed(c.alone_vs_program_energy_pct),
-            pm_j(c.second_run_j, c.second_run_sem_j),
+            spread(c.second_run_j, c.second_run_sem_j, 4, ""),
             signed(c.alone_vs_second_energy_pct),
         );
     }
@@ -781,8 +778,8 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
         "| the kinds together beyond their costs one at a time | | {} | | | |\n| **every unit** | {} | {} | {} | | |",
         k.interaction_j.map_or("-".to_string(), |x| format!("{x:+.4}")),
         j(k.alone_j),
-        j(whole_j),
-        signed(k.alone_j.zip(whole_j).and_then(|(a, w)| rel(a, w))),
+        j(k.whole_j),
+        signed(k.alone_vs_whole_energy_pct),
     );
     if !once.is_empty() {
         let _ = writeln!(

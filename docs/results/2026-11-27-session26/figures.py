@@ -91,25 +91,29 @@ with tempfile.TemporaryDirectory() as tmp:
                          f"{at_cap:.4f}", f"{at_duty:.4f}", "-" if s is None else f"{s:.4f}",
                          pct(at_cap, s), pct(at_duty, s)))
 
-print("1. Against the model's CUDA graph (same call), %: the prediction; the program whole (mean of")
-print("   its two measurements) against kc's graph; Σ units alone and Σ a second run of each kind")
-print("   in the program against the whole; Σ alone against Σ second runs (energy)")
-print("| call | model | prediction | whole vs kc graph | Σ alone vs whole | Σ second runs vs whole | Σ alone vs Σ second, energy | whole °C |")
-print("|---|---|---|---|---|---|---|---|")
-for row in models:
-    print("| " + " | ".join(str(x) for x in row) + " |")
-print()
-print("2. Per kind, per replay: its units alone against a second run of them in the program, and")
-print("   against their cost in the program (the whole less the program without them), %")
-print("| call | model | kind | invocations | vs second, time | vs second, energy | vs in program, time | vs in program, energy |")
-print("|---|---|---|---|---|---|---|---|")
-for row in kinds:
-    print("| " + " | ".join(str(x) for x in row) + " |")
-print()
-print("3. The units measured at a duty cycle (their windows alone at the power cap): Σ energy ×")
-print("   invocations per replay at the cap alone, at the duty cycle (the plain sum's), and a")
-print("   second run of their kinds in the program (from call 2), J; each of the first two against it, %")
-print("| call | model | units | at the cap | at the duty cycle | second run in the program | cap vs second | duty vs second |")
-print("|---|---|---|---|---|---|---|---|")
-for row in duty:
-    print("| " + " | ".join(str(x) for x in row) + " |")
+
+def table(title, header, rows, last=False):
+    """A numbered table: its title lines, a Markdown header and its rows."""
+    print(title)
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(x) for x in row) + " |")
+    if not last:
+        print()
+
+
+table("1. Against the model's CUDA graph (same call), %: the prediction; the program whole (mean of\n"
+      "   its two measurements) against kc's graph; Σ units alone and Σ a second run of each kind\n"
+      "   in the program against the whole; Σ alone against Σ second runs (energy)",
+      ["call", "model", "prediction", "whole vs kc graph", "Σ alone vs whole", "Σ second runs vs whole",
+       "Σ alone vs Σ second, energy", "whole °C"], models)
+table("2. Per kind, per replay: its units alone against a second run of them in the program, and\n"
+      "   against their cost in the program (the whole less the program without them), %",
+      ["call", "model", "kind", "invocations", "vs second, time", "vs second, energy",
+       "vs in program, time", "vs in program, energy"], kinds)
+table("3. The units measured at a duty cycle (their windows alone at the power cap): Σ energy ×\n"
+      "   invocations per replay at the cap alone, at the duty cycle (the plain sum's), and a\n"
+      "   second run of their kinds in the program (from call 2), J; each of the first two against it, %",
+      ["call", "model", "units", "at the cap", "at the duty cycle", "second run in the program",
+       "cap vs second", "duty vs second"], duty, last=True)

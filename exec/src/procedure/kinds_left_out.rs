@@ -20,20 +20,18 @@
 //! 4-5); the buckets run twice go past the embedding they index, the likely cause (not
 //! proven on the GPU).
 //!
-//! Invariant: every program graph is measured the same way ([`measure_program`]), from
+//! Invariant: every program graph is measured the same way
+//! ([`super::measure_program`]), from
 //! the model's values, and holds exactly the steps its `steps` counts; a kind's figures
 //! are only ever the difference of two such measurements. The order measured is the
 //! whole, then each kind's program without it and doubled, then the whole.
 
-use super::Energy;
+use super::{measure_program, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{kind_groups, kind_program};
 use kc_core::plan::types::{Plan, PlanDataflow, UnitCall};
-use kc_core::results::stats::Stats;
-use kc_core::results::{
-    held_down_by_cap, mean_end_temperature_c, KindLeftOut, KindsLeftOut, ProgramMeasure, UnitResult,
-};
+use kc_core::results::{KindLeftOut, KindsLeftOut, UnitResult};
 use std::collections::HashSet;
 
 /// A label under this share of the plain sum joins the other light ones in one kind.
@@ -41,9 +39,6 @@ const MIN_KIND_SHARE: f64 = 0.02;
 
 /// Below this share of the GPU's memory free, the pools of freed programs go back.
 const LOW_MEMORY_SHARE: f64 = 0.35;
-
-/// GPU time the timed launches of a graph cover at least.
-const TIMED_US: f64 = 50_000.0;
 
 /// Each program's energy windows: at least this long, and this many at most.
 const WINDOW_S: f64 = 0.4;
@@ -54,8 +49,8 @@ const MAX_WINDOWS: usize = 10;
 /// itself.
 const TARGET_REL_SEM: f64 = 0.001;
 
-/// Measures the program whole, without each kind of unit, and whole again; `pass`
-/// restores the model's values.
+/// Measures the program whole, then without each kind of unit and with it doubled, then
+/// whole again; `pass` restores the model's values.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure(
     plan: &Plan,
@@ -211,43 +206,4 @@ pub(super) fn measure(
         whole_last,
         kinds: out,
     })
-}
-
-/// Times a graph (warmed first) and measures its energy windows, from the model's values:
-/// per launch, its mean time and standard error, its energy and standard error (where
-/// measured), its windows held down by the power cap and their mean end temperature.
-/// `steps` is left for the caller.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn measure_program(
-    plan: &Plan,
-    gpu: &mut Gpu,
-    en: &mut Energy<'_>,
-    graph: &crate::device::Graph,
-    label: &str,
-    target: f64,
-    opts: &ExecOptions,
-    df: &PlanDataflow,
-    pass: &[u32],
-    notes: &mut Vec<String>,
-) -> Result<ProgramMeasure, ExecError> {
-    super::isolated::restore_model_values(plan, df, gpu, pass)?;
-    gpu.warm(graph)?;
-    let probe = Stats::of(&gpu.time_launches(graph, 3)?);
-    let launches = ((TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
-    let t = Stats::of(&gpu.time_launches(graph, launches)?);
-    let mut m = ProgramMeasure {
-        time_us: t.mean,
-        time_sem_us: t.sem(),
-        ..Default::default()
-    };
-    let top = en.top_clock_mhz();
-    let Some(w) = en.series(gpu, graph, label, t.mean, target, opts, notes)? else {
-        return Ok(m);
-    };
-    m.capped_windows = w.iter().filter(|x| held_down_by_cap(x, top)).count();
-    m.temperature_c = mean_end_temperature_c(w.iter());
-    let s = en.summarise(w, label, t.mean, 1.0, notes);
-    m.energy_j = Some(s.per_item_j.mean);
-    m.energy_sem_j = Some(s.per_item_j.sem());
-    Ok(m)
 }

@@ -17,8 +17,7 @@
 //! are only ever the difference of the two; a unit without a lead-in, or measured
 //! restoring, is left as it was alone, and a failure is named in the notes.
 
-use super::kinds_left_out::measure_program;
-use super::{units_bar, Energy};
+use super::{measure_program, units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{lead_ins, led_launch};
