@@ -736,10 +736,7 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
             c.alone_us,
             spread(Some(c.in_program_us), Some(c.in_program_sem_us), 1, ""),
             signed(c.alone_vs_program_time_pct),
-            match c.second_run_sem_us {
-                Some(_) => spread(c.second_run_us, c.second_run_sem_us, 1, ""),
-                None => "-".to_string(),
-            },
+            spread(c.second_run_us, c.second_run_sem_us, 1, ""),
             signed(c.alone_vs_second_time_pct),
         );
     }
