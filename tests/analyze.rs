@@ -3,8 +3,7 @@
 //! graph file analyses as its trace does, and two decode traces of different runs name the
 //! attention kernels one launched and the other did not.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn the_tables_add_up_on_every_shared_h100_trace() {

@@ -1,8 +1,7 @@
 //! The command line as a newcomer meets it (issue 17): every verb's every argument has help
 //! text, every verb that prints a summary takes --json, and output flags are spelled one way.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Verbs and sub-verbs, read from `kc --help` and `kc VERB --help` themselves, so a new
 /// verb is walked without editing this test.

@@ -4,8 +4,7 @@
 //! shared example with its whole cache, and the public corpus's compiled traces, which come
 //! without a cache.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc_ir::{ParamSource, Resolution, Tier, UnitParams};
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,7 @@
 //! snapshots of the buffer assignment summaries, and a property test that the Execution
 //! Trace's tensor reader takes any JSON without panicking.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::plan::show::dataflow_summary;
 use kc_ir::{DataflowSource, StorageKind, UnitParams};
 use proptest::prelude::*;

@@ -1,8 +1,7 @@
 //! The first-hour defects of issue 26, each reproduced as a newcomer met it: messages that
 //! point the wrong way now say what the file is and where it goes.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn s(p: &Path) -> &str {

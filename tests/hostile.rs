@@ -2,8 +2,7 @@
 //! error line and exit code 2 (or the documented correct result), never a panic, a hang or
 //! unbounded memory; oddities become counted diagnostics; nothing already written is lost.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -2,8 +2,7 @@
 //! H100 traces, every corpus file read (or refused with the expected reason), bad input
 //! refused with a clear one-line error and exit code 2, and summary snapshots.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::ingest::summary::summarize;
 use std::io::Write;
 

@@ -2,8 +2,7 @@
 //! and insta snapshots of every kernel's classification, so a changed classification
 //! shows up in review.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::lower::summary::{classification_rows, summarize};
 use kc_ir::{Family, NodeKind, Tier, UnitParams};
 

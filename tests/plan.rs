@@ -1,8 +1,7 @@
 //! Replay plans: built from the H100 traces, round-tripped, every byte of a small plan
 //! flipped and each rejected, other format versions rejected, random plans round-tripped.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::plan::{self, types::*};
 use proptest::prelude::*;
 

@@ -6,7 +6,8 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// When the test binary runs as one rank (see `spawn_rank`), this is that rank's body.
+/// When the test binary runs as one rank (see `spawn_rank`, which names this test by its
+/// path in the integration binary, `rendezvous::rank_process`), this is that rank's body.
 #[test]
 fn rank_process() {
     if std::env::var("KC_TEST_RANK_CHILD").is_err() {
@@ -64,7 +65,7 @@ fn spawn_rank_with(
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "rank_process",
+            "rendezvous::rank_process",
             "--nocapture",
             "--test-threads",
             "1",

@@ -2,8 +2,7 @@
 //! Markdown report is snapshot-tested, the CLI writes every format, power logs are
 //! integrated against hand-computed energies, and baselines gate on regressions.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {

@@ -4,8 +4,7 @@
 //! the same run names the overload (`op_schema`), resolution from the Kineto record alone
 //! agrees with it.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::lower::aten_schema::{self, Recorded};
 use kc_ir::{ArgsSource, OpArg};
 use std::collections::{BTreeMap, HashMap};

@@ -2,8 +2,7 @@
 //! (typed arguments, valid index ranges, inferred dtypes, output policy) or refused with a
 //! reason; the outcome per op is snapshot-tested.
 
-mod common;
-use common::*;
+use crate::common::*;
 use kc::plan::aten_call::{self, CallArg, Fill};
 use kc::plan::types::UnitCall;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! Trace strides that overflow, ranks that do not fit, rank logs checked as outputs, each
 //! rank's GPU holding only its own image, and an untrusted default Inductor cache.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

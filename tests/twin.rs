@@ -2,8 +2,7 @@
 //! H100 pair in ../shared/examples/h100t2: a GPT-2-shaped decode step profiled while
 //! replaying its CUDA graph (360 kernels, none with an op) and the same step run eagerly.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 fn pair() -> (PathBuf, PathBuf) {

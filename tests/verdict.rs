@@ -6,7 +6,7 @@
 //! plan carries its built call, and no unit lowering called replayable is refused by the
 //! plan.
 
-mod common;
+use crate::common;
 
 use kc::plan::types::PlanTier;
 use std::path::PathBuf;

@@ -12,9 +12,9 @@
 #        cargo build --release --features torch
 # Tier 3's C++ shim (src/exec/torch_shim.cpp) also needs the CUDA 13 runtime headers
 # (cuda_runtime_api.h and what it includes): build.rs looks in KC_CUDA_INCLUDE,
-# $CUDA_HOME/include, DIR/cuda-include, /usr/local/cuda/include. A machine without the
-# CUDA toolkit can copy a GPU machine's /usr/local/cuda-13.0/targets/x86_64-linux/include
-# into DIR/cuda-include.
+# $CUDA_HOME/include, DIR/cuda-include, /usr/local/cuda/include. On a machine without the
+# CUDA toolkit this script unpacks them into DIR/cuda-include from the CUDA 13.0 runtime's
+# PyPI wheels (nvidia-cuda-runtime and nvidia-cuda-crt 13.0.x: headers only are kept).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-.libtorch}
@@ -35,5 +35,23 @@ else
     echo "$version" > "$dir/torch/VERSION"
     rm -rf "$dir/wheel"
     echo "libtorch $version unpacked into $dir/torch"
+fi
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ -n "${KC_CUDA_INCLUDE:-}" ] || [ -f "$cuda_home/include/cuda_runtime_api.h" ] \
+    || [ -f "$dir/cuda-include/cuda_runtime_api.h" ]; then
+    echo "CUDA runtime headers found"
+else
+    # The runtime's headers, and crt/ (host_config.h and the rest) that they include.
+    for package in nvidia-cuda-runtime nvidia-cuda-crt; do
+        pip3 download --no-deps "$package>=13.0,<13.1" --python-version 3.12 --only-binary=:all: \
+            --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$dir/wheel"
+    done
+    rm -rf "$dir/cuda-unpack" && mkdir -p "$dir/cuda-include"
+    for wheel in "$dir"/wheel/nvidia_cuda_*-13.0.*.whl; do
+        unzip -q -o "$wheel" 'nvidia/cu13/include/*' -d "$dir/cuda-unpack"
+    done
+    cp -r "$dir"/cuda-unpack/nvidia/cu13/include/. "$dir/cuda-include/"
+    rm -rf "$dir/cuda-unpack" "$dir/wheel"
+    echo "CUDA 13.0 runtime headers unpacked into $dir/cuda-include"
 fi
 echo "export LIBTORCH=$dir/torch LIBTORCH_CXX11_ABI=1"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 work=$(mktemp -d)
 trap 'rm -rf "$log" "$work"' EXIT
-cargo test --workspace --release --locked --tests 2>&1 | tee "$log"
+cargo test --workspace --release --locked --tests --no-fail-fast 2>&1 | tee "$log"
 rust_status=${PIPESTATUS[0]}
 py_status=0
 if python3 -m venv "$work/venv" > /dev/null 2>&1; then

@@ -14,14 +14,19 @@ CALL_S, BUSY_W, IDLE_W, TICK_S = 0.002, 400.0, 100.0, 0.1
 
 
 class Gpu:
-    """Calls run back to back from when they are enqueued; `done_at[k]` is call k's end."""
+    """Calls run back to back from when they are enqueued; `done_at[k]` is call k's end.
+    The device runs in real time, so a host that falls behind (a loaded machine) starves
+    it as it would a GPU: `idle_s` sums the gaps it sat idle between calls."""
 
     def __init__(self):
         self.t0 = time.time()
         self.done_at = []
+        self.idle_s = 0.0
 
     def enqueue(self):
         now = time.time()
+        if self.done_at and now > self.done_at[-1]:
+            self.idle_s += now - self.done_at[-1]
         start = max(now, self.done_at[-1] if self.done_at else now)
         self.done_at.append(start + CALL_S)
 
@@ -45,7 +50,8 @@ def back_to_back(gpu):
             self.at = None
 
         def record(self):
-            self.at = gpu.last_done()
+            # As on a GPU: an event on an idle stream completes when it is recorded.
+            self.at = max(time.time(), gpu.last_done())
 
         def query(self):
             return time.time() >= self.at
@@ -75,11 +81,17 @@ def back_to_back(gpu):
 
 
 def test_the_models_energy_per_call_counts_the_calls_completed():
-    r = back_to_back(Gpu())
+    gpu = Gpu()
+    r = back_to_back(gpu)
     assert r["back_to_back_energy_counts"] == "completed"
     # Busy throughout: 400 W × 2 ms = 800 mJ per call, to the grain of one ~2 ms batch in a
     # 0.3 s window. capture.py before session 17 (calls enqueued, those in flight included)
     # read 726 mJ here, 9 % low (its 2 s windows on the GPU: 1-3 %).
     assert abs(r["back_to_back_energy_per_run_mj"] / (BUSY_W * CALL_S * 1000.0) - 1.0) < 0.03, r
-    assert abs(r["back_to_back_us"] / (CALL_S * 1e6) - 1.0) < 0.03, r
+    # The time per call is the call's 2 ms, plus what the device sat idle waiting for a
+    # host that fell behind (none on an idle machine; a CI run under load read +6 % with
+    # the device idle in that measure), never less: the calls launched are what it divides.
+    calls = len(gpu.done_at)
+    assert r["back_to_back_us"] / (CALL_S * 1e6) > 1.0 - 0.03, r
+    assert r["back_to_back_us"] / ((CALL_S + gpu.idle_s / calls) * 1e6) < 1.0 + 0.03, (r, gpu.idle_s)
     assert r["back_to_back_sm_clock_mhz"] == [1980, 1980]
