@@ -224,6 +224,21 @@ pub struct ExecOptions {
     /// it replays the plan's rank of this job rank on GPU `LOCAL_RANK`, with the job's
     /// collectives through NCCL.
     pub job: Option<rendezvous::RankEnv>,
+    /// Handed the results so far before a step that replays the model in ways no unit did
+    /// (an opt-in diagnostic of an isolated run), where a fault may end the process or
+    /// its GPU context: the CLI writes them, so that a fault there loses only that step.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// The caller's writer of results part-way through a run ([`ExecOptions::checkpoint`]); the
+/// results it is handed carry `unfinished`, what had not run yet.
+#[derive(Clone)]
+pub struct Checkpoint(pub std::sync::Arc<dyn Fn(&Results) + Send + Sync>);
+
+impl std::fmt::Debug for Checkpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Checkpoint")
+    }
 }
 
 impl Default for ExecOptions {
@@ -262,6 +277,7 @@ impl Default for ExecOptions {
             plan_path: String::new(),
             plan_crc32: 0,
             job: None,
+            checkpoint: None,
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct Args {
     /// nearest of the 4 before it that shares a place with it: as the model runs it, its
     /// input just written), less those steps alone. The report gives the sum beside the
     /// units alone; the prediction does not take it. About four more windows a unit.
+    /// The results so far are written first (the file says what had not run), so that a
+    /// fault in a diagnostic loses only the diagnostic; so with --kinds-left-out.
     #[arg(long)]
     pub lead_in_units: bool,
     /// Isolated mode, context cache, a diagnostic: measure every unit again with every
@@ -163,6 +165,28 @@ pub struct Args {
 
 /// The one naming scheme of results files, here and in `kc run`: `STEM.graph.json` for a
 /// graph replay, `STEM.isolated.CACHE.json` for an isolated one (CACHE = warm or cold).
+/// The checkpoint of a run ([`ExecOptions::checkpoint`]): writes the results so far to
+/// `out` (atomically, as the run's own file, which the run's end replaces) and says so on
+/// stderr, so that a fault in what follows leaves them on disk.
+pub(super) fn results_checkpoint(out: PathBuf) -> exec::Checkpoint {
+    exec::Checkpoint(std::sync::Arc::new(move |r| {
+        let written = serde_json::to_vec_pretty(r)
+            .map_err(|e| e.to_string())
+            .and_then(|t| crate::files::write_atomic(&out, &t).map_err(|e| e.to_string()));
+        match written {
+            Ok(()) => eprintln!(
+                "kc: the results so far written to {} (before {})",
+                out.display(),
+                r.unfinished.as_deref().unwrap_or("the rest")
+            ),
+            Err(e) => eprintln!(
+                "kc: {}: the results so far could not be written: {e}",
+                out.display()
+            ),
+        }
+    }))
+}
+
 pub fn results_name(stem: &str, isolated: bool, cache: &str) -> String {
     if isolated {
         format!("{stem}.isolated.{cache}.json")
@@ -258,6 +282,7 @@ pub fn run(a: Args) -> i32 {
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,
         job,
+        checkpoint: Some(results_checkpoint(out.clone())),
         ..Default::default()
     };
     let r = match exec::execute(&p, &opts) {

@@ -389,6 +389,11 @@ fn replay(
         eprintln!("kc run: replaying the plan as one CUDA graph");
     }
     let graph = exec::execute(p, &base).map_err(|e| e.to_string())?;
+    // The graph's results are on disk before the isolated passes start, and each pass
+    // writes its results so far before an opt-in diagnostic: a fault later loses only what
+    // it was measuring. The files are written again, whole, at the end.
+    let graph_path = out_dir.join(super::exec::results_name("plan", false, ""));
+    crate::report::write_all(&[(graph_path.clone(), pretty(&graph))]).map_err(|e| e.to_string())?;
     let mut isolated_runs = Vec::with_capacity(caches.len());
     for cache in &caches {
         if progress {
@@ -410,6 +415,9 @@ fn replay(
             lead_in_units: settings.lead_in_units,
             unit_restoring_all: settings.units_restoring_all,
             kinds_left_out: settings.kinds_left_out,
+            checkpoint: Some(super::exec::results_checkpoint(
+                out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
+            )),
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);
@@ -426,10 +434,7 @@ fn replay(
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;
-    let mut files = vec![(
-        out_dir.join(super::exec::results_name("plan", false, "")),
-        pretty(&graph),
-    )];
+    let mut files = vec![(graph_path, pretty(&graph))];
     files.extend(crate::report::bundle::files(&rep, &graph, Some(p), &rdir));
     for (cache, r) in caches.iter().zip(&isolated_runs) {
         files.push((

@@ -183,6 +183,10 @@ pub struct Report {
     /// program beside its units alone, per replay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kinds_in_program: Option<super::kinds::KindsInProgram>,
+    /// What had not run when a results file read here was written (its `unfinished`): a
+    /// file of a run that did not end. Said at the top of the report.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<String>,
     /// What the prediction is computed from (kept to recompute it against the model).
     #[serde(skip)]
     pub prediction_inputs: Option<super::predict::PredictionInputs>,
@@ -803,6 +807,15 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         ..Default::default()
     };
     r.set_iterations(any.plan.iterations, &any.plan.iterations_found_by);
+    r.unfinished = [("graph", graph), ("isolated", isolated)]
+        .into_iter()
+        .filter_map(|(mode, res)| {
+            let what = res?.unfinished.as_deref()?;
+            Some(format!(
+                "the {mode} results were written before the run ended: {what}"
+            ))
+        })
+        .collect();
     if let (Some(g), Some(i)) = (graph, isolated) {
         if g.plan.sources != i.plan.sources || g.plan.units != i.plan.units {
             r.notes

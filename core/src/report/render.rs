@@ -96,6 +96,9 @@ pub fn markdown(r: &Report) -> String {
         r.device,
         r.cache.as_deref().unwrap_or("-")
     );
+    for u in &r.unfinished {
+        let _ = writeln!(o, "**Not a whole run:** {u}.\n");
+    }
     let _ = match (r.iterations_per_replay, &r.iterations_found_by) {
         (Some(n), Some(by)) => writeln!(
             o,
@@ -506,6 +509,35 @@ mod tests {
         assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
         assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | | |"));
         assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
+    }
+
+    #[test]
+    fn a_results_file_of_a_run_that_did_not_end_is_said_at_the_top() {
+        let whole = crate::results::Results::default();
+        let mut partial = whole.clone();
+        partial.unfinished = Some(
+            "the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".into(),
+        );
+        let r = crate::report::model::build(Some(&whole), Some(&partial));
+        assert_eq!(
+            r.unfinished,
+            vec!["the isolated results were written before the run ended: the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".to_string()]
+        );
+        let md = markdown(&r);
+        let top = md.split("## Does the sum").next().unwrap();
+        assert!(
+            top.contains(
+                "**Not a whole run:** the isolated results were written before the run ended"
+            ),
+            "{top}"
+        );
+        // A whole run's report says nothing of it, and its JSON leaves the field out.
+        let r = crate::report::model::build(Some(&whole), Some(&whole));
+        assert!(r.unfinished.is_empty() && !markdown(&r).contains("Not a whole run"));
+        assert!(serde_json::to_value(&r)
+            .unwrap()
+            .get("unfinished")
+            .is_none());
     }
 
     #[test]

@@ -851,6 +851,12 @@ pub struct Results {
     /// Where this run stood in a job of ranks replayed together (`kc exec --ranks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobRank>,
+    /// Set only in a file written part-way through a run (`kc exec`'s checkpoint before an
+    /// opt-in diagnostic): what had not run when it was written. The run writes the file
+    /// again, without it, when it ends; a file that still holds it is from a run that did
+    /// not end (a fault in the diagnostic ended the process or its GPU context).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<String>,
 }
 
 /// One rank's place in a job.

@@ -206,6 +206,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // A diagnostic: each unit after the model's steps leading up to each invocation.
     let restored = (!restore_failed).then_some(image).flatten();
+    if opts.lead_in_units {
+        checkpoint(
+            opts,
+            results,
+            measured_cache,
+            &rows,
+            &transitions,
+            None,
+            en,
+            notes,
+            "the diagnostic of units after their lead-ins",
+        );
+    }
     diagnostic(
         opts.lead_in_units,
         "units after their lead-ins",
@@ -252,6 +265,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // A diagnostic: the program whole, without each kind of unit and with it doubled;
     // after the spin's end, so that the temperature term's measurement stays where it was.
+    if opts.kinds_left_out {
+        checkpoint(
+            opts,
+            results,
+            measured_cache,
+            &rows,
+            &transitions,
+            leakage.clone(),
+            en,
+            notes,
+            "the diagnostic of the program without each kind of unit",
+        );
+    }
     let kinds_left_out = diagnostic(
         opts.kinds_left_out,
         "the program without each kind of unit",
@@ -264,6 +290,25 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         },
     )?;
     gpu.free_copies()?;
+    results.isolated = Some(summary(
+        measured_cache,
+        &rows,
+        transitions,
+        leakage,
+        kinds_left_out,
+    ));
+    results.units = rows;
+    Ok(())
+}
+
+/// The pass's summary over its units' rows, with the terms measured after them.
+fn summary(
+    measured_cache: CachePolicy,
+    rows: &[UnitResult],
+    transitions: Option<TransitionsSummary>,
+    leakage: Option<Leakage>,
+    kinds_left_out: Option<KindsLeftOut>,
+) -> IsolatedSummary {
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
         .iter()
@@ -274,7 +319,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .map(|r| r.traced_mean_us * r.invocations as f64)
         .sum();
     let energy_all = ok.iter().all(|r| r.predicted_energy_j.is_some());
-    results.isolated = Some(IsolatedSummary {
+    IsolatedSummary {
         cache: measured_cache.as_str().to_string(),
         predicted_us: ok.iter().filter_map(|r| r.predicted_us).sum(),
         executed_traced_us: executed_traced,
@@ -293,9 +338,46 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         transitions,
         leakage,
         kinds_left_out,
-    });
-    results.units = rows;
-    Ok(())
+    }
+}
+
+/// Hands the caller's checkpoint ([`ExecOptions::checkpoint`]) the pass's results so far,
+/// before the diagnostic `before` runs: the units, the terms measured, the windows and
+/// notes, with `unfinished` naming what had not run. A diagnostic replays the model's
+/// program in ways no unit did; a fault there (T5's graph ended by SIGSEGV in the driver,
+/// session 26) would otherwise lose every unit measured before it.
+#[allow(clippy::too_many_arguments)]
+fn checkpoint(
+    opts: &ExecOptions,
+    results: &Results,
+    measured_cache: CachePolicy,
+    rows: &[UnitResult],
+    transitions: &Option<TransitionsSummary>,
+    leakage: Option<Leakage>,
+    en: &Energy<'_>,
+    notes: &[String],
+    before: &str,
+) {
+    let Some(write) = &opts.checkpoint else {
+        return;
+    };
+    let mut partial = results.clone();
+    partial.isolated = Some(summary(
+        measured_cache,
+        rows,
+        transitions.clone(),
+        leakage,
+        None,
+    ));
+    partial.units = rows.to_vec();
+    partial.windows = en.windows.clone();
+    partial.notes = notes.to_vec();
+    partial.finished = crate::energy::iso8601_ms(crate::energy::Clock::unix_ms(&en.clock));
+    partial.unfinished = Some(format!(
+        "{before}, and the rest of the pass after it, had not run when this was written"
+    ));
+    crate::crash::doing(&format!("writing the results so far, before {before}"));
+    (write.0)(&partial);
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -479,6 +479,9 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
             iterations_found_by: plan.iterations.found_by.clone(),
         },
         idle,
+        // The device as it stood before the replay, in every checkpoint too; its state
+        // after is added at the end.
+        device,
         ..Default::default()
     };
     let replay = if opts.isolated {
@@ -497,9 +500,8 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         notes: &mut notes,
     })?;
     if let Some(m) = &en.meter {
-        device.after = nvml::state(&m.device);
+        results.device.after = nvml::state(&m.device);
     }
-    results.device = device;
     if let (Some(j), Some(tr)) = (en.job.take(), trace_rank) {
         results.job = Some(kc_core::results::JobRank {
             rank: j.env.rank,
