@@ -36,6 +36,52 @@ fn markdown_report_snapshot() {
 }
 
 #[test]
+fn a_checkpoint_of_a_run_that_did_not_end_reads_as_one() {
+    // What `kc exec --isolated` hands its checkpoint before a diagnostic: the results so
+    // far, with what had not run. The CLI's writer puts them where the run's file goes.
+    let dir = tempfile::tempdir().unwrap();
+    let iso_path = dir.path().join("plan.isolated.context.json");
+    let (graph, whole) = bloom();
+    let mut partial = whole.clone();
+    partial.unfinished = Some(
+        "the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".into(),
+    );
+    let write = kc::cli::exec::results_checkpoint(iso_path.clone());
+    (write.0)(&partial);
+    assert_eq!(kc::report::read_results(&iso_path).unwrap(), partial);
+    let report = |name: &str| {
+        let out = dir.path().join(name);
+        let o = kc(&[
+            "report",
+            fixture("bloom560m_seq5.graph.json").to_str().unwrap(),
+            "--isolated",
+            iso_path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.join("report.md")).unwrap()
+    };
+    // Its units' figures are reported, and the top of the report says it is not a whole run.
+    let md = report("partial");
+    let top = md.split("## Does the sum").next().unwrap();
+    assert!(
+        top.contains("**Not a whole run:** the isolated results were written before the run ended: the diagnostic of the program without each kind of unit"),
+        "{top}"
+    );
+    let r = kc::report::model::build(Some(&graph), Some(&partial));
+    assert_eq!(
+        r.time.predicted_us,
+        kc::report::model::build(Some(&graph), Some(&whole))
+            .time
+            .predicted_us
+    );
+    // The run's end writes the whole file over it, and the report is a whole run's again.
+    kc::files::write_atomic(&iso_path, &serde_json::to_vec_pretty(&whole).unwrap()).unwrap();
+    assert!(!report("whole").contains("Not a whole run"));
+}
+
+#[test]
 fn cli_writes_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");

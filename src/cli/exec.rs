@@ -168,7 +168,7 @@ pub struct Args {
 /// The checkpoint of a run ([`ExecOptions::checkpoint`]): writes the results so far to
 /// `out` (atomically, as the run's own file, which the run's end replaces) and says so on
 /// stderr, so that a fault in what follows leaves them on disk.
-pub(super) fn results_checkpoint(out: PathBuf) -> exec::Checkpoint {
+pub fn results_checkpoint(out: PathBuf) -> exec::Checkpoint {
     exec::Checkpoint(std::sync::Arc::new(move |r| {
         let written = serde_json::to_vec_pretty(r)
             .map_err(|e| e.to_string())
