@@ -103,16 +103,7 @@ pub(super) fn measure(
     let once: HashSet<u32> = ok
         .iter()
         .copied()
-        .filter(|&u| {
-            let unit = &plan.units[u as usize];
-            match &unit.call {
-                UnitCall::AtenOp { op, args } => {
-                    kc_core::plan::aten_call::build(op, args, &unit.kernels)
-                        .is_ok_and(|c| c.writes_integers())
-                }
-                _ => false,
-            }
-        })
+        .filter(|&u| plan.units[u as usize].writes_integers_in_place())
         .collect();
     let mut o = opts.clone();
     o.energy_window_s = o.energy_window_s.map(|w| w.max(WINDOW_S));
