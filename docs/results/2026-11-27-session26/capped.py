@@ -8,6 +8,7 @@ second run of those units inside the model's program within 0.6 and 2.3 % of the
 at the cap and 14.5 and 5.6 % under the duty cycle's (figures.txt, table 3).
 Run from the repository root after `cargo build --release`:
     python3 docs/results/2026-11-27-session26/capped.py > docs/results/2026-11-27-session26/capped.txt
+`answers()` is also session 27's temperature.py's list of kept answers.
 """
 import glob, json, os, subprocess, tarfile, tempfile
 
@@ -51,34 +52,39 @@ def answers():
                 yield call, name + (" (H100 plan)" if cross else ""), rep, json.load(open(iso))
 
 
-rows = []
-for call, model, rep, I in answers():
-    p = rep["prediction"]
-    if p.get("target_caveat"):
-        continue
-    duty = [u for u in I["units"] if u.get("energy_at_duty") and u.get("predicted_energy_j")]
-    if not duty:
-        continue
-    iters = rep.get("iterations_per_replay") or 1
-    delta = sum(u["energy_at_duty"]["alone_per_item_j"] * u["invocations"] - u["predicted_energy_j"]
-                for u in duty) / iters
-    lim = next((x for x in p["terms"] if x["what"].startswith("the GPU's power limit")), None)
-    parts = p["predicted_energy_j"] - (lim["energy_j"] if lim else 0)
-    alt = parts + delta
-    lw = I["device"].get("power_limit_w")
-    if lw:
-        alt = min(alt, lw * p["predicted_us"] * 1e-6)
-    t = p["target_energy_j"]
-    rows.append((call, model, len(duty), 100 * (p["predicted_energy_j"] / t - 1), 100 * (alt / t - 1)))
+def main():
+    rows = []
+    for call, model, rep, I in answers():
+        p = rep["prediction"]
+        if p.get("target_caveat"):
+            continue
+        duty = [u for u in I["units"] if u.get("energy_at_duty") and u.get("predicted_energy_j")]
+        if not duty:
+            continue
+        iters = rep.get("iterations_per_replay") or 1
+        delta = sum(u["energy_at_duty"]["alone_per_item_j"] * u["invocations"] - u["predicted_energy_j"]
+                    for u in duty) / iters
+        lim = next((x for x in p["terms"] if x["what"].startswith("the GPU's power limit")), None)
+        parts = p["predicted_energy_j"] - (lim["energy_j"] if lim else 0)
+        alt = parts + delta
+        lw = I["device"].get("power_limit_w")
+        if lw:
+            alt = min(alt, lw * p["predicted_us"] * 1e-6)
+        t = p["target_energy_j"]
+        rows.append((call, model, len(duty), 100 * (p["predicted_energy_j"] / t - 1), 100 * (alt / t - 1)))
 
-print("Answers with units a duty cycle measured: the prediction's energy error against the model (%),")
-print("with those units at the duty cycle (as kc prices them) and at their energy at the cap alone")
-print("| call | model | units | at the duty cycle | at the cap |")
-print("|---|---|---|---|---|")
-for c, m, n, a, b in rows:
-    print(f"| {c} | {m} | {n} | {a:+.1f} | {b:+.1f} |")
-within = lambda i: sum(1 for r in rows if abs(r[i]) <= 3.0)
-mean_abs = lambda i: sum(abs(r[i]) for r in rows) / max(len(rows), 1)
-print()
-print(f"{len(rows)} answers; within 3 %: {within(3)} at the duty cycle, {within(4)} at the cap; "
-      f"mean |error| {mean_abs(3):.2f} % and {mean_abs(4):.2f} %")
+    print("Answers with units a duty cycle measured: the prediction's energy error against the model (%),")
+    print("with those units at the duty cycle (as kc prices them) and at their energy at the cap alone")
+    print("| call | model | units | at the duty cycle | at the cap |")
+    print("|---|---|---|---|---|")
+    for c, m, n, a, b in rows:
+        print(f"| {c} | {m} | {n} | {a:+.1f} | {b:+.1f} |")
+    within = lambda i: sum(1 for r in rows if abs(r[i]) <= 3.0)
+    mean_abs = lambda i: sum(abs(r[i]) for r in rows) / max(len(rows), 1)
+    print()
+    print(f"{len(rows)} answers; within 3 %: {within(3)} at the duty cycle, {within(4)} at the cap; "
+          f"mean |error| {mean_abs(3):.2f} % and {mean_abs(4):.2f} %")
+
+
+if __name__ == "__main__":
+    main()
