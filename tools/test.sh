@@ -11,7 +11,7 @@ trap 'rm -rf "$log" "$work"' EXIT
 cargo test --workspace --release --locked --tests --no-fail-fast 2>&1 | tee "$log"
 rust_status=${PIPESTATUS[0]}
 py_status=0
-if python3 -m venv "$work/venv" > /dev/null 2>&1; then
+if venv_err=$(python3 -m venv "$work/venv" 2>&1); then
     echo "== Python package: pip install ./python into a fresh virtualenv"
     if "$work/venv/bin/pip" install -q ./python pytest 2>&1 | tail -n 5; [ "${PIPESTATUS[0]}" -eq 0 ]; then
         (cd python && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests) 2>&1 | tee -a "$log"
@@ -21,7 +21,8 @@ if python3 -m venv "$work/venv" > /dev/null 2>&1; then
         py_status=1
     fi
 else
-    echo "python3 -m venv is not available: the Python package tests did not run" | tee -a "$log"
+    # Said as it failed: a full disk reads differently from a Python without venv.
+    echo "python3 -m venv failed ($(echo "$venv_err" | tail -n 1)): the Python package tests did not run" | tee -a "$log"
     py_status=1
 fi
 awk '/^test result:/ { p += $4; f += $6; next }
