@@ -1,6 +1,7 @@
 //! kc's integration tests, one test binary: each file of `tests/` is a module here, so
 //! the workspace links one test executable instead of one per file (a clean `cargo test
-//! --release` needs about a third of the disk it did). `common` holds the shared helpers.
+//! --release` then needed 703 MB of `target/`, not 1.5 GB; session 27). `common` holds the
+//! shared helpers.
 
 mod common;
 

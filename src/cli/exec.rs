@@ -165,25 +165,25 @@ pub struct Args {
 
 /// The one naming scheme of results files, here and in `kc run`: `STEM.graph.json` for a
 /// graph replay, `STEM.isolated.CACHE.json` for an isolated one (CACHE = warm or cold).
+/// Writes a run's results to `out` as its results file: pretty JSON, atomically (a reader
+/// sees the old file or the new one, never a part).
+fn write_results(out: &Path, r: &exec::Results) -> Result<(), String> {
+    let text = serde_json::to_vec_pretty(r).map_err(|e| format!("cannot render results: {e}"))?;
+    crate::files::write_atomic(out, &text)
+        .map_err(|e| format!("{}: cannot write: {e}", out.display()))
+}
+
 /// The checkpoint of a run ([`ExecOptions::checkpoint`]): writes the results so far to
-/// `out` (atomically, as the run's own file, which the run's end replaces) and says so on
-/// stderr, so that a fault in what follows leaves them on disk.
+/// `out` with [`write_results`] (the run's own file, which the run's end replaces) and says
+/// so on stderr, so that a fault in what follows leaves them on disk.
 pub fn results_checkpoint(out: PathBuf) -> exec::Checkpoint {
-    exec::Checkpoint(std::sync::Arc::new(move |r| {
-        let written = serde_json::to_vec_pretty(r)
-            .map_err(|e| e.to_string())
-            .and_then(|t| crate::files::write_atomic(&out, &t).map_err(|e| e.to_string()));
-        match written {
-            Ok(()) => eprintln!(
-                "kc: the results so far written to {} (before {})",
-                out.display(),
-                r.unfinished.as_deref().unwrap_or("the rest")
-            ),
-            Err(e) => eprintln!(
-                "kc: {}: the results so far could not be written: {e}",
-                out.display()
-            ),
-        }
+    exec::Checkpoint(std::sync::Arc::new(move |r| match write_results(&out, r) {
+        Ok(()) => eprintln!(
+            "kc: the results so far written to {}: {}",
+            out.display(),
+            r.unfinished.as_deref().unwrap_or("the rest had not run")
+        ),
+        Err(e) => eprintln!("kc: the results so far not written: {e}"),
     }))
 }
 
@@ -289,12 +289,8 @@ pub fn run(a: Args) -> i32 {
         Ok(r) => r,
         Err(e) => return super::fail(e),
     };
-    let text = match serde_json::to_vec_pretty(&r) {
-        Ok(t) => t,
-        Err(e) => return super::fail(format!("cannot render results: {e}")),
-    };
-    if let Err(e) = crate::files::write_atomic(&out, &text) {
-        return super::fail(format!("{}: cannot write: {e}", out.display()));
+    if let Err(e) = write_results(&out, &r) {
+        return super::fail(e);
     }
     if let Some(t) = &a.trace_out {
         let trace = serde_json::to_vec(&crate::report::trace_out::chrome_trace(

@@ -206,7 +206,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // A diagnostic: each unit after the model's steps leading up to each invocation.
     let restored = (!restore_failed).then_some(image).flatten();
-    if opts.lead_in_units {
+    if diagnostic_runs(opts.lead_in_units, restored, en) {
         checkpoint(
             opts,
             results,
@@ -265,7 +265,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // A diagnostic: the program whole, without each kind of unit and with it doubled;
     // after the spin's end, so that the temperature term's measurement stays where it was.
-    if opts.kinds_left_out {
+    if diagnostic_runs(opts.kinds_left_out, restored, en) {
         checkpoint(
             opts,
             results,
@@ -1039,6 +1039,17 @@ fn fmt_per(n: usize, unroll: u32) -> String {
     }
 }
 
+/// Whether a diagnostic asked for (`asked`) runs: only with the model's values restorable
+/// in a memory image (`image`) and outside jobs. [`diagnostic`] runs it on this, and the
+/// results so far are checkpointed before it on this.
+fn diagnostic_runs(
+    asked: bool,
+    image: Option<&kc_core::plan::types::PlanDataflow>,
+    en: &super::Energy<'_>,
+) -> bool {
+    asked && image.is_some() && en.job.is_none()
+}
+
 /// Runs a diagnostic of the context cache where it is asked for (`asked`): only with the
 /// model's values restorable in a memory image (`image`) and outside jobs, else a note
 /// says why not. What the back ends issued goes to the notes; a failure that leaves the
@@ -1060,7 +1071,7 @@ fn diagnostic<T>(
     if !asked {
         return Ok(None);
     }
-    let (Some(df), None) = (image, en.job.as_ref()) else {
+    let (Some(df), true) = (image, diagnostic_runs(asked, image, en)) else {
         notes.push(format!(
             "{what} not measured: the diagnostic needs the model's values restored in a memory image, outside jobs"
         ));
