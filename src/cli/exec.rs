@@ -110,9 +110,10 @@ pub struct Args {
     /// of at least 2 % of the plain sum; the rest together). The report sets what each kind costs in the
     /// program beside its units alone, and with each kind doubled in its place what a
     /// second run of it costs there; the prediction does not take it. Steps that write
-    /// integer or boolean data in place run once in every program, left out or doubled: on T5's graph the
-    /// program with its int64 `aten::add_` doubled ended the process by SIGSEGV (session
-    /// 26, before that rule; the rule is not yet proven on the GPU).
+    /// integer data in place or lead to indices another step reads run once in every
+    /// program, left out or doubled: on T5's graph the program with its int64 `aten::add_`
+    /// doubled (session 26), and with only the in-place writers kept, the program without
+    /// its float `copy_`s (session 28), ended the process by SIGSEGV.
     #[arg(long)]
     pub kinds_left_out: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to

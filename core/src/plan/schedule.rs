@@ -437,9 +437,9 @@ pub fn kind_groups(units: &[(u32, &str, f64)], min_share: f64) -> Vec<(String, V
 
 /// A program of `--kinds-left-out`: the steps of `program` in order, each of a unit in
 /// `kind` run `times` times in its place (0: left out, 2: doubled), every other step once,
-/// and a step of a unit in `once` (it writes integer or boolean data in place) once
-/// whatever its kind: a second run, or none (a counter not reset), would leave indices
-/// the model never held.
+/// and a step in `once` ([`steps_run_once`]: it writes integer data in place or leads to
+/// indices another step reads) once whatever its kind: a second run, or none, would leave
+/// indices the model never held.
 pub fn kind_program(
     program: &[u32],
     unit_of: impl Fn(u32) -> u32,
@@ -450,8 +450,7 @@ pub fn kind_program(
     program
         .iter()
         .flat_map(|&st| {
-            let unit = unit_of(st);
-            let n = if kind.contains(&unit) && !once.contains(&unit) {
+            let n = if kind.contains(&unit_of(st)) && !once.contains(&st) {
                 times
             } else {
                 1
@@ -459,6 +458,165 @@ pub fn kind_program(
             std::iter::repeat_n(st, n)
         })
         .collect()
+}
+
+/// What one step reads and writes in the memory image (arena offsets), as
+/// [`steps_run_once`] follows data back through a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepAccess {
+    pub reads: Vec<u64>,
+    pub writes: Vec<u64>,
+    /// The operands it reads as indices into another tensor and does not write (their
+    /// fill is [`Fill::Indices`] or [`Fill::Offsets`]: a gather's or an embedding's
+    /// indices, a grouped GEMM's offsets). Out of range, they take the op past its
+    /// tensor; a mask or a count read wrong only gives wrong values.
+    ///
+    /// [`Fill::Indices`]: crate::plan::aten_call::Fill::Indices
+    /// [`Fill::Offsets`]: crate::plan::aten_call::Fill::Offsets
+    pub index_reads: Vec<u64>,
+    /// It writes integer or boolean data into an operand in place (a counter's `add_`,
+    /// a conversion's `copy_` into int64).
+    pub writes_integers: bool,
+}
+
+/// What every step of `plan` reads and writes (one entry per step, in step order): the
+/// places `df` gives its operands and results, and the results of earlier steps its reads
+/// are bound to ([`crate::plan::types::BoundRead`]: an integer or boolean tensor is never
+/// placed in the image, and the executor hands such a read its producer's own result, as
+/// the model's step read it), each result keyed apart from the arena's offsets. A read
+/// the executor serves from recorded values instead (recorded, and not written in place)
+/// depends on no step. A tier-3 step's call says which tensors it writes and their
+/// dtypes; a step of any other tier is taken to read and write every operand it has, which
+/// keeps a place it may write among those still needed ([`steps_run_once`] never takes it
+/// for that place's producer alone).
+pub fn step_accesses(plan: &Plan, df: &crate::plan::types::PlanDataflow) -> Vec<StepAccess> {
+    // A result of step s, as a place: above every arena offset.
+    let result_of = |s: u32| RESULT_PLACE | u64::from(s);
+    let mut out: Vec<StepAccess> = (0..plan.steps.len().min(df.steps.len()))
+        .map(|st| {
+            let unit = &plan.units[plan.steps[st].unit as usize];
+            let places = &df.steps[st];
+            let outputs = places.outputs.iter().flatten().map(|o| o.0);
+            let Some(Some(call)) = plan.aten_calls.get(unit.id as usize) else {
+                let all: Vec<u64> = places
+                    .operands
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .chain(outputs)
+                    .collect();
+                return StepAccess {
+                    reads: all.clone(),
+                    writes: all,
+                    ..Default::default()
+                };
+            };
+            let mut a = StepAccess {
+                writes_integers: call.writes_integers(),
+                ..Default::default()
+            };
+            for (i, arg) in call.args.iter().enumerate() {
+                let written = call.writes(i);
+                for t in arg.tensors() {
+                    let Some(p) = places.operand_of(unit, t.slot) else {
+                        continue;
+                    };
+                    a.reads.push(p);
+                    if written {
+                        a.writes.push(p);
+                    } else if is_index(t) {
+                        a.index_reads.push(p);
+                    }
+                }
+            }
+            a.writes.extend(outputs);
+            a
+        })
+        .collect();
+    for b in &plan.bound_reads {
+        let (st, from) = (b.step as usize, b.producer_step as usize);
+        if st >= out.len() || from >= out.len() {
+            continue;
+        }
+        let unit = &plan.units[plan.steps[st].unit as usize];
+        let Some(&slot) = unit.slots.get(b.operand as usize) else {
+            continue;
+        };
+        // The operand's type and whether the step writes it, from its call.
+        let (index, written) = plan
+            .aten_calls
+            .get(unit.id as usize)
+            .and_then(Option::as_ref)
+            .and_then(|c| {
+                c.args.iter().enumerate().find_map(|(i, arg)| {
+                    arg.tensors()
+                        .iter()
+                        .find(|t| t.slot == slot)
+                        .map(|t| (is_index(t), c.writes(i)))
+                })
+            })
+            .unwrap_or((false, true));
+        if !written && plan.values.for_slot(unit.id, Some(b.step), slot).is_some() {
+            continue;
+        }
+        let place = result_of(b.producer_step);
+        out[st].reads.push(place);
+        if index && !written {
+            out[st].index_reads.push(place);
+        }
+        if !out[from].writes.contains(&place) {
+            out[from].writes.push(place);
+        }
+    }
+    out
+}
+
+/// The bit that sets a step's result, as a place of [`step_accesses`], apart from the
+/// arena's offsets.
+const RESULT_PLACE: u64 = 1 << 63;
+
+/// Whether an op reads the tensor as indices into another (the fill the call gives it).
+fn is_index(t: &crate::plan::aten_call::TensorInput) -> bool {
+    matches!(
+        t.fill,
+        crate::plan::aten_call::Fill::Indices { .. } | crate::plan::aten_call::Fill::Offsets { .. }
+    )
+}
+
+/// The steps of `program` that every program of `--kinds-left-out` runs exactly once,
+/// whatever their kind: those that write integer data in place, and, back through the
+/// places each reads, every step that produced what an index read takes (T5's
+/// relative-position buckets: `arange`, the subtraction, the conversion to float, `log`,
+/// the products, the conversion back to int64, `min`, `where`, the bucket `add_`). Left
+/// out or run twice, any of them leaves indices the model never held, and a gather then
+/// reads past its table: T5's graph ended by SIGSEGV inside the driver with the int64
+/// `add_` doubled (session 26) and, once the in-place writers ran once, without its float
+/// `copy_`s (session 28). A step that only reads indices (the gather) may go; what it
+/// reads may not. Masks are not followed: read wrong, they give wrong values, not a read
+/// out of bounds, and on T5's graph they come from the attention scores (`isneginf`,
+/// `all`), whose producers are nearly the whole program.
+///
+/// One pass from the end: a step is kept when it writes integers or writes a place a kept
+/// step or an index read needs (then its own reads are needed too, and the places it
+/// writes no longer are). Places match by arena offset, as the lead-ins' do, and results
+/// by the step that computed them; `access` is [`step_accesses`], by step.
+pub fn steps_run_once(program: &[u32], access: &[StepAccess]) -> std::collections::HashSet<u32> {
+    let mut needed: std::collections::HashSet<u64> = Default::default();
+    let mut once = std::collections::HashSet::new();
+    for &st in program.iter().rev() {
+        let Some(a) = access.get(st as usize) else {
+            continue;
+        };
+        if a.writes_integers || a.writes.iter().any(|p| needed.contains(p)) {
+            once.insert(st);
+            for p in &a.writes {
+                needed.remove(p);
+            }
+            needed.extend(a.reads.iter().copied());
+        }
+        needed.extend(a.index_reads.iter().copied());
+    }
+    once
 }
 
 /// The switches between different units one cycle of a round makes (`units` in cycle
@@ -528,30 +686,210 @@ mod tests {
     use crate::plan::types::*;
 
     #[test]
-    fn a_kind_program_leaves_out_or_doubles_the_kind_but_never_its_integer_writers() {
+    fn a_kind_program_leaves_out_or_doubles_the_kind_but_never_its_steps_run_once() {
         use std::collections::HashSet;
-        // Steps 0-5 of units 7, 8, 9, 7, 8, 9; unit 8 is the kind, unit 9 writes integers.
+        // Steps 0-5 of units 7, 8, 9, 7, 8, 9; unit 8 is the kind; steps 2 and 4 run once.
         let unit_of = |st: u32| [7, 8, 9, 7, 8, 9][st as usize];
         let program = [0, 1, 2, 3, 4, 5];
         let none = HashSet::new();
-        let once: HashSet<u32> = [9].into();
+        let once: HashSet<u32> = [2, 4].into();
         let kind: HashSet<u32> = [8].into();
         assert_eq!(kind_program(&program, unit_of, &none, &once, 0), program);
+        // Unit 8's step 1 goes; its step 4 runs once.
         assert_eq!(
             kind_program(&program, unit_of, &kind, &once, 0),
-            [0, 2, 3, 5]
+            [0, 2, 3, 4, 5]
         );
         assert_eq!(
             kind_program(&program, unit_of, &kind, &once, 2),
-            [0, 1, 1, 2, 3, 4, 4, 5]
+            [0, 1, 1, 2, 3, 4, 5]
         );
-        // A kind's integer writers are neither left out nor doubled.
-        let with_ints: HashSet<u32> = [8, 9].into();
+        let with_9: HashSet<u32> = [8, 9].into();
         assert_eq!(
-            kind_program(&program, unit_of, &with_ints, &once, 0),
-            [0, 2, 3, 5]
+            kind_program(&program, unit_of, &with_9, &once, 0),
+            [0, 2, 3, 4]
         );
-        assert_eq!(kind_program(&program, unit_of, &once, &once, 2), program);
+        let never = HashSet::new();
+        assert_eq!(
+            kind_program(&program, unit_of, &with_9, &never, 2),
+            [0, 1, 1, 2, 2, 3, 4, 4, 5, 5]
+        );
+    }
+
+    /// T5's relative-position buckets, in miniature: places 10-16 in the image.
+    fn bucket_chain() -> Vec<StepAccess> {
+        (0..10).map(bucket_step).collect()
+    }
+
+    fn bucket_step(step: u32) -> StepAccess {
+        let a = |reads: &[u64], writes: &[u64], ints: &[u64], wi: bool| StepAccess {
+            reads: reads.to_vec(),
+            writes: writes.to_vec(),
+            index_reads: ints.to_vec(),
+            writes_integers: wi,
+        };
+        match step {
+            0 => a(&[], &[10], &[], false),         // arange -> positions (int64)
+            1 => a(&[10], &[11], &[10], false),     // sub -> relative positions
+            2 => a(&[11], &[12], &[11], false),     // relative.float()
+            3 => a(&[12], &[13], &[], false),       // log, scaled (float)
+            4 => a(&[14, 13], &[14], &[], true),    // copy_ into int64 buckets
+            5 => a(&[20, 14], &[21], &[14], false), // gather: bias from the table 20
+            6 => a(&[21, 30], &[31], &[], false),   // attention scores + bias (float)
+            7 => a(&[40], &[41], &[], false),       // an unrelated float step
+            8 => a(&[50], &[50], &[], true),        // a counter's add_ (int64)
+            _ => a(&[30], &[13], &[], false),       // writes 13 again, after its reader
+        }
+    }
+
+    #[test]
+    fn a_steps_access_comes_from_its_call_and_its_places() {
+        use crate::plan::aten_call::build;
+        let t = |dims: &[i64], dtype, slot| {
+            AtenArg::Tensor(TensorArg {
+                strides: kc_ir::TensorSpec::contiguous_strides(dims),
+                dims: dims.to_vec(),
+                dtype,
+                slot,
+            })
+        };
+        let one = AtenArg::Scalar {
+            ty: "Scalar".into(),
+            value: "1".into(),
+        };
+        let unit = |id, call, slots: &[u32]| PlanUnit {
+            id,
+            tier: PlanTier::AtenOp,
+            family: String::new(),
+            label: String::new(),
+            call,
+            kernels: vec![],
+            invocations: 1,
+            traced_ns_total: 0,
+            slots: slots.to_vec(),
+            cold_rotation: 1,
+        };
+        let aten = |op: &str, args: Vec<AtenArg>| UnitCall::AtenOp {
+            op: op.into(),
+            args,
+        };
+        let select = vec![
+            t(&[64, 8], ElemType::F16, 0),
+            AtenArg::Scalar {
+                ty: "int".into(),
+                value: "0".into(),
+            },
+            t(&[5], ElemType::I64, 1),
+        ];
+        let add = vec![
+            t(&[5], ElemType::I64, 2),
+            t(&[5], ElemType::I64, 3),
+            one.clone(),
+        ];
+        // Steps: 0 the gather, 1 the int64 add_, 2 a fill, 3 the gather again, its
+        // indices bound to the add_'s result; 4 the add_ again, its operand recorded.
+        let mut p = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (2, 0, &[]),
+            (0, 0, &[]),
+            (1, 0, &[]),
+        ]);
+        p.units = vec![
+            unit(0, aten("aten::index_select", select.clone()), &[0, 1]),
+            unit(1, aten("aten::add_", add.clone()), &[2, 3]),
+            unit(
+                2,
+                UnitCall::Memset {
+                    bytes: 8,
+                    value: 0,
+                    dst: 4,
+                },
+                &[4],
+            ),
+        ];
+        p.aten_calls = vec![
+            Some(build("aten::index_select", &select, &[]).unwrap()),
+            Some(build("aten::add_", &add, &[]).unwrap()),
+            None,
+        ];
+        let bound = |step, operand, producer_step| BoundRead {
+            step,
+            operand,
+            producer_step,
+            output: 0,
+            byte_offset: 0,
+        };
+        p.bound_reads = vec![bound(3, 1, 1), bound(4, 1, 1)];
+        p.values = crate::plan::values::PlanValues {
+            source: String::new(),
+            blobs: vec![vec![0; 40]],
+            steps: vec![
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+                vec![crate::plan::values::SlotValues { slot: 3, blob: 0 }],
+            ],
+            units: vec![],
+        };
+        let placed = |operands: Vec<Option<u64>>, outputs| StepPlaces { operands, outputs };
+        let df = PlanDataflow {
+            derivation: String::new(),
+            regions: vec![],
+            arena_bytes: 0,
+            parameter_bytes: 0,
+            peak_activation_bytes: 0,
+            steps: vec![
+                placed(vec![Some(100), Some(200)], vec![Some((300, 80))]),
+                placed(vec![Some(200), Some(400)], vec![]),
+                placed(vec![Some(500)], vec![]),
+                placed(vec![Some(100), None], vec![Some((300, 80))]),
+                placed(vec![None, None], vec![]),
+            ],
+        };
+        let a = step_accesses(&p, &df);
+        let result_of_1 = RESULT_PLACE | 1;
+        // The gather reads its table and its indices, and writes its result.
+        assert_eq!((&a[0].reads, &a[0].writes), (&vec![100, 200], &vec![300]));
+        assert_eq!(
+            (&a[0].index_reads, a[0].writes_integers),
+            (&vec![200], false)
+        );
+        // The int64 add_ writes its first operand in place and reads its second; a later
+        // read is bound to its result.
+        assert_eq!(
+            (&a[1].reads, &a[1].writes),
+            (&vec![200, 400], &vec![200, result_of_1])
+        );
+        assert_eq!((&a[1].index_reads, a[1].writes_integers), (&vec![], true));
+        // A step of another tier reads and writes whatever it touches.
+        assert_eq!((&a[2].reads, &a[2].writes), (&vec![500], &vec![500]));
+        // The second gather's indices are the add_'s result, not a place.
+        assert_eq!(a[3].index_reads, vec![result_of_1]);
+        // The second add_'s operand comes from recorded values: no step.
+        assert!(a[4].reads.is_empty() && a[4].writes_integers);
+        // The add_ runs once; so does nothing before it here.
+        assert_eq!(steps_run_once(&[0, 1, 2, 3], &a), [1].into());
+        assert_eq!(steps_run_once(&[1, 2, 4], &a), [1, 4].into());
+    }
+
+    #[test]
+    fn the_steps_that_lead_to_indices_run_once_and_their_readers_and_the_rest_do_not() {
+        let chain = bucket_chain();
+        let once = steps_run_once(&[0, 1, 2, 3, 4, 5, 6, 7, 8], &chain);
+        let mut got: Vec<u32> = once.into_iter().collect();
+        got.sort_unstable();
+        // The chain to the buckets (0-4) and the counter (8); not the gather that reads
+        // them (5), nor what the gather feeds (6), nor an unrelated step (7).
+        assert_eq!(got, [0, 1, 2, 3, 4, 8]);
+        // A step that writes a needed place after its reader produced nothing it read.
+        let once = steps_run_once(&[0, 1, 2, 3, 4, 9, 5], &chain);
+        assert!(once.contains(&3) && !once.contains(&9));
+        // With no index read or integer write nothing is kept.
+        assert!(steps_run_once(&[3, 6, 7], &chain).is_empty());
+        // The gather alone needs its indices' producer, if the program has it.
+        assert_eq!(steps_run_once(&[4, 5], &chain), [4].into());
     }
 
     #[test]

@@ -487,19 +487,6 @@ pub struct PlanUnit {
 }
 
 impl PlanUnit {
-    /// Whether a step of this unit writes integer or boolean data in place: a tier-3 op on
-    /// positions, bucket indices, counters or masks
-    /// ([`crate::plan::aten_call::AtenCall::writes_integers`]; the other tiers' calls say
-    /// nothing of their buffers' types). Run more or fewer times than the model runs it, such
-    /// a step leaves indices the model never held (`--kinds-left-out` runs it once).
-    pub fn writes_integers_in_place(&self) -> bool {
-        match &self.call {
-            UnitCall::AtenOp { op, args } => crate::plan::aten_call::build(op, args, &self.kernels)
-                .is_ok_and(|c| c.writes_integers()),
-            _ => false,
-        }
-    }
-
     pub fn traced_ns_mean(&self) -> f64 {
         if self.invocations == 0 {
             0.0

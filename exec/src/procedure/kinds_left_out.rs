@@ -12,13 +12,14 @@
 //! but among the model's other kernels, with its neighbours' context kept). The report
 //! sets both beside the kind's units alone. The training steps' units alone overdraw the
 //! model by 6-9 % in energy where their time is right (sessions 20-25); this says which
-//! kinds hold that, and whether they do so as a kernel after itself. A step that writes
-//! integer or boolean data in place runs once in every program, its kind's left out or
-//! doubled too: on T5's graph the
-//! program with `aten::add_` doubled, its int64 relative-position buckets among them,
-//! ended the process by SIGSEGV inside the driver at its first launch (session 26, calls
-//! 4-5); the buckets run twice go past the embedding they index, the likely cause (not
-//! proven on the GPU).
+//! kinds hold that, and whether they do so as a kernel after itself. The steps that write
+//! integer data in place or lead to indices another step reads
+//! ([`kc_core::plan::schedule::steps_run_once`]) run once in every program, their kind's
+//! left out or doubled too: on T5's graph the program with `aten::add_` doubled (its
+//! int64 relative-position buckets among them) ended the process by SIGSEGV inside the
+//! driver at its first launch (session 26, calls 4-5), and, with only the in-place integer
+//! writers run once, so did the program without its float `copy_`s (session 28, call 1),
+//! one of which converts the bucket positions to float on their way back to int64.
 //!
 //! Invariant: every program graph is measured the same way
 //! ([`super::measure_program`]), from
@@ -29,7 +30,7 @@
 use super::{measure_program, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
-use kc_core::plan::schedule::{kind_groups, kind_program};
+use kc_core::plan::schedule::{kind_groups, kind_program, step_accesses, steps_run_once};
 use kc_core::plan::types::{Plan, PlanDataflow, UnitCall};
 use kc_core::results::{KindLeftOut, KindsLeftOut, UnitResult};
 use std::collections::HashSet;
@@ -97,14 +98,10 @@ pub(super) fn measure(
         .map(|(i, l, w)| (*i, l.as_str(), *w))
         .collect();
     let kinds = kind_groups(&weights, MIN_KIND_SHARE);
-    // Units whose steps write integer or boolean data in place run once in every program,
-    // their kind's too: a second run, or none (a counter not reset), would take the
-    // indices others read out of the model's range.
-    let once: HashSet<u32> = ok
-        .iter()
-        .copied()
-        .filter(|&u| plan.units[u as usize].writes_integers_in_place())
-        .collect();
+    // The steps that write integers in place or lead to indices another step reads run
+    // once in every program, their kind's too: left out or run twice, they would take
+    // the indices others read out of the model's range.
+    let once = steps_run_once(&program, &step_accesses(plan, df));
     let mut o = opts.clone();
     o.energy_window_s = o.energy_window_s.map(|w| w.max(WINDOW_S));
     o.energy_repeats = MAX_WINDOWS;
@@ -175,10 +172,7 @@ pub(super) fn measure(
         let doubled = run(gpu, en, &ours, 2, &format!("with {kind} doubled"), notes)?;
         let doubled_once = program
             .iter()
-            .filter(|&&st| {
-                let u = plan.steps[st as usize].unit;
-                ours.contains(&u) && once.contains(&u)
-            })
+            .filter(|&&st| ours.contains(&plan.steps[st as usize].unit) && once.contains(&st))
             .count() as u32;
         out.push(KindLeftOut {
             kind,

@@ -315,24 +315,4 @@ fn an_in_place_op_on_integers_writes_integers_and_one_on_floats_does_not() {
     )
     .unwrap();
     assert!(!select.writes_integers());
-    // A plan's unit asks its call: T5's int64 `add_` on relative-position buckets does, a
-    // GEMM unit (no aten call) does not.
-    let unit = |call| crate::plan::types::PlanUnit {
-        id: 0,
-        tier: crate::plan::types::PlanTier::AtenOp,
-        family: String::new(),
-        label: "aten::add_".into(),
-        call,
-        kernels: vec![],
-        invocations: 1,
-        traced_ns_total: 0,
-        slots: vec![],
-        cold_rotation: 1,
-    };
-    let add_ = |dtype| crate::plan::types::UnitCall::AtenOp {
-        op: "aten::add_".into(),
-        args: vec![t(&[8, 8], dtype), t(&[8, 8], dtype), s("1")],
-    };
-    assert!(unit(add_(ElemType::I64)).writes_integers_in_place());
-    assert!(!unit(add_(ElemType::BF16)).writes_integers_in_place());
 }
