@@ -25,8 +25,10 @@ kcrun() { # NAME
     --reference-entry $n -o $out/$n.kc --json ${KC_ARGS:-} > $out/$n.run.json 2> $out/$n.run.log
   echo "$n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
   local d=$out/$n.kc/$n
-  mark "remeasure $n"
-  $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
+  if [ -z "${NO_REMEASURE:-}" ]; then
+    mark "remeasure $n"
+    $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
+  fi
   $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
     --reference-entry $n -o $d/report > $out/$n.report.log 2>&1
   [ -n "${PLANS:-}" ] && mkdir -p $out/plans && xz -3 -c $d/plan.kcplan > $out/plans/$n.kcplan.xz
@@ -117,6 +119,10 @@ i) # kc-c on the H100, `--kinds-left-out`: DenseNet-121, an inference CNN whose 
    # call 3 overpredicted by 5.3 %: do its convolutions draw more alone than as a second run
    # in the model's program, as the training steps' do?
    cnn densenet121 densenet121 32 ;;
+j) # kc-c on the H100, `--kinds-left-out` (NO_REMEASURE: the session's last 270 s of
+   # device time): GPT-2's training step, the first transformer step under the diagnostic:
+   # do its GEMMs alone draw more than as a second run, as ResNeXt-50's convolutions do?
+   model gpt2_train_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
