@@ -110,8 +110,8 @@ pub struct Args {
     /// of at least 2 % of the plain sum; the rest together). The report sets what each kind costs in the
     /// program beside its units alone, and with each kind doubled in its place what a
     /// second run of it costs there; the prediction does not take it. Steps that write
-    /// integer data in place or lead to indices another step reads run once in every
-    /// program, left out or doubled: on T5's graph the program with its int64 `aten::add_`
+    /// integer or boolean data in place or lead to indices another step reads run once in
+    /// every program, left out or doubled: on T5's graph the program with its int64 `aten::add_`
     /// doubled (session 26), and with only the in-place writers kept, the program without
     /// its float `copy_`s (session 28), ended the process by SIGSEGV.
     #[arg(long)]

@@ -437,9 +437,9 @@ pub fn kind_groups(units: &[(u32, &str, f64)], min_share: f64) -> Vec<(String, V
 
 /// A program of `--kinds-left-out`: the steps of `program` in order, each of a unit in
 /// `kind` run `times` times in its place (0: left out, 2: doubled), every other step once,
-/// and a step in `once` ([`steps_run_once`]: it writes integer data in place or leads to
-/// indices another step reads) once whatever its kind: a second run, or none, would leave
-/// indices the model never held.
+/// and a step in `once` ([`steps_run_once`]: it writes integer or boolean data in place
+/// or leads to indices another step reads) once whatever its kind: a second run, or
+/// none, would leave indices the model never held.
 pub fn kind_program(
     program: &[u32],
     unit_of: impl Fn(u32) -> u32,
@@ -584,8 +584,8 @@ fn is_index(t: &crate::plan::aten_call::TensorInput) -> bool {
 }
 
 /// The steps of `program` that every program of `--kinds-left-out` runs exactly once,
-/// whatever their kind: those that write integer data in place, and, back through the
-/// places each reads, every step that produced what an index read takes (T5's
+/// whatever their kind: those that write integer or boolean data in place, and, back
+/// through the places each reads, every step that produced what an index read takes (T5's
 /// relative-position buckets: `arange`, the subtraction, the conversion to float, `log`,
 /// the products, the conversion back to int64, `min`, `where`, the bucket `add_`). Left
 /// out or run twice, any of them leaves indices the model never held, and a gather then

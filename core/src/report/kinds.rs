@@ -96,8 +96,8 @@ pub struct KindCost {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_vs_second_energy_pct: Option<f64>,
     /// Its steps every program ran once, its own left out or doubled too (they write
-    /// integer data in place or lead to indices another step reads): neither of its
-    /// costs holds them.
+    /// integer or boolean data in place or lead to indices another step reads): neither
+    /// of its costs holds them.
     pub doubled_once: u32,
 }
 

@@ -813,7 +813,7 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
     if !once.is_empty() {
         let _ = writeln!(
             o,
-            "\nSteps that write integer data in place or lead to indices another step reads ran once in every program, their kind's left out or doubled too (a second run, or none, would leave indices the model never held), so neither of their kind's costs holds them: {}.",
+            "\nSteps that write integer or boolean data in place or lead to indices another step reads ran once in every program, their kind's left out or doubled too (a second run, or none, would leave indices the model never held), so neither of their kind's costs holds them: {}.",
             once.join(", ")
         );
     }

@@ -586,7 +586,7 @@ pub struct KindLeftOut {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubled: Option<ProgramMeasure>,
     /// The kind's steps its programs ran once all the same, left out or doubled: those
-    /// that write integer data in place or lead to indices another step reads
+    /// that write integer or boolean data in place or lead to indices another step reads
     /// ([`crate::plan::schedule::steps_run_once`]), whose second run (or none) would leave
     /// indices the model never held (since session 28; from session 26's review to it,
     /// only those that write integer or boolean data in place; 0 before).

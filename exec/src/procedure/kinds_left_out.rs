@@ -13,7 +13,7 @@
 //! sets both beside the kind's units alone. The training steps' units alone overdraw the
 //! model by 6-9 % in energy where their time is right (sessions 20-25); this says which
 //! kinds hold that, and whether they do so as a kernel after itself. The steps that write
-//! integer data in place or lead to indices another step reads
+//! integer or boolean data in place or lead to indices another step reads
 //! ([`kc_core::plan::schedule::steps_run_once`]) run once in every program, their kind's
 //! left out or doubled too: on T5's graph the program with `aten::add_` doubled (its
 //! int64 relative-position buckets among them) ended the process by SIGSEGV inside the
