@@ -874,6 +874,65 @@ mod tests {
         assert_eq!(steps_run_once(&[1, 2, 4], &a), [1, 4].into());
     }
 
+    proptest::proptest! {
+        /// What `steps_run_once` keeps, for any program over a few places: every step that
+        /// writes integers in place, and for every place a kept step reads or any step
+        /// reads as an index, the latest step before it that writes that place; and
+        /// nothing else (each kept step is one of those).
+        #[test]
+        fn the_steps_run_once_are_exactly_the_producers_of_what_indices_need(
+            steps in proptest::collection::vec(
+                (
+                    proptest::collection::vec(0u64..6, 0..3),
+                    proptest::collection::vec(0u64..6, 0..3),
+                    proptest::collection::vec(0u64..6, 0..2),
+                    proptest::bool::weighted(0.15),
+                ),
+                0..24,
+            )
+        ) {
+            let access: Vec<StepAccess> = steps
+                .iter()
+                .map(|(reads, writes, index, wi)| StepAccess {
+                    reads: reads.iter().chain(index).copied().collect(),
+                    writes: writes.clone(),
+                    index_reads: index.clone(),
+                    writes_integers: *wi,
+                })
+                .collect();
+            let program: Vec<u32> = (0..access.len() as u32).collect();
+            let once = steps_run_once(&program, &access);
+            let producer = |at: usize, p: u64| (0..at).rev().find(|&j| access[j].writes.contains(&p));
+            let mut wanted = std::collections::HashSet::new();
+            for (i, a) in access.iter().enumerate() {
+                if a.writes_integers {
+                    wanted.insert(i as u32);
+                }
+            }
+            // A fixed point: grow the set by the producers of what its members and the
+            // index reads need, until nothing is added.
+            loop {
+                let before = wanted.len();
+                for (i, a) in access.iter().enumerate() {
+                    let needs: Vec<u64> = if wanted.contains(&(i as u32)) {
+                        a.reads.clone()
+                    } else {
+                        a.index_reads.clone()
+                    };
+                    for p in needs {
+                        if let Some(j) = producer(i, p) {
+                            wanted.insert(j as u32);
+                        }
+                    }
+                }
+                if wanted.len() == before {
+                    break;
+                }
+            }
+            proptest::prop_assert_eq!(once, wanted);
+        }
+    }
+
     #[test]
     fn the_steps_that_lead_to_indices_run_once_and_their_readers_and_the_rest_do_not() {
         let chain = bucket_chain();
