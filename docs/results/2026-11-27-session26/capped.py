@@ -49,6 +49,9 @@ def answers():
                 p = rep.get("prediction") or {}
                 if not p.get("terms_measured") or p.get("predicted_energy_j") is None or not p.get("target_energy_j"):
                     continue
+                # Where the answer came from, for a script that answers it again
+                # (session 28's steady.py): the graph, the reference and its entry.
+                rep["_run"] = (graph, ref, name)
                 yield call, name + (" (H100 plan)" if cross else ""), rep, json.load(open(iso))
 
 
