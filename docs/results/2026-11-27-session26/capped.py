@@ -8,7 +8,8 @@ second run of those units inside the model's program within 0.6 and 2.3 % of the
 at the cap and 14.5 and 5.6 % under the duty cycle's (figures.txt, table 3).
 Run from the repository root after `cargo build --release`:
     python3 docs/results/2026-11-27-session26/capped.py > docs/results/2026-11-27-session26/capped.txt
-`answers()` is also session 27's temperature.py's list of kept answers.
+`answers()` is also session 27's temperature.py's and session 28's steady.py's list of kept
+answers, each up to its own session.
 """
 import glob, json, os, subprocess, tarfile, tempfile
 
@@ -16,11 +17,12 @@ KC = os.environ.get("KC", "target/release/kc")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def answers():
+def answers(last=None):
+    """The kept answers of sessions 17 to `last` (every later one where None)."""
     work = tempfile.mkdtemp()
     for s in sorted(glob.glob(f"{HERE}/../*-session*")):
         n = int(s.rsplit("session", 1)[1])
-        if n < 17:
+        if n < 17 or (last is not None and n > last):
             continue
         for t in sorted(glob.glob(f"{s}/call*.txz")):
             call = f"s{n}/{os.path.basename(t)[:-4]}"
@@ -57,7 +59,7 @@ def answers():
 
 def main():
     rows = []
-    for call, model, rep, I in answers():
+    for call, model, rep, I in answers(last=26):
         p = rep["prediction"]
         if p.get("target_caveat"):
             continue

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Session 27 (no GPU): does the prediction's energy error follow the card's temperature?
-Over every kept answer of sessions 17-26 (session 26's `capped.answers()`: context cache,
+Over every kept answer of sessions 17-26 (session 26's `capped.answers(last=27)`: context cache,
 against the model measured in the same call, answered again by the committed kc), the
 energy error of the prediction and of the plain sum against the units' window temperature
 (each unit's windows' mean end temperature, weighted by the unit's energy in the sum) and
@@ -54,7 +54,7 @@ def units_temperature(I):
 
 
 rows = []
-for call, model, rep, I in answers():
+for call, model, rep, I in answers(last=27):
     p = rep["prediction"]
     tu = units_temperature(I)
     if p.get("target_caveat") or tu is None or call in NOT_THE_UNITS:

@@ -47,7 +47,7 @@ def clamp(I):
 
 def main():
     rows = []
-    for call, model, rep, I in answers():
+    for call, model, rep, I in answers(last=28):
         p = rep["prediction"]
         if p.get("target_caveat") or p.get("error_pct") is None:
             continue
