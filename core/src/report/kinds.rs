@@ -46,6 +46,23 @@ pub struct KindsInProgram {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_vs_whole_energy_pct: Option<f64>,
     pub kinds: Vec<KindCost>,
+    /// Σ over the kinds of a second run's cost (where every kind was doubled), us and J;
+    /// Σ alone against it, and it against the whole, percent. Where the second runs sum
+    /// to the whole, a kernel's second run costs what the program draws for it; where they
+    /// do not, doubling a kind changed what the rest of the program draws (a kind that
+    /// lengthens the program by half, GPT-2's LM head, session 28).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_runs_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_runs_j: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone_vs_second_runs_time_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone_vs_second_runs_energy_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_runs_vs_whole_time_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_runs_vs_whole_energy_pct: Option<f64>,
     /// The program whole (the mean of its two measurements) less the sum of the kinds'
     /// costs: what the kinds cost together beyond their costs one at a time (a kind left
     /// out also changes what its neighbours find in L2), us and J.
@@ -204,6 +221,8 @@ pub fn kinds_in_program(k: &KindsLeftOut, units: &[UnitResult]) -> KindsInProgra
         .sum::<Option<f64>>()
         .zip(whole_j)
         .map(|(s, w)| w - s);
+    let second_runs_us: Option<f64> = kinds.iter().map(|c| c.second_run_us).sum();
+    let second_runs_j: Option<f64> = kinds.iter().map(|c| c.second_run_j).sum();
     KindsInProgram {
         steps: k.whole_first.steps,
         whole_first_us: k.whole_first.time_us,
@@ -223,6 +242,12 @@ pub fn kinds_in_program(k: &KindsLeftOut, units: &[UnitResult]) -> KindsInProgra
         alone_vs_whole_energy_pct: alone_j.zip(whole_j).and_then(|(a, w)| pct(a, w)),
         interaction_us: whole_us - kinds.iter().map(|c| c.in_program_us).sum::<f64>(),
         interaction_j,
+        second_runs_us,
+        second_runs_j,
+        alone_vs_second_runs_time_pct: second_runs_us.and_then(|s| pct(alone_us, s)),
+        alone_vs_second_runs_energy_pct: alone_j.zip(second_runs_j).and_then(|(a, s)| pct(a, s)),
+        second_runs_vs_whole_time_pct: second_runs_us.and_then(|s| pct(s, whole_us)),
+        second_runs_vs_whole_energy_pct: second_runs_j.zip(whole_j).and_then(|(s, w)| pct(s, w)),
         kinds,
         capped_windows: k.whole_first.capped_windows
             + k.whole_last.capped_windows
@@ -323,6 +348,23 @@ mod tests {
         assert!((r.whole_j.unwrap() - 10.25).abs() < 1e-9);
         assert!((r.alone_vs_whole_energy_pct.unwrap() - 100.0 * (11.0 / 10.25 - 1.0)).abs() < 1e-9);
         assert_eq!(r.whole_temperature_c, Some([50.0, 50.0]));
+        // The second runs together: conv 1606 − 1020 and bn 1424 − 1040 us, 16.1 − 10.2
+        // and 14.4 − 10.4 J, against Σ alone and the whole.
+        let (s_us, s_j) = (586.0 + 384.0, 5.9 + 4.0);
+        assert!((r.second_runs_us.unwrap() - s_us).abs() < 1e-9);
+        assert!((r.second_runs_j.unwrap() - s_j).abs() < 1e-9);
+        assert!(
+            (r.alone_vs_second_runs_time_pct.unwrap() - 100.0 * (1070.0 / s_us - 1.0)).abs() < 1e-9
+        );
+        assert!(
+            (r.alone_vs_second_runs_energy_pct.unwrap() - 100.0 * (11.0 / s_j - 1.0)).abs() < 1e-9
+        );
+        assert!(
+            (r.second_runs_vs_whole_time_pct.unwrap() - 100.0 * (s_us / 1025.0 - 1.0)).abs() < 1e-9
+        );
+        assert!(
+            (r.second_runs_vs_whole_energy_pct.unwrap() - 100.0 * (s_j / 10.25 - 1.0)).abs() < 1e-9
+        );
         // Without doubled programs the kinds were measured at places 1-2 of 3.
         let mut old = k.clone();
         for x in &mut old.kinds {
@@ -333,6 +375,10 @@ mod tests {
             (r_old.kinds[1].in_program_j.unwrap() - (10.0 + 0.5 * 2.0 / 3.0 - 6.0)).abs() < 1e-9
         );
         assert_eq!(r_old.kinds[0].second_run_j, None);
+        assert_eq!(
+            (r_old.second_runs_us, r_old.second_runs_vs_whole_energy_pct),
+            (None, None)
+        );
         // A unit without energy leaves its kind's energy unsummed.
         let mut no_energy = units.clone();
         no_energy[2].predicted_energy_j = None;

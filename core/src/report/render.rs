@@ -495,6 +495,17 @@ mod tests {
             interaction_j: Some(4.6),
             ..Default::default()
         });
+        // Results before the second runs were summed leave their cells empty.
+        let md = markdown(&r);
+        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
+        assert!(!md.contains("The kinds' second runs together"));
+        let k = r.kinds_in_program.as_mut().unwrap();
+        k.second_runs_us = Some(1000.0);
+        k.second_runs_j = Some(10.5);
+        k.alone_vs_second_runs_time_pct = Some(10.0);
+        k.alone_vs_second_runs_energy_pct = Some(100.0 * (11.11 / 10.5 - 1.0));
+        k.second_runs_vs_whole_time_pct = Some(100.0 * (1000.0 / 1005.0 - 1.0));
+        k.second_runs_vs_whole_energy_pct = Some(100.0 * (10.5 / 10.1 - 1.0));
         let md = markdown(&r);
         assert!(md.contains("## Each kind of unit in the model's program"));
         // The pipe in a label is escaped; ± is two standard errors.
@@ -506,8 +517,11 @@ mod tests {
         ));
         // Every unit alone against the whole's mean: 1100 against 1005 us, 11.11 against
         // 10.1 J.
-        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
-        assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | | |"));
+        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | 1000.0 | +10.0 % |"));
+        assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | 10.5000 | +5.8 % |"));
+        assert!(md.contains(
+            "The kinds' second runs together against the whole program: -0.5 % in time, +4.0 % in energy."
+        ));
         assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
     }
 
@@ -780,11 +794,12 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
         .collect();
     let _ = writeln!(
         o,
-        "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {:.1} | {} | | |",
+        "| the kinds together beyond their costs one at a time | | | | {:+.1} | | | |\n| **every unit** | | | {:.1} | {:.1} | {} |{}",
         k.interaction_us,
         k.alone_us,
         k.whole_us,
         signed(k.alone_vs_whole_time_pct),
+        second_runs_cells(k.second_runs_us.map(|s| format!("{s:.1}")), k.alone_vs_second_runs_time_pct),
     );
     let _ = writeln!(
         o,
@@ -804,18 +819,38 @@ fn kinds_in_program(o: &mut String, k: &crate::report::kinds::KindsInProgram, r:
     }
     let _ = writeln!(
         o,
-        "| the kinds together beyond their costs one at a time | | {} | | | |\n| **every unit** | {} | {} | {} | | |",
+        "| the kinds together beyond their costs one at a time | | {} | | | |\n| **every unit** | {} | {} | {} |{}",
         k.interaction_j.map_or("-".to_string(), |x| format!("{x:+.4}")),
         j(k.alone_j),
         j(k.whole_j),
         signed(k.alone_vs_whole_energy_pct),
+        second_runs_cells(k.second_runs_j.map(|s| format!("{s:.4}")), k.alone_vs_second_runs_energy_pct),
     );
+    if let (Some(t), e) = (
+        k.second_runs_vs_whole_time_pct,
+        k.second_runs_vs_whole_energy_pct,
+    ) {
+        let _ = writeln!(
+            o,
+            "\nThe kinds' second runs together against the whole program: {t:+.1} % in time{}. Where they sum to the whole, a kernel's second run costs what the program draws for it; where they do not, doubling a kind changed what the rest of the program draws, and its second run is not its cost alone.",
+            e.map_or(String::new(), |e| format!(", {e:+.1} % in energy"))
+        );
+    }
     if !once.is_empty() {
         let _ = writeln!(
             o,
             "\nSteps that write integer or boolean data in place or lead to indices another step reads ran once in every program, their kind's left out or doubled too (a second run, or none, would leave indices the model never held), so neither of their kind's costs holds them: {}.",
             once.join(", ")
         );
+    }
+}
+
+/// The last two cells of the kinds' "every unit" row: the second runs' sum and Σ alone
+/// against it, or two empty cells where the results hold no doubled programs.
+fn second_runs_cells(sum: Option<String>, alone_vs: Option<f64>) -> String {
+    match sum {
+        Some(s) => format!(" {s} | {} |", signed(alone_vs)),
+        None => " | |".to_string(),
     }
 }
 

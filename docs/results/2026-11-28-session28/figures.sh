@@ -21,7 +21,7 @@ answer() { # CALL/PART NAME [KC-DIR]: the report's answer lines, as the committe
 }
 kinds() { # CALL/PART NAME: the kinds tables
   echo "== $1 $2: each kind in the model's program"
-  sed -n '/^## Each kind/,/^Traced time/p' $w/r/$1/$2/report.md | grep '^|\|^Steps'
+  sed -n '/^## Each kind/,/^Traced time/p' $w/r/$1/$2/report.md | grep '^|\|^Steps\|^The kinds'
 }
 echo "# kc run, per call (summary.txt)"
 for c in call1-e-kc-b/e call2-h-kc-c/h call3-f-kc-c/f call4-g-kc-c/g call5-i-kc-c/i call6-j-kc-c/j; do
