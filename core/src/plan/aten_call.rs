@@ -348,6 +348,26 @@ fn writes(op: &str, overload: &str, arg: usize) -> bool {
 
 /// Whether an element type is a floating-point one (a tensor the replay fills with normal
 /// values, never an index).
+/// Whether a tensor may live in plan memory: floating-point data the op reads as drawn
+/// (not indices or masks, which need valid values) on the GPU. fp8 tensors are drawn in
+/// half precision and converted by the executor; they keep their own.
+pub fn placeable(t: &TensorInput) -> bool {
+    t.fill == Fill::Normal
+        && !t.host_scalar
+        && is_float(t.dtype)
+        && !matches!(t.dtype, ElemType::F8E4M3 | ElemType::F8E5M2)
+}
+
+/// Whether a step's read that the plan bound to an earlier step's result
+/// ([`crate::plan::types::BoundRead`]) takes that result, as the executor hands it over
+/// and [`crate::plan::schedule::step_accesses`] follows it. Recorded values win, but not
+/// over a tensor the step writes in place (in the model it modified the result its
+/// producer had just computed, afresh every iteration); a float tensor that could be
+/// placed but was not (`placed`: it is a view of the image) reads its own region.
+pub fn takes_bound_result(t: &TensorInput, recorded: bool, written: bool, placed: bool) -> bool {
+    (written || !recorded) && (placed || !placeable(t))
+}
+
 pub fn is_float(d: ElemType) -> bool {
     matches!(
         d,

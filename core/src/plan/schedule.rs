@@ -483,9 +483,10 @@ pub struct StepAccess {
 /// places `df` gives its operands and results, and the results of earlier steps its reads
 /// are bound to ([`crate::plan::types::BoundRead`]: an integer or boolean tensor is never
 /// placed in the image, and the executor hands such a read its producer's own result, as
-/// the model's step read it), each result keyed apart from the arena's offsets. A read
-/// the executor serves from recorded values instead (recorded, and not written in place)
-/// depends on no step. A tier-3 step's call says which tensors it writes and their
+/// the model's step read it), each result keyed apart from the arena's offsets. A bound
+/// read the executor does not hand its producer's result
+/// ([`crate::plan::aten_call::takes_bound_result`]: recorded values serve it) depends on
+/// no step. A tier-3 step's call says which tensors it writes and their
 /// dtypes; a step of any other tier is taken to read and write every operand it has, which
 /// keeps a place it may write among those still needed ([`steps_run_once`] never takes it
 /// for that place's producer alone).
@@ -542,23 +543,29 @@ pub fn step_accesses(plan: &Plan, df: &crate::plan::types::PlanDataflow) -> Vec<
         let Some(&slot) = unit.slots.get(b.operand as usize) else {
             continue;
         };
-        // The operand's type and whether the step writes it, from its call.
-        let (index, written) = plan
+        // The operand's tensor and whether the step writes it, from its call; a read
+        // the executor does not hand its producer's result depends on no step.
+        let tensor = plan
             .aten_calls
             .get(unit.id as usize)
             .and_then(Option::as_ref)
             .and_then(|c| {
                 c.args.iter().enumerate().find_map(|(i, arg)| {
-                    arg.tensors()
-                        .iter()
-                        .find(|t| t.slot == slot)
-                        .map(|t| (is_index(t), c.writes(i)))
+                    let t = arg.tensors().into_iter().find(|t| t.slot == slot)?;
+                    Some((t, c.writes(i)))
                 })
-            })
-            .unwrap_or((false, true));
-        if !written && plan.values.for_slot(unit.id, Some(b.step), slot).is_some() {
-            continue;
-        }
+            });
+        let (index, written) = match tensor {
+            Some((t, written)) => {
+                let recorded = plan.values.for_slot(unit.id, Some(b.step), slot).is_some();
+                let placed = df.steps[st].operand_of(unit, slot).is_some();
+                if !crate::plan::aten_call::takes_bound_result(t, recorded, written, placed) {
+                    continue;
+                }
+                (is_index(t), written)
+            }
+            None => (false, true),
+        };
         let place = result_of(b.producer_step);
         out[st].reads.push(place);
         if index && !written {

@@ -237,17 +237,6 @@ unsafe fn view_at(t: &TensorInput, addr: u64) -> Result<Tensor, tch::TchError> {
     }
 }
 
-/// Whether a tensor may live in plan memory: floating-point data the op reads as drawn
-/// (not indices or masks, which need valid values) on the GPU.
-/// fp8 tensors are drawn in half precision and converted ([`make_tensor`]); they keep
-/// their own.
-fn placeable(t: &TensorInput) -> bool {
-    t.fill == Fill::Normal
-        && !t.host_scalar
-        && aten_call::is_float(t.dtype)
-        && !matches!(t.dtype, ElemType::F8E4M3 | ElemType::F8E5M2)
-}
-
 fn torch_err(op: &str, e: impl std::fmt::Display) -> ExecError {
     ExecError::Torch {
         op: op.to_string(),
@@ -599,7 +588,7 @@ impl Torch {
         let addr_of = |t: &TensorInput| -> Option<u64> {
             let (_, places, arena) = placed?;
             let off = places.operand_of(unit, t.slot)?;
-            (placeable(t) && arena != 0).then_some(arena + off)
+            (aten_call::placeable(t) && arena != 0).then_some(arena + off)
         };
         let step = placed.map(|p| p.0);
         let values = &self.values;
@@ -671,7 +660,7 @@ impl Torch {
                     // at every launch (T5's relative-position buckets, `add_`: found
                     // reading its plan; the fault of its graph had another cause).
                     let written = call.writes(arg);
-                    if (recorded && !written) || (addr_of(t).is_none() && placeable(t)) {
+                    if !aten_call::takes_bound_result(t, recorded, written, addr_of(t).is_some()) {
                         continue;
                     }
                     rebinds.push(Rebind {

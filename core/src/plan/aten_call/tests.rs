@@ -316,3 +316,27 @@ fn an_in_place_op_on_integers_writes_integers_and_one_on_floats_does_not() {
     .unwrap();
     assert!(!select.writes_integers());
 }
+
+#[test]
+fn a_bound_read_takes_its_producers_result_unless_recorded_values_or_its_own_region_serve_it() {
+    let c = build(
+        "aten::index_select",
+        &[t(&[16, 4], ElemType::F16), s("0"), t(&[5], ElemType::I64)],
+        &[],
+    )
+    .unwrap();
+    let (table, idx) = match (&c.args[0], &c.args[2]) {
+        (CallArg::Tensor(a), CallArg::Tensor(b)) => (a, b),
+        _ => panic!("tensors"),
+    };
+    assert!(placeable(table) && !placeable(idx));
+    // Indices, never placed: the producer's result, unless recorded values fill them and
+    // the step does not write them.
+    assert!(takes_bound_result(idx, false, false, false));
+    assert!(!takes_bound_result(idx, true, false, false));
+    assert!(takes_bound_result(idx, true, true, false));
+    // A float tensor the plan could place: the result where it was placed, else its own
+    // region.
+    assert!(takes_bound_result(table, false, false, true));
+    assert!(!takes_bound_result(table, false, false, false));
+}
