@@ -510,3 +510,44 @@ fn bias_gemms_are_asked_for_with_the_alignments_of_their_places() {
         assert!(a.iter().all(|x| x.is_power_of_two() && *x <= 256));
     }
 }
+
+/// The image packs tensors whose lives do not overlap into the same bytes, so after one
+/// pass of every step most bytes a step read hold another tensor's values: on this
+/// LLaMA-shaped training step 76.7 % of the read bytes (session 29). The spans a unit is
+/// given back are those bytes, each once, and a byte no later step writes is never among
+/// them.
+#[test]
+fn most_bytes_a_training_steps_steps_read_are_written_again_later_in_the_pass() {
+    use kc::plan::step_values::{reads_rewritten_later, step_spans, unit_step_values};
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().expect("the ET gives a memory image");
+    let spans = step_spans(&p, df);
+    let rewritten = reads_rewritten_later(&spans);
+    let read: u64 = spans.iter().flat_map(|s| &s.reads).map(|r| r.1).sum();
+    let again: u64 = rewritten.iter().flatten().map(|r| r.1).sum();
+    let share = again as f64 / read as f64;
+    assert!((0.76..0.78).contains(&share), "{share}");
+    // The last step's reads are written by no step after it.
+    assert!(rewritten.last().unwrap().is_empty());
+    // The spans of the unit with the most steps: within its steps' rewritten reads, no
+    // byte twice.
+    let mut steps_of = std::collections::BTreeMap::<u32, Vec<u32>>::new();
+    for (i, s) in p.steps.iter().enumerate() {
+        steps_of.entry(s.unit).or_default().push(i as u32);
+    }
+    let steps = steps_of.into_values().max_by_key(Vec::len).unwrap();
+    assert!(steps.len() > 10);
+    let v = unit_step_values(&rewritten, &steps);
+    assert!(v.bytes() > 0 && v.shared_bytes > 0);
+    let mut seen: Vec<(u64, u64)> = v.spans.iter().map(|&(_, o, l)| (o, o + l)).collect();
+    seen.sort();
+    assert!(
+        seen.windows(2).all(|w| w[0].1 <= w[1].0),
+        "a byte given twice"
+    );
+    for &(st, o, l) in &v.spans {
+        assert!(rewritten[st as usize]
+            .iter()
+            .any(|&(ro, rl)| o >= ro && o + l <= ro + rl));
+    }
+}

@@ -195,6 +195,9 @@ pub struct ExecOptions {
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
     /// image's snapshot is held; `false` keeps the measurement as it ran.
     pub unit_restoring: bool,
+    /// Isolated mode, context cache: what each unit reads at its places: the values its
+    /// steps read in the model (the default), or what one pass of every step left there.
+    pub unit_values: kc_core::results::UnitValuesFrom,
     /// Isolated mode, with `parts`: the round's cycles per launch (a diagnostic; `None`: about
     /// 0.5 ms of units per launch, or ten times a restoring round's copy).
     pub round_cycles: Option<u32>,
@@ -266,6 +269,7 @@ impl Default for ExecOptions {
             unit_restoring_all: false,
             kinds_left_out: false,
             unit_restoring: true,
+            unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,
             transitions: 0,
             progress: false,

@@ -122,6 +122,14 @@ pub struct Args {
     /// (a copy of them from the snapshot first, its own time and energy taken off).
     #[arg(long)]
     pub units_plain: bool,
+    /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`
+    /// (the default): the values its steps read in the model; the bytes a later step of the
+    /// model wrote again (the image packs tensors whose lives do not overlap into the same
+    /// bytes) are kept from a pass of the model's steps and given back before the unit.
+    /// `after-pass`: what one pass of every step left there, each place's last writer
+    /// (kc before session 29), for comparison.
+    #[arg(long, value_enum, default_value_t = kc_core::results::UnitValuesFrom::AtSteps)]
+    pub unit_values: kc_core::results::UnitValuesFrom,
     /// Isolated mode: the round's cycles per launch (a diagnostic; by default about 0.5 ms
     /// of units per launch, or ten times a restoring round's copy).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -279,6 +287,7 @@ pub fn run(a: Args) -> i32 {
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,
         unit_restoring: !a.units_plain,
+        unit_values: a.unit_values,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),
         profile_replay: a.profile_replay,

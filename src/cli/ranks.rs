@@ -99,6 +99,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.units_plain {
         v.push("--units-plain".into());
     }
+    if a.unit_values != kc_core::results::UnitValuesFrom::AtSteps {
+        v.extend(["--unit-values".into(), "after-pass".into()]);
+    }
     if let Some(c) = a.round_cycles {
         v.extend(["--round-cycles".into(), c.to_string()]);
     }
@@ -343,6 +346,29 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rank's process measures what the job was asked to: `--unit-values` goes to each
+    /// rank when it is not the default.
+    #[test]
+    fn each_rank_is_asked_for_the_same_unit_values() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Exec {
+            #[command(flatten)]
+            a: Args,
+        }
+        let args = |extra: &[&str]| {
+            let e =
+                Exec::try_parse_from(["kc", "p.kcplan", "--isolated"].iter().chain(extra)).unwrap();
+            child_args(&e.a, Path::new("o.json"))
+        };
+        let v = args(&["--unit-values", "after-pass"]);
+        assert!(
+            v.windows(2).any(|w| w == ["--unit-values", "after-pass"]),
+            "{v:?}"
+        );
+        assert!(!args(&[]).iter().any(|x| x == "--unit-values"));
+    }
 
     #[test]
     fn rank_and_job_paths() {

@@ -101,6 +101,11 @@ pub struct Args {
     /// every launch from the model's values at its places (the prediction takes it).
     #[arg(long)]
     pub units_restoring_all: bool,
+    /// What each unit alone reads at its places, as `kc exec --unit-values`: the values its
+    /// steps read in the model (`at-steps`, the default) or what one pass of every step
+    /// left there (`after-pass`).
+    #[arg(long, value_enum, default_value_t = kc_core::results::UnitValuesFrom::AtSteps)]
+    pub unit_values: kc_core::results::UnitValuesFrom,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
     /// whole, without each kind of unit and with it doubled (the prediction does not take
     /// it; steps that write integers in place run once in every program).
@@ -245,6 +250,7 @@ pub fn run(a: Args) -> i32 {
         round_energy: a.round_energy,
         lead_in_units: a.lead_in_units,
         units_restoring_all: a.units_restoring_all,
+        unit_values: a.unit_values,
         kinds_left_out: a.kinds_left_out,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
@@ -336,6 +342,7 @@ struct ReplaySettings {
     round_energy: bool,
     lead_in_units: bool,
     units_restoring_all: bool,
+    unit_values: kc_core::results::UnitValuesFrom,
     kinds_left_out: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
@@ -414,6 +421,7 @@ fn replay(
             round_energy: settings.round_energy,
             lead_in_units: settings.lead_in_units,
             unit_restoring_all: settings.units_restoring_all,
+            unit_values: settings.unit_values,
             kinds_left_out: settings.kinds_left_out,
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),

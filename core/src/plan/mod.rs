@@ -18,6 +18,7 @@ pub mod math;
 pub mod memory;
 pub mod schedule;
 pub mod show;
+pub mod step_values;
 pub mod types;
 pub mod values;
 

@@ -152,6 +152,10 @@ pub struct Report {
     pub device: String,
     pub sources: Vec<String>,
     pub cache: Option<String>,
+    /// What the units alone read at their places (context cache), as the isolated results
+    /// say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_values: Option<crate::results::UnitValuesGiven>,
     pub time: TimeSummary,
     pub energy: Option<EnergyComparison>,
     pub energy_detail: Option<EnergyDetail>,
@@ -804,6 +808,9 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         cache: isolated
             .and_then(|i| i.isolated.as_ref())
             .map(|s| s.cache.clone()),
+        unit_values: isolated
+            .and_then(|i| i.isolated.as_ref())
+            .and_then(|s| s.unit_values.clone()),
         ..Default::default()
     };
     r.set_iterations(any.plan.iterations, &any.plan.iterations_found_by);

@@ -87,6 +87,46 @@ fn unit_line(o: &mut String, u: &UnitRow, notes: &mut Footnotes) {
     );
 }
 
+/// `1 pass`, `2 passes`.
+fn passes(n: u32) -> String {
+    if n == 1 {
+        "1 pass".into()
+    } else {
+        format!("{n} passes")
+    }
+}
+
+/// What the units alone read at their places, in one sentence beside the cache policy.
+pub fn unit_values_sentence(v: &crate::results::UnitValuesGiven) -> String {
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
+    if !v.at_steps {
+        return "Each unit alone read what one pass of the model's steps left at its places \
+                (each place's last writer; `--unit-values after-pass`), not always the values \
+                its steps read in the model."
+            .to_string();
+    }
+    let mut s = format!(
+        "Each unit alone read the values its steps read in the model: {} that a later step \
+         wrote again were given back to {} from {} of the model's steps",
+        mib(v.bytes),
+        crate::words::count(v.units, "unit"),
+        passes(v.passes),
+    );
+    if v.shared_bytes > 0 {
+        s += &format!(
+            "; {} that two of a unit's steps read at different times held the earlier step's values",
+            mib(v.shared_bytes)
+        );
+    }
+    if v.units_left_out > 0 {
+        s += &format!(
+            "; **{} did not fit beside the image and read what the pass left**",
+            crate::words::count(v.units_left_out, "unit")
+        );
+    }
+    s + "."
+}
+
 pub fn markdown(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# kc report: {}\n", r.sources.join(", "));
@@ -96,6 +136,9 @@ pub fn markdown(r: &Report) -> String {
         r.device,
         r.cache.as_deref().unwrap_or("-")
     );
+    if let Some(v) = &r.unit_values {
+        let _ = writeln!(o, "{}\n", unit_values_sentence(v));
+    }
     for u in &r.unfinished {
         let _ = writeln!(o, "**Not a whole run:** {u}.\n");
     }
@@ -523,6 +566,43 @@ mod tests {
             "The kinds' second runs together against the whole program: -0.5 % in time, +4.0 % in energy."
         ));
         assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
+    }
+
+    #[test]
+    fn what_the_units_alone_read_is_said_beside_the_cache_policy() {
+        let mut iso = crate::results::Results::default();
+        iso.isolated = Some(crate::results::IsolatedSummary {
+            cache: "context".into(),
+            unit_values: Some(crate::results::UnitValuesGiven {
+                at_steps: true,
+                units: 40,
+                bytes: 3 << 30,
+                shared_bytes: 512 << 20,
+                passes: 1,
+                units_left_out: 2,
+            }),
+            ..Default::default()
+        });
+        let r = crate::report::model::build(Some(&crate::results::Results::default()), Some(&iso));
+        let md = markdown(&r);
+        let top = md.split("## Does the sum").next().unwrap();
+        assert!(top.contains(
+            "Each unit alone read the values its steps read in the model: 3072 MiB that a later step wrote again were given back to 40 units from 1 pass of the model's steps; 512 MiB that two of a unit's steps read at different times held the earlier step's values; **2 units did not fit beside the image and read what the pass left**."
+        ), "{top}");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["unit_values"]["passes"],
+            serde_json::json!(1)
+        );
+        // The old behaviour, asked for, is named as such.
+        iso.isolated.as_mut().unwrap().unit_values = Some(Default::default());
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(markdown(&r).contains(
+            "Each unit alone read what one pass of the model's steps left at its places"
+        ));
+        // Results from before session 29 say nothing of it.
+        iso.isolated.as_mut().unwrap().unit_values = None;
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(!markdown(&r).contains("Each unit alone read"));
     }
 
     #[test]

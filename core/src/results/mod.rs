@@ -59,6 +59,19 @@ impl CachePolicy {
     }
 }
 
+/// What each unit alone reads at its places in the memory image (context cache,
+/// `--unit-values`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnitValuesFrom {
+    /// The values its steps read in the model: the bytes a later step wrote again are
+    /// given back from passes of the model's steps before the unit is measured.
+    #[default]
+    AtSteps,
+    /// What one pass of every step left at its places (each place's last writer): kc's
+    /// behaviour before session 29, kept for comparison.
+    AfterPass,
+}
+
 /// Bumped when a field changes meaning or disappears.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 
@@ -535,6 +548,32 @@ pub struct IsolatedSummary {
     /// program with each kind of unit left out and doubled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds_left_out: Option<KindsLeftOut>,
+    /// How the units alone were given the values their steps read in the model (context
+    /// cache, since session 29); absent where the image was not restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_values: Option<UnitValuesGiven>,
+}
+
+/// What the units alone read at their places (context cache). After one pass of the
+/// model's steps a place holds what its last writer left, and the image packs tensors
+/// whose lives do not overlap into the same bytes: `at_steps` gives each unit, before it
+/// is measured, the bytes its steps read that a later step wrote again, as those steps
+/// read them in the model (kept from passes of the model's steps,
+/// [`crate::plan::step_values`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitValuesGiven {
+    /// `false`: every unit read what the pass left (`--unit-values after-pass`).
+    pub at_steps: bool,
+    /// Units given values back, and the bytes given to them in all.
+    pub units: u32,
+    pub bytes: u64,
+    /// Bytes two of a unit's steps read at different times: the earlier step's values
+    /// served both.
+    pub shared_bytes: u64,
+    /// Passes of the model's steps run to keep the values.
+    pub passes: u32,
+    /// Units whose values did not fit beside the image: they read what the pass left.
+    pub units_left_out: u32,
 }
 
 /// The model's program of one replay (every step of the units the isolated pass measured,

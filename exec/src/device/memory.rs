@@ -12,6 +12,15 @@ use kc_core::plan::types::{ElemType, Location, Plan, PlanUnit, RegionInit};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
+/// One end of a copy of image bytes ([`Device::enqueue_image_copy`]): an offset into
+/// the image or its snapshot, or an address in scratch memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageAt {
+    Image(u64),
+    Snapshot(u64),
+    Scratch(cu::CUdeviceptr),
+}
+
 impl Device {
     pub fn alloc_raw(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
         let mut p: cu::CUdeviceptr = 0;
@@ -200,15 +209,27 @@ impl Device {
             return Ok(());
         }
         self.arena = self.alloc_raw(df.arena_bytes)?;
+        self.arena_bytes = df.arena_bytes;
         self.fill_arena(df)
     }
 
     /// The share of the GPU's memory free now (0-1).
     pub fn free_memory_share(&self) -> Result<f64, ExecError> {
+        let (free, total) = self.memory_info()?;
+        Ok(free as f64 / total.max(1) as f64)
+    }
+
+    /// The GPU's memory free now, bytes.
+    pub fn free_memory_bytes(&self) -> Result<u64, ExecError> {
+        Ok(self.memory_info()?.0)
+    }
+
+    /// (free, total) bytes of the GPU's memory now.
+    fn memory_info(&self) -> Result<(u64, u64), ExecError> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: a query with valid out-pointers.
         unsafe { cu_err(cu::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
-        Ok(free as f64 / total.max(1) as f64)
+        Ok((free as u64, total as u64))
     }
 
     /// Keeps a copy of the memory image as it is now (the model's values, after the pass that
@@ -302,6 +323,58 @@ impl Device {
             }
         }
         Ok(())
+    }
+
+    /// Device memory of `bytes` beside the image, for values kept from it
+    /// ([`Self::enqueue_image_copy`]); given back by [`Self::free_scratch`].
+    pub fn alloc_scratch(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
+        self.alloc_raw(bytes)
+    }
+
+    /// Frees memory [`Self::alloc_scratch`] gave, once nothing uses it (the device
+    /// synchronises first).
+    pub fn free_scratch(&mut self, p: cu::CUdeviceptr) -> Result<(), ExecError> {
+        self.synchronize()?;
+        // SAFETY: `p` came from `alloc_scratch` and no enqueued work uses it any more.
+        unsafe { cu_err(cu::cuMemFree_v2(p), "cuMemFree") }
+    }
+
+    /// Enqueues a copy of `len` bytes from `from` to `to` on stream 0, without waiting:
+    /// between the image, its snapshot and scratch memory, each image or snapshot offset
+    /// checked against the image's size.
+    pub fn enqueue_image_copy(
+        &self,
+        from: ImageAt,
+        to: ImageAt,
+        len: u64,
+    ) -> Result<(), ExecError> {
+        let resolve = |at: ImageAt| -> Result<cu::CUdeviceptr, ExecError> {
+            let (base, size, off) = match at {
+                ImageAt::Image(off) => (self.arena, self.arena_bytes, off),
+                ImageAt::Snapshot(off) => (self.arena_snapshot.0, self.arena_snapshot.1, off),
+                ImageAt::Scratch(p) => return Ok(p),
+            };
+            if base == 0 {
+                return Err(ExecError::NoSnapshot);
+            }
+            if off.saturating_add(len) > size {
+                return Err(ExecError::OutsideImage {
+                    offset: off,
+                    bytes: len,
+                    image: size,
+                });
+            }
+            Ok(base + off)
+        };
+        let (src, dst) = (resolve(from)?, resolve(to)?);
+        // SAFETY: both ends lie inside live allocations (checked above, or scratch memory
+        // the caller sized); the copy is ordered on stream 0.
+        unsafe {
+            cu_err(
+                cu::cuMemcpyDtoDAsync_v2(dst, src, len as usize, self.streams[0]),
+                "cuMemcpyDtoDAsync",
+            )
+        }
     }
 
     /// The size of the snapshot of the image (0 when none is held).

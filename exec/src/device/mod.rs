@@ -17,7 +17,7 @@ pub mod nvml;
 mod spin;
 
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
-pub use memory::Census;
+pub use memory::{Census, ImageAt};
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;
@@ -102,6 +102,8 @@ pub struct Device {
     events: Vec<Event>,
     /// The plan's memory image for graph mode (0 until [`Device::allocate_arena`]).
     pub(crate) arena: cu::CUdeviceptr,
+    /// The image's size in bytes (0 until it is allocated).
+    pub(crate) arena_bytes: u64,
     /// A copy of the image holding the model's values ([`Device::snapshot_arena`]), and its
     /// size (0 until taken).
     pub(crate) arena_snapshot: (cu::CUdeviceptr, u64),
@@ -186,6 +188,7 @@ impl Device {
                 buffers: Vec::new(),
                 copies: HashMap::new(),
                 arena: 0,
+                arena_bytes: 0,
                 arena_snapshot: (0, 0),
                 step_overrides: std::cell::RefCell::new(Vec::new()),
                 spin: None,

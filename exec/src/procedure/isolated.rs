@@ -92,6 +92,27 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
+    // The values each unit's steps read in the model, for the steps its graph runs (the
+    // first of its steps, one launch's worth).
+    let mut values_at_steps = match (image, opts.unit_values) {
+        (Some(df), UnitValuesFrom::AtSteps) => {
+            let graph_steps: HashMap<u32, Vec<u32>> = steps_of
+                .iter()
+                .map(|(&id, steps)| {
+                    let u = &plan.units[id as usize];
+                    let n = unroll_of(u, steps.len().max(1) as u32, opts) as usize;
+                    (id, steps[..n.min(steps.len())].to_vec())
+                })
+                .collect();
+            Some(super::step_values::ValuesAtSteps::new(
+                plan,
+                df,
+                &graph_steps,
+                &model_pass,
+            ))
+        }
+        _ => None,
+    };
     // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
     let mut targets: HashMap<u32, f64> = HashMap::new();
     for u in &plan.units {
@@ -128,6 +149,34 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // [`restore_model_values`]); a pass that fails is said once and the units go on
         // over what the image holds.
         let restore_from = std::time::Instant::now();
+        // The values its steps read in the model, where a later step wrote them again, go
+        // into the snapshot before the restore, so that one copy gives both (the first
+        // unit's restore makes the snapshot: its values go in after, and a second copy).
+        let give = |v: &mut Option<super::step_values::ValuesAtSteps>,
+                    gpu: &mut Gpu,
+                    notes: &mut Vec<String>|
+         -> Result<bool, ExecError> {
+            let (Some(values), Some(df), false) = (v.as_mut(), image, collective) else {
+                return Ok(false);
+            };
+            match values.give(plan, df, gpu, &model_pass, u.id) {
+                Ok(given) => Ok(given),
+                Err(e) if e.breaks_context() => Err(e),
+                Err(e) => {
+                    let _ = gpu.synchronize();
+                    notes.push(format!(
+                        "the values its steps read in the model could not be given to unit {} ({e}): it and the units after it read what the pass left",
+                        u.id
+                    ));
+                    *v = None;
+                    Ok(false)
+                }
+            }
+        };
+        let snapshot_first = gpu.has_arena_snapshot();
+        if snapshot_first && !restore_failed {
+            give(&mut values_at_steps, gpu, notes)?;
+        }
         if let (Some(df), false) = (image, restore_failed) {
             if let Err(e) = restore_model_values(plan, df, gpu, &model_pass) {
                 // A pass that faulted on the device leaves nothing to go on with.
@@ -142,8 +191,15 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 ));
             }
         }
+        if !snapshot_first && !restore_failed && give(&mut values_at_steps, gpu, notes)? {
+            gpu.restore_arena_snapshot()?;
+        }
         let restore_ms = ms_since(restore_from);
-        match measure_unit(plan, u, n, places, target, opts, gpu, en, notes) {
+        let measured = measure_unit(plan, u, n, places, target, opts, gpu, en, notes);
+        if let Some(v) = values_at_steps.as_mut() {
+            v.take_back(gpu)?;
+        }
+        match measured {
             Ok(mut row) => {
                 if let Some(s) = row.setup_ms.as_mut() {
                     s.restore = restore_ms;
@@ -164,6 +220,25 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    let unit_values = match values_at_steps {
+        Some(v) => Some(v.finish(gpu)?),
+        None if image.is_some() && !restore_failed => Some(UnitValuesGiven::default()),
+        None => None,
+    };
+    if let Some(v) = unit_values.as_ref().filter(|v| v.at_steps) {
+        notes.push(format!(
+            "each unit read the values its steps read in the model: {} MiB its steps read that a later step wrote again, given back to {} units from {} of the model's steps; {} MiB that two of a unit's steps read at different times held the earlier step's values{}",
+            v.bytes >> 20,
+            v.units,
+            if v.passes == 1 { "1 pass".to_string() } else { format!("{} passes", v.passes) },
+            v.shared_bytes >> 20,
+            if v.units_left_out > 0 {
+                format!("; {} units did not fit beside the image and read what the pass left", v.units_left_out)
+            } else {
+                String::new()
+            }
+        ));
     }
     if image.is_some() && !restore_failed {
         notes.push(if gpu.has_arena_snapshot() {
@@ -214,6 +289,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             &rows,
             &transitions,
             None,
+            &unit_values,
             en,
             notes,
             "the diagnostic of units after their lead-ins",
@@ -273,6 +349,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             &rows,
             &transitions,
             leakage.clone(),
+            &unit_values,
             en,
             notes,
             "the diagnostic of the program without each kind of unit",
@@ -296,6 +373,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         transitions,
         leakage,
         kinds_left_out,
+        unit_values,
     ));
     results.units = rows;
     Ok(())
@@ -308,6 +386,7 @@ fn summary(
     transitions: Option<TransitionsSummary>,
     leakage: Option<Leakage>,
     kinds_left_out: Option<KindsLeftOut>,
+    unit_values: Option<UnitValuesGiven>,
 ) -> IsolatedSummary {
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -338,6 +417,7 @@ fn summary(
         transitions,
         leakage,
         kinds_left_out,
+        unit_values,
     }
 }
 
@@ -354,6 +434,7 @@ fn checkpoint(
     rows: &[UnitResult],
     transitions: &Option<TransitionsSummary>,
     leakage: Option<Leakage>,
+    unit_values: &Option<UnitValuesGiven>,
     en: &Energy<'_>,
     notes: &[String],
     before: &str,
@@ -368,6 +449,7 @@ fn checkpoint(
         transitions.clone(),
         leakage,
         None,
+        unit_values.clone(),
     ));
     partial.units = rows.to_vec();
     partial.windows = en.windows.clone();
@@ -408,9 +490,11 @@ fn measure_unit(
     };
     gpu.make_copies(plan, u, rotation)?;
     lap(&mut setup.copies);
-    // Context: every place held the model's values when the unit started, as when the
-    // model reaches it (the caller restored them): the image's starting values, then one
-    // pass of the model's steps in plan order, each place written by its own producer.
+    // Context: every place held the model's values when the unit started (the caller
+    // restored them): the image's starting values, then one pass of the model's steps in
+    // plan order, each place holding what its last writer wrote, and (`--unit-values
+    // at-steps`, [`super::step_values`]) the bytes the unit's steps read that a later step
+    // wrote again as those steps read them.
     // Without this a unit ran over what the units measured before it left there (values
     // its neighbours' repeats drove to zeros or infinities): on a LLaMA-shaped training
     // step the plain energy read 19.6 % under the model's (docs/MEASUREMENTS.md, "Units
@@ -429,8 +513,7 @@ fn measure_unit(
     lap(&mut setup.census);
     // In context every step of the unit runs once per cycle, in model order.
     let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
-    let unroll = schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
-        .max(cycle.min(opts.max_unroll));
+    let unroll = unroll_of(u, cycle, opts);
     // The unit's `unroll` invocations, as one launch runs them.
     let enqueue_unit = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..unroll {
@@ -597,6 +680,14 @@ fn measure_unit(
 }
 
 /// Milliseconds since `t`.
+/// The invocations one launch of `u`'s graph runs, where a cycle of its invocations holds
+/// `cycle` (its steps in context, its rotated copies cold): about `unroll_target_ns` of
+/// traced time, and at least one cycle, up to `max_unroll`.
+fn unroll_of(u: &PlanUnit, cycle: u32, opts: &ExecOptions) -> u32 {
+    schedule::unroll_count(u.traced_ns_mean(), opts.unroll_target_ns, opts.max_unroll)
+        .max(cycle.min(opts.max_unroll))
+}
+
 fn ms_since(t: std::time::Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
@@ -957,7 +1048,8 @@ fn duty_energy(
 
 /// Gives every place of the memory image the model's values: the image's starting values,
 /// then each step of `pass` once, in plan order on stream 0 (as the diagnosis replays
-/// them), so that each place holds what its producer in the model wrote. The first call
+/// them), so that each place holds what its last writer in the model wrote (a unit's own
+/// steps' values are given on top by [`super::step_values`]). The first call
 /// keeps a snapshot of the image then, where a second image fits with
 /// [`SNAPSHOT_HEADROOM`] to spare, and later calls copy it back: one device-to-device copy
 /// instead of an eager pass of every step (about 0.4 s on a 100-unit plan). Results a back
@@ -972,8 +1064,24 @@ pub(super) fn restore_model_values(
     if gpu.has_arena_snapshot() {
         return gpu.restore_arena_snapshot();
     }
+    run_model_pass(plan, df, gpu, pass, |_, _| Ok(()))?;
+    gpu.snapshot_arena(df, SNAPSHOT_HEADROOM)?;
+    Ok(())
+}
+
+/// One pass of the model's steps over the image: its starting values, then each step of
+/// `pass` once, in plan order on stream 0, `before_step` enqueuing what must come before
+/// a step on the same stream; waits for it.
+pub(super) fn run_model_pass(
+    plan: &Plan,
+    df: &kc_core::plan::types::PlanDataflow,
+    gpu: &mut Gpu,
+    pass: &[u32],
+    mut before_step: impl FnMut(&Gpu, u32) -> Result<(), ExecError>,
+) -> Result<(), ExecError> {
     gpu.fill_arena(df)?;
     for &st in pass {
+        before_step(gpu, st)?;
         let unit = &plan.units[plan.steps[st as usize].unit as usize];
         gpu.enqueue(
             unit,
@@ -984,14 +1092,12 @@ pub(super) fn restore_model_values(
             },
         )?;
     }
-    gpu.synchronize()?;
-    gpu.snapshot_arena(df, SNAPSHOT_HEADROOM)?;
-    Ok(())
+    gpu.synchronize()
 }
 
 /// Device memory a snapshot of the image must leave free: the units' graphs, the round's
 /// and libtorch's own allocations come after it.
-const SNAPSHOT_HEADROOM: u64 = 4 << 30;
+pub(super) const SNAPSHOT_HEADROOM: u64 = 4 << 30;
 
 /// The census of the floating-point values at the places of at most `limit` of the
 /// (unit, step) pairs `at`, spread evenly over them (a census is a sample, and its reads

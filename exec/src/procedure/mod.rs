@@ -11,6 +11,7 @@ mod graph;
 mod isolated;
 mod kinds_left_out;
 mod lead_in;
+mod step_values;
 mod transitions;
 
 use crate::backends::{At, Gpu};
