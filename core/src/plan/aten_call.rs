@@ -358,6 +358,34 @@ pub fn placeable(t: &TensorInput) -> bool {
         && !matches!(t.dtype, ElemType::F8E4M3 | ElemType::F8E5M2)
 }
 
+/// Whether output `output` of `op` (without its namespace) holds valid indices into the
+/// op's own input whatever values that input holds: `topk`'s and `sort`'s indices, an
+/// `argmax`'s. A step that reads such a result as indices needs its producer to have run
+/// once, not on the model's values, so [`crate::plan::schedule::steps_run_once`] does not
+/// follow the data back past it (the routing of a mixture of experts leads back through
+/// `topk` to every layer before it, a CNN's pooling backward through its forward pooling's
+/// indices). An op's other outputs, and ops not listed, are followed.
+pub fn indices_in_range_whatever_input(op: &str, output: u32) -> bool {
+    match op {
+        "topk"
+        | "sort"
+        | "max"
+        | "min"
+        | "kthvalue"
+        | "mode"
+        | "median"
+        | "nanmedian"
+        | "cummax"
+        | "cummin"
+        | "max_pool2d_with_indices"
+        | "max_pool3d_with_indices"
+        | "adaptive_max_pool2d"
+        | "adaptive_max_pool3d" => output == 1,
+        "argmax" | "argmin" | "argsort" => output == 0,
+        _ => false,
+    }
+}
+
 /// Whether a step's read that the plan bound to an earlier step's result
 /// ([`crate::plan::types::BoundRead`]) takes that result, as the executor hands it over
 /// and [`crate::plan::schedule::step_accesses`] follows it. Recorded values win, but not

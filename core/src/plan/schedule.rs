@@ -486,7 +486,9 @@ pub struct StepAccess {
 /// the model's step read it), each result keyed apart from the arena's offsets. A bound
 /// read the executor does not hand its producer's result
 /// ([`crate::plan::aten_call::takes_bound_result`]: recorded values serve it) depends on
-/// no step. A tier-3 step's call says which tensors it writes and their
+/// no step, nor does a read of indices in range whatever their producer read
+/// ([`crate::plan::aten_call::indices_in_range_whatever_input`]). A tier-3 step's call
+/// says which tensors it writes and their
 /// dtypes; a step of any other tier is taken to read and write every operand it has, which
 /// keeps a place it may write among those still needed ([`steps_run_once`] never takes it
 /// for that place's producer alone).
@@ -566,6 +568,19 @@ pub fn step_accesses(plan: &Plan, df: &crate::plan::types::PlanDataflow) -> Vec<
             }
             None => (false, true),
         };
+        // Indices in range whatever the producer read need it to have run, not on the
+        // model's values: the read depends on no step.
+        let producer = &plan.units[plan.steps[from].unit as usize];
+        let in_range = plan
+            .aten_calls
+            .get(producer.id as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|c| {
+                crate::plan::aten_call::indices_in_range_whatever_input(&c.op, b.output)
+            });
+        if in_range {
+            continue;
+        }
         let place = result_of(b.producer_step);
         out[st].reads.push(place);
         if index && !written {
@@ -601,7 +616,13 @@ fn is_index(t: &crate::plan::aten_call::TensorInput) -> bool {
 /// `copy_`s (session 28). A step that only reads indices (the gather) may go; what it
 /// reads may not. Masks are not followed: read wrong, they give wrong values, not a read
 /// out of bounds, and on T5's graph they come from the attention scores (`isneginf`,
-/// `all`), whose producers are nearly the whole program.
+/// `all`), whose producers are nearly the whole program. Nor are indices in range
+/// whatever their producer read (`topk`'s, `sort`'s, a pooling's:
+/// [`crate::plan::aten_call::indices_in_range_whatever_input`]): [`step_accesses`] gives
+/// such a read no step, since the producer ran in the program measured first and its
+/// result stays valid (since session 29; the Mixtral fixture keeps 39 of 552 steps, 404
+/// before, and ResNet-50's training step its 159 `num_batches_tracked.add_`s, 887
+/// before).
 ///
 /// One pass from the end: a step is kept when it writes integers or writes a place a kept
 /// step or an index read needs (then its own reads are needed too, and the places it
@@ -879,6 +900,105 @@ mod tests {
         // The add_ runs once; so does nothing before it here.
         assert_eq!(steps_run_once(&[0, 1, 2, 3], &a), [1].into());
         assert_eq!(steps_run_once(&[1, 2, 4], &a), [1, 4].into());
+    }
+
+    /// A mixture of experts' routing: a gate's scores, `topk` over them, and a gather whose
+    /// indices are `topk`'s second output. Those indices are in range whatever the scores
+    /// hold, so the walk back from the gather stops there: neither `topk` nor the gate runs
+    /// once (on the Mixtral fixture 39 of 552 steps, where following the scores kept 404).
+    #[test]
+    fn indices_from_topk_lead_back_to_no_step() {
+        use crate::plan::aten_call::build;
+        let t = |dims: &[i64], dtype, slot| {
+            AtenArg::Tensor(TensorArg {
+                strides: kc_ir::TensorSpec::contiguous_strides(dims),
+                dims: dims.to_vec(),
+                dtype,
+                slot,
+            })
+        };
+        let int = |v: &str| AtenArg::Scalar {
+            ty: "int".into(),
+            value: v.into(),
+        };
+        let unit = |id, call, slots: &[u32]| PlanUnit {
+            id,
+            tier: PlanTier::AtenOp,
+            family: String::new(),
+            label: String::new(),
+            call,
+            kernels: vec![],
+            invocations: 1,
+            traced_ns_total: 0,
+            slots: slots.to_vec(),
+            cold_rotation: 1,
+        };
+        let aten = |op: &str, args: Vec<AtenArg>| UnitCall::AtenOp {
+            op: op.into(),
+            args,
+        };
+        let gate = vec![t(&[16, 8], ElemType::F16, 0)];
+        let topk = vec![
+            t(&[16, 8], ElemType::F16, 1),
+            int("2"),
+            int("-1"),
+            AtenArg::Scalar {
+                ty: "bool".into(),
+                value: "True".into(),
+            },
+            AtenArg::Scalar {
+                ty: "bool".into(),
+                value: "True".into(),
+            },
+        ];
+        let select = vec![
+            t(&[64, 8], ElemType::F16, 2),
+            int("0"),
+            t(&[32], ElemType::I64, 3),
+        ];
+        // Steps: 0 the gate's scores (sigmoid), 1 topk over them, 2 the gather.
+        let mut p = plan(&[(0, 0, &[]), (1, 0, &[]), (2, 0, &[])]);
+        p.units = vec![
+            unit(0, aten("aten::sigmoid", gate.clone()), &[0]),
+            unit(1, aten("aten::topk", topk.clone()), &[1]),
+            unit(2, aten("aten::index_select", select.clone()), &[2, 3]),
+        ];
+        p.aten_calls = vec![
+            Some(build("aten::sigmoid", &gate, &[]).unwrap()),
+            Some(build("aten::topk", &topk, &[]).unwrap()),
+            Some(build("aten::index_select", &select, &[]).unwrap()),
+        ];
+        let bound = |output| BoundRead {
+            step: 2,
+            operand: 1,
+            producer_step: 1,
+            output,
+            byte_offset: 0,
+        };
+        let placed = |operands: Vec<Option<u64>>, outputs| StepPlaces { operands, outputs };
+        let df = PlanDataflow {
+            derivation: String::new(),
+            regions: vec![],
+            arena_bytes: 0,
+            parameter_bytes: 0,
+            peak_activation_bytes: 0,
+            steps: vec![
+                placed(vec![Some(0)], vec![Some((100, 256))]),
+                placed(vec![Some(100)], vec![Some((400, 64))]),
+                placed(vec![Some(600), None], vec![Some((900, 64))]),
+            ],
+        };
+        // Bound to topk's indices (its second output): no dependency.
+        p.bound_reads = vec![bound(1)];
+        let a = step_accesses(&p, &df);
+        assert!(a[2].index_reads.is_empty() && !a[1].writes.contains(&(RESULT_PLACE | 1)));
+        assert!(steps_run_once(&[0, 1, 2], &a).is_empty());
+        // Bound to its first output instead (values, not indices in range): the walk goes
+        // back through topk to the gate.
+        p.bound_reads = vec![bound(0)];
+        let a = step_accesses(&p, &df);
+        assert_eq!(a[2].index_reads, vec![RESULT_PLACE | 1]);
+        assert_eq!(steps_run_once(&[0, 1, 2], &a), [0, 1].into());
     }
 
     proptest::proptest! {
