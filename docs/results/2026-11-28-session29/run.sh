@@ -126,10 +126,6 @@ n) # kc-f on the H100 (a unit's values swapped into the snapshot before its rest
 o) # kc-f on the H100: DenseNet-121 with kc's defaults (at-steps), whose answer in call 3
    # ran past its 140 s
    model densenet121 --model densenet121 --batch 32 --dtype bf16 --channels-last --no-values ;;
-p) # kc-g on the H100, `--kinds-left-out` (NO_REMEASURE: the session's last 227 s of
-   # device time): a Mixtral-shaped 2-layer prefill, whose routing indices come from topk;
-   # the steps run once now stop there (39 of 552 on the fixture, 404 before)
-   model mixtral2l_prefill --model mixtral --layers 2 --hidden 1024 --heads 16 --kv-heads 4 --intermediate 2048 --vocab 32000 --batch 2 --seq 256 ;;
 m) # kc-e on the H100: ResNeXt-50's training step (the worst overdraw, +8.8 % in session 25)
    abmodel resnext50_train at-steps after-pass --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
 esac
