@@ -126,8 +126,6 @@ n) # kc-f on the H100 (a unit's values swapped into the snapshot before its rest
 o) # kc-f on the H100: DenseNet-121 with kc's defaults (at-steps), whose answer in call 3
    # ran past its 140 s
    model densenet121 --model densenet121 --batch 32 --dtype bf16 --channels-last --no-values ;;
-m) # kc-e on the H100: ResNeXt-50's training step (the worst overdraw, +8.8 % in session 25)
-   abmodel resnext50_train at-steps after-pass --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
