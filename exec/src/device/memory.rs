@@ -328,12 +328,18 @@ impl Device {
     /// Device memory of `bytes` beside the image, for values kept from it
     /// ([`Self::enqueue_image_copy`]); given back by [`Self::free_scratch`].
     pub fn alloc_scratch(&mut self, bytes: u64) -> Result<cu::CUdeviceptr, ExecError> {
-        self.alloc_raw(bytes)
+        let p = self.alloc_raw(bytes)?;
+        self.scratch.push(p);
+        Ok(p)
     }
 
     /// Frees memory [`Self::alloc_scratch`] gave, once nothing uses it (the device
     /// synchronises first).
     pub fn free_scratch(&mut self, p: cu::CUdeviceptr) -> Result<(), ExecError> {
+        let Some(at) = self.scratch.iter().position(|&q| q == p) else {
+            return Ok(());
+        };
+        self.scratch.swap_remove(at);
         self.synchronize()?;
         // SAFETY: `p` came from `alloc_scratch` and no enqueued work uses it any more.
         unsafe { cu_err(cu::cuMemFree_v2(p), "cuMemFree") }

@@ -99,6 +99,8 @@ pub struct Device {
     pub(crate) buffers: Vec<Buffer>,
     /// Extra copies of a slot for cold-cache rotation: copy k >= 1 is `copies[slot][k-1]`.
     copies: HashMap<u32, Vec<cu::CUdeviceptr>>,
+    /// Scratch memory held now ([`Device::alloc_scratch`]), freed by drop if not before.
+    pub(crate) scratch: Vec<cu::CUdeviceptr>,
     events: Vec<Event>,
     /// The plan's memory image for graph mode (0 until [`Device::allocate_arena`]).
     pub(crate) arena: cu::CUdeviceptr,
@@ -187,6 +189,7 @@ impl Device {
                 streams: Vec::new(),
                 buffers: Vec::new(),
                 copies: HashMap::new(),
+                scratch: Vec::new(),
                 arena: 0,
                 arena_bytes: 0,
                 arena_snapshot: (0, 0),
@@ -266,6 +269,9 @@ impl Drop for Device {
                 for p in v {
                     cu::cuMemFree_v2(p);
                 }
+            }
+            for p in self.scratch.drain(..) {
+                cu::cuMemFree_v2(p);
             }
             if self.arena != 0 {
                 cu::cuMemFree_v2(self.arena);

@@ -168,7 +168,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                         "the values its steps read in the model could not be given to unit {} ({e}): it and the units after it read what the pass left",
                         u.id
                     ));
-                    *v = None;
+                    values.stop(gpu, u.id);
                     Ok(false)
                 }
             }
@@ -679,7 +679,6 @@ fn measure_unit(
     Ok(row)
 }
 
-/// Milliseconds since `t`.
 /// The invocations one launch of `u`'s graph runs, where a cycle of its invocations holds
 /// `cycle` (its steps in context, its rotated copies cold): about `unroll_target_ns` of
 /// traced time, and at least one cycle, up to `max_unroll`.
@@ -688,6 +687,7 @@ fn unroll_of(u: &PlanUnit, cycle: u32, opts: &ExecOptions) -> u32 {
         .max(cycle.min(opts.max_unroll))
 }
 
+/// Milliseconds since `t`.
 fn ms_since(t: std::time::Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }

@@ -34,6 +34,9 @@ pub(super) struct ValuesAtSteps {
     group: Option<Group>,
     /// The unit whose values the snapshot holds now.
     given: Option<u32>,
+    /// After a failure ([`Self::stop`]) no unit is given values; those with spans are
+    /// counted as left out.
+    stopped: bool,
     summary: UnitValuesGiven,
 }
 
@@ -77,6 +80,7 @@ impl ValuesAtSteps {
             order,
             group: None,
             given: None,
+            stopped: false,
             summary: UnitValuesGiven {
                 at_steps: true,
                 ..Default::default()
@@ -99,7 +103,7 @@ impl ValuesAtSteps {
         if !self.of_unit.contains_key(&unit) {
             return Ok(false);
         }
-        if !gpu.has_arena_snapshot() {
+        if self.stopped || !gpu.has_arena_snapshot() {
             self.summary.units_left_out += 1;
             return Ok(false);
         }
@@ -153,6 +157,20 @@ impl ValuesAtSteps {
             k += len;
         }
         gpu.synchronize()
+    }
+
+    /// Gives no unit values from now on, after a failure to give them to `unit` (counted
+    /// as left out, as every later unit with spans is): the snapshot's own bytes go back
+    /// where they can, and the scratch memory is freed.
+    pub(super) fn stop(&mut self, gpu: &mut Gpu, unit: u32) {
+        // A unit counts as given only once its swap is enqueued whole, so `unit` was not.
+        debug_assert_ne!(self.given, Some(unit));
+        self.summary.units_left_out += 1;
+        let _ = self.take_back(gpu);
+        if let Some(g) = self.group.take() {
+            let _ = gpu.free_scratch(g.scratch);
+        }
+        self.stopped = true;
     }
 
     /// Frees the scratch memory and says what was given.
