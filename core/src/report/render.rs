@@ -120,7 +120,7 @@ pub fn unit_values_sentence(v: &crate::results::UnitValuesGiven) -> String {
     }
     if v.units_left_out > 0 {
         s += &format!(
-            "; **{} did not fit beside the image and read what the pass left**",
+            "; **{} read what the pass left** (no room beside the image, or the run's notes say why)",
             crate::words::count(v.units_left_out, "unit")
         );
     }
@@ -587,7 +587,7 @@ mod tests {
         let md = markdown(&r);
         let top = md.split("## Does the sum").next().unwrap();
         assert!(top.contains(
-            "Each unit alone read the values its steps read in the model: 3072 MiB that a later step wrote again were given back to 40 units from 1 pass of the model's steps; 512 MiB that two of a unit's steps read at different times held the earlier step's values; **2 units did not fit beside the image and read what the pass left**."
+            "Each unit alone read the values its steps read in the model: 3072 MiB that a later step wrote again were given back to 40 units from 1 pass of the model's steps; 512 MiB that two of a unit's steps read at different times held the earlier step's values; **2 units read what the pass left** (no room beside the image, or the run's notes say why)."
         ), "{top}");
         assert_eq!(
             serde_json::to_value(&r).unwrap()["unit_values"]["passes"],

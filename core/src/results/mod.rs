@@ -572,7 +572,8 @@ pub struct UnitValuesGiven {
     pub shared_bytes: u64,
     /// Passes of the model's steps run to keep the values.
     pub passes: u32,
-    /// Units whose values did not fit beside the image: they read what the pass left.
+    /// Units with rewritten reads that read what the pass left: their values did not fit
+    /// beside the image, no snapshot of it was held, or giving them failed (a note says).
     pub units_left_out: u32,
 }
 

@@ -234,7 +234,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             if v.passes == 1 { "1 pass".to_string() } else { format!("{} passes", v.passes) },
             v.shared_bytes >> 20,
             if v.units_left_out > 0 {
-                format!("; {} units did not fit beside the image and read what the pass left", v.units_left_out)
+                format!("; {} units read what the pass left", v.units_left_out)
             } else {
                 String::new()
             }
