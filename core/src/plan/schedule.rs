@@ -713,6 +713,39 @@ mod tests {
     use super::*;
     use crate::plan::types::*;
 
+    /// A contiguous tensor argument of a tier-3 call.
+    fn tensor_arg(dims: &[i64], dtype: ElemType, slot: u32) -> AtenArg {
+        AtenArg::Tensor(TensorArg {
+            strides: kc_ir::TensorSpec::contiguous_strides(dims),
+            dims: dims.to_vec(),
+            dtype,
+            slot,
+        })
+    }
+
+    /// A tier-3 unit with one invocation.
+    fn aten_unit(id: u32, call: UnitCall, slots: &[u32]) -> PlanUnit {
+        PlanUnit {
+            id,
+            tier: PlanTier::AtenOp,
+            family: String::new(),
+            label: String::new(),
+            call,
+            kernels: vec![],
+            invocations: 1,
+            traced_ns_total: 0,
+            slots: slots.to_vec(),
+            cold_rotation: 1,
+        }
+    }
+
+    fn aten_op(op: &str, args: Vec<AtenArg>) -> UnitCall {
+        UnitCall::AtenOp {
+            op: op.into(),
+            args,
+        }
+    }
+
     #[test]
     fn a_kind_program_leaves_out_or_doubles_the_kind_but_never_its_steps_run_once() {
         use std::collections::HashSet;
@@ -773,33 +806,10 @@ mod tests {
     #[test]
     fn a_steps_access_comes_from_its_call_and_its_places() {
         use crate::plan::aten_call::build;
-        let t = |dims: &[i64], dtype, slot| {
-            AtenArg::Tensor(TensorArg {
-                strides: kc_ir::TensorSpec::contiguous_strides(dims),
-                dims: dims.to_vec(),
-                dtype,
-                slot,
-            })
-        };
+        let (t, unit) = (tensor_arg, aten_unit);
         let one = AtenArg::Scalar {
             ty: "Scalar".into(),
             value: "1".into(),
-        };
-        let unit = |id, call, slots: &[u32]| PlanUnit {
-            id,
-            tier: PlanTier::AtenOp,
-            family: String::new(),
-            label: String::new(),
-            call,
-            kernels: vec![],
-            invocations: 1,
-            traced_ns_total: 0,
-            slots: slots.to_vec(),
-            cold_rotation: 1,
-        };
-        let aten = |op: &str, args: Vec<AtenArg>| UnitCall::AtenOp {
-            op: op.into(),
-            args,
         };
         let select = vec![
             t(&[64, 8], ElemType::F16, 0),
@@ -824,8 +834,8 @@ mod tests {
             (1, 0, &[]),
         ]);
         p.units = vec![
-            unit(0, aten("aten::index_select", select.clone()), &[0, 1]),
-            unit(1, aten("aten::add_", add.clone()), &[2, 3]),
+            unit(0, aten_op("aten::index_select", select.clone()), &[0, 1]),
+            unit(1, aten_op("aten::add_", add.clone()), &[2, 3]),
             unit(
                 2,
                 UnitCall::Memset {
@@ -909,33 +919,10 @@ mod tests {
     #[test]
     fn indices_from_topk_lead_back_to_no_step() {
         use crate::plan::aten_call::build;
-        let t = |dims: &[i64], dtype, slot| {
-            AtenArg::Tensor(TensorArg {
-                strides: kc_ir::TensorSpec::contiguous_strides(dims),
-                dims: dims.to_vec(),
-                dtype,
-                slot,
-            })
-        };
+        let (t, unit) = (tensor_arg, aten_unit);
         let int = |v: &str| AtenArg::Scalar {
             ty: "int".into(),
             value: v.into(),
-        };
-        let unit = |id, call, slots: &[u32]| PlanUnit {
-            id,
-            tier: PlanTier::AtenOp,
-            family: String::new(),
-            label: String::new(),
-            call,
-            kernels: vec![],
-            invocations: 1,
-            traced_ns_total: 0,
-            slots: slots.to_vec(),
-            cold_rotation: 1,
-        };
-        let aten = |op: &str, args: Vec<AtenArg>| UnitCall::AtenOp {
-            op: op.into(),
-            args,
         };
         let gate = vec![t(&[16, 8], ElemType::F16, 0)];
         let topk = vec![
@@ -959,9 +946,9 @@ mod tests {
         // Steps: 0 the gate's scores (sigmoid), 1 topk over them, 2 the gather.
         let mut p = plan(&[(0, 0, &[]), (1, 0, &[]), (2, 0, &[])]);
         p.units = vec![
-            unit(0, aten("aten::sigmoid", gate.clone()), &[0]),
-            unit(1, aten("aten::topk", topk.clone()), &[1]),
-            unit(2, aten("aten::index_select", select.clone()), &[2, 3]),
+            unit(0, aten_op("aten::sigmoid", gate.clone()), &[0]),
+            unit(1, aten_op("aten::topk", topk.clone()), &[1]),
+            unit(2, aten_op("aten::index_select", select.clone()), &[2, 3]),
         ];
         p.aten_calls = vec![
             Some(build("aten::sigmoid", &gate, &[]).unwrap()),
