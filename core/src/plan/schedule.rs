@@ -739,6 +739,18 @@ mod tests {
         }
     }
 
+    /// A memory image of no regions whose steps are placed as `steps` say.
+    fn image_of(steps: Vec<StepPlaces>) -> PlanDataflow {
+        PlanDataflow {
+            derivation: String::new(),
+            regions: vec![],
+            arena_bytes: 0,
+            parameter_bytes: 0,
+            peak_activation_bytes: 0,
+            steps,
+        }
+    }
+
     fn aten_op(op: &str, args: Vec<AtenArg>) -> UnitCall {
         UnitCall::AtenOp {
             op: op.into(),
@@ -872,20 +884,13 @@ mod tests {
             units: vec![],
         };
         let placed = |operands: Vec<Option<u64>>, outputs| StepPlaces { operands, outputs };
-        let df = PlanDataflow {
-            derivation: String::new(),
-            regions: vec![],
-            arena_bytes: 0,
-            parameter_bytes: 0,
-            peak_activation_bytes: 0,
-            steps: vec![
-                placed(vec![Some(100), Some(200)], vec![Some((300, 80))]),
-                placed(vec![Some(200), Some(400)], vec![]),
-                placed(vec![Some(500)], vec![]),
-                placed(vec![Some(100), None], vec![Some((300, 80))]),
-                placed(vec![None, None], vec![]),
-            ],
-        };
+        let df = image_of(vec![
+            placed(vec![Some(100), Some(200)], vec![Some((300, 80))]),
+            placed(vec![Some(200), Some(400)], vec![]),
+            placed(vec![Some(500)], vec![]),
+            placed(vec![Some(100), None], vec![Some((300, 80))]),
+            placed(vec![None, None], vec![]),
+        ]);
         let a = step_accesses(&p, &df);
         let result_of_1 = RESULT_PLACE | 1;
         // The gather reads its table and its indices, and writes its result.
@@ -963,18 +968,11 @@ mod tests {
             byte_offset: 0,
         };
         let placed = |operands: Vec<Option<u64>>, outputs| StepPlaces { operands, outputs };
-        let df = PlanDataflow {
-            derivation: String::new(),
-            regions: vec![],
-            arena_bytes: 0,
-            parameter_bytes: 0,
-            peak_activation_bytes: 0,
-            steps: vec![
-                placed(vec![Some(0)], vec![Some((100, 256))]),
-                placed(vec![Some(100)], vec![Some((400, 64))]),
-                placed(vec![Some(600), None], vec![Some((900, 64))]),
-            ],
-        };
+        let df = image_of(vec![
+            placed(vec![Some(0)], vec![Some((100, 256))]),
+            placed(vec![Some(100)], vec![Some((400, 64))]),
+            placed(vec![Some(600), None], vec![Some((900, 64))]),
+        ]);
         // Bound to topk's indices (its second output): no dependency.
         p.bound_reads = vec![bound(1)];
         let a = step_accesses(&p, &df);
