@@ -154,7 +154,8 @@ pub struct Prediction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_caveat: Option<String>,
     /// Where units were measured alone over data their own repeats drove to zeros or
-    /// non-finite values: how many, and their share of the plain energy.
+    /// non-finite values, and not measured again from the model's values at every launch:
+    /// how many, and their share of the plain energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_caveat: Option<String>,
     /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
@@ -385,7 +386,10 @@ impl PredictionInputs {
             p.plain_u_us += (n * t.sem()).powi(2);
             p.unit_us.insert(u.id, t.mean);
             p.unit_invocations.insert(u.id, u.invocations);
-            if u.values.as_ref().is_some_and(|v| v.ran_away()) {
+            // A unit measured again with every launch from the model's values
+            // (`restoring`) is the model's, whatever its repeats did to its places: the
+            // sentence on restored units says so. Only one that was not stays a caveat.
+            if u.values.as_ref().is_some_and(|v| v.ran_away()) && u.restoring.is_none() {
                 p.units_ran_away += 1;
                 p.ran_away_energy_j += u.energy.as_ref().map_or(0.0, |s| n * s.per_item_j.mean);
             }
@@ -1685,6 +1689,12 @@ mod tests {
             "{c}"
         );
         assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
+        // Measured again with every launch from the model's values, it is the model's:
+        // no caveat (the sentence on restored units says how it moved).
+        iso.units[1].restoring = Some(crate::results::UnitRestoring::default());
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.as_ref().unwrap().values_caveat, None);
+        iso.units[1].restoring = None;
         iso.units[1].values.as_mut().unwrap().zero_after_pct = 10.0;
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
         assert_eq!(r.prediction.unwrap().values_caveat, None);
