@@ -159,6 +159,11 @@ pub struct ExecOptions {
     /// (lead-ins), so that the unit finds in L2 what the model leaves there
     /// ([`kc_core::plan::schedule::round_order`]). 1 by default; more is a diagnostic.
     pub round_lead_in: usize,
+    /// Isolated mode, with `parts`, a diagnostic: how many rounds, each at other runs of
+    /// every unit, spread over its runs ([`kc_core::plan::schedule::RoundAt`]); the
+    /// per-switch figures and each unit's kernels in the round are their mean. 1 (the
+    /// default) counts each unit's first run only.
+    pub round_runs: usize,
     /// Isolated mode, with `parts`: time the round with every launch starting from the
     /// model's values (a copy of the image's snapshot at the head of each launch, its own
     /// time and energy taken off) where the snapshot is held; `false` times the round as
@@ -261,6 +266,7 @@ impl Default for ExecOptions {
             parts: true,
             round_sizes: false,
             round_lead_in: 1,
+            round_runs: 1,
             round_restoring: true,
             round_energy: false,
             duty_energy: true,

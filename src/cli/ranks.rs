@@ -75,6 +75,7 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
             a.round_lead_in_steps.to_string(),
         ]);
     }
+    v.extend(["--round-runs".into(), a.round_runs.to_string()]);
     if a.round_plain {
         v.push("--round-plain".into());
     }
@@ -368,6 +369,10 @@ mod tests {
             "{v:?}"
         );
         assert!(!args(&[]).iter().any(|x| x == "--unit-values"));
+        // And for the same rounds of every unit.
+        let v = args(&["--round-runs", "4"]);
+        assert!(v.windows(2).any(|w| w == ["--round-runs", "4"]), "{v:?}");
+        assert!(args(&[]).windows(2).any(|w| w == ["--round-runs", "1"]));
     }
 
     #[test]

@@ -106,6 +106,10 @@ pub struct Args {
     /// left there (`after-pass`).
     #[arg(long, value_enum, default_value_t = kc_core::results::UnitValuesFrom::AtSteps)]
     pub unit_values: kc_core::results::UnitValuesFrom,
+    /// A diagnostic, as `kc exec --round-runs`: rounds of every unit, each at other runs
+    /// of every unit spread over its runs (1, the default: each unit's first run).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub round_runs: u32,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
     /// whole, without each kind of unit and with it doubled (the prediction does not take
     /// it; steps that write integers in place run once in every program).
@@ -251,6 +255,7 @@ pub fn run(a: Args) -> i32 {
         lead_in_units: a.lead_in_units,
         units_restoring_all: a.units_restoring_all,
         unit_values: a.unit_values,
+        round_runs: a.round_runs,
         kinds_left_out: a.kinds_left_out,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
@@ -343,6 +348,7 @@ struct ReplaySettings {
     lead_in_units: bool,
     units_restoring_all: bool,
     unit_values: kc_core::results::UnitValuesFrom,
+    round_runs: u32,
     kinds_left_out: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
@@ -422,6 +428,7 @@ fn replay(
             lead_in_units: settings.lead_in_units,
             unit_restoring_all: settings.units_restoring_all,
             unit_values: settings.unit_values,
+            round_runs: settings.round_runs as usize,
             kinds_left_out: settings.kinds_left_out,
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),

@@ -52,6 +52,9 @@ pub struct TimeSummary {
     pub unit_round_vs_in_context_median_abs_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_round_vs_in_context: Option<usize>,
+    /// Which runs of each unit the round counted ([`super::predict::round_runs_words`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_runs: Option<String>,
     /// Why the per-unit comparisons with kc's graph are no measurement of the units, where
     /// the replay's kernels lined up with the trace's only in part (kernels the trace does
     /// not hold, or an alignment cut short): which kernel a step ran is then a guess.
@@ -745,8 +748,8 @@ impl Report {
             }
         }
         // The same units' kernels in the round, where CUPTI split the round by unit.
-        let round: std::collections::HashMap<u32, f64> = isolated
-            .and_then(|i| i.isolated.as_ref()?.transitions.as_ref())
+        let transitions = isolated.and_then(|i| i.isolated.as_ref()?.transitions.as_ref());
+        let round: std::collections::HashMap<u32, f64> = transitions
             .map(|t| {
                 t.round_unit_kernels
                     .iter()
@@ -767,6 +770,7 @@ impl Report {
         if let Some(m) = crate::results::stats::median(&mut round_errors) {
             self.time.unit_round_vs_in_context_median_abs_pct = Some(m);
             self.time.units_round_vs_in_context = Some(round_errors.len());
+            self.time.round_runs = transitions.map(super::predict::round_runs_words);
         }
         let n = errors.len();
         let Some(median) = crate::results::stats::median(&mut errors) else {

@@ -791,8 +791,9 @@ impl Report {
                 (Some(e), Some(u), _) if t.total > 0 => {
                     let n = t.total as f64;
                     coverage = format!(
-                        "the round of all {} units{}{}: {:.2} us per switch beyond the units alone ({}{}); {} switches between different units per replay",
+                        "the round of all {} units ({}){}{}: {:.2} us per switch beyond the units alone ({}{}); {} switches between different units per replay",
                         t.round_units,
+                        round_runs_words(t),
                         lead_in_label(t),
                         restoring_label(t),
                         e,
@@ -1221,6 +1222,20 @@ impl Report {
 
 /// How the round was ordered: the lead-ins it ran so that every unit followed the model's
 /// steps before it (one unless results record more), where there were any.
+/// Which runs of each unit the round counted: its first, or (from session 30) the mean of
+/// rounds each at other runs spread over them, and how many of those were measured.
+pub fn round_runs_words(t: &crate::results::TransitionsSummary) -> String {
+    match (t.round_runs, t.round_runs_of) {
+        (_, 0 | 1) => "each unit at its first run".to_string(),
+        (n, of) if n == of => format!(
+            "the mean of {of} rounds, each unit at another of its runs, spread over them"
+        ),
+        (n, of) => format!(
+            "the mean of {n} rounds (of {of} asked: the others failed), each unit at another of its runs, spread over them"
+        ),
+    }
+}
+
 fn lead_in_label(t: &crate::results::TransitionsSummary) -> String {
     if t.round_lead_ins == 0 {
         return String::new();
@@ -1899,11 +1914,33 @@ mod tests {
             "{}",
             q.coverage
         );
+        // Which runs the round counted: the first, or the mean of rounds spread over them.
+        assert!(
+            q.coverage
+                .contains("the round of all 2 units (each unit at its first run)"),
+            "{}",
+            q.coverage
+        );
+        {
+            let t = transitions(&mut iso);
+            t.round_runs = 3;
+            t.round_runs_of = 4;
+        }
+        let q = build_round_energy(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!(
+            q.coverage.contains("(the mean of 3 rounds (of 4 asked: the others failed), each unit at another of its runs, spread over them)"),
+            "{}",
+            q.coverage
+        );
         {
             let t = transitions(&mut iso);
             t.round_lead_ins = 0;
             t.round_switches = 0;
             t.round_lead_in_steps = 0;
+            t.round_runs = 0;
+            t.round_runs_of = 0;
         }
         assert!((p.terms[1].us - 2.45).abs() < 1e-9);
         assert!((p.predicted_us - 66.2).abs() < 1e-9);

@@ -313,9 +313,14 @@ pub fn markdown(r: &Report) -> String {
             r.time.unit_round_vs_in_context_median_abs_pct,
             r.time.units_round_vs_in_context,
         ) {
+            let runs = r
+                .time
+                .round_runs
+                .as_deref()
+                .map_or(String::new(), |w| format!(", {w}"));
             let _ = writeln!(
                 o,
-                "\nPer unit, in the round (every unit once, in model order, at its places; CUPTI) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`round_vs_in_context_pct` per unit in units.csv). Alone, a unit repeats its own kernels back to back; in the round it follows its model neighbours, as in the graph."
+                "\nPer unit, in the round (every unit once, in model order, at its places{runs}; CUPTI) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`round_vs_in_context_pct` per unit in units.csv). Alone, a unit repeats its own kernels back to back; in the round it follows its model neighbours, as in the graph."
             );
         }
         if !f.worst_units.is_empty() {

@@ -701,6 +701,34 @@ pub struct RoundUnitKernels {
     pub alone_us: f64,
 }
 
+/// Each unit's kernels over several rounds (each at another of its runs): per unit, the
+/// mean of its kernels in the rounds that told them apart, in the order the units first
+/// appear.
+pub fn round_unit_kernels_mean(rounds: &[Vec<RoundUnitKernels>]) -> Vec<RoundUnitKernels> {
+    let mut order: Vec<u32> = Vec::new();
+    let mut sums: std::collections::HashMap<u32, (f64, f64, usize)> = Default::default();
+    for k in rounds.iter().flatten() {
+        let s = sums.entry(k.unit).or_insert_with(|| {
+            order.push(k.unit);
+            (0.0, 0.0, 0)
+        });
+        s.0 += k.round_us;
+        s.1 += k.alone_us;
+        s.2 += 1;
+    }
+    order
+        .into_iter()
+        .map(|unit| {
+            let (r, a, n) = sums[&unit];
+            RoundUnitKernels {
+                unit,
+                round_us: r / n as f64,
+                alone_us: a / n as f64,
+            }
+        })
+        .collect()
+}
+
 /// The copy that starts each launch of a restoring round from the model's values.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundRestoring {
@@ -761,6 +789,17 @@ pub struct TransitionsSummary {
     /// The round's cycles per launch; 0 in results of kc before session 17.
     #[serde(default)]
     pub round_cycles: u32,
+    /// Rounds measured, each at other runs of every unit, spread over its runs in
+    /// `round_runs_of` parts ([`crate::plan::schedule::RoundAt`], `--round-runs`): the
+    /// per-switch figures (`round_extra_us`, `round_gap_extra_us`) and each unit's kernels
+    /// in the round are the mean of the `round_runs` measured (fewer where one failed:
+    /// `failed` names it); the rest (cycles, recorded kernels and gaps, energy, values, the
+    /// smaller rounds) are the first round's. Both 0: one round, of each unit's first run
+    /// (results of kc before session 30, and `--round-runs 1`).
+    #[serde(default)]
+    pub round_runs: u32,
+    #[serde(default)]
+    pub round_runs_of: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_extra_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -963,6 +1002,24 @@ pub fn completion_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_units_kernels_over_several_rounds_are_their_mean() {
+        let k = |unit, round_us, alone_us| RoundUnitKernels {
+            unit,
+            round_us,
+            alone_us,
+        };
+        // Unit 3 told apart in both rounds, unit 1 in the first only, unit 7 in the second.
+        let rounds = vec![
+            vec![k(3, 10.0, 8.0), k(1, 5.0, 5.0)],
+            vec![k(7, 2.0, 1.0), k(3, 12.0, 8.0)],
+            vec![],
+        ];
+        let m = round_unit_kernels_mean(&rounds);
+        assert_eq!(m, vec![k(3, 11.0, 8.0), k(1, 5.0, 5.0), k(7, 2.0, 1.0)]);
+        assert!(round_unit_kernels_mean(&[]).is_empty());
+    }
 
     #[test]
     fn a_cycle_by_difference_leaves_the_copy_out() {

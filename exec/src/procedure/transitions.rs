@@ -20,7 +20,9 @@ use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, Transition};
 use kc_core::plan::types::{Plan, PlanDataflow, PlanUnit, Step, UnitCall};
 use kc_core::results::stats::Stats;
-use kc_core::results::{RoundBySize, TransitionResult, TransitionsSummary, UnitResult};
+use kc_core::results::{
+    RoundBySize, RoundUnitKernels, TransitionResult, TransitionsSummary, UnitResult,
+};
 
 /// How many of the round's (unit, step) places its census samples at most.
 const ROUND_CENSUS_STEPS: usize = 32;
@@ -94,20 +96,23 @@ pub(super) fn measure(
         b.finish_and_clear();
     }
     summary.pairs_measured = summary.measured.len();
-    // The round: every unit once, in the order the replay first runs them, each after the
+    // The round: every unit once, in the order the replay runs them, each after the
     // model's step before it (a lead-in, not counted) where the round's previous entry is
-    // not that step.
-    let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in);
+    // not that step; one round per run `round_runs` spreads over each unit's runs, the
+    // first of them measured whole (its energy, values, smaller rounds), the others for
+    // their switches and kernels.
+    let spread = schedule::RoundAt::spread(opts.round_runs);
+    let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, spread[0]);
     let order: Vec<(u32, u32)> = entries.iter().map(|e| (e.unit, e.step)).collect();
     let first_runs: Vec<(u32, u32)> = entries
         .iter()
         .filter(|e| e.counted)
         .map(|e| (e.unit, e.step))
         .collect();
-    if first_runs.len() > 1 {
-        // Each unit's kernels per invocation alone (CUPTI), to tell the round's kernels
-        // apart by unit; empty where a unit's count is unknown or not whole.
-        let per_invocation: Vec<usize> = order
+    // Each unit's kernels per invocation alone (CUPTI), to tell the round's kernels apart
+    // by unit; empty where a unit's count is unknown or not whole.
+    let per_invocation_of = |order: &[(u32, u32)]| -> Vec<usize> {
+        order
             .iter()
             .map(|&(u, _)| {
                 let l = ok
@@ -118,7 +123,36 @@ pub(super) fn measure(
                 ((l - l.round()).abs() < 1e-6).then_some(l.round() as usize)
             })
             .collect::<Option<_>>()
-            .unwrap_or_default();
+            .unwrap_or_default()
+    };
+    // The gaps between kernels alone: each unit's time beyond its kernels' durations
+    // (CUPTI, `--verify`), which its isolated time already holds.
+    let gaps_alone_of = |order: &[(u32, u32)]| -> Option<f64> {
+        order
+            .iter()
+            .map(|&(u, _)| {
+                let r = ok.get(&u)?;
+                Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
+            })
+            .sum()
+    };
+    // Each counted unit's kernels; a lead-in's are the context, not its own.
+    let unit_kernels_of = |entries: &[schedule::RoundEntry], v: &[f64]| -> Vec<RoundUnitKernels> {
+        entries
+            .iter()
+            .zip(v)
+            .filter(|(e, _)| e.counted)
+            .filter_map(|(e, &round_us)| {
+                Some(RoundUnitKernels {
+                    unit: e.unit,
+                    round_us,
+                    alone_us: ok.get(&e.unit)?.launches_verified.as_ref()?.kernels_us,
+                })
+            })
+            .collect()
+    };
+    if first_runs.len() > 1 {
+        let per_invocation = per_invocation_of(&order);
         // The round's (unit, step) places, for its censuses.
         let at: Vec<(&PlanUnit, u32)> = order
             .iter()
@@ -203,21 +237,8 @@ pub(super) fn measure(
                         summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
                 }
-                // Each counted unit's kernels; a lead-in's are the context, not its own.
                 if let Some(v) = &round.unit_kernels_us {
-                    summary.round_unit_kernels = entries
-                        .iter()
-                        .zip(v)
-                        .filter(|(e, _)| e.counted)
-                        .filter_map(|(e, &round_us)| {
-                            let u = e.unit;
-                            Some(kc_core::results::RoundUnitKernels {
-                                unit: u,
-                                round_us,
-                                alone_us: ok.get(&u)?.launches_verified.as_ref()?.kernels_us,
-                            })
-                        })
-                        .collect();
+                    summary.round_unit_kernels = unit_kernels_of(&entries, v);
                 }
                 summary.round_units = first_runs.len();
                 summary.round_lead_ins = entries.len() - first_runs.len();
@@ -226,15 +247,7 @@ pub(super) fn measure(
                 summary.round_cycles = round.cycles;
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
-                // The gaps between kernels alone: each unit's time beyond its kernels'
-                // durations (CUPTI, `--verify`), which its isolated time already holds.
-                let gaps_alone: Option<f64> = order
-                    .iter()
-                    .map(|&(u, _)| {
-                        let r = ok.get(&u)?;
-                        Some(r.time_us.as_ref()?.mean - r.launches_verified.as_ref()?.kernels_us)
-                    })
-                    .sum();
+                let gaps_alone = gaps_alone_of(&order);
                 summary.round_cycle_us = Some(round.cycle_us);
                 if let Some((c, u)) = round.cycle_by_difference {
                     summary.round_cycle_by_difference_us = Some(c);
@@ -258,6 +271,65 @@ pub(super) fn measure(
                 let _ = gpu.synchronize();
                 summary.failed.push(format!("the round of every unit: {e}"));
             }
+        }
+        // The other rounds, each at other runs of every unit: their switches and each
+        // unit's kernels go into the mean with the first's. A round that fails is named
+        // and left out of it.
+        if let (Some(first_extra), true) = (summary.round_extra_us, spread.len() > 1) {
+            let mut extra = vec![(first_extra, summary.round_extra_sem_us.unwrap_or(0.0))];
+            let mut gaps: Vec<f64> = summary.round_gap_extra_us.into_iter().collect();
+            let mut kernels = vec![std::mem::take(&mut summary.round_unit_kernels)];
+            for &at in &spread[1..] {
+                let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, at);
+                let order: Vec<(u32, u32)> = entries.iter().map(|e| (e.unit, e.step)).collect();
+                let places: Vec<(&PlanUnit, u32)> = order
+                    .iter()
+                    .map(|&(u, st)| (&plan.units[u as usize], st))
+                    .collect();
+                let per_invocation = per_invocation_of(&order);
+                // What a round records of itself (its copy, its values) is the first's.
+                let mut own = TransitionsSummary::default();
+                match round_from_model_values(
+                    plan,
+                    &order,
+                    &places,
+                    &alone,
+                    &per_invocation,
+                    opts,
+                    gpu,
+                    image,
+                    restore,
+                    &mut own,
+                    notes,
+                ) {
+                    Ok(round) => {
+                        extra.push((round.extra_us, round.extra_sem_us));
+                        if let (Some(k), Some(g), false) =
+                            (round.kernels_us, gaps_alone_of(&order), gaps.is_empty())
+                        {
+                            gaps.push((round.cycle_us - k - g) / round.switches as f64);
+                        }
+                        if let Some(v) = &round.unit_kernels_us {
+                            kernels.push(unit_kernels_of(&entries, v));
+                        }
+                    }
+                    Err(e) if e.breaks_context() => return Err(e),
+                    Err(e) => {
+                        let _ = gpu.synchronize();
+                        summary.failed.push(format!("the round at {at:?}: {e}"));
+                    }
+                }
+            }
+            let n = extra.len() as f64;
+            summary.round_extra_us = Some(extra.iter().map(|e| e.0).sum::<f64>() / n);
+            summary.round_extra_sem_us =
+                Some(extra.iter().map(|e| e.1 * e.1).sum::<f64>().sqrt() / n);
+            if !gaps.is_empty() {
+                summary.round_gap_extra_us = Some(gaps.iter().sum::<f64>() / gaps.len() as f64);
+            }
+            summary.round_unit_kernels = kc_core::results::round_unit_kernels_mean(&kernels);
+            summary.round_runs = extra.len() as u32;
+            summary.round_runs_of = spread.len() as u32;
         }
         // Smaller rounds, by how far back their switches reach.
         let mut k = 2;
