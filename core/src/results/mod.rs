@@ -231,7 +231,10 @@ pub struct UnitResult {
     pub measured_end_unix_ms: Option<i64>,
     /// `--isolated --verify`: what the unit's unrolled launches ran (CUPTI): three back to
     /// back after a first from an idle GPU, left out (from session 22; one launch, from
-    /// idle, before it).
+    /// idle, before it). For a unit measured again from the model's values (`restoring`),
+    /// its restoring graph's own kernels, the snapshot's copies left out (from session 30;
+    /// before it, and where the unit's own kernels are the driver's copies too, the first
+    /// graph's, over the values its repeats drove away).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches_verified: Option<fidelity::UnitLaunches>,
     /// Context cache: what the unit's places held before its measurement and after it.
