@@ -244,22 +244,38 @@ pub struct RestoredSums {
     pub as_it_ran_us: f64,
     pub j: f64,
     pub as_it_ran_j: f64,
+    /// Of `units`, those whose energy both ways is in `j` and `as_it_ran_j`, and those
+    /// found run away after their timed launches (no energy as they ran).
+    pub with_energy: usize,
+    pub found_after_timing: usize,
 }
 
 impl RestoredSums {
     /// "N units …: X us per replay where as they ran they gave Y us (±%), …" after `what`.
     fn sentence(&self, what: &str) -> Option<String> {
         (self.units > 0).then(|| {
+            let over = if self.with_energy < self.units {
+                format!(" (over the {} of them measured both ways)", self.with_energy)
+            } else {
+                String::new()
+            };
             let energy = if self.as_it_ran_j > 0.0 {
                 format!(
-                    ", {}",
+                    ", {}{over}",
                     measured_again(self.j, "as they ran", self.as_it_ran_j, "J", 4)
                 )
             } else {
                 String::new()
             };
+            let early = match self.found_after_timing {
+                0 => String::new(),
+                k => format!(
+                    "; {k} {} found so after their timed launches, before their windows: their energy as they ran was not measured",
+                    if k == 1 { "was" } else { "were" }
+                ),
+            };
             format!(
-                "{} {what}: {}{energy}",
+                "{} {what}: {}{energy}{early}",
                 crate::words::count(self.units as u64, "unit"),
                 measured_again(self.us, "as they ran", self.as_it_ran_us, "us", 1)
             )
@@ -450,9 +466,11 @@ impl PredictionInputs {
                 s.units += 1;
                 s.us += t.mean * n;
                 s.as_it_ran_us += r.as_it_ran_us * n;
+                s.found_after_timing += usize::from(r.found_after_timing);
                 if let (Some(e), Some(a)) = (&u.energy, r.as_it_ran_energy_j) {
                     s.j += e.per_item_j.mean * n;
                     s.as_it_ran_j += a * n;
+                    s.with_energy += 1;
                 }
             }
         }
@@ -2347,6 +2365,26 @@ mod tests {
         let md = super::super::render::prediction_notes(&p).join("; ");
         assert!(md.contains("measured again with every launch from the model's values"));
         assert_eq!(p.units_restored_asked, None);
+        assert!(
+            !r.contains("measured both ways") && !r.contains("timed launches"),
+            "{r}"
+        );
+        // A second one found run away after its timed launches, before its windows: the
+        // energies compare over the unit measured both ways only, and the sentence says so.
+        iso.units[1].restoring = Some(crate::results::UnitRestoring {
+            as_it_ran_us: 5.0,
+            found_after_timing: true,
+            ..Default::default()
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let r = p.units_restored.as_deref().unwrap();
+        assert!(
+            r.starts_with("2 units ran their values away")
+                && r.contains("J per replay where as they ran they gave 0.0160 J (+0.0 %) (over the 1 of them measured both ways)")
+                && r.ends_with("; 1 was found so after their timed launches, before their windows: their energy as they ran was not measured"),
+            "{r}"
+        );
+        iso.units[1].restoring = None;
         // Measured so on request, its values not run away: a sentence of its own.
         iso.units[0].restoring.as_mut().unwrap().asked = true;
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();

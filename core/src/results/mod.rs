@@ -330,6 +330,11 @@ pub struct UnitRestoring {
     /// Measured so on request (`--units-restoring-all`), its values not run away.
     #[serde(default)]
     pub asked: bool,
+    /// Its values were found run away after its timed launches (its launch writes bytes
+    /// it reads, so it is looked at there), before its windows: its energy as it ran was
+    /// not measured (`as_it_ran_energy_j` is none). From session 30.
+    #[serde(default)]
+    pub found_after_timing: bool,
 }
 
 /// A unit's energy measured at a duty cycle: each launch is the unit's graph and then a

@@ -92,25 +92,22 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
-    // The values each unit's steps read in the model, for the steps its graph runs (the
-    // first of its steps, one launch's worth).
-    let mut values_at_steps = match (image, opts.unit_values) {
-        (Some(df), UnitValuesFrom::AtSteps) => {
-            let graph_steps: HashMap<u32, Vec<u32>> = steps_of
-                .iter()
-                .map(|(&id, steps)| {
-                    let u = &plan.units[id as usize];
-                    let n = unroll_of(u, steps.len().max(1) as u32, opts) as usize;
-                    (id, steps[..n.min(steps.len())].to_vec())
-                })
-                .collect();
-            Some(super::step_values::ValuesAtSteps::new(
-                plan,
-                df,
-                &graph_steps,
-                &model_pass,
-            ))
-        }
+    // The steps each unit's graph runs (the first of its steps, one launch's worth), and
+    // the bytes every step reads and writes in the image.
+    let graph_steps: HashMap<u32, Vec<u32>> = steps_of
+        .iter()
+        .map(|(&id, steps)| {
+            let u = &plan.units[id as usize];
+            let n = unroll_of(u, steps.len().max(1) as u32, opts) as usize;
+            (id, steps[..n.min(steps.len())].to_vec())
+        })
+        .collect();
+    let spans = image.map(|df| kc_core::plan::step_values::step_spans(plan, df));
+    // The values each unit's steps read in the model, for the steps its graph runs.
+    let mut values_at_steps = match (image, &spans, opts.unit_values) {
+        (Some(_), Some(spans), UnitValuesFrom::AtSteps) => Some(
+            super::step_values::ValuesAtSteps::new(plan, spans, &graph_steps, &model_pass),
+        ),
         _ => None,
     };
     // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
@@ -195,7 +192,28 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             gpu.restore_arena_snapshot()?;
         }
         let restore_ms = ms_since(restore_from);
-        let measured = measure_unit(plan, u, n, places, target, opts, gpu, en, notes);
+        // Only a launch that writes what it reads can run its values away: such a unit's
+        // values are looked at after its timed launches too, so that one that ran them
+        // away there goes to its measurement from the model's values before its windows.
+        let rewrites_reads =
+            spans
+                .as_ref()
+                .zip(graph_steps.get(&u.id))
+                .is_some_and(|(spans, steps)| {
+                    kc_core::plan::step_values::launch_rewrites_its_reads(spans, steps)
+                });
+        let measured = measure_unit(
+            plan,
+            u,
+            n,
+            places,
+            target,
+            rewrites_reads,
+            opts,
+            gpu,
+            en,
+            notes,
+        );
         if let Some(v) = values_at_steps.as_mut() {
             v.take_back(gpu)?;
         }
@@ -469,6 +487,7 @@ fn measure_unit(
     invocations: u64,
     places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
     energy_target: f64,
+    rewrites_reads: bool,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -560,7 +579,27 @@ fn measure_unit(
     let launches_verified = verify_launches(u, &graph, unroll, false, opts, gpu, notes);
     lap(&mut setup.record);
     let label = format!("unit {} {}", u.id, u.label);
-    let first = time_and_energy(
+    // Whether it can be measured again from the model's values, should its repeats run
+    // them away.
+    let restorable = opts.unit_restoring && !collective && gpu.has_arena_snapshot();
+    // A unit whose launch writes what it reads is looked at after its timed launches too:
+    // one that ran its values away there goes to its measurement from the model's values
+    // without its windows as it ran (DenseNet-121's 63 in-place ReLUs of session 29 took
+    // 0.93 s each, against 0.35 s for a unit measured once).
+    let mut early_values: Option<UnitValues> = None;
+    let mut look = |gpu: &mut Gpu| -> Result<bool, ExecError> {
+        let (Some(b), Some((df, at))) = (&before, &steps_of_unit) else {
+            return Ok(false);
+        };
+        let v = census(plan, gpu, df, at, CENSUS_STEPS)?.map(|a| unit_values(b, &a));
+        let ran_away = v
+            .as_ref()
+            .is_some_and(|v| v.ran_away() || opts.unit_restoring_all);
+        early_values = v;
+        Ok(ran_away)
+    };
+    let look_early = rewrites_reads && restorable && before.is_some();
+    let mut first = time_and_energy(
         gpu,
         en,
         u,
@@ -570,22 +609,25 @@ fn measure_unit(
         unroll,
         energy_target,
         None,
+        look_early.then_some(&mut look as &mut Look<'_>),
         opts,
         notes,
     )?;
-    let after = match (&before, &steps_of_unit) {
-        (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
-        _ => None,
+    let values = if first.windows_skipped {
+        early_values.take()
+    } else {
+        let after = match (&before, &steps_of_unit) {
+            (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
+            _ => None,
+        };
+        before.as_ref().zip(after).map(|(b, a)| unit_values(b, &a))
     };
-    let values = before.zip(after).map(|(b, a)| unit_values(&b, &a));
     // A unit whose repeats alone drove its values away is measured again, each launch
     // from the model's values at its places, where the snapshot holds them; with
     // `--units-restoring-all` (a diagnostic) every unit is.
     let again = |v: &&UnitValues| v.ran_away() || opts.unit_restoring_all;
     let restored = match (values.as_ref().filter(again), places) {
-        (Some(v), Some((df, steps)))
-            if opts.unit_restoring && !collective && gpu.has_arena_snapshot() =>
-        {
+        (Some(v), Some((df, steps))) if restorable => {
             let at: Vec<(&PlanUnit, u32)> = steps.iter().map(|&st| (u, st)).collect();
             let run = &steps[..steps.len().min(unroll as usize)];
             match measure_restoring(
@@ -617,6 +659,27 @@ fn measure_unit(
         }
         _ => None,
     };
+    // Its windows as it ran were left for the measurement from the model's values: where
+    // that did not come, they are measured now, over what its repeats left.
+    if restored.is_none() && first.windows_skipped {
+        notes.push(format!(
+            "{label}: its repeats ran its values away during its timed launches, and its measurement from the model's values did not come: its windows were measured as it ran"
+        ));
+        first = time_and_energy(
+            gpu,
+            en,
+            u,
+            &graph,
+            &enqueue_unit,
+            &label,
+            unroll,
+            energy_target,
+            None,
+            None,
+            opts,
+            notes,
+        )?;
+    }
     let (mut measured, values, restoring) = match restored {
         Some((m, values, r)) => (m, values, Some(r)),
         None => (first, values, None),
@@ -729,12 +792,19 @@ struct Measured {
     /// What the measured graph ran (CUPTI, `--verify`), where it was recorded apart from
     /// the unit's first graph: a restoring graph's own kernels.
     launches_verified: Option<kc_core::results::fidelity::UnitLaunches>,
+    /// The look after the timed launches ended the measurement there: no windows.
+    windows_skipped: bool,
 }
+
+/// A look at a unit's values after its timed launches: `true` ends its measurement there.
+type Look<'a> = dyn FnMut(&mut Gpu) -> Result<bool, ExecError> + 'a;
 
 /// Times the unit's `graph` (`enqueue_unit` captured: `unroll` invocations, after the
 /// restoring `copy` where given) until enough GPU time is measured, then its energy
 /// windows, and where they met the power cap its energy at a duty cycle; the copy's own
-/// time and energy are taken off each launch.
+/// time and energy are taken off each launch. Where given, `look` runs once the timed
+/// launches have ended, before the windows: `true` ends the measurement there, its time
+/// without windows (`windows_skipped`).
 #[allow(clippy::too_many_arguments)]
 fn time_and_energy(
     gpu: &mut Gpu,
@@ -746,6 +816,7 @@ fn time_and_energy(
     unroll: u32,
     energy_target: f64,
     copy: Option<Besides>,
+    look: Option<&mut Look<'_>>,
     opts: &ExecOptions,
     notes: &mut Vec<String>,
 ) -> Result<Measured, ExecError> {
@@ -761,6 +832,30 @@ fn time_and_energy(
     // the wait for the counter's first tick overlaps the timing.
     let mut timed_start = unix_ms_now();
     let timed = gpu.enqueue_timed(graph, launches)?;
+    // Where `look` is given, the timed launches are read and looked at before the windows
+    // start (a tick later than behind the timing, which is why only a unit that can run
+    // its values away is looked at); `pending` holds their samples, or the launches still
+    // to be read.
+    let pending: Result<Vec<f64>, _> = match look {
+        None => Err(timed),
+        Some(look) => {
+            let samples = timed.read(gpu)?;
+            if look(gpu)? {
+                let besides = copy.unwrap_or_default();
+                let timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
+                return Ok(Measured {
+                    samples: samples.iter().map(|t| t - besides.s * 1e6).collect(),
+                    timed_start,
+                    timed_end,
+                    energy: None,
+                    energy_at_duty: None,
+                    launches_verified: None,
+                    windows_skipped: true,
+                });
+            }
+            Ok(samples)
+        }
+    };
     // A unit held down by the power cap is measured again at a duty cycle, which then
     // gives its energy: its windows back to back end after the first so held down (they
     // stay in the results, a diagnostic).
@@ -774,7 +869,10 @@ fn time_and_energy(
         ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
-    let mut samples = timed.read(gpu)?;
+    let mut samples = match pending {
+        Ok(s) => s,
+        Err(timed) => timed.read(gpu)?,
+    };
     // The timed launches ended before the windows' launches: their own span, not now.
     let mut timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
     // A few launches now and then take several times the others (seen on 0-3 units of a
@@ -861,6 +959,7 @@ fn time_and_energy(
         energy,
         energy_at_duty,
         launches_verified: None,
+        windows_skipped: false,
     })
 }
 
@@ -901,7 +1000,7 @@ fn measure_restoring(
     let copies = |gpu: &Gpu| gpu.enqueue_snapshot_spans(0, &spans);
     let (copy_t, copy_energy) = en.alone(gpu, &copies, &copy_label, energy_target, opts, notes)?;
     let copy_j = copy_energy.map(|e| e.per_item_j.mean);
-    if copy_j.is_none() && first.energy.is_some() {
+    if copy_j.is_none() && (first.energy.is_some() || first.windows_skipped) {
         notes.push(format!(
             "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
         ));
@@ -935,6 +1034,7 @@ fn measure_restoring(
         unroll,
         energy_target,
         Some(copy),
+        None,
         opts,
         notes,
     )?;
@@ -952,6 +1052,7 @@ fn measure_restoring(
         as_it_ran_us: per_item(first),
         as_it_ran_energy_j: energy_of(first),
         asked: !as_it_ran.ran_away(),
+        found_after_timing: first.windows_skipped,
     };
     let energy_words = match (energy_of(first), energy_of(&m)) {
         (Some(a), Some(b)) => format!(", energy {:.3} → {:.3} mJ", a * 1e3, b * 1e3),

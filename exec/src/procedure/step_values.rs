@@ -15,7 +15,7 @@ use crate::device::ImageAt;
 use crate::ExecError;
 use cudarc::driver::sys as cu;
 use kc_core::plan::step_values::UnitStepValues;
-use kc_core::plan::step_values::{reads_rewritten_later, step_spans, unit_step_values};
+use kc_core::plan::step_values::{reads_rewritten_later, unit_step_values, StepSpans};
 use kc_core::plan::types::{Plan, PlanDataflow};
 use kc_core::results::UnitValuesGiven;
 use std::collections::{HashMap, HashSet};
@@ -49,14 +49,15 @@ struct Group {
 
 impl ValuesAtSteps {
     /// Each unit's spans over the steps its graph runs (`graph_steps`, in launch order),
-    /// of the steps `pass` runs.
+    /// of the steps `pass` runs, from what every step reads and writes in the image
+    /// (`spans`, [`kc_core::plan::step_values::step_spans`]).
     pub(super) fn new(
         plan: &Plan,
-        df: &PlanDataflow,
+        spans: &[StepSpans],
         graph_steps: &HashMap<u32, Vec<u32>>,
         pass: &[u32],
     ) -> ValuesAtSteps {
-        let rewritten = reads_rewritten_later(&step_spans(plan, df));
+        let rewritten = reads_rewritten_later(spans);
         let in_pass: HashSet<u32> = pass.iter().copied().collect();
         let mut of_unit = HashMap::new();
         let mut order = Vec::new();
