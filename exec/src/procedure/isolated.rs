@@ -599,18 +599,30 @@ fn measure_unit(
         Ok(ran_away)
     };
     let look_early = rewrites_reads && restorable && before.is_some();
-    let mut first = time_and_energy(
+    // The unit as it runs, each launch after the one before.
+    let as_it_runs = |gpu: &mut Gpu,
+                      en: &mut Energy<'_>,
+                      look: Option<&mut Look<'_>>,
+                      notes: &mut Vec<String>| {
+        time_and_energy(
+            gpu,
+            en,
+            u,
+            &graph,
+            &enqueue_unit,
+            &label,
+            unroll,
+            energy_target,
+            None,
+            look,
+            opts,
+            notes,
+        )
+    };
+    let mut first = as_it_runs(
         gpu,
         en,
-        u,
-        &graph,
-        &enqueue_unit,
-        &label,
-        unroll,
-        energy_target,
-        None,
         look_early.then_some(&mut look as &mut Look<'_>),
-        opts,
         notes,
     )?;
     let values = if first.windows_skipped {
@@ -665,20 +677,7 @@ fn measure_unit(
         notes.push(format!(
             "{label}: its repeats ran its values away during its timed launches, and its measurement from the model's values did not come: its windows were measured as it ran"
         ));
-        first = time_and_energy(
-            gpu,
-            en,
-            u,
-            &graph,
-            &enqueue_unit,
-            &label,
-            unroll,
-            energy_target,
-            None,
-            None,
-            opts,
-            notes,
-        )?;
+        first = as_it_runs(gpu, en, None, notes)?;
     }
     let (mut measured, values, restoring) = match restored {
         Some((m, values, r)) => (m, values, Some(r)),
