@@ -11,7 +11,7 @@
 set -eu
 KC=${KC:-target/release/kc}
 r=$(dirname "$0") w=$(mktemp -d)
-calls="call1-a-kc-h call2-c-kc-i call3-d-kc-j"
+calls="call1-a-kc-h call2-c-kc-i call3-d-kc-j call4-e-kc-j"
 for c in $calls; do
   mkdir -p $w/$c && tar xJf $r/$c.txz -C $w/$c
 done
@@ -48,7 +48,7 @@ print("   isolated pass %s-%s, %d windows; %d restored (%d found after their tim
 PY
 }
 echo "# kc run, per call (summary.txt)"
-for c in call1-a-kc-h/a call2-c-kc-i/c call3-d-kc-j/d; do
+for c in call1-a-kc-h/a call2-c-kc-i/c call3-d-kc-j/d call4-e-kc-j/e; do
   grep -E "rc=" $w/$c/summary.txt | sed "s|^|$c: |"
 done
 echo; echo "# The answers"
@@ -56,4 +56,5 @@ answer call1-a-kc-h/a t5_graph; answer call1-a-kc-h/a t5_graph t5_graph.again.kc
 answer call1-a-kc-h/a effnet_v2_s; answer call1-a-kc-h/a effnet_v2_s effnet_v2_s.again.kc
 answer call2-c-kc-i/c effnet_v2_s; answer call2-c-kc-i/c mixtral2l_prefill
 answer call3-d-kc-j/d densenet121; answer call3-d-kc-j/d effnet_b0; answer call3-d-kc-j/d convnext_tiny_compiled
+answer call4-e-kc-j/e t5_graph
 rm -rf "$w"

@@ -12,8 +12,8 @@
 # and ResNet-50's training steps (calls 1-2), T5's graph (call 3) and DenseNet-121 (call 4)
 # replace those models' earlier ones. Session 30: EfficientNet-V2-S (call 2, kc-i: a
 # restored unit's kernels alone from its restoring graph), DenseNet-121 and the compiled
-# ConvNeXt-T (call 3, kc-j) replace their earlier answers, and EfficientNet-B0 (call 3)
-# is added; call 1 (rounds at spread runs, an A/B of a diagnostic) is not taken. Run from
+# ConvNeXt-T (call 3, kc-j) and T5's graph (call 4, kc-j) replace their earlier answers,
+# and EfficientNet-B0 (call 3) is added; call 1 (rounds at spread runs, an A/B of a diagnostic) is not taken. Run from
 # the repository root after `cargo build --release`:
 #   bash docs/results/2026-11-28-session30/h100.sh
 set -eu
@@ -27,8 +27,7 @@ x 2026-11-27-session24 call5-e-kc-p; x 2026-11-27-session24 call7-g-kc-q
 x 2026-11-28-session25 call8-h-kc-w
 x 2026-11-28-session28 call3-f-kc-c; x 2026-11-28-session28 call4-g-kc-c
 x 2026-11-28-session29 call1-k-kc-d; x 2026-11-28-session29 call2-l-kc-e
-x 2026-11-28-session29 call3-n-kc-f
-x 2026-11-28-session30 call2-c-kc-i; x 2026-11-28-session30 call3-d-kc-j
+x 2026-11-28-session30 call2-c-kc-i; x 2026-11-28-session30 call3-d-kc-j; x 2026-11-28-session30 call4-e-kc-j
 args=()
 rep() { # LABEL CALL/PART NAME
   local dir=$w/$2/$3.kc/$3
@@ -40,7 +39,7 @@ rep "Swin V2-T (s24)" call2-b-kc-p/b swin_v2_t; rep "Wide ResNet-50-2 step (s24)
 rep "ViT-L/16 (s24)" call2-b-kc-p/b vit_l_16; rep "ConvNeXt-B (s24)" call4-d-kc-p/d convnext_base
 rep "LLaMA decode graph (s24)" call4-d-kc-p/d llama_decode_graph; rep "VGG-16-BN (s24)" call4-d-kc-p/d vgg16_bn
 rep "ResNeXt-50 step (s25)" call8-h-kc-w/h resnext50_train; rep "ViT-B/16 TF32 (s24)" call7-g-kc-q/g vit_b_16_tf32
-rep "T5 graph (s29)" call3-n-kc-f/n t5_graph; rep "EfficientNet-V2-S (s30)" call2-c-kc-i/c effnet_v2_s
+rep "T5 graph (s30)" call4-e-kc-j/e t5_graph; rep "EfficientNet-V2-S (s30)" call2-c-kc-i/c effnet_v2_s
 rep "BERT step graph (s24)" call5-e-kc-p/e bert_train_graph
 rep "Qwen2 decode graph (s24)" call5-e-kc-p/e qwen2_decode_graph; rep "GPT-2 decode graph (s24)" call5-e-kc-p/e gpt2_decode_graph
 rep "BERT graph (s23)" call1-a-kc-j/a bert_infer_graph; rep "Swin-T (s23)" call4-e-kc-m/e swin_t

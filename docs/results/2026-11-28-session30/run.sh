@@ -145,6 +145,8 @@ d) # kc-j on the H100 (a unit whose launch writes what it reads is looked at aft
    model densenet121 --model densenet121 --batch 32 --dtype bf16 --channels-last --no-values
    model effnet_b0 --model efficientnet_b0 --batch 32 --dtype bf16 --channels-last --no-values
    model convnext_tiny_compiled --model convnext_tiny --batch 32 --dtype bf16 --channels-last --compile --no-values ;;
+e) # kc-j on the H100: T5's graph with kc's defaults (its chart answer is session 29's)
+   model t5_graph "${T5[@]}" ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
