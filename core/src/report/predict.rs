@@ -158,6 +158,11 @@ pub struct Prediction {
     /// how many, and their share of the plain energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_caveat: Option<String>,
+    /// Where restored units' kernels alone exceed their time alone (recorded over the
+    /// values their repeats ran away, by kc before session 30), and the round's gap term
+    /// took them: how many, and by how much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels_caveat: Option<String>,
     /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
     /// graph windows, °C, where the results record them: the units' energies were taken
     /// at those temperatures.
@@ -283,6 +288,10 @@ impl RestoredSums {
     }
 }
 
+/// A unit's kernels alone (CUPTI) over its time alone by more than this share: the two
+/// were not measured over the same values (kernels take less than the launch's time).
+const KERNELS_OVER_TIME: f64 = 0.05;
+
 /// What the prediction needs from the isolated results (and the plan's schedule), kept
 /// by the report so the prediction can be recomputed once its target is known.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -320,6 +329,9 @@ pub struct PredictionInputs {
     /// ([`crate::results::UnitValues::ran_away`]), and their share of the plain energy.
     pub units_ran_away: usize,
     pub ran_away_energy_j: f64,
+    /// Restored units whose kernels alone (CUPTI) exceed their time alone by more than
+    /// [`KERNELS_OVER_TIME`], and by how much in all, us per invocation (each once).
+    pub restored_kernels_over: (usize, f64),
     /// Units whose energy was measured at a duty cycle, and over their invocations their
     /// energy so and as their windows alone (at the power cap) gave it, and how many of
     /// them still saw the cap at the duty cycle.
@@ -455,6 +467,13 @@ impl PredictionInputs {
                         l.led_j += led * n;
                     }
                     _ => l.capped += usize::from(a.capped_windows > 0),
+                }
+            }
+            if let (Some(_), Some(l)) = (&u.restoring, &u.launches_verified) {
+                let over = l.kernels_us - t.mean;
+                if over > KERNELS_OVER_TIME * t.mean.max(1.0) {
+                    p.restored_kernels_over.0 += 1;
+                    p.restored_kernels_over.1 += over;
                 }
             }
             if let Some(r) = &u.restoring {
@@ -1190,6 +1209,21 @@ impl Report {
                     100.0 * inp.ran_away_energy_j / inp.plain_energy_j.unwrap_or(0.0).max(1e-30)
                 )
             }),
+            kernels_caveat: (inp.restored_kernels_over.0 > 0
+                && inp
+                    .transitions
+                    .as_ref()
+                    .is_some_and(|t| t.round_gap_extra_us.is_some()))
+            .then(|| {
+                let (n, us) = inp.restored_kernels_over;
+                format!(
+                    "{} measured again from the model's values {} kernels alone that exceed {} time alone by {us:.1} us in all: recorded over the values {} repeats ran away (kc before session 30), they make the round's gap per switch too long and its slower kernels too few",
+                    crate::words::count(n as u64, "unit"),
+                    if n == 1 { "has" } else { "have" },
+                    if n == 1 { "its" } else { "their" },
+                    if n == 1 { "its" } else { "their" },
+                )
+            }),
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
             units_sm_clock_mhz: inp.units_sm_clock_mhz,
@@ -1731,6 +1765,41 @@ mod tests {
         iso.units[1].values.as_mut().unwrap().zero_after_pct = 10.0;
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
         assert_eq!(r.prediction.unwrap().values_caveat, None);
+    }
+
+    #[test]
+    fn restored_units_kernels_over_their_time_are_said_where_the_gap_term_took_them() {
+        use crate::results::fidelity::UnitLaunches;
+        let mut iso = isolated();
+        transitions(&mut iso).round_gap_extra_us = Some(0.25);
+        // Unit 0 (10 us alone) restored, its kernels recorded over run-away values: 16 us.
+        iso.units[0].restoring = Some(crate::results::UnitRestoring::default());
+        iso.units[0].launches_verified = Some(UnitLaunches {
+            kernels_us: 16.0,
+            ..Default::default()
+        });
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .kernels_caveat
+            .clone()
+            .unwrap();
+        assert!(
+            c.starts_with("1 unit measured again from the model's values has kernels alone that exceed its time alone by 6.0 us in all"),
+            "{c}"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
+        // Its own restoring graph's kernels (under its time): nothing to say.
+        iso.units[0].launches_verified.as_mut().unwrap().kernels_us = 9.6;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.unwrap().kernels_caveat, None);
+        // Nor where the round's gaps were not split by CUPTI.
+        iso.units[0].launches_verified.as_mut().unwrap().kernels_us = 16.0;
+        transitions(&mut iso).round_gap_extra_us = None;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.unwrap().kernels_caveat, None);
     }
 
     /// A round of two units measured with CUPTI and energy: 0.6 us per switch beyond the
