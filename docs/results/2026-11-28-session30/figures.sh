@@ -11,7 +11,7 @@
 set -eu
 KC=${KC:-target/release/kc}
 r=$(dirname "$0") w=$(mktemp -d)
-calls="call1-a-kc-h call2-c-kc-i call3-d-kc-j call4-e-kc-j"
+calls="call1-a-kc-h call2-c-kc-i call3-d-kc-j call4-e-kc-j call5-f-kc-j"
 for c in $calls; do
   mkdir -p $w/$c && tar xJf $r/$c.txz -C $w/$c
 done
@@ -48,7 +48,7 @@ print("   isolated pass %s-%s, %d windows; %d restored (%d found after their tim
 PY
 }
 echo "# kc run, per call (summary.txt)"
-for c in call1-a-kc-h/a call2-c-kc-i/c call3-d-kc-j/d call4-e-kc-j/e; do
+for c in call1-a-kc-h/a call2-c-kc-i/c call3-d-kc-j/d call4-e-kc-j/e call5-f-kc-j/f; do
   grep -E "rc=" $w/$c/summary.txt | sed "s|^|$c: |"
 done
 echo; echo "# The answers"
@@ -57,4 +57,20 @@ answer call1-a-kc-h/a effnet_v2_s; answer call1-a-kc-h/a effnet_v2_s effnet_v2_s
 answer call2-c-kc-i/c effnet_v2_s; answer call2-c-kc-i/c mixtral2l_prefill
 answer call3-d-kc-j/d densenet121; answer call3-d-kc-j/d effnet_b0; answer call3-d-kc-j/d convnext_tiny_compiled
 answer call4-e-kc-j/e t5_graph
+answer call5-f-kc-j/f convnext_tiny_compiled
+# Call 5: the same capture's units alone and round again, 12 cycles a launch (kc exec, no
+# energy), against kc run's graph; and both rounds' cycles, timed and by difference.
+c=$w/call5-f-kc-j/f n=convnext_tiny_compiled
+$KC report $c/$n.kc/$n/plan.graph.json --isolated $c/$n.rc12.isolated.json --reference $c/reference.json \
+  --reference-entry $n -o $w/r/rc12 --json > /dev/null
+echo "== call5-f-kc-j/f $n (kc exec --isolated --round-cycles 12 --no-energy)"
+grep -E "^\| (Σ isolated × count \(plain\)|\+ gaps between kernels|\+ kernels slower|\*\*prediction from parts)" $w/r/rc12/report.md | cut -c1-170
+python3 - $c/$n.kc/$n/plan.isolated.context.json $c/$n.rc12.isolated.json <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    t = json.load(open(f))["isolated"]["transitions"]
+    print("   %2d cycles a launch: cycle %.1f us (by difference %.1f ± %.1f), kernels %.1f us, gap per switch %.2f us"
+          % (t["round_cycles"], t["round_cycle_us"], t["round_cycle_by_difference_us"],
+             t["round_cycle_by_difference_sem_us"], t["round_kernels_us"], t["round_gap_extra_us"]))
+PY
 rm -rf "$w"

@@ -147,6 +147,18 @@ d) # kc-j on the H100 (a unit whose launch writes what it reads is looked at aft
    model convnext_tiny_compiled --model convnext_tiny --batch 32 --dtype bf16 --channels-last --compile --no-values ;;
 e) # kc-j on the H100: T5's graph with kc's defaults (its chart answer is session 29's)
    model t5_graph "${T5[@]}" ;;
+f) # kc-j on the H100: the compiled ConvNeXt-T with kc's defaults, then its units alone and
+   # round again with 12 cycles a launch (`kc exec --isolated --round-cycles 12`, no energy):
+   # does the round's first cycle after the image's copy find its inputs in L2?
+   NO_REMEASURE=1 model convnext_tiny_compiled --model convnext_tiny --batch 32 --dtype bf16 --channels-last --compile --no-values
+   n=convnext_tiny_compiled d=$out/$n.kc/$n; xz -dkc $out/plans/$n.kcplan.xz > $out/$n.kcplan
+   mark "exec --round-cycles 12 $n"
+   timeout 100 $kc exec $out/$n.kcplan --isolated --verify --no-energy --round-cycles 12 \
+     -o $out/$n.rc12.isolated.json --json > $out/$n.rc12.log 2>&1; echo "rc12 rc=$?" >> $out/summary.txt
+   $kc report $d/plan.graph.json --isolated $out/$n.rc12.isolated.json --reference $out/reference.json \
+     --reference-entry $n -o $out/$n.rc12.report > /dev/null 2>&1
+   grep -E "prediction from parts\*\*|kernels slower" $out/$n.rc12.report/report.md >> $out/summary.txt
+   rm -f $out/$n.kcplan $out/$n.rc12.report/replay.trace.json ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
