@@ -110,6 +110,11 @@ pub struct Args {
     /// of every unit spread over its runs (1, the default: each unit's first run).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub round_runs: u32,
+    /// A diagnostic, as `kc exec --round-cycles`: the round's cycles per launch (by
+    /// default about 0.5 ms of units a launch, or ten times a restoring round's copy). The
+    /// compiled ConvNeXt-T's round read −3.8 % at its 3 and −1.5 % at 12 (session 30).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub round_cycles: Option<u32>,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
     /// whole, without each kind of unit and with it doubled (the prediction does not take
     /// it; steps that write integers in place run once in every program).
@@ -256,6 +261,7 @@ pub fn run(a: Args) -> i32 {
         units_restoring_all: a.units_restoring_all,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
+        round_cycles: a.round_cycles,
         kinds_left_out: a.kinds_left_out,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
@@ -349,6 +355,7 @@ struct ReplaySettings {
     units_restoring_all: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
+    round_cycles: Option<u32>,
     kinds_left_out: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
@@ -429,6 +436,7 @@ fn replay(
             unit_restoring_all: settings.units_restoring_all,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,
+            round_cycles: settings.round_cycles,
             kinds_left_out: settings.kinds_left_out,
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
