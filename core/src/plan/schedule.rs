@@ -275,7 +275,7 @@ pub struct RoundEntry {
 /// A unit's runs differ in the model: T5's first layer runs many of its kernels slower
 /// than the other eleven (its units' first runs traced 1.5-2.5 % over their mean per
 /// iteration, sessions 22 and 29). On the traced times of 30 plans, four runs spread over
-/// each unit's runs came within ±0.5 % of the mean. In kc's rounds they did not help: on
+/// each unit's runs came within ±0.6 % of the mean. In kc's rounds they did not help: on
 /// the H100 four rounds ran T5's kernels slower than the first runs did and read its
 /// graph +3.7 % where the first runs read +1.5 % (the same capture, docs/MEASUREMENTS.md,
 /// session 30; why is not measured). The first run stays the

@@ -159,8 +159,9 @@ pub struct Prediction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_caveat: Option<String>,
     /// Where restored units' kernels alone exceed their time alone (recorded over the
-    /// values their repeats ran away, by kc before session 30), and the round's gap term
-    /// took them: how many, and by how much.
+    /// values their repeats ran away: by kc before session 30, or where a unit's own
+    /// kernels are the driver's copies, whose first graph's record stands), and the
+    /// round's gap term took them: how many, and by how much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernels_caveat: Option<String>,
     /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
@@ -1217,7 +1218,7 @@ impl Report {
             .then(|| {
                 let (n, us) = inp.restored_kernels_over;
                 format!(
-                    "{} measured again from the model's values {} kernels alone that exceed {} time alone by {us:.1} us in all: recorded over the values {} repeats ran away (kc before session 30), they make the round's gap per switch too long and its slower kernels too few",
+                    "{} measured again from the model's values {} kernels alone that exceed {} time alone by {us:.1} us in all: recorded over the values {} repeats ran away (by kc before session 30, or where a unit's own kernels are the driver's copies), they make the round's gap per switch too long and its slower kernels too few",
                     crate::words::count(n as u64, "unit"),
                     if n == 1 { "has" } else { "have" },
                     if n == 1 { "its" } else { "their" },
