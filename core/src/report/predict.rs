@@ -164,6 +164,14 @@ pub struct Prediction {
     /// round's gap term took them: how many, and by how much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernels_caveat: Option<String>,
+    /// Where kc's own graph replay misses the model by more than the prediction's targets
+    /// ([`TIME_TARGET_PCT`], [`ENERGY_TARGET_PCT`]) and the model ran the traced program:
+    /// by how much, where the prediction stands against kc's graph, and which unit's
+    /// kernels ran furthest from the trace in kc's graph (the miss is the replay's, not
+    /// the sum's). Mixtral's decode graph: kc's graph +6.2 %, its larger grouped GEMM
+    /// +9.6 % over the traced one with the model's offsets (session 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_caveat: Option<String>,
     /// The GPU's temperature over the units' energy windows (least, greatest) and over kc's
     /// graph windows, °C, where the results record them: the units' energies were taken
     /// at those temperatures.
@@ -289,9 +297,97 @@ impl RestoredSums {
     }
 }
 
+impl Report {
+    /// Where kc's graph replay (`graph_us`, `graph_energy_j` per replay) misses the model
+    /// (`target_us`, `target_j` per replay) by more than the prediction's targets: the
+    /// sentence said beside the prediction. None where the target is kc's graph itself,
+    /// where the model ran another program than the traced step (the target's own caveat
+    /// says so), or where the replay is within both targets.
+    fn replay_caveat(
+        &self,
+        target_us: Option<f64>,
+        target_j: Option<f64>,
+        predicted_us: f64,
+        predicted_j: Option<f64>,
+    ) -> Option<String> {
+        let m = self.model.as_ref()?;
+        if self.target_caveat().is_some() {
+            return None;
+        }
+        let inp = self.prediction_inputs.as_ref()?;
+        let graph_us = inp.graph_us.map(|g| g.0);
+        let graph_j = inp.graph_energy_j.map(|g| g.0);
+        let dt = graph_us.zip(target_us).and_then(|(g, t)| pct(g, t));
+        let de = graph_j.zip(target_j).and_then(|(g, t)| pct(g, t));
+        let over_t = dt.filter(|d| d.abs() > TIME_TARGET_PCT);
+        let over_e = de.filter(|d| d.abs() > ENERGY_TARGET_PCT);
+        if over_t.is_none() && over_e.is_none() {
+            return None;
+        }
+        let both = |t: Option<f64>, e: Option<f64>| match (t, e) {
+            (Some(t), Some(e)) => format!("{t:+.1} % in time and {e:+.1} % in energy"),
+            (Some(t), None) => format!("{t:+.1} % in time"),
+            (None, Some(e)) => format!("{e:+.1} % in energy"),
+            (None, None) => String::new(),
+        };
+        let beyond = match (over_t, over_e) {
+            (Some(_), Some(_)) => "beyond both of the prediction's targets (2 % and 3 %)",
+            (Some(_), None) => "beyond the prediction's 2 % in time",
+            _ => "beyond the prediction's 3 % in energy",
+        };
+        let against_graph = both(
+            graph_us.and_then(|g| pct(predicted_us, g)),
+            predicted_j.zip(graph_j).and_then(|(p, g)| pct(p, g)),
+        );
+        let mut s = format!(
+            "kc's own graph replay reads {} against the model, {beyond}: a prediction from kc's units comes no nearer the model than kc's replay of them{}",
+            both(dt, de),
+            if against_graph.is_empty() {
+                String::new()
+            } else {
+                format!(", and against kc's graph it reads {against_graph}")
+            }
+        );
+        // Where kc's graph ran the traced kernels otherwise than the trace: by how much
+        // over the aligned steps, and the unit that moved the most.
+        if let Some(f) = self.fidelity.as_ref().filter(|f| f.aligned_traced_us > 0.0) {
+            let iterations = f64::from(m.iterations.max(1));
+            s.push_str(&format!(
+                "; kc's graph ran the aligned steps' kernels {:+.1} % against the trace's ({:.1} against {:.1} us per iteration)",
+                100.0 * (f.aligned_in_context_us / f.aligned_traced_us - 1.0),
+                f.aligned_in_context_us / iterations,
+                f.aligned_traced_us / iterations,
+            ));
+            let furthest = f.units.iter().max_by(|a, b| {
+                (a.in_context_us - a.traced_us)
+                    .abs()
+                    .total_cmp(&(b.in_context_us - b.traced_us).abs())
+            });
+            if let Some(u) = furthest.filter(|u| u.traced_us > 0.0) {
+                s.push_str(&format!(
+                    ", furthest unit {} {} ({:+.1} us per iteration, {:+.1} % over its {} steps)",
+                    u.unit,
+                    u.label,
+                    (u.in_context_us - u.traced_us) / iterations,
+                    100.0 * (u.in_context_us / u.traced_us - 1.0),
+                    u.steps
+                ));
+            }
+        }
+        Some(s)
+    }
+}
+
 /// A unit's kernels alone (CUPTI) over its time alone by more than this share: the two
 /// were not measured over the same values (kernels take less than the launch's time).
 const KERNELS_OVER_TIME: f64 = 0.05;
+
+/// The prediction's targets against the model (issue 27: 2 % in time, 3 % in energy),
+/// percent. Where kc's own graph replay of the model misses the model by more than these,
+/// a prediction built from kc's units cannot be held to them: the report says so beside
+/// the prediction ([`Prediction::replay_caveat`]).
+pub const TIME_TARGET_PCT: f64 = 2.0;
+pub const ENERGY_TARGET_PCT: f64 = 3.0;
 
 /// What the prediction needs from the isolated results (and the plan's schedule), kept
 /// by the report so the prediction can be recomputed once its target is known.
@@ -1225,6 +1321,12 @@ impl Report {
                     if n == 1 { "its" } else { "their" },
                 )
             }),
+            replay_caveat: self.replay_caveat(
+                target_t.map(|t| t.0),
+                target_e.map(|t| t.0),
+                predicted_us,
+                predicted_energy_j,
+            ),
             units_temperature_c: inp.units_temperature_c,
             graph_temperature_c: inp.graph_temperature_c,
             units_sm_clock_mhz: inp.units_sm_clock_mhz,
@@ -1663,6 +1765,83 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    #[test]
+    fn a_replay_that_misses_the_model_beyond_the_targets_is_said_beside_the_prediction() {
+        use crate::results::fidelity::{Fidelity, UnitFidelity};
+        // kc's graph: 66 us and 25 mJ per replay (one iteration), its aligned steps' kernels
+        // 63 us where the trace's took 60, unit 1's 3 us of it.
+        let replay = |model_us: f64, model_j: f64| {
+            let mut g = graph(66.0, 0.0250);
+            g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+            g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
+                aligned_traced_us: 60.0,
+                aligned_in_context_us: 63.0,
+                units: vec![
+                    UnitFidelity {
+                        unit: 0,
+                        label: "aten::add".into(),
+                        steps: 4,
+                        traced_us: 20.0,
+                        in_context_us: 20.5,
+                        ..Default::default()
+                    },
+                    UnitFidelity {
+                        unit: 1,
+                        label: "aten::_grouped_mm".into(),
+                        steps: 2,
+                        traced_us: 40.0,
+                        in_context_us: 42.5,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            });
+            let mut r = build(Some(&g), Some(&isolated()));
+            let mut m = model_reference(200.0, Some(model_us));
+            m.cuda_graph.energy_j = Some(model_j);
+            r.add_reference(m).unwrap();
+            r
+        };
+        // The model's graph 62 us: kc's graph +6.5 % in time, within 3 % in energy.
+        let r = replay(62.0, 0.0249);
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .replay_caveat
+            .clone()
+            .unwrap();
+        assert!(
+            c.starts_with("kc's own graph replay reads +6.5 % in time and +0.4 % in energy against the model, beyond the prediction's 2 % in time"),
+            "{c}"
+        );
+        // Against kc's graph: the prediction (65.5 us, 24.6 mJ plus the terms' idle energy).
+        assert!(
+            c.contains("against kc's graph it reads -0.8 % in time"),
+            "{c}"
+        );
+        assert!(
+            c.contains("kernels +5.0 % against the trace's (63.0 against 60.0 us per iteration), furthest unit 1 aten::_grouped_mm (+2.5 us per iteration, +6.2 % over its 2 steps)"),
+            "{c}"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&format!("⚠ {c}")));
+        // Energy alone beyond 3 %: said as such.
+        let c = replay(65.5, 0.0270)
+            .prediction
+            .unwrap()
+            .replay_caveat
+            .unwrap();
+        assert!(
+            c.contains("-7.4 % in energy against the model, beyond the prediction's 3 % in energy"),
+            "{c}"
+        );
+        // Within both targets: nothing to say.
+        assert_eq!(replay(65.0, 0.0249).prediction.unwrap().replay_caveat, None);
+        // Nor where the target is kc's graph itself (no model's measurement).
+        let r = build(Some(&graph(66.0, 0.025)), Some(&isolated()));
+        assert_eq!(r.prediction.unwrap().replay_caveat, None);
     }
 
     #[test]

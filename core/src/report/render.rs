@@ -791,6 +791,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(c) = &p.kernels_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
+    if let Some(c) = &p.replay_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
     if let Some(c) = &p.target_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
