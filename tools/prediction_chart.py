@@ -2,7 +2,10 @@
 """One chart of kc's answer across models: for each model, the plain sum (Σ isolated × count)
 and kc's prediction from parts, as errors against the model's own measurement, in time and
 in energy, with the prediction's ± 2 standard uncertainties and the targets' bands
-(± 2 % time, ± 3 % energy). Reads kc's report.json files; writes an SVG.
+(± 2 % time, ± 3 % energy). A model whose report says kc's own graph replay missed the
+model beyond the targets (`prediction.replay_caveat`, since session 31) is marked † beside
+its name: where the prediction misses the model there, the miss is the replay's, not the
+sum's. Reads kc's report.json files; writes an SVG.
 
     python3 tools/prediction_chart.py [--device H200] OUT.svg NAME=REPORT.json [NAME=REPORT.json ...]
 """
@@ -26,10 +29,13 @@ def main():
         u = 200.0 * p["predicted_u_us"] / p["target_us"]
         ue = (200.0 * p["predicted_energy_u_j"] / p["target_energy_j"]
               if p.get("predicted_energy_u_j") and p.get("target_energy_j") else None)
+        if p.get("replay_caveat"):
+            name += " †"
         rows.append((name, p["plain_error_pct"], p["error_pct"], u,
                      p.get("plain_energy_error_pct"), p.get("energy_error_pct"), ue))
     lim = 20.0
-    left, panel, gap, row_h, top = 230, 330, 40, 24, 56
+    left, panel, gap, row_h = 230, 330, 40, 24
+    top = 68 if any(r[0].endswith("†") for r in rows) else 56
     width = left + 2 * panel + gap + 20
     height = top + row_h * len(rows) + 50
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -40,6 +46,9 @@ def main():
          f'<text x="{left}" y="36" fill="#555">open: plain Σ isolated × count; filled: prediction from '
          f'parts (± 2 u); shaded: ± 2 % time, ± 3 % energy; clipped at ± {lim:.0f} %'
          f'{"; * never seen by kc before" if any(r[0].endswith("*") for r in rows) else ""}</text>']
+    if any(r[0].endswith("†") for r in rows):
+        s.append(f'<text x="{left}" y="50" fill="#555">†: kc\'s own graph replay misses the model beyond '
+                 f'the targets (where the prediction misses the model there, the miss is the replay\'s)</text>')
 
     def x_of(x0, v):
         v = max(-lim, min(lim, v))
