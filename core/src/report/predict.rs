@@ -410,8 +410,7 @@ const KERNELS_OVER_TIME: f64 = 0.05;
 
 /// The prediction's targets against the model (issue 27: 2 % in time, 3 % in energy),
 /// percent. Where kc's own graph replay of the model misses the model by more than these,
-/// a prediction built from kc's units cannot be held to them: the report says so beside
-/// the prediction ([`Prediction::replay_caveat`]).
+/// the report says so beside the prediction ([`Prediction::replay_caveat`]).
 pub const TIME_TARGET_PCT: f64 = 2.0;
 pub const ENERGY_TARGET_PCT: f64 = 3.0;
 
@@ -1797,7 +1796,7 @@ mod tests {
     fn a_replay_that_misses_the_model_beyond_the_targets_is_said_beside_the_prediction() {
         use crate::results::fidelity::{Fidelity, UnitFidelity};
         // kc's graph: 66 us and 25 mJ per replay (one iteration), its aligned steps' kernels
-        // 63 us where the trace's took 60, unit 1's 3 us of it.
+        // 63 us where the trace's took 60, unit 1's 2.5 us of it.
         let replay = |model_us: f64, model_j: f64| {
             let mut g = graph(66.0, 0.0250);
             g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
