@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 31 (session 30's run.sh with parts a-d). PART names a set of models; each is
+# Session 31 (session 30's run.sh with parts a-e; e prepared for the next session). PART names a set of models; each is
 # captured, answered by `kc run --reference` with KC_ARGS, the model measured again
 # (`--remeasure`), and reported; `abflags` answers it a second time on the same capture
 # with other flags.
@@ -141,6 +141,15 @@ d) # kc-k on the H200, kc's defaults: more of the H200 chart's misses answered a
    model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach
    model swin_b --model swin_b --batch 8 --dtype bf16 --no-values
    model bert_infer_graph --model bert --layers 12 --batch 32 --seq 256 --dtype bf16 --cuda-graph ;;
+e) # Prepared in session 31 for the next session (not yet run): Mixtral's offsets in the
+   # model's graph against an eager run's, its grouped GEMMs in the graph and alone
+   # (mixtral_offsets_probe.py); then the Hugging Face training steps whose reference
+   # graphs ran more GPU activities than their eager traces (Qwen2 502 against 485, LLaMA
+   # 320 against 307), traced as the graphs themselves
+   mark "mixtral_offsets_probe"
+   $py docs/results/2026-11-28-session31/mixtral_offsets_probe.py > $out/mixtral_offsets_probe.txt 2>&1
+   model qwen2_train_graph --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach --cuda-graph
+   model llama_train_graph --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
