@@ -111,8 +111,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub round_runs: u32,
     /// A diagnostic, as `kc exec --round-cycles`: the round's cycles per launch (by
-    /// default about 0.5 ms of units a launch, or ten times a restoring round's copy). The
-    /// compiled ConvNeXt-T's round read −3.8 % at its 3 and −1.5 % at 12 (session 30).
+    /// default about 0.5 ms of units a launch, or ten times a restoring round's copy). On an
+    /// H100 the compiled ConvNeXt-T's round read −3.8 % at its 3 and −1.5 % at 12 (session
+    /// 30); on the H200, 12 or 32 cycles moved four models' answers by 0.2 points at most
+    /// (session 31).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub round_cycles: Option<u32>,
     /// A diagnostic, as `kc exec --kinds-left-out`: the program of every unit measured
