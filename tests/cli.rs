@@ -396,6 +396,30 @@ fn a_profiled_replay_is_a_graph_replay() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--profile-replay"));
 }
 
+/// traces/capture.py counts what the model's graph ran per replay from a profiler trace of
+/// its replays: every GPU activity (kernels, copies, fills; `kernels_per_replay`, as older
+/// references have it), the kernels alone (`kernels_only_per_replay`, which a report sets
+/// beside the traced step's kernels) and their durations; host events and instants are not
+/// the GPU's.
+#[test]
+fn capture_counts_the_graphs_kernels_apart_from_its_copies_and_fills() {
+    let script_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let code = format!(
+        "import sys; sys.path.insert(0, {:?}); import capture as c\n\
+         ev = [{{'ph': 'X', 'cat': 'kernel', 'dur': 2.0}}, {{'ph': 'X', 'cat': 'gpu_memset', 'dur': 1.0}},\n\
+         \x20     {{'ph': 'X', 'cat': 'kernel', 'dur': 3.0}}, {{'ph': 'X', 'cat': 'gpu_memcpy', 'dur': 4.0}},\n\
+         \x20     {{'ph': 'X', 'cat': 'cuda_runtime', 'dur': 9.0}}, {{'ph': 'i', 'cat': 'kernel'}}] * 2\n\
+         r = c.replay_activities(ev, 2)\n\
+         assert r == {{'kernels_per_replay': 4.0, 'kernels_only_per_replay': 2.0, 'kernel_time_us': 10.0, 'kernel_profiled_replays': 2}}, r\n\
+         print('ok')\n",
+        script_dir.display().to_string()
+    );
+    let Some(out) = python_ok(&code) else {
+        return;
+    };
+    assert!(out.contains("ok"));
+}
+
 /// traces/capture.py gives the boolean inputs the dispatch mode recorded (one iteration's
 /// calls) to the nodes of every profiled iteration, the op and the op it calls with the same
 /// tensor: on a real Swin-T Execution Trace excerpt, each `masked_fill` (the mask `!= 0` and

@@ -278,6 +278,32 @@ impl Report {
         })
     }
 
+    /// Where the model's CUDA graph ran another count of kernels per iteration than the
+    /// traced step (capture.py's `kernels_only_per_replay`, since session 31), every unit
+    /// executed: the graph is not quite the traced program, though its kernel time may lie
+    /// within [`OTHER_PROGRAM_TOLERANCE`] of the trace's. Hugging Face models take another
+    /// path under a stream capture: Qwen2's training step traced eager ran 485 GPU
+    /// activities per iteration, its graph 502 (session 31). Said beside the model's row
+    /// and in the replay caveat; None where the stronger other-program caveat stands.
+    pub(crate) fn other_kernels_of(
+        &self,
+        m: &super::reference::ModelReference,
+        iterations: u32,
+    ) -> Option<String> {
+        let model = m.cuda_graph.kernels_only_per_replay?;
+        m.cuda_graph.time_us?;
+        if self.time.units_not_executed > 0 || self.other_program_target_of(m, iterations).is_some()
+        {
+            return None;
+        }
+        let traced = self.fidelity.as_ref()?.kernels_traced as f64 / f64::from(iterations.max(1));
+        ((model - traced).abs() >= 0.5).then(|| {
+            format!(
+                "the model's CUDA graph ran {model:.0} kernels per iteration where the traced step ran {traced:.0}: not quite the traced program (a Hugging Face model takes another path under a stream capture); trace the graph itself (`traces/capture.py --cuda-graph`) to answer it like with like"
+            )
+        })
+    }
+
     /// Where the model's figure is its eager run and the GPU's own work fills less than
     /// [`HOST_BOUND_BUSY_SHARE`] of it: why the comparison is not like with like (said
     /// beside the model's figure and the prediction). A Mixtral-shaped MoE prefill cannot
@@ -417,7 +443,9 @@ impl Report {
         let caveat = self.caveat();
         let (model_t, model_e) = (model.time_us, model.energy_j);
         let host_bound = self.host_bound_target_of(&m, iterations);
-        let other_program = self.other_program_target_of(&m, iterations);
+        let other_program = self
+            .other_program_target_of(&m, iterations)
+            .or_else(|| self.other_kernels_of(&m, iterations));
         // The model's own row says at what temperature its energy stands.
         let at_temperature = |run: &super::reference::ModelRun| {
             let t = run

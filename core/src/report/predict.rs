@@ -374,6 +374,10 @@ impl Report {
                 )
             }
         );
+        // Where the model's graph ran another count of kernels than the traced step.
+        if let Some(k) = self.other_kernels_of(&m.reference, m.iterations) {
+            s.push_str(&format!("; {k}"));
+        }
         // Where kc's graph ran the traced kernels otherwise than the trace: by how much
         // over the aligned steps, and the unit that moved the most.
         if let Some(f) = self.fidelity.as_ref().filter(|f| f.aligned_traced_us > 0.0) {
@@ -1884,6 +1888,55 @@ mod tests {
         // Nor where the target is kc's graph itself (no model's measurement).
         let r = build(Some(&graph(66.0, 0.025)), Some(&isolated()));
         assert_eq!(r.prediction.unwrap().replay_caveat, None);
+    }
+
+    #[test]
+    fn a_model_graph_of_another_kernel_count_is_said_beside_its_row_and_the_replay() {
+        use crate::results::fidelity::Fidelity;
+        // kc's graph: 66 us per replay (one iteration), 6 traced kernels all executed; the
+        // model's graph 62 us (kc's graph +6.5 %), its kernel time the trace's.
+        let report = |model_kernels: Option<f64>| {
+            let mut g = graph(66.0, 0.0250);
+            g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+            g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
+                kernels_launched: 6,
+                kernels_traced: 6,
+                aligned_traced_us: 60.0,
+                aligned_in_context_us: 63.0,
+                ..Default::default()
+            });
+            let mut r = build(Some(&g), Some(&isolated()));
+            let mut m = model_reference(200.0, Some(62.0));
+            m.cuda_graph.energy_j = Some(0.0249);
+            m.cuda_graph.kernel_time_us = Some(60.5);
+            m.cuda_graph.kernels_only_per_replay = model_kernels;
+            r.add_reference(m).unwrap();
+            r
+        };
+        let r = report(Some(7.0));
+        let said = "the model's CUDA graph ran 7 kernels per iteration where the traced step ran 6: not quite the traced program";
+        let row = &r.model.as_ref().unwrap().rows[0];
+        assert!(row.what.starts_with("model, CUDA graph"), "{row:?}");
+        assert!(row.caveat.contains(&format!("⚠ {said}")), "{row:?}");
+        let c = r
+            .prediction
+            .as_ref()
+            .unwrap()
+            .replay_caveat
+            .clone()
+            .unwrap();
+        assert!(c.contains(said), "{c}");
+        // Not a target caveat: the comparison stands, said.
+        assert_eq!(r.prediction.as_ref().unwrap().target_caveat, None);
+        // The same count, or a reference of before session 31: nothing said.
+        for k in [Some(6.0), None] {
+            let r = report(k);
+            assert!(!r.model.as_ref().unwrap().rows[0]
+                .caveat
+                .contains("kernels per iteration"));
+            let c = r.prediction.unwrap().replay_caveat.unwrap();
+            assert!(!c.contains("kernels per iteration where"), "{c}");
+        }
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub struct ModelRun {
     pub kernel_time_us: Option<f64>,
     /// GPU activities per iteration in the model's run (capture.py's profile of its graph).
     pub kernels_per_replay: Option<f64>,
+    /// Of those, the kernels alone (capture.py since session 31; none in older references):
+    /// set beside the traced step's kernels per iteration, a count copies and fills do not
+    /// blur ([`super::model::Report::other_kernels_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels_only_per_replay: Option<f64>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
     /// Every back-to-back energy window of the model, from its capture and from each
@@ -267,6 +272,7 @@ fn run(v: Option<&Value>) -> ModelRun {
             && v.get("back_to_back_energy_counts").and_then(Value::as_str) != Some("completed"),
         kernel_time_us: num("kernel_time_us"),
         kernels_per_replay: num("kernels_per_replay"),
+        kernels_only_per_replay: num("kernels_only_per_replay"),
         missing: v
             .get("error")
             .and_then(Value::as_str)
