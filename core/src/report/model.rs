@@ -1016,6 +1016,12 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.notes
             .push("no isolated results: the predicted side of the comparison is missing".into());
     }
+    // Where kc's own time went in the isolated pass (results since session 31).
+    if let Some(w) = isolated
+        .and_then(|i| crate::results::pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))
+    {
+        r.notes.push(w);
+    }
     if r.time.units_not_executed > 0 {
         r.notes.push(format!(
             "{} ({:.1} us traced) not executed, left out of both sides",

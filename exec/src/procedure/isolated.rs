@@ -24,6 +24,32 @@ use std::collections::HashMap;
 const OUTLIER_SHARE: f64 = 0.05;
 const RETIMES: usize = 2;
 
+/// The pass's phases as they end, each with the host's seconds since the one before
+/// (`IsolatedSummary::phases`).
+struct Phases {
+    done: Vec<PassPhase>,
+    since: std::time::Instant,
+}
+
+impl Phases {
+    fn start() -> Self {
+        Self {
+            done: Vec::new(),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// The phase `what` ends now.
+    fn end(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        self.done.push(PassPhase {
+            phase: what.to_string(),
+            seconds: now.duration_since(self.since).as_secs_f64(),
+        });
+        self.since = now;
+    }
+}
+
 pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let Replay {
         plan,
@@ -35,6 +61,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         results,
         notes,
     } = r;
+    let mut phases = Phases::start();
     // Context: the units' invocations run at their places in the memory image, so the
     // image is allocated and every tier-3 step prepared over it, as in graph mode.
     let image_of_rank = plan
@@ -72,6 +99,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             "cache context needs the plan's memory image (dataflow); measured warm instead".into(),
         );
     }
+    if image.is_some() {
+        phases.end("the memory image and its steps");
+    }
     // What the results say is what was measured: context without a memory image is warm.
     let measured_cache = opts.cache.measured(image.is_some());
     let bar = opts
@@ -90,6 +120,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         None => en.spin_now(gpu, "spin (leakage, start)", opts, notes)?,
         Some(_) => None,
     };
+    if spin_start.is_some() {
+        phases.end("the spin's power at the start");
+    }
     let mut rows = Vec::with_capacity(plan.units.len());
     let mut restore_failed = false;
     // The steps each unit's graph runs (the first of its steps, one launch's worth), and
@@ -145,7 +178,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // Every place holds the model's values when the unit starts (see
         // [`restore_model_values`]); a pass that fails is said once and the units go on
         // over what the image holds.
-        let restore_from = std::time::Instant::now();
+        let unit_from = std::time::Instant::now();
+        let restore_from = unit_from;
         // The values its steps read in the model, where a later step wrote them again, go
         // into the snapshot before the restore, so that one copy gives both (the first
         // unit's restore makes the snapshot: its values go in after, and a second copy).
@@ -222,6 +256,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 if let Some(s) = row.setup_ms.as_mut() {
                     s.restore = restore_ms;
                 }
+                row.wall_ms = Some(ms_since(unit_from));
                 rows.push(row)
             }
             Err(e) if e.breaks_context() => {
@@ -244,6 +279,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         None if image.is_some() && !restore_failed => Some(UnitValuesGiven::default()),
         None => None,
     };
+    phases.end("the units alone");
     if let Some(v) = unit_values.as_ref().filter(|v| v.at_steps) {
         notes.push(format!(
             "each unit read the values its steps read in the model: {} MiB its steps read that a later step wrote again, given back to {} units from {} of the model's steps; {} MiB that two of a unit's steps read at different times held the earlier step's values{}",
@@ -297,9 +333,13 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     } else {
         None
     };
+    if transitions.is_some() {
+        phases.end("the round and the graph launch");
+    }
     // A diagnostic: each unit after the model's steps leading up to each invocation.
     let restored = (!restore_failed).then_some(image).flatten();
-    if diagnostic_runs(opts.lead_in_units, restored, en) {
+    let lead_ins_ran = diagnostic_runs(opts.lead_in_units, restored, en);
+    if lead_ins_ran {
         checkpoint(
             opts,
             results,
@@ -308,6 +348,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             &transitions,
             None,
             &unit_values,
+            &phases.done,
             en,
             notes,
             "the diagnostic of units after their lead-ins",
@@ -339,11 +380,17 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             measured
         },
     )?;
+    if lead_ins_ran {
+        phases.end("the diagnostic of units after their lead-ins");
+    }
     // Only where the start's windows recorded a temperature is the end measured.
     let spin_end = match spin_start {
         Some((_, _, Some(_))) => en.spin_now(gpu, "spin (leakage, end)", opts, notes)?,
         _ => None,
     };
+    if spin_end.is_some() {
+        phases.end("the spin's power at the end");
+    }
     let leakage = match (spin_start, spin_end) {
         (Some((start_w, start_sem_w, Some(start_c))), Some((end_w, end_sem_w, Some(end_c)))) => {
             Some(kc_core::results::Leakage {
@@ -359,7 +406,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // A diagnostic: the program whole, without each kind of unit and with it doubled;
     // after the spin's end, so that the temperature term's measurement stays where it was.
-    if diagnostic_runs(opts.kinds_left_out, restored, en) {
+    let kinds_run = diagnostic_runs(opts.kinds_left_out, restored, en);
+    if kinds_run {
         checkpoint(
             opts,
             results,
@@ -368,6 +416,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             &transitions,
             leakage.clone(),
             &unit_values,
+            &phases.done,
             en,
             notes,
             "the diagnostic of the program without each kind of unit",
@@ -384,6 +433,9 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             super::kinds_left_out::measure(plan, rank, opts, gpu, en, df, &model_pass, &rows, notes)
         },
     )?;
+    if kinds_run {
+        phases.end("the diagnostic of the program without each kind of unit");
+    }
     gpu.free_copies()?;
     results.isolated = Some(summary(
         measured_cache,
@@ -392,6 +444,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         leakage,
         kinds_left_out,
         unit_values,
+        phases.done,
     ));
     results.units = rows;
     Ok(())
@@ -405,6 +458,7 @@ fn summary(
     leakage: Option<Leakage>,
     kinds_left_out: Option<KindsLeftOut>,
     unit_values: Option<UnitValuesGiven>,
+    phases: Vec<PassPhase>,
 ) -> IsolatedSummary {
     let ok: Vec<&UnitResult> = rows.iter().filter(|r| r.status == "ok").collect();
     let executed_traced: f64 = ok
@@ -436,6 +490,7 @@ fn summary(
         leakage,
         kinds_left_out,
         unit_values,
+        phases,
     }
 }
 
@@ -453,6 +508,7 @@ fn checkpoint(
     transitions: &Option<TransitionsSummary>,
     leakage: Option<Leakage>,
     unit_values: &Option<UnitValuesGiven>,
+    phases: &[PassPhase],
     en: &Energy<'_>,
     notes: &[String],
     before: &str,
@@ -468,6 +524,7 @@ fn checkpoint(
         leakage,
         None,
         unit_values.clone(),
+        phases.to_vec(),
     ));
     partial.units = rows.to_vec();
     partial.windows = en.windows.clone();
