@@ -1796,42 +1796,57 @@ mod tests {
         }
     }
 
+    /// The report of kc's graph at 66 us and 25 mJ per replay (one iteration, 60 us of
+    /// traced work, its aligned steps' kernels 63 us where the trace's took 60) against the
+    /// model's CUDA graph at `model_us` and `model_j`, with `fidelity`'s units and the
+    /// model graph's kernel count where given.
+    fn kc_graph_against_model(
+        model_us: f64,
+        model_j: f64,
+        units: Vec<crate::results::fidelity::UnitFidelity>,
+        model_kernels: Option<f64>,
+    ) -> Report {
+        let mut g = graph(66.0, 0.0250);
+        g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
+        g.graph.as_mut().unwrap().fidelity = Some(crate::results::fidelity::Fidelity {
+            kernels_launched: 6,
+            kernels_traced: 6,
+            aligned_traced_us: 60.0,
+            aligned_in_context_us: 63.0,
+            units,
+            ..Default::default()
+        });
+        let mut r = build(Some(&g), Some(&isolated()));
+        let mut m = model_reference(200.0, Some(model_us));
+        m.cuda_graph.energy_j = Some(model_j);
+        m.cuda_graph.kernel_time_us = Some(60.5);
+        m.cuda_graph.kernels_only_per_replay = model_kernels;
+        r.add_reference(m).unwrap();
+        r
+    }
+
     #[test]
     fn a_replay_that_misses_the_model_beyond_the_targets_is_said_beside_the_prediction() {
-        use crate::results::fidelity::{Fidelity, UnitFidelity};
-        // kc's graph: 66 us and 25 mJ per replay (one iteration), its aligned steps' kernels
-        // 63 us where the trace's took 60, unit 1's 2.5 us of it.
+        use crate::results::fidelity::UnitFidelity;
+        // Unit 1 moved 2.5 us of kc's graph's 3 us over the trace.
         let replay = |model_us: f64, model_j: f64| {
-            let mut g = graph(66.0, 0.0250);
-            g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
-            g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
-                aligned_traced_us: 60.0,
-                aligned_in_context_us: 63.0,
-                units: vec![
-                    UnitFidelity {
-                        unit: 0,
-                        label: "aten::add".into(),
-                        steps: 4,
-                        traced_us: 20.0,
-                        in_context_us: 20.5,
-                        ..Default::default()
-                    },
-                    UnitFidelity {
-                        unit: 1,
-                        label: "aten::_grouped_mm".into(),
-                        steps: 2,
-                        traced_us: 40.0,
-                        in_context_us: 42.5,
-                        ..Default::default()
-                    },
-                ],
+            let unit = |unit, label: &str, steps, traced_us, in_context_us| UnitFidelity {
+                unit,
+                label: label.into(),
+                steps,
+                traced_us,
+                in_context_us,
                 ..Default::default()
-            });
-            let mut r = build(Some(&g), Some(&isolated()));
-            let mut m = model_reference(200.0, Some(model_us));
-            m.cuda_graph.energy_j = Some(model_j);
-            r.add_reference(m).unwrap();
-            r
+            };
+            kc_graph_against_model(
+                model_us,
+                model_j,
+                vec![
+                    unit(0, "aten::add", 4, 20.0, 20.5),
+                    unit(1, "aten::_grouped_mm", 2, 40.0, 42.5),
+                ],
+                None,
+            )
         };
         // The model's graph 62 us: kc's graph +6.5 % in time, within 3 % in energy.
         let r = replay(62.0, 0.0249);
@@ -1892,26 +1907,10 @@ mod tests {
 
     #[test]
     fn a_model_graph_of_another_kernel_count_is_said_beside_its_row_and_the_replay() {
-        use crate::results::fidelity::Fidelity;
-        // kc's graph: 66 us per replay (one iteration), 6 traced kernels all executed; the
-        // model's graph 62 us (kc's graph +6.5 %), its kernel time the trace's.
+        // 6 traced kernels, every unit executed; the model's graph 62 us (kc's graph
+        // +6.5 %), its kernel time about the trace's.
         let report = |model_kernels: Option<f64>| {
-            let mut g = graph(66.0, 0.0250);
-            g.graph.as_mut().unwrap().replayed_traced_us = 60.0;
-            g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
-                kernels_launched: 6,
-                kernels_traced: 6,
-                aligned_traced_us: 60.0,
-                aligned_in_context_us: 63.0,
-                ..Default::default()
-            });
-            let mut r = build(Some(&g), Some(&isolated()));
-            let mut m = model_reference(200.0, Some(62.0));
-            m.cuda_graph.energy_j = Some(0.0249);
-            m.cuda_graph.kernel_time_us = Some(60.5);
-            m.cuda_graph.kernels_only_per_replay = model_kernels;
-            r.add_reference(m).unwrap();
-            r
+            kc_graph_against_model(62.0, 0.0249, vec![], model_kernels)
         };
         let r = report(Some(7.0));
         let said = "the model's CUDA graph ran 7 kernels per iteration where the traced step ran 6: not quite the traced program";
