@@ -284,7 +284,8 @@ impl Report {
     /// within [`OTHER_PROGRAM_TOLERANCE`] of the trace's. Hugging Face models take another
     /// path under a stream capture: Qwen2's training step traced eager ran 485 GPU
     /// activities per iteration, its graph 502 (session 31). Said beside the model's row
-    /// and in the replay caveat; None where the stronger other-program caveat stands.
+    /// and in the replay caveat, each only where the stronger other-program caveat does not
+    /// stand (the callers see to it).
     pub(crate) fn other_kernels_of(
         &self,
         m: &super::reference::ModelReference,
@@ -292,8 +293,7 @@ impl Report {
     ) -> Option<String> {
         let model = m.cuda_graph.kernels_only_per_replay?;
         m.cuda_graph.time_us?;
-        if self.time.units_not_executed > 0 || self.other_program_target_of(m, iterations).is_some()
-        {
+        if self.time.units_not_executed > 0 {
             return None;
         }
         let traced = self.fidelity.as_ref()?.kernels_traced as f64 / f64::from(iterations.max(1));
@@ -1017,8 +1017,8 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
             .push("no isolated results: the predicted side of the comparison is missing".into());
     }
     // Where kc's own time went in the isolated pass (results since session 31).
-    if let Some(w) = isolated
-        .and_then(|i| crate::results::pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))
+    if let Some(w) =
+        isolated.and_then(|i| pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))
     {
         r.notes.push(w);
     }
@@ -1033,4 +1033,46 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     r.prediction_inputs = super::predict::PredictionInputs::from_results(graph, isolated);
     r.compute_prediction();
     r
+}
+
+/// The sentence on where an isolated pass's time went (`phases`, and the units' own
+/// `wall_ms`): each phase's seconds, the units' mean, and of the units' time their energy
+/// windows'. None without phases (results of kc before session 31).
+pub(crate) fn pass_time_words(
+    summary: &crate::results::IsolatedSummary,
+    units: &[crate::results::UnitResult],
+    windows: &[crate::results::energy::EnergyWindow],
+) -> Option<String> {
+    if summary.phases.is_empty() {
+        return None;
+    }
+    let total: f64 = summary.phases.iter().map(|p| p.seconds).sum();
+    let parts: Vec<String> = summary
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.1} s", p.phase, p.seconds))
+        .collect();
+    let walls: Vec<f64> = units.iter().filter_map(|u| u.wall_ms).collect();
+    let unit_windows: f64 = units
+        .iter()
+        .filter_map(|u| u.energy.as_ref())
+        .flat_map(|e| e.windows.iter())
+        .filter_map(|&w| windows.get(w))
+        .map(|w| w.duration_s)
+        .sum();
+    let per_unit = if walls.is_empty() {
+        String::new()
+    } else {
+        let sum: f64 = walls.iter().sum::<f64>() / 1000.0;
+        format!(
+            "; the {} units measured took {:.2} s each on average, {:.0} % of it in their energy windows",
+            walls.len(),
+            sum / walls.len() as f64,
+            if sum > 0.0 { 100.0 * unit_windows / sum } else { 0.0 }
+        )
+    };
+    Some(format!(
+        "kc's own time in the isolated pass: {total:.1} s ({}){per_unit}",
+        parts.join(", ")
+    ))
 }

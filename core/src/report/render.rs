@@ -501,6 +501,61 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
+        let phase = |phase: &str, seconds| crate::results::PassPhase {
+            phase: phase.into(),
+            seconds,
+        };
+        let summary = crate::results::IsolatedSummary {
+            phases: vec![
+                phase("the memory image and its steps", 1.25),
+                phase("the units alone", 40.0),
+                phase("the round and the graph launch", 2.0),
+            ],
+            ..Default::default()
+        };
+        // Two units, 0.5 and 0.3 s, their figures' windows 0.2 and 0.12 s.
+        let window = |d| crate::results::energy::EnergyWindow {
+            duration_s: d,
+            ..Default::default()
+        };
+        let unit = |wall_ms, windows: Vec<usize>| crate::results::UnitResult {
+            wall_ms: Some(wall_ms),
+            energy: Some(crate::results::EnergySummary {
+                windows,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let units = [unit(500.0, vec![0, 1]), unit(300.0, vec![2])];
+        let windows = [window(0.1), window(0.1), window(0.12)];
+        let w = crate::report::model::pass_time_words(&summary, &units, &windows).unwrap();
+        assert_eq!(
+            w,
+            "kc's own time in the isolated pass: 43.2 s (the memory image and its steps 1.2 s, the units alone 40.0 s, the round and the graph launch 2.0 s); the 2 units measured took 0.40 s each on average, 40 % of it in their energy windows"
+        );
+        // Results of kc before session 31 have no phases: nothing said.
+        assert_eq!(
+            crate::report::model::pass_time_words(
+                &crate::results::IsolatedSummary::default(),
+                &units,
+                &windows
+            ),
+            None
+        );
+        // Said in the report's notes.
+        let iso = crate::results::Results {
+            mode: "isolated".into(),
+            isolated: Some(summary),
+            units: units.to_vec(),
+            windows: windows.to_vec(),
+            ..Default::default()
+        };
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(r.notes.iter().any(|n| n == &w), "{:?}", r.notes);
+    }
+
     use super::*;
 
     #[test]

@@ -579,48 +579,6 @@ pub struct PassPhase {
     pub seconds: f64,
 }
 
-/// The sentence on where an isolated pass's time went (`phases`, and the units' own
-/// `wall_ms`): each phase's seconds, the units' mean, and of the units' time their energy
-/// windows'. None without phases (results of kc before session 31).
-pub fn pass_time_words(
-    summary: &IsolatedSummary,
-    units: &[UnitResult],
-    windows: &[EnergyWindow],
-) -> Option<String> {
-    if summary.phases.is_empty() {
-        return None;
-    }
-    let total: f64 = summary.phases.iter().map(|p| p.seconds).sum();
-    let parts: Vec<String> = summary
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.1} s", p.phase, p.seconds))
-        .collect();
-    let walls: Vec<f64> = units.iter().filter_map(|u| u.wall_ms).collect();
-    let unit_windows: f64 = units
-        .iter()
-        .filter_map(|u| u.energy.as_ref())
-        .flat_map(|e| e.windows.iter())
-        .filter_map(|&w| windows.get(w))
-        .map(|w| w.duration_s)
-        .sum();
-    let per_unit = if walls.is_empty() {
-        String::new()
-    } else {
-        let sum: f64 = walls.iter().sum::<f64>() / 1000.0;
-        format!(
-            "; the {} units measured took {:.2} s each on average, {:.0} % of it in their energy windows",
-            walls.len(),
-            sum / walls.len() as f64,
-            if sum > 0.0 { 100.0 * unit_windows / sum } else { 0.0 }
-        )
-    };
-    Some(format!(
-        "kc's own time in the isolated pass: {total:.1} s ({}){per_unit}",
-        parts.join(", ")
-    ))
-}
-
 /// What the units alone read at their places (context cache). After one pass of the
 /// model's steps a place holds what its last writer left, and the image packs tensors
 /// whose lives do not overlap into the same bytes: `at_steps` gives each unit, before it
@@ -1069,57 +1027,6 @@ pub fn completion_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
-        let phase = |phase: &str, seconds| PassPhase {
-            phase: phase.into(),
-            seconds,
-        };
-        let summary = IsolatedSummary {
-            phases: vec![
-                phase("the memory image and its steps", 1.25),
-                phase("the units alone", 40.0),
-                phase("the round and the graph launch", 2.0),
-            ],
-            ..Default::default()
-        };
-        // Two units, 0.5 and 0.3 s, their figures' windows 0.2 and 0.12 s.
-        let window = |d| EnergyWindow {
-            duration_s: d,
-            ..Default::default()
-        };
-        let unit = |wall_ms, windows: Vec<usize>| UnitResult {
-            wall_ms: Some(wall_ms),
-            energy: Some(EnergySummary {
-                windows,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let units = [unit(500.0, vec![0, 1]), unit(300.0, vec![2])];
-        let windows = [window(0.1), window(0.1), window(0.12)];
-        let w = pass_time_words(&summary, &units, &windows).unwrap();
-        assert_eq!(
-            w,
-            "kc's own time in the isolated pass: 43.2 s (the memory image and its steps 1.2 s, the units alone 40.0 s, the round and the graph launch 2.0 s); the 2 units measured took 0.40 s each on average, 40 % of it in their energy windows"
-        );
-        // Results of kc before session 31 have no phases: nothing said.
-        assert_eq!(
-            pass_time_words(&IsolatedSummary::default(), &units, &windows),
-            None
-        );
-        // Said in the report's notes.
-        let iso = Results {
-            mode: "isolated".into(),
-            isolated: Some(summary),
-            units: units.to_vec(),
-            windows: windows.to_vec(),
-            ..Default::default()
-        };
-        let r = crate::report::model::build(None, Some(&iso));
-        assert!(r.notes.iter().any(|n| n == &w), "{:?}", r.notes);
-    }
 
     #[test]
     fn each_units_kernels_over_several_rounds_are_their_mean() {

@@ -179,7 +179,6 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // [`restore_model_values`]); a pass that fails is said once and the units go on
         // over what the image holds.
         let unit_from = std::time::Instant::now();
-        let restore_from = unit_from;
         // The values its steps read in the model, where a later step wrote them again, go
         // into the snapshot before the restore, so that one copy gives both (the first
         // unit's restore makes the snapshot: its values go in after, and a second copy).
@@ -225,7 +224,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         if !snapshot_first && !restore_failed && give(&mut values_at_steps, gpu, notes)? {
             gpu.restore_arena_snapshot()?;
         }
-        let restore_ms = ms_since(restore_from);
+        let restore_ms = ms_since(unit_from);
         // Only a launch that writes what it reads can run its values away: such a unit's
         // values are looked at after its timed launches too, so that one that ran them
         // away there goes to its measurement from the model's values before its windows.
@@ -682,15 +681,12 @@ fn measure_unit(
         look_early.then_some(&mut look as &mut Look<'_>),
         notes,
     )?;
-    let values = if first.windows_skipped {
-        early_values.take()
-    } else {
-        let after = match (&before, &steps_of_unit) {
-            (Some(_), Some((df, at))) => census(plan, gpu, df, at, CENSUS_STEPS)?,
-            _ => None,
-        };
-        before.as_ref().zip(after).map(|(b, a)| unit_values(b, &a))
-    };
+    // Its values after its windows, where it had them (the look's census, taken again);
+    // else those the look found after its timed launches.
+    if !first.windows_skipped {
+        look(gpu)?;
+    }
+    let values = early_values.take();
     // A unit whose repeats alone drove its values away is measured again, each launch
     // from the model's values at its places, where the snapshot holds them; with
     // `--units-restoring-all` (a diagnostic) every unit is.
@@ -895,12 +891,12 @@ fn time_and_energy(
     let pending: Result<Vec<f64>, _> = match look {
         None => Err(timed),
         Some(look) => {
-            let samples = timed.read(gpu)?;
+            let mut samples = timed.read(gpu)?;
             if look(gpu)? {
-                let besides = copy.unwrap_or_default();
-                let timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
+                let timed_end = span_end(timed_start, &samples);
+                less_copy(&mut samples, copy.unwrap_or_default());
                 return Ok(Measured {
-                    samples: samples.iter().map(|t| t - besides.s * 1e6).collect(),
+                    samples,
                     timed_start,
                     timed_end,
                     energy: None,
@@ -930,7 +926,7 @@ fn time_and_energy(
         Err(timed) => timed.read(gpu)?,
     };
     // The timed launches ended before the windows' launches: their own span, not now.
-    let mut timed_end = timed_start + (samples.iter().sum::<f64>() / 1000.0).round() as i64;
+    let mut timed_end = span_end(timed_start, &samples);
     // A few launches now and then take several times the others (seen on 0-3 units of a
     // model, in both orders of timing and energy): the mean would carry them into the
     // sum. Such a series is timed again, at most twice, and the steadiest kept; the
@@ -958,9 +954,7 @@ fn time_and_energy(
     // The graph's own launch (with any copy), for the energy windows.
     let launch_us = Stats::of(&samples).mean;
     let besides = copy.unwrap_or_default();
-    for t in &mut samples {
-        *t -= besides.s * 1e6;
-    }
+    less_copy(&mut samples, besides);
     // Windows whose clock the cap held down: the cap's reason alone also comes with a
     // unit's bursts past the limit at the clock the work asks for.
     let capped = windows
@@ -1017,6 +1011,19 @@ fn time_and_energy(
         launches_verified: None,
         windows_skipped: false,
     })
+}
+
+/// When timed launches that started at `start` (unix ms) ended: their own span, however
+/// long after them they were read.
+fn span_end(start: i64, samples: &[f64]) -> i64 {
+    start + (samples.iter().sum::<f64>() / 1000.0).round() as i64
+}
+
+/// Each launch's time less its restoring copy's own (`besides`; none: nothing taken off).
+fn less_copy(samples: &mut [f64], besides: Besides) {
+    for t in samples {
+        *t -= besides.s * 1e6;
+    }
 }
 
 /// Spans of the image closer than this are copied as one: a copy node costs a few

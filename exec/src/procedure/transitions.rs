@@ -261,10 +261,9 @@ pub(super) fn measure(
                     summary.round_recorded_gaps_us = Some(g);
                     summary.round_recorded_span_us = Some(span);
                 }
-                if let (Some(k), Some(alone_gaps)) = (round.kernels_us, gaps_alone) {
-                    summary.round_kernels_us = Some(k);
-                    summary.round_gap_extra_us =
-                        Some((round.cycle_us - k - alone_gaps) / switches as f64);
+                if let Some(gap) = round.gap_extra_us(gaps_alone) {
+                    summary.round_kernels_us = round.kernels_us;
+                    summary.round_gap_extra_us = Some(gap);
                 }
             }
             Err(e) => {
@@ -304,10 +303,10 @@ pub(super) fn measure(
                 ) {
                     Ok(round) => {
                         extra.push((round.extra_us, round.extra_sem_us));
-                        if let (Some(k), Some(g), false) =
-                            (round.kernels_us, gaps_alone_of(&order), gaps.is_empty())
+                        if let (Some(gap), false) =
+                            (round.gap_extra_us(gaps_alone_of(&order)), gaps.is_empty())
                         {
-                            gaps.push((round.cycle_us - k - g) / round.switches as f64);
+                            gaps.push(gap);
                         }
                         if let Some(v) = &round.unit_kernels_us {
                             kernels.push(unit_kernels_of(&entries, v));
@@ -498,6 +497,16 @@ struct Round {
     /// A restoring round's cycle from a launch of one cycle after the same copy, and its
     /// standard error (a diagnostic: [`kc_core::results::cycle_by_difference`]).
     cycle_by_difference: Option<(f64, f64)>,
+}
+
+impl Round {
+    /// The part of a switch that is gap between kernels: the timed cycle less its recorded
+    /// kernels (CUPTI) less the entries' gaps alone (`gaps_alone`), per switch; none
+    /// without either.
+    fn gap_extra_us(&self, gaps_alone: Option<f64>) -> Option<f64> {
+        let (k, g) = (self.kernels_us?, gaps_alone?);
+        Some((self.cycle_us - k - g) / self.switches as f64)
+    }
 }
 
 /// A restoring round's copy takes at most about this share of each launch: the round then
