@@ -109,10 +109,19 @@ pub fn read_results(path: &Path) -> Result<Results, ReportError> {
             ),
         });
     }
-    serde_json::from_value(v).map_err(|e| ReportError::NotResults {
+    let mut r: Results = serde_json::from_value(v).map_err(|e| ReportError::NotResults {
         path: p,
         why: e.to_string(),
-    })
+    })?;
+    // Older results' duty-cycle energies are mended on reading, and say so.
+    if let Some((n, j)) = r.mend_duty_spin() {
+        r.mended_on_reading.push(format!(
+            "the energy of {} measured at a duty cycle was mended on reading: kc before session 32 took off the spin's power over the launch less the unit alone, short of the spin's own time, so {} kept {j:.4} J per replay of the spin's energy, taken off now",
+            crate::words::count(n as u64, "unit"),
+            if n == 1 { "it" } else { "they" },
+        ));
+    }
+    Ok(r)
 }
 
 /// The largest magnitude a figure in a results file may have. Microseconds, joules,

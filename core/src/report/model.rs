@@ -1016,6 +1016,10 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         r.notes
             .push("no isolated results: the predicted side of the comparison is missing".into());
     }
+    // What reading mended in an older kc's figures.
+    for res in [graph, isolated].into_iter().flatten() {
+        r.notes.extend(res.mended_on_reading.iter().cloned());
+    }
     // Where kc's own time went in the isolated pass (results since session 31).
     if let Some(w) =
         isolated.and_then(|i| pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))

@@ -465,6 +465,13 @@ pub struct PredictionInputs {
     pub duty_j: f64,
     pub duty_alone_j: f64,
     pub duty_still_capped: usize,
+    /// Over the units that drew past the power limit alone, Σ invocations × (their time at
+    /// the duty cycle − alone back to back), microseconds per replay
+    /// ([`crate::results::UnitResult::time_at_duty`]), and whether the prediction takes it:
+    /// not where the round or the pairs were measured against their times alone (kc before
+    /// session 32), whose extras then already hold it.
+    pub duty_time_us: f64,
+    pub duty_time_taken: bool,
     /// The lowest share of a launch any of those still-capped units had (their last duty).
     pub duty_still_capped_share: Option<f64>,
     /// Units measured at a duty cycle on request (`--duty-energy-all`) whose windows alone
@@ -567,6 +574,7 @@ impl PredictionInputs {
                 } else {
                     p.duty_units += 1;
                     p.duty_j += e.per_item_j.mean * n;
+                    p.duty_time_us += u.time_at_duty().map_or(0.0, |d| (d.mean - t.mean) * n);
                     p.duty_alone_j += d.alone_per_item_j * n;
                     if d.duty_capped_windows > 0 {
                         p.duty_still_capped += 1;
@@ -578,8 +586,7 @@ impl PredictionInputs {
                 }
                 // The spin's power is taken off every window of every such unit: its
                 // uncertainty moves them all alike, so it adds linearly over the units.
-                let spin_s =
-                    (d.launch_us - d.unit_launch_us).max(0.0) / 1e6 / f64::from(u.unroll.max(1));
+                let spin_s = d.spin_time_us() / 1e6 / f64::from(u.unroll.max(1));
                 spin_u_j += n * d.spin_sem_w * spin_s;
             }
             if let Some(a) = &u.after_lead_in {
@@ -620,6 +627,9 @@ impl PredictionInputs {
             }
         }
         p.plain_u_us = p.plain_u_us.sqrt();
+        p.duty_time_taken = p.transitions.as_ref().is_none_or(|t| {
+            t.alone_at_model_clock || (t.round_extra_us.is_none() && t.measured.is_empty())
+        });
         if !p.unit_us.is_empty() {
             p.plain_energy_j = energy.map(|e| e.0);
             // Beside the windows' spread, the spin's, for units measured at a duty cycle.
@@ -865,6 +875,25 @@ impl Report {
                 ),
             };
         let mut terms: Vec<PredictionTerm> = Vec::new();
+        // Units that drew past the power limit alone ran there at a clock the model does
+        // not hold them to: their time at the duty cycle, where their energy was measured,
+        // is the model's. No energy of its own: their energy is already the duty cycle's.
+        if inp.duty_units > 0 && inp.duty_time_taken && inp.duty_time_us != 0.0 {
+            terms.push(PredictionTerm {
+                what: format!(
+                    "{} that drew past the power limit alone, at the clock the model runs {} at: {} time at the duty cycle {} energy was measured at, in place of {} time alone at the cap",
+                    crate::words::count(inp.duty_units as u64, "unit"),
+                    if inp.duty_units == 1 { "it" } else { "them" },
+                    if inp.duty_units == 1 { "its" } else { "their" },
+                    if inp.duty_units == 1 { "its" } else { "their" },
+                    if inp.duty_units == 1 { "its" } else { "their" },
+                ),
+                us: inp.duty_time_us,
+                energy_j: Some(0.0),
+                energy_u_j: Some(0.0),
+                ..Default::default()
+            });
+        }
         let mut weighting_u_us: Option<f64> = None;
         let mut coverage = String::from(
             "no terms measured: an isolated pass with --no-parts, under the cold cache, or by an older kc",
@@ -1375,8 +1404,16 @@ impl Report {
                         100.0 * inp.duty_still_capped_share.unwrap_or_default()
                     ),
                 };
+                let time = if inp.duty_time_taken {
+                    String::new()
+                } else {
+                    format!(
+                        "; their time alone stands, at the cap ({:+.1} us per replay at the duty cycle): these results' round was measured against it (kc before session 32)",
+                        inp.duty_time_us
+                    )
+                };
                 format!(
-                    "{} drew past the power limit alone (the power cap in their windows, the clock below the model's): their energy was measured again with a spin kernel after each launch, its power taken off, {}{still}",
+                    "{} drew past the power limit alone (the power cap in their windows, the clock below the model's): their energy was measured again with a spin kernel after each launch, its power taken off, {}{still}{time}",
                     crate::words::count(inp.duty_units as u64, "unit"),
                     measured_again(inp.duty_j, "alone at the cap", inp.duty_alone_j, "J", 4)
                 )
@@ -1762,6 +1799,57 @@ mod tests {
         let md = crate::report::render::markdown(&r);
         assert!(md.contains("## Prediction from parts"), "{md}");
         assert!(md.contains("**prediction from parts**"));
+    }
+
+    #[test]
+    fn a_unit_at_the_cap_alone_is_timed_at_its_duty_cycle_where_the_round_was() {
+        // Unit 0 (4 invocations of 10 us; 100 a launch) drew past the power limit alone: at
+        // half its launch its duty launches took 1900 us with a 1000 us spin, 9 us an
+        // invocation, 4 us per replay less than alone.
+        let mut iso = isolated();
+        iso.units[0].unroll = 100;
+        iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
+            unit_share: 0.5,
+            launch_us: 1900.0,
+            unit_launch_us: 1000.0,
+            capped_windows: 1,
+            spin_us: Some(1000.0),
+            ..Default::default()
+        });
+        let g = graph(66.0, 0.0250);
+        let duty_term = |p: &Prediction| {
+            p.terms
+                .iter()
+                .find(|t| {
+                    t.what
+                        .starts_with("1 unit that drew past the power limit alone")
+                })
+                .cloned()
+        };
+        // The pairs were measured against its time alone (kc before session 32): their
+        // extras already hold the cap's cost, so the term is left out, and said.
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(duty_term(&p), None, "{:?}", p.terms);
+        assert!((p.predicted_us - 65.5).abs() < 1e-9);
+        let d = p.duty_energy.unwrap();
+        assert!(
+            d.ends_with("; their time alone stands, at the cap (-4.0 us per replay at the duty cycle): these results' round was measured against it (kc before session 32)"),
+            "{d}"
+        );
+        // Measured against its time at the model's clock (since session 32): the term,
+        // with no energy of its own (the unit's energy is the duty cycle's already).
+        transitions(&mut iso).alone_at_model_clock = true;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let t = duty_term(&p).expect("the duty cycle's time");
+        assert!((t.us + 4.0).abs() < 1e-9, "{t:?}");
+        assert_eq!(t.energy_j, Some(0.0));
+        assert!((p.predicted_us - 61.5).abs() < 1e-9);
+        assert!((p.predicted_energy_j.unwrap() - (0.024 + 100.0 * 5.5e-6)).abs() < 1e-12);
+        assert!(!p.duty_energy.unwrap().contains("time alone stands"));
+        // Without a round or pairs nothing holds it: the term again.
+        iso.isolated.as_mut().unwrap().transitions = None;
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert!((duty_term(&p).unwrap().us + 4.0).abs() < 1e-9);
     }
 
     /// The report of a graph that replayed 60 us of traced GPU work per iteration against
@@ -2628,11 +2716,14 @@ mod tests {
         // its own, and none of a power cap.
         iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
             alone_per_item_j: 0.0036,
+            unit_share: 0.5,
             launch_us: 2000.0,
             unit_launch_us: 1000.0,
             spin_sem_w: 2.0,
             ..Default::default()
         });
+        // Pairs measured against the units at the model's clock (kc since session 32).
+        transitions(&mut iso).alone_at_model_clock = true;
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         assert_eq!(p.duty_energy, None);
         let asked = p.duty_energy_asked.as_deref().unwrap();

@@ -376,6 +376,28 @@ pub struct DutyEnergy {
     /// launches after the windows (too few batches; before session 24, always).
     #[serde(default)]
     pub launch_batches: usize,
+    /// The spin's own time per launch that was taken off the energy, microseconds (since
+    /// session 32: [`DutyEnergy::spin_time_us`]). Absent in older results, which took off
+    /// the launch less the unit's graph alone: short of the spin by as much as the unit ran
+    /// faster at the duty cycle than alone at the cap ([`Results::mend_duty_spin`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_us: Option<f64>,
+}
+
+impl DutyEnergy {
+    /// The spin's time per launch, microseconds: the unit's graph alone × (1 − share) /
+    /// share, as it was asked for; it waits on the GPU's global timer, so it takes that
+    /// long at any clock.
+    pub fn spin_time_us(&self) -> f64 {
+        self.unit_launch_us * (1.0 - self.unit_share) / self.unit_share.max(1e-9)
+    }
+
+    /// How much longer an invocation of the unit ran at the duty cycle than alone back to
+    /// back, microseconds (negative where the power cap held the unit down alone): the
+    /// launch less the spin, less the unit's graph alone, per invocation.
+    pub fn time_shift_us(&self, unroll: u32) -> f64 {
+        (self.launch_us - self.spin_time_us() - self.unit_launch_us) / f64::from(unroll.max(1))
+    }
 }
 
 /// A cycle's time and its standard error from launches of `cycles` cycles (`long`) and of
@@ -497,11 +519,10 @@ pub fn energy_summary_besides(
     }
 }
 
-/// A duty cycle's spin ([`DutyEnergy`]): the launch's time (`launch_s`) less the unit's
-/// graph's time alone (`unit_launch_s`), at the spin's power `spin_w`; none where the
-/// launch was timed shorter than the unit's graph.
-pub fn spin_besides(launch_s: f64, unit_launch_s: f64, spin_w: f64) -> Besides {
-    let s = (launch_s - unit_launch_s).max(0.0);
+/// A duty cycle's spin ([`DutyEnergy`]): its own time (`spin_s`, [`DutyEnergy::spin_time_us`])
+/// at the spin's power `spin_w`.
+pub fn spin_besides(spin_s: f64, spin_w: f64) -> Besides {
+    let s = spin_s.max(0.0);
     Besides { j: spin_w * s, s }
 }
 
@@ -777,6 +798,12 @@ pub struct RoundRestoring {
 pub struct TransitionsSummary {
     /// Transitions per replay between different units, all of them.
     pub total: u64,
+    /// Whether the extras below are against each unit's time at the clock the model runs
+    /// it at ([`UnitResult::time_at_model_clock`]: at its duty cycle where it drew past the
+    /// power limit alone; since session 32). Before, against its time alone, where the
+    /// cap's cost to a unit alone came out of the round's gaps.
+    #[serde(default)]
+    pub alone_at_model_clock: bool,
     /// Of them, those whose pair was measured.
     pub covered: u64,
     /// Distinct pairs, and how many were measured (the most frequent first).
@@ -936,6 +963,26 @@ pub struct RoundBySize {
     pub extra_sem_us: f64,
 }
 
+impl UnitResult {
+    /// Where the unit alone drew past the power limit (its windows alone saw the cap and
+    /// its energy was measured at a duty cycle), its time per invocation at the duty
+    /// cycle: at the clock the model runs it at, as its energy is. `None` for every other
+    /// unit, and without a time.
+    pub fn time_at_duty(&self) -> Option<Stats> {
+        let d = self
+            .energy_at_duty
+            .as_ref()
+            .filter(|d| d.capped_windows > 0)?;
+        Some(self.time_us.as_ref()?.shifted(d.time_shift_us(self.unroll)))
+    }
+
+    /// The unit's time per invocation at the clock the model runs it at: at its duty cycle
+    /// where it drew past the power limit alone ([`Self::time_at_duty`]), else alone.
+    pub fn time_at_model_clock(&self) -> Option<Stats> {
+        self.time_at_duty().or_else(|| self.time_us.clone())
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Results {
     pub schema_version: u32,
@@ -961,6 +1008,54 @@ pub struct Results {
     /// not end (a fault in the diagnostic ended the process or its GPU context).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unfinished: Option<String>,
+    /// What reading the file mended in figures an older kc wrote (not written back; the
+    /// report says so in its notes).
+    #[serde(skip)]
+    pub mended_on_reading: Vec<String>,
+}
+
+impl Results {
+    /// Mends the energy of units measured at a duty cycle by kc before session 32, which
+    /// took off each launch's energy the spin's power over the launch less the unit's
+    /// graph alone. Where the unit ran faster at the duty cycle than alone at the power cap
+    /// (the point of the duty cycle), that is short of the spin's own time
+    /// ([`DutyEnergy::spin_time_us`]), and the unit kept the rest of the spin's energy.
+    /// The shortfall's energy at the spin's power (above idle: at the spin's power less the
+    /// idle power) is taken off every window's figure, and `spin_us` set. Returns how many
+    /// units, and the joules per invocation taken off over their invocations, where any.
+    pub fn mend_duty_spin(&mut self) -> Option<(usize, f64)> {
+        let idle_w = self.idle.as_ref().map_or(0.0, |w| w.avg_power_w);
+        let (mut units, mut joules) = (0, 0.0);
+        for u in &mut self.units {
+            let (Some(d), Some(e)) = (u.energy_at_duty.as_mut(), u.energy.as_mut()) else {
+                continue;
+            };
+            if d.spin_us.is_some() {
+                continue;
+            }
+            let spin_us = d.spin_time_us();
+            let short_s = (spin_us - (d.launch_us - d.unit_launch_us).max(0.0)).max(0.0) / 1e6;
+            let items = f64::from(u.unroll.max(1));
+            let j = d.spin_w * short_s / items;
+            e.per_item_j = e.per_item_j.shifted(-j);
+            e.per_item_above_idle_j = e
+                .per_item_above_idle_j
+                .shifted(-(d.spin_w - idle_w) * short_s / items);
+            d.spin_us = Some(spin_us);
+            if j > 0.0 {
+                units += 1;
+                joules += j * u.invocations as f64;
+            }
+        }
+        if let Some(e) = self
+            .isolated
+            .as_mut()
+            .and_then(|i| i.predicted_energy_j.as_mut())
+        {
+            *e -= joules;
+        }
+        (units > 0).then_some((units, joules))
+    }
 }
 
 /// One rank's place in a job.
@@ -1145,7 +1240,7 @@ mod tests {
         // drawing 150 W. Windows at 450 and 460 W: the launch's 0.9 and 0.92 J, less the
         // spin's 0.15 J, over 10 invocations.
         let ws = [w(45.0, 0.1, 50), w(46.0, 0.1, 50)];
-        let spin = spin_besides(2e-3, 1e-3, 150.0);
+        let spin = spin_besides(1e-3, 150.0);
         let s = energy_summary_besides(&ws, 3, Some(100.0), 2e-3, spin, 10.0);
         assert_eq!(s.windows, vec![3, 4]);
         assert!(
@@ -1157,9 +1252,81 @@ mod tests {
         // Above idle: less 100 W over the unit's own 0.1 ms per invocation.
         assert!((s.per_item_above_idle_j.mean - 0.0660).abs() < 1e-12);
         assert!((s.avg_power_w.mean - 455.0).abs() < 1e-9);
-        // A spin longer than the launch is no spin (a launch timed short): nothing negative.
-        let s = energy_summary_besides(&ws, 0, None, 1e-3, spin_besides(1e-3, 2e-3, 150.0), 10.0);
+        // A spin of no time (or less) takes nothing off: nothing negative.
+        let s = energy_summary_besides(&ws, 0, None, 1e-3, spin_besides(-1e-3, 150.0), 10.0);
         assert!((s.per_item_j.mean - 0.0455).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_unit_at_the_cap_is_timed_at_its_duty_cycle_and_an_older_spin_is_mended() {
+        // Qwen2's training step graph, session 32, unit 46 (aten::mm, 3 invocations a
+        // launch): 457.2 us alone at the cap, a launch of 1371.46 us; at a third, launches
+        // of 3895.3 us with a spin asked for 2742.92 us: 384.2 us an invocation.
+        let duty = DutyEnergy {
+            unit_share: 1.0 / 3.0,
+            launch_us: 3895.3,
+            unit_launch_us: 1371.46,
+            spin_w: 137.17,
+            capped_windows: 1,
+            ..Default::default()
+        };
+        assert!((duty.spin_time_us() - 2742.92).abs() < 1e-9);
+        assert!((duty.time_shift_us(3) - (3895.3 - 2742.92 - 1371.46) / 3.0).abs() < 1e-9);
+        let unit = UnitResult {
+            status: "ok".into(),
+            unroll: 3,
+            invocations: 3,
+            time_us: Some(Stats::of(&[457.0, 457.4])),
+            energy: Some(EnergySummary {
+                per_item_j: Stats::of(&[0.30, 0.31]),
+                per_item_above_idle_j: Stats::of(&[0.25, 0.26]),
+                ..Default::default()
+            }),
+            energy_at_duty: Some(duty.clone()),
+            ..Default::default()
+        };
+        let at = unit.time_at_duty().unwrap();
+        assert!(
+            (at.mean - (457.2 - 73.02666666666666)).abs() < 1e-9,
+            "{at:?}"
+        );
+        assert_eq!(at.std, unit.time_us.as_ref().unwrap().std);
+        assert_eq!(unit.time_at_model_clock(), Some(at));
+        // Asked for (its windows alone under the cap) or none: its time alone.
+        let mut asked = unit.clone();
+        asked.energy_at_duty.as_mut().unwrap().capped_windows = 0;
+        assert_eq!(asked.time_at_duty(), None);
+        assert_eq!(asked.time_at_model_clock(), asked.time_us);
+        // Before session 32 the launch less the unit alone, 2523.84 us, was taken off as
+        // the spin: 219.08 us of spin at 137.17 W kept, per launch of 3 invocations.
+        let mut r = Results {
+            idle: Some(EnergyWindow {
+                avg_power_w: 100.0,
+                ..Default::default()
+            }),
+            units: vec![unit],
+            isolated: Some(IsolatedSummary {
+                predicted_energy_j: Some(1.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let kept = 137.17 * 219.08e-6 / 3.0;
+        let (n, j) = r.mend_duty_spin().unwrap();
+        assert_eq!(n, 1);
+        assert!((j - 3.0 * kept).abs() < 1e-12, "{j}");
+        let e = r.units[0].energy.as_ref().unwrap();
+        assert!((e.per_item_j.mean - (0.305 - kept)).abs() < 1e-12);
+        assert!((e.per_item_above_idle_j.mean - (0.255 - 37.17 * 219.08e-6 / 3.0)).abs() < 1e-12);
+        assert!(
+            (r.isolated.as_ref().unwrap().predicted_energy_j.unwrap() - (1.0 - j)).abs() < 1e-12
+        );
+        assert_eq!(
+            r.units[0].energy_at_duty.as_ref().unwrap().spin_us,
+            Some(duty.spin_time_us())
+        );
+        // Mended once: a second reading, or results kc wrote since, are left as they are.
+        assert_eq!(r.mend_duty_spin(), None);
     }
 
     #[test]
@@ -1176,7 +1343,7 @@ mod tests {
         );
         assert!((s.per_item_above_idle_j.mean - 0.031).abs() < 1e-12);
         // At a duty cycle the spin comes on top: 2.2 ms launches, the copy and unit 1.1 ms.
-        let both = spin_besides(2.2e-3, 1.1e-3, 150.0).and(copy);
+        let both = spin_besides(1.1e-3, 150.0).and(copy);
         assert!((both.j - (0.165 + 0.03)).abs() < 1e-12);
         assert!((both.s - 1.2e-3).abs() < 1e-15);
         let d = energy_summary_besides(&[w(60.0, 0.1, 45)], 0, Some(100.0), 2.2e-3, both, 10.0);

@@ -97,6 +97,20 @@ impl Stats {
         }
     }
 
+    /// The same statistics with `d` added to every value (the spread unchanged).
+    pub fn shifted(&self, d: f64) -> Stats {
+        Stats {
+            n: self.n,
+            mean: self.mean + d,
+            min: self.min + d,
+            max: self.max + d,
+            std: self.std,
+            p50: self.p50 + d,
+            p90: self.p90 + d,
+            p99: self.p99 + d,
+        }
+    }
+
     /// The same statistics with every value divided by `k` (per-invocation figures from
     /// per-graph ones).
     pub fn scaled(&self, k: f64) -> Stats {
