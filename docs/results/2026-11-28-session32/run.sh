@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 32 (session 31's run.sh; part e prepared in session 31, run in session 32). PART names a set of models; each is
+# Session 32 (session 31's run.sh; part e prepared in session 31, run in session 32; calls 1 and 3 ran a byte-identical copy of session 31's mixtral_offsets_probe.py from this folder, which was removed after). PART names a set of models; each is
 # captured, answered by `kc run --reference` with KC_ARGS, the model measured again
 # (`--remeasure`), and reported; `abflags` answers it a second time on the same capture
 # with other flags.
@@ -147,7 +147,7 @@ e) # Prepared in session 31 for the next session (not yet run): Mixtral's offset
    # graphs ran more GPU activities than their eager traces (Qwen2 502 against 485, LLaMA
    # 320 against 307), traced as the graphs themselves
    mark "mixtral_offsets_probe"
-   $py docs/results/2026-11-28-session32/mixtral_offsets_probe.py > $out/mixtral_offsets_probe.txt 2>&1
+   $py docs/results/2026-11-28-session31/mixtral_offsets_probe.py > $out/mixtral_offsets_probe.txt 2>&1
    model qwen2_train_graph --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach --cuda-graph
    model llama_train_graph --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph ;;
 f) # kc-m (session 32): the units that drew past the power limit alone timed at their duty
@@ -163,7 +163,7 @@ g) # kc-m (session 32): Mixtral's decode graph captured and answered, then in th
    # step as a graph again
    model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    mark "mixtral_offsets_probe"
-   $py docs/results/2026-11-28-session32/mixtral_offsets_probe.py > $out/mixtral_offsets_probe.txt 2>&1
+   $py docs/results/2026-11-28-session31/mixtral_offsets_probe.py > $out/mixtral_offsets_probe.txt 2>&1
    model llama_train_graph --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph ;;
 h) # kc-m (session 32): two more training steps with units at the power cap, answered
    # with the duty cycle's time: Wide ResNet-50-2's step with fused Adam (session 24) and
