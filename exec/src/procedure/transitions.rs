@@ -61,7 +61,7 @@ pub(super) fn measure(
     // Each unit's time alone at the clock the model runs it at: a unit that drew past the
     // power limit alone is taken at its duty cycle, as its energy is, so that what the
     // cap cost it alone is not read as the round's saving (Qwen2's training step graph,
-    // session 32: three GEMMs 20 % slower alone at the cap made -0.85 us per switch).
+    // session 32: three GEMMs 7-19 % slower alone at the cap made -0.85 us per switch).
     let at_model_clock: std::collections::HashMap<u32, Stats> = ok
         .iter()
         .filter_map(|(&id, r)| Some((id, r.time_at_model_clock()?)))
