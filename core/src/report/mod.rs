@@ -280,3 +280,66 @@ pub fn write_all(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), ReportEr
         source,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::stats::Stats;
+    use crate::results::{DutyEnergy, EnergySummary, UnitResult};
+
+    #[test]
+    fn reading_an_older_duty_energy_mends_it_once_and_says_so() {
+        // A unit of 2 invocations a launch measured at half its launch: 1000 us alone, a
+        // launch of 1800 us, so the spin took 1000 us where kc before session 32 took off
+        // 800 us of it at 150 W: 0.015 J an invocation kept.
+        let unit = UnitResult {
+            id: 0,
+            status: "ok".into(),
+            unroll: 2,
+            invocations: 4,
+            time_us: Some(Stats::of(&[500.0, 500.0])),
+            energy: Some(EnergySummary {
+                per_item_j: Stats::of(&[0.2, 0.2]),
+                per_item_above_idle_j: Stats::of(&[0.15, 0.15]),
+                ..Default::default()
+            }),
+            energy_at_duty: Some(DutyEnergy {
+                unit_share: 0.5,
+                launch_us: 1800.0,
+                unit_launch_us: 1000.0,
+                spin_w: 150.0,
+                capped_windows: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let older = Results {
+            schema_version: RESULTS_SCHEMA_VERSION,
+            mode: "isolated".into(),
+            units: vec![unit],
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.isolated.context.json");
+        std::fs::write(&path, serde_json::to_string(&older).unwrap()).unwrap();
+        let r = read_results(&path).unwrap();
+        let e = r.units[0].energy.as_ref().unwrap().per_item_j.mean;
+        assert!((e - (0.2 - 0.015)).abs() < 1e-12, "{e}");
+        assert_eq!(r.mended_on_reading.len(), 1);
+        assert!(
+            r.mended_on_reading[0]
+                .starts_with("the energy of 1 unit measured at a duty cycle was mended on reading")
+                && r.mended_on_reading[0].contains("it kept 0.0600 J per replay"),
+            "{:?}",
+            r.mended_on_reading
+        );
+        // The report says it in its notes.
+        let report = crate::report::model::build(None, Some(&r));
+        assert!(report.notes.contains(&r.mended_on_reading[0]));
+        // Written again by kc since (the spin's time recorded), it reads as it is.
+        std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+        let again = read_results(&path).unwrap();
+        assert!(again.mended_on_reading.is_empty());
+        assert_eq!(again.units[0].energy, r.units[0].energy);
+    }
+}
