@@ -879,14 +879,14 @@ impl Report {
         // not hold them to: their time at the duty cycle, where their energy was measured,
         // is the model's. No energy of its own: their energy is already the duty cycle's.
         if inp.duty_units > 0 && inp.duty_time_taken && inp.duty_time_us != 0.0 {
+            let (them, their) = match inp.duty_units {
+                1 => ("it", "its"),
+                _ => ("them", "their"),
+            };
             terms.push(PredictionTerm {
                 what: format!(
-                    "{} that drew past the power limit alone, at the clock the model runs {} at: {} time at the duty cycle {} energy was measured at, in place of {} time alone at the cap",
+                    "{} that drew past the power limit alone, at the clock the model runs {them} at: {their} time at the duty cycle {their} energy was measured at, in place of {their} time alone at the cap",
                     crate::words::count(inp.duty_units as u64, "unit"),
-                    if inp.duty_units == 1 { "it" } else { "them" },
-                    if inp.duty_units == 1 { "its" } else { "their" },
-                    if inp.duty_units == 1 { "its" } else { "their" },
-                    if inp.duty_units == 1 { "its" } else { "their" },
                 ),
                 us: inp.duty_time_us,
                 energy_j: Some(0.0),

@@ -385,11 +385,18 @@ pub struct DutyEnergy {
 }
 
 impl DutyEnergy {
-    /// The spin's time per launch, microseconds: the unit's graph alone × (1 − share) /
-    /// share, as it was asked for; it waits on the GPU's global timer, so it takes that
-    /// long at any clock.
+    /// The spin a duty cycle asks for after a unit's graph of `unit_launch_us`, for the unit
+    /// to be `share` of each launch, microseconds: the graph × (1 − share) / share. It waits
+    /// on the GPU's global timer, so it takes that long at any clock.
+    pub fn spin_for_us(unit_launch_us: f64, share: f64) -> f64 {
+        unit_launch_us * (1.0 - share) / share.max(1e-9)
+    }
+
+    /// The spin's time per launch, microseconds: as recorded (`spin_us`), else as it was
+    /// asked for ([`Self::spin_for_us`]).
     pub fn spin_time_us(&self) -> f64 {
-        self.unit_launch_us * (1.0 - self.unit_share) / self.unit_share.max(1e-9)
+        self.spin_us
+            .unwrap_or_else(|| Self::spin_for_us(self.unit_launch_us, self.unit_share))
     }
 
     /// How much longer an invocation of the unit ran at the duty cycle than alone back to

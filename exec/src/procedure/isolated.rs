@@ -1184,7 +1184,7 @@ fn duty_energy(
     };
     let mut last = None;
     for share in DUTY_SHARES {
-        let spin_ns = (unit_launch_us * 1000.0 * (1.0 - share) / share).round() as u64;
+        let spin_ns = (DutyEnergy::spin_for_us(unit_launch_us, share) * 1000.0).round() as u64;
         let graph = gpu.capture(|gpu| {
             enqueue_unit(gpu)?;
             gpu.enqueue_spin(0, spin_ns)
