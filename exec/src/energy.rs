@@ -254,6 +254,59 @@ pub fn measure_series(
     }
 }
 
+/// Windows whose tick period [`tick_period_s`] takes the median of, the latest first.
+const TICK_PERIOD_WINDOWS: usize = 6;
+
+/// The counter's tick period, seconds: the median over the latest windows of each one's
+/// duration over the periods it spans (a window's `ticks` count both its ends, so it spans
+/// `ticks − 1`); `None` without a window of two ticks or more.
+pub fn tick_period_s(windows: &[EnergyWindow]) -> Option<f64> {
+    let mut periods: Vec<f64> = windows
+        .iter()
+        .rev()
+        .filter(|w| w.ticks >= 2 && w.duration_s > 0.0)
+        .take(TICK_PERIOD_WINDOWS)
+        .map(|w| w.duration_s / f64::from(w.ticks - 1))
+        .collect();
+    if periods.is_empty() {
+        return None;
+    }
+    periods.sort_by(f64::total_cmp);
+    Some(periods[periods.len() / 2])
+}
+
+/// Seconds from `now_ms` until the counter's next tick, from a tick seen at
+/// `last_tick_ms` and the counter's period (all on the windows' clock, Unix
+/// milliseconds). Only a prediction: the counter's period drifts, so a caller keeps a
+/// margin and does not lean on it long after the tick it counts from.
+pub fn until_next_tick_s(last_tick_ms: i64, period_s: f64, now_ms: i64) -> f64 {
+    let since = (now_ms - last_tick_ms).max(0) as f64 / 1000.0;
+    let periods = (since / period_s).floor() + 1.0;
+    periods * period_s - since
+}
+
+/// The head of `launches` back-to-back launches (`launch_us` each) that ends before the
+/// counter's next tick (`until_tick_s` away) less `margin_s`: what can be done with the
+/// head's results, before the tick, keeps the windows from starting a tick later. `None`
+/// (all of them) where no tick is predicted, where the head would be all of them anyway,
+/// or where it would be under ten launches or under a quarter of them: too few repeats to
+/// stand for the rest (a unit's look asks whether its repeats ran its values away).
+pub fn head_before_tick(
+    until_tick_s: Option<f64>,
+    margin_s: f64,
+    launch_us: f64,
+    launches: usize,
+) -> Option<usize> {
+    let budget_s = until_tick_s? - margin_s;
+    // A hair over, so that a whole number of launches that fits exactly counts.
+    let fit = (budget_s * 1e6 / launch_us.max(0.001) + 1e-6).floor();
+    if !fit.is_finite() || fit < 0.0 {
+        return None;
+    }
+    let n = (fit as usize).min(launches);
+    (n >= 10 && n * 4 >= launches && n < launches).then_some(n)
+}
+
 /// Whether the windows' mean power has reached the relative standard error `target`.
 fn reached(windows: &[EnergyWindow], target: f64) -> bool {
     if target <= 0.0 || windows.len() < 2 {
@@ -618,6 +671,66 @@ mod tests {
             ..series(0)
         };
         assert!(run(&spec).iter().all(|w| !w.settling));
+    }
+
+    #[test]
+    fn the_next_tick_is_predicted_from_the_last_and_the_period() {
+        let clock = FakeClock {
+            t: Cell::new(0.013),
+        };
+        let mut meter = Fake {
+            clock: &clock,
+            watts: 300.0,
+        };
+        let series = SeriesSpec {
+            window: WindowSpec {
+                label: "unit 2",
+                min_seconds: 0.05,
+                poll_seconds: 0.0005,
+                stall_seconds: 2.0,
+            },
+            min_windows: 2,
+            max_windows: 2,
+            target_rel_sem: 0.0,
+            stop_after: None,
+            settled: None,
+            max_settling: 0,
+        };
+        let ws = measure_series(&mut meter, &clock, &series, &mut || Ok(0)).unwrap();
+        // The fake counter ticks every 100 ms; its windows say so.
+        let period = tick_period_s(&ws).expect("a period");
+        assert!((period - 0.1).abs() < 0.002, "{period}");
+        // 37 ms after the last tick, the next is 63 ms away; 137 ms after, still 63.
+        let last = ws.last().unwrap().end_unix_ms;
+        assert!((until_next_tick_s(last, 0.1, last + 37) - 0.063).abs() < 1e-9);
+        assert!((until_next_tick_s(last, 0.1, last + 137) - 0.063).abs() < 1e-9);
+        // At the tick itself the next is a period away.
+        assert!((until_next_tick_s(last, 0.1, last) - 0.1).abs() < 1e-9);
+        // A window of three ticks spans two periods; none without windows of two.
+        let mut long = ws[0].clone();
+        long.ticks = 3;
+        long.duration_s = 0.2;
+        assert!((tick_period_s(&[long]).unwrap() - 0.1).abs() < 1e-12);
+        let mut one = ws[0].clone();
+        one.ticks = 1;
+        assert_eq!(tick_period_s(&[one]), None);
+        assert_eq!(tick_period_s(&[]), None);
+    }
+
+    #[test]
+    fn a_head_of_launches_ends_before_the_next_tick() {
+        // 37 ms to the tick, 12 ms margin, 1 ms launches: 25 of 48 fit.
+        assert_eq!(head_before_tick(Some(0.037), 0.012, 1000.0, 48), Some(25));
+        // Without a tick predicted, or with all of them fitting, no head.
+        assert_eq!(head_before_tick(None, 0.012, 1000.0, 48), None);
+        assert_eq!(head_before_tick(Some(0.09), 0.012, 1000.0, 48), None);
+        // Under ten, or under a quarter, is too few to stand for the rest.
+        assert_eq!(head_before_tick(Some(0.021), 0.012, 1000.0, 48), None);
+        assert_eq!(head_before_tick(Some(0.030), 0.012, 1000.0, 100), None);
+        assert_eq!(head_before_tick(Some(0.040), 0.012, 1000.0, 100), Some(28));
+        // A tick closer than the margin, or a nonsense launch time, gives none.
+        assert_eq!(head_before_tick(Some(0.005), 0.012, 1000.0, 48), None);
+        assert_eq!(head_before_tick(Some(0.05), 0.012, f64::NAN, 48), None);
     }
 
     #[test]

@@ -182,6 +182,11 @@ pub struct ExecOptions {
     /// spin after each launch), not only a unit whose windows alone saw the power cap; the
     /// back-to-back figure is kept beside it (`DutyEnergy::alone_per_item_j`).
     pub duty_energy_all: bool,
+    /// Isolated mode, a diagnostic: a unit measured at a duty cycle is measured at both of
+    /// its shares (a third and a fifth), the one that is not its answer kept beside it
+    /// (`DutyEnergy::other_share`): where the two part, the spin's power taken off is not
+    /// what the spin drew between the unit's launches.
+    pub duty_shares_both: bool,
     /// Isolated mode, context cache, a diagnostic: every unit measured once more with the
     /// model's steps leading up to each of its invocations (back to the nearest of the 4
     /// before it that shares a place with it) ahead of it, less those steps alone
@@ -271,6 +276,7 @@ impl Default for ExecOptions {
             round_energy: false,
             duty_energy: true,
             duty_energy_all: false,
+            duty_shares_both: false,
             lead_in_units: false,
             unit_restoring_all: false,
             kinds_left_out: false,

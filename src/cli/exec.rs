@@ -97,6 +97,12 @@ pub struct Args {
     /// gave; the prediction takes the duty cycle's.
     #[arg(long, conflicts_with = "no_duty_energy")]
     pub duty_energy_all: bool,
+    /// Isolated mode, a diagnostic: measure a unit at a duty cycle at both shares (a third
+    /// of each launch and a fifth), keeping the one that is not its answer beside it. The
+    /// two agree where the spin's power taken off is what the spin drew between the
+    /// unit's launches. About three more windows for each such unit.
+    #[arg(long, conflicts_with = "no_duty_energy")]
+    pub duty_shares_both: bool,
     /// Isolated mode, context cache, a diagnostic: measure every unit once more with the
     /// model's steps leading up to each of its invocations ahead of it (back to the
     /// nearest of the 4 before it that shares a place with it: as the model runs it, its
@@ -292,6 +298,7 @@ pub fn run(a: Args) -> i32 {
         round_energy: a.round_energy,
         duty_energy: !a.no_duty_energy,
         duty_energy_all: a.duty_energy_all,
+        duty_shares_both: a.duty_shares_both,
         lead_in_units: a.lead_in_units,
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,

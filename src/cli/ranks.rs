@@ -88,6 +88,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.duty_energy_all {
         v.push("--duty-energy-all".into());
     }
+    if a.duty_shares_both {
+        v.push("--duty-shares-both".into());
+    }
     if a.lead_in_units {
         v.push("--lead-in-units".into());
     }

@@ -87,6 +87,10 @@ pub struct Args {
     /// alone drew past the power limit; the report gives both figures.
     #[arg(long)]
     pub duty_energy_all: bool,
+    /// A diagnostic, as `kc exec --duty-shares-both`: a unit measured at a duty cycle is
+    /// measured at both shares, a third and a fifth, the other kept beside its answer.
+    #[arg(long)]
+    pub duty_shares_both: bool,
     /// A diagnostic, as `kc exec --round-energy`: also measure the round's own energy,
     /// which `kc report --switch-energy-from-round` prices the switches at (the prediction
     /// does not take it).
@@ -258,6 +262,7 @@ pub fn run(a: Args) -> i32 {
             .max(crate::exec::MIN_WINDOWS_WITH_TARGET),
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         duty_energy_all: a.duty_energy_all,
+        duty_shares_both: a.duty_shares_both,
         round_energy: a.round_energy,
         lead_in_units: a.lead_in_units,
         units_restoring_all: a.units_restoring_all,
@@ -352,6 +357,7 @@ struct ReplaySettings {
     /// early (0: never).
     unit_energy_target: f64,
     duty_energy_all: bool,
+    duty_shares_both: bool,
     round_energy: bool,
     lead_in_units: bool,
     units_restoring_all: bool,
@@ -433,6 +439,7 @@ fn replay(
             energy_target_rel_sem: settings.unit_energy_target,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             duty_energy_all: settings.duty_energy_all,
+            duty_shares_both: settings.duty_shares_both,
             round_energy: settings.round_energy,
             lead_in_units: settings.lead_in_units,
             unit_restoring_all: settings.units_restoring_all,

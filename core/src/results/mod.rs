@@ -382,6 +382,26 @@ pub struct DutyEnergy {
     /// faster at the duty cycle than alone at the cap ([`Results::mend_duty_spin`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spin_us: Option<f64>,
+    /// A diagnostic (`--duty-shares-both`): the unit measured at the other share too, not
+    /// its answer. Where the two shares' energies part, the spin's power taken off is not
+    /// what the spin drew between the unit's launches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_share: Option<Box<DutyAtShare>>,
+}
+
+/// A unit's energy at one duty share, measured beside its answer (`--duty-shares-both`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DutyAtShare {
+    pub unit_share: f64,
+    /// One launch (unit and spin), timed, and the spin's own time, microseconds.
+    pub launch_us: f64,
+    pub spin_us: f64,
+    /// The unit's energy per invocation at this share, joules, and its standard error.
+    pub per_item_j: f64,
+    pub per_item_sem_j: f64,
+    /// Windows held down by the power cap, and those left out while the GPU settled.
+    pub duty_capped_windows: usize,
+    pub settling_windows: usize,
 }
 
 impl DutyEnergy {
@@ -988,6 +1008,24 @@ impl UnitResult {
     pub fn time_at_model_clock(&self) -> Option<Stats> {
         self.time_at_duty().or_else(|| self.time_us.clone())
     }
+
+    /// Where the unit was measured at both duty shares (`--duty-shares-both`), neither
+    /// held down by the cap: the power the spin drew between the unit's launches over
+    /// what it drew alone, watts, read off the two shares. A launch at share s is priced
+    /// E·unroll + spin power × spin time, so an excess ΔW the spin drew beside the unit
+    /// lands in the unit's energy as ΔW × the spin's time, twice as much at a fifth as at
+    /// a third: ΔW = (E₂ − E₁)·unroll / (t₂ − t₁).
+    pub fn duty_spin_excess_w(&self) -> Option<f64> {
+        let d = self.energy_at_duty.as_ref()?;
+        let other = d.other_share.as_deref()?;
+        if d.duty_capped_windows > 0 || other.duty_capped_windows > 0 {
+            return None;
+        }
+        let answer_j = self.energy.as_ref()?.per_item_j.mean;
+        let dt_s = (other.spin_us - d.spin_time_us()) / 1e6;
+        (dt_s.abs() > 1e-9)
+            .then(|| (other.per_item_j - answer_j) * f64::from(self.unroll.max(1)) / dt_s)
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -1334,6 +1372,46 @@ mod tests {
         );
         // Mended once: a second reading, or results kc wrote since, are left as they are.
         assert_eq!(r.mend_duty_spin(), None);
+    }
+
+    #[test]
+    fn two_duty_shares_read_the_spins_excess_power() {
+        // A unit of 1 ms a launch (2 invocations), truly 0.4 J an invocation. Its spin
+        // draws 8 W more beside it than alone: 2 ms of spin at a third adds 16 mJ a
+        // launch, 4 ms at a fifth 32 mJ.
+        let unit = |other: Option<DutyAtShare>, capped: usize| UnitResult {
+            status: "ok".into(),
+            unroll: 2,
+            energy: Some(EnergySummary {
+                per_item_j: Stats::of(&[0.408]),
+                ..Default::default()
+            }),
+            energy_at_duty: Some(DutyEnergy {
+                unit_share: 1.0 / 3.0,
+                unit_launch_us: 1000.0,
+                spin_us: Some(2000.0),
+                duty_capped_windows: capped,
+                other_share: other.map(Box::new),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let fifth = DutyAtShare {
+            unit_share: 0.2,
+            spin_us: 4000.0,
+            per_item_j: 0.416,
+            ..Default::default()
+        };
+        let w = unit(Some(fifth.clone()), 0).duty_spin_excess_w().unwrap();
+        assert!((w - 8.0).abs() < 1e-9, "{w}");
+        // Not without the other share, nor where either was held down by the cap.
+        assert_eq!(unit(None, 0).duty_spin_excess_w(), None);
+        assert_eq!(unit(Some(fifth.clone()), 1).duty_spin_excess_w(), None);
+        let capped = DutyAtShare {
+            duty_capped_windows: 2,
+            ..fifth
+        };
+        assert_eq!(unit(Some(capped), 0).duty_spin_excess_w(), None);
     }
 
     #[test]

@@ -279,6 +279,13 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         None => None,
     };
     phases.end("the units alone");
+    if let Some(n) = opts
+        .duty_shares_both
+        .then(|| duty_shares_note(&rows))
+        .flatten()
+    {
+        notes.push(n);
+    }
     if let Some(v) = unit_values.as_ref().filter(|v| v.at_steps) {
         notes.push(format!(
             "each unit read the values its steps read in the model: {} MiB its steps read that a later step wrote again, given back to {} units from {} of the model's steps; {} MiB that two of a unit's steps read at different times held the earlier step's values{}",
@@ -883,11 +890,25 @@ fn time_and_energy(
     // The timed launches go first and the energy windows' launches queue behind them, so
     // the wait for the counter's first tick overlaps the timing.
     let mut timed_start = unix_ms_now();
-    let timed = gpu.enqueue_timed(graph, launches)?;
     // Where `look` is given, the timed launches are read and looked at before the windows
-    // start (a tick later than behind the timing, which is why only a unit that can run
-    // its values away is looked at); `pending` holds their samples, or the launches still
-    // to be read.
+    // start. Looked at after all of them, the windows began a tick later than behind the
+    // timing (Qwen2's step graph, session 32: 43 of its 120 units took four ticks, not
+    // three, 4.3 s of its 64 s). So the look comes after the head of them that ends before
+    // the counter's next tick, less the look's margin, where that head is long enough to
+    // tell; the rest are timed behind it, as a unit that is not looked at is.
+    let head = match look {
+        Some(_) => crate::energy::head_before_tick(
+            en.until_next_tick_s(),
+            LOOK_MARGIN_S,
+            probe.mean,
+            launches,
+        ),
+        None => None,
+    };
+    let timed = gpu.enqueue_timed(graph, head.unwrap_or(launches))?;
+    // The head's samples, where the rest were timed behind them.
+    let mut head_samples = Vec::new();
+    // `pending` holds the timed launches' samples, or the launches still to be read.
     let pending: Result<Vec<f64>, _> = match look {
         None => Err(timed),
         Some(look) => {
@@ -905,7 +926,13 @@ fn time_and_energy(
                     windows_skipped: true,
                 });
             }
-            Ok(samples)
+            match head {
+                Some(n) => {
+                    head_samples = samples;
+                    Err(gpu.enqueue_timed(graph, launches - n)?)
+                }
+                None => Ok(samples),
+            }
         }
     };
     // A unit held down by the power cap is measured again at a duty cycle, which then
@@ -923,7 +950,10 @@ fn time_and_energy(
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
     let mut samples = match pending {
         Ok(s) => s,
-        Err(timed) => timed.read(gpu)?,
+        Err(timed) => {
+            head_samples.extend(timed.read(gpu)?);
+            head_samples
+        }
     };
     // The timed launches ended before the windows' launches: their own span, not now.
     let mut timed_end = span_end(timed_start, &samples);
@@ -1012,6 +1042,11 @@ fn time_and_energy(
         windows_skipped: false,
     })
 }
+
+/// What a unit's look before its windows needs after the head of its timed launches: the
+/// census (0.01-4 ms on Qwen2's step graph), enqueuing the rest, and the series' first
+/// reading of the counter, before the tick.
+const LOOK_MARGIN_S: f64 = 0.012;
 
 /// When timed launches that started at `start` (unix ms) ended: their own span, however
 /// long after them they were read.
@@ -1164,7 +1199,8 @@ const DUTY_TIMED_LAUNCHES: usize = 8;
 /// that was still held down by the power cap), timed and measured in windows; the spin's
 /// power, measured once per run in windows of its own, is taken off, and so is `besides`
 /// (what the unit's graph holds besides its invocations: a restoring launch's copy).
-/// `None` without a meter.
+/// With `--duty-shares-both` both shares are measured, the one that is not the answer kept
+/// beside it (`DutyEnergy::other_share`). `None` without a meter.
 #[allow(clippy::too_many_arguments)]
 fn duty_energy(
     gpu: &mut Gpu,
@@ -1182,7 +1218,7 @@ fn duty_energy(
     let Some((spin_w, spin_sem_w)) = en.spin_power(gpu, opts, notes)? else {
         return Ok(None);
     };
-    let mut last = None;
+    let mut last: Option<(EnergySummary, DutyEnergy)> = None;
     for share in DUTY_SHARES {
         let spin_ns = (DutyEnergy::spin_for_us(unit_launch_us, share) * 1000.0).round() as u64;
         let graph = gpu.capture(|gpu| {
@@ -1242,12 +1278,73 @@ fn duty_energy(
             ..Default::default()
         };
         let done = duty_capped == 0;
-        last = Some((summary, duty));
-        if done {
+        // With `--duty-shares-both`, the share after the answer, or the one the cap held
+        // down before it, is kept beside the answer.
+        let at_share = |s: &EnergySummary, d: &DutyEnergy| DutyAtShare {
+            unit_share: d.unit_share,
+            launch_us: d.launch_us,
+            spin_us: d.spin_time_us(),
+            per_item_j: s.per_item_j.mean,
+            per_item_sem_j: s.per_item_j.sem(),
+            duty_capped_windows: d.duty_capped_windows,
+            settling_windows: d.settling_windows,
+        };
+        let measured = (summary, duty);
+        last = match last.take() {
+            // The answer stands (`--duty-shares-both`): this share is kept beside it.
+            Some((s, mut d)) if d.duty_capped_windows == 0 => {
+                d.other_share = Some(Box::new(at_share(&measured.0, &measured.1)));
+                Some((s, d))
+            }
+            // The share before, held down by the cap, is kept beside this one where asked.
+            Some((s, d)) if opts.duty_shares_both => {
+                let (s_now, mut d_now) = measured;
+                d_now.other_share = Some(Box::new(at_share(&s, &d)));
+                Some((s_now, d_now))
+            }
+            _ => Some(measured),
+        };
+        if done && !opts.duty_shares_both {
             break;
         }
     }
     Ok(last)
+}
+
+/// The diagnostic's sentence over the units measured at both duty shares
+/// (`--duty-shares-both`): the other share's energy against the answer's, and the spin's
+/// power beside the unit over alone that the two read ([`UnitResult::duty_spin_excess_w`]);
+/// `None` where no unit was.
+fn duty_shares_note(rows: &[UnitResult]) -> Option<String> {
+    let mut ratios = Vec::new();
+    let mut excess = Vec::new();
+    for r in rows {
+        let (Some(d), Some(e)) = (r.energy_at_duty.as_ref(), r.energy.as_ref()) else {
+            continue;
+        };
+        let Some(other) = d.other_share.as_deref() else {
+            continue;
+        };
+        if e.per_item_j.mean > 0.0 {
+            ratios.push(100.0 * (other.per_item_j / e.per_item_j.mean - 1.0));
+        }
+        excess.extend(r.duty_spin_excess_w());
+    }
+    if ratios.is_empty() {
+        return None;
+    }
+    let (r, w) = (Stats::of(&ratios), Stats::of(&excess));
+    Some(format!(
+        "{} units measured at both duty shares (--duty-shares-both): the other share's energy read {:+.1} % of the answer's (median; {:+.1} … {:+.1} %); read as the spin drawing more beside the unit than alone, {:.1} W (median of {} units neither held down by the cap; {:.1} … {:.1} W)",
+        ratios.len(),
+        r.p50,
+        r.min,
+        r.max,
+        w.p50,
+        excess.len(),
+        w.min,
+        w.max
+    ))
 }
 
 /// Gives every place of the memory image the model's values: the image's starting values,

@@ -231,6 +231,19 @@ impl Energy<'_> {
         }
     }
 
+    /// Seconds until the energy counter's next tick, predicted from this run's last window
+    /// (each ends at a tick) and the period its latest windows show; `None` without a
+    /// meter or windows, or a second or more after the last (the period's drift would
+    /// then outgrow a caller's margin).
+    pub(super) fn until_next_tick_s(&self) -> Option<f64> {
+        self.meter.as_ref()?;
+        let last = self.windows.last()?;
+        let period = energy::tick_period_s(&self.windows)?;
+        let now = self.clock.unix_ms();
+        (now - last.end_unix_ms < 1000)
+            .then(|| energy::until_next_tick_s(last.end_unix_ms, period, now))
+    }
+
     /// How many windows this run has kept so far.
     pub(super) fn windows_so_far(&self) -> usize {
         self.windows.len()
