@@ -40,6 +40,11 @@ pub trait Clock {
     fn pause(&self, seconds: f64);
     /// Milliseconds since the Unix epoch, for ISO-8601 window stamps.
     fn unix_ms(&self) -> i64;
+    /// The Unix milliseconds at `t_s` of this clock's seconds (a tick seen earlier than
+    /// the stamp is taken).
+    fn unix_ms_at(&self, t_s: f64) -> i64 {
+        self.unix_ms() - ((self.now_s() - t_s) * 1000.0).round() as i64
+    }
 }
 
 pub struct SystemClock {
@@ -120,6 +125,17 @@ pub fn measure(
     spec: &WindowSpec<'_>,
     work: &mut dyn FnMut() -> Result<u64, String>,
 ) -> Result<EnergyWindow, String> {
+    measure_with(meter, &mut ReadTicks::default(), clock, spec, work)
+}
+
+/// [`measure`] with the counter's ticks from `ticks`.
+pub fn measure_with(
+    meter: &mut dyn PowerMeter,
+    ticks: &mut dyn TickSource,
+    clock: &dyn Clock,
+    spec: &WindowSpec<'_>,
+    work: &mut dyn FnMut() -> Result<u64, String>,
+) -> Result<EnergyWindow, String> {
     let series = SeriesSpec {
         window: WindowSpec { ..*spec },
         min_windows: 1,
@@ -129,33 +145,227 @@ pub fn measure(
         settled: None,
         max_settling: 0,
     };
-    let mut w = measure_series(meter, clock, &series, work)?;
+    let mut w = measure_series_with(meter, ticks, clock, &series, work)?;
     Ok(w.remove(0))
 }
 
-/// Measures contiguous windows while `work` keeps the device busy: one wait for a tick,
-/// then each window ends at the first tick at least `min_seconds` after it began and the
-/// next begins at that same tick, so no time is spent waiting between windows. Leading
-/// windows that were not `settled` are marked settling and do not count; of the rest, it
-/// ends after `min_windows` once their powers reach `target_rel_sem`, after a window that
-/// `stop_after` holds of, or after `max_windows`.
+/// A change of the energy counter: its new value, millijoules; when it was first seen,
+/// in the clock's seconds; and how long before that the counter was last read unchanged
+/// (the tick came within that span).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tick {
+    pub mj: u64,
+    pub seen_s: f64,
+    pub within_s: f64,
+}
+
+/// Where a series learns of the counter's ticks, in order.
+pub trait TickSource {
+    /// The counter's value now; the ticks before now are passed over.
+    fn now_mj(&mut self, meter: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String>;
+    /// The counter's next change not yet returned; `None` while there is none.
+    fn next_tick(
+        &mut self,
+        meter: &mut dyn PowerMeter,
+        clock: &dyn Clock,
+    ) -> Result<Option<Tick>, String>;
+}
+
+/// Ticks seen by reading the counter at each call: a tick is seen as late as the next
+/// call comes, so a caller held up between calls sees it late.
+#[derive(Default)]
+pub struct ReadTicks {
+    last: Option<(u64, f64)>,
+}
+
+impl TickSource for ReadTicks {
+    fn now_mj(&mut self, meter: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String> {
+        let e = meter.energy_mj()?;
+        self.last = Some((e, clock.now_s()));
+        Ok(e)
+    }
+    fn next_tick(
+        &mut self,
+        meter: &mut dyn PowerMeter,
+        clock: &dyn Clock,
+    ) -> Result<Option<Tick>, String> {
+        let e = meter.energy_mj()?;
+        let t = clock.now_s();
+        Ok(match self.last.replace((e, t)) {
+            Some((v, at)) if v != e => Some(Tick {
+                mj: e,
+                seen_s: t,
+                within_s: t - at,
+            }),
+            _ => None,
+        })
+    }
+}
+
+/// What the watching thread has seen: the counter's first value, every change since, and
+/// the error that stopped it.
+#[derive(Default)]
+struct Watched {
+    first: Option<u64>,
+    ticks: Vec<Tick>,
+    err: Option<String>,
+}
+
+/// Ticks seen by a thread of their own that reads the counter every `poll_s`
+/// ([`watch_ticks`]).
+struct WatchedTicks<'s> {
+    seen: &'s std::sync::Mutex<Watched>,
+    next: usize,
+}
+
+/// The watching thread's record, locked; a thread that panicked holding the lock left
+/// what it had seen intact.
+fn lock(seen: &std::sync::Mutex<Watched>) -> std::sync::MutexGuard<'_, Watched> {
+    seen.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl TickSource for WatchedTicks<'_> {
+    fn now_mj(&mut self, _: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String> {
+        let from = clock.now_s();
+        loop {
+            {
+                let w = lock(self.seen);
+                if let Some(e) = &w.err {
+                    return Err(e.clone());
+                }
+                if let Some(first) = w.first {
+                    self.next = w.ticks.len();
+                    return Ok(w.ticks.last().map_or(first, |t| t.mj));
+                }
+            }
+            if clock.now_s() - from > 1.0 {
+                return Err("the thread that reads the energy counter did not read it".into());
+            }
+            clock.pause(0.0002);
+        }
+    }
+    fn next_tick(&mut self, _: &mut dyn PowerMeter, _: &dyn Clock) -> Result<Option<Tick>, String> {
+        let w = lock(self.seen);
+        if let Some(t) = w.ticks.get(self.next).copied() {
+            drop(w);
+            self.next += 1;
+            return Ok(Some(t));
+        }
+        match &w.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Runs `body` with the counter's ticks seen by a thread of their own, which reads it
+/// (`read`) every `poll_s`: a caller held up between its own reads (a launch that blocks
+/// on a full queue, a slow NVML query) still learns when each tick came, to the thread's
+/// poll. Where the thread cannot be started, `body` reads the counter itself
+/// ([`ReadTicks`]).
+///
+/// Measured why (Wide ResNet-50-2's and ResNeXt-50's steps on the H200, session 33): 21-24
+/// % of the units' windows were 3 ms or more off the counter's 100 ms period, two windows
+/// in a row off by as much either way (0.123 and 0.078 s) while their energies agreed: the
+/// shared tick was seen 12-27 ms late. A window's power is its energy over its duration,
+/// so such pairs read high on average (+1.5 % over all windows).
+pub fn watch_ticks<R>(
+    read: &(dyn Fn() -> Result<u64, String> + Sync),
+    clock: &(dyn Clock + Sync),
+    poll_s: f64,
+    body: impl FnOnce(&mut dyn TickSource) -> R,
+) -> R {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let seen = std::sync::Mutex::new(Watched::default());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("kc energy ticks".into())
+            .spawn_scoped(s, || {
+                let mut last: Option<(u64, f64)> = None;
+                while !stop.load(Ordering::Relaxed) {
+                    let e = read();
+                    let t = clock.now_s();
+                    let mut w = lock(&seen);
+                    match e {
+                        Ok(e) => {
+                            match last {
+                                None => w.first = Some(e),
+                                Some((v, at)) if v != e => w.ticks.push(Tick {
+                                    mj: e,
+                                    seen_s: t,
+                                    within_s: t - at,
+                                }),
+                                _ => {}
+                            }
+                            last = Some((e, t));
+                        }
+                        Err(e) => {
+                            w.err = Some(e);
+                            return;
+                        }
+                    }
+                    drop(w);
+                    clock.pause(poll_s);
+                }
+            });
+        match watcher {
+            Ok(handle) => {
+                let out = body(&mut WatchedTicks {
+                    seen: &seen,
+                    next: 0,
+                });
+                stop.store(true, Ordering::Relaxed);
+                let _ = handle.join();
+                out
+            }
+            Err(_) => body(&mut ReadTicks::default()),
+        }
+    })
+}
+
+/// [`measure_series_with`] reading the counter at each poll ([`ReadTicks`]).
 pub fn measure_series(
     meter: &mut dyn PowerMeter,
     clock: &dyn Clock,
     spec: &SeriesSpec<'_>,
     work: &mut dyn FnMut() -> Result<u64, String>,
 ) -> Result<Vec<EnergyWindow>, String> {
+    measure_series_with(meter, &mut ReadTicks::default(), clock, spec, work)
+}
+
+/// Measures contiguous windows while `work` keeps the device busy: one wait for a tick,
+/// then each window ends at the first tick at least `min_seconds` after it began and the
+/// next begins at that same tick, so no time is spent waiting between windows. A window's
+/// ends are the ticks as `ticks` saw them (each window records within how long). Leading
+/// windows that were not `settled` are marked settling and do not count; of the rest, it
+/// ends after `min_windows` once their powers reach `target_rel_sem`, after a window that
+/// `stop_after` holds of, or after `max_windows`.
+pub fn measure_series_with(
+    meter: &mut dyn PowerMeter,
+    ticks: &mut dyn TickSource,
+    clock: &dyn Clock,
+    spec: &SeriesSpec<'_>,
+    work: &mut dyn FnMut() -> Result<u64, String>,
+) -> Result<Vec<EnergyWindow>, String> {
     let w = &spec.window;
     // Wait for a tick: the counter's first change.
-    let first = meter.energy_mj()?;
+    ticks.now_mj(meter, clock)?;
     let wait_from = clock.now_s();
-    let (mut t0, mut e0, mut done0, mut unix0, mut temp0) = loop {
+    let (mut t0, mut e0, mut done0, mut unix0, mut temp0, mut within0) = loop {
         work()?;
         clock.pause(w.poll_seconds);
-        let e = meter.energy_mj()?;
-        if e != first {
+        if let Some(tick) = ticks.next_tick(meter, clock)? {
             let temp = meter.temperature_c();
-            break (clock.now_s(), e, work()?, clock.unix_ms(), temp);
+            let done = work()?;
+            break (
+                tick.seen_s,
+                tick.mj,
+                done,
+                clock.unix_ms_at(tick.seen_s),
+                temp,
+                tick.within_s,
+            );
         }
         if clock.now_s() - wait_from > w.stall_seconds {
             return Err(format!(
@@ -171,14 +381,12 @@ pub fn measure_series(
     // The SM clock and its event reasons, read beside power while the window runs.
     let mut clocks: Vec<f64> = Vec::new();
     let mut events = 0u64;
-    let mut last = e0;
-    let mut ticks = 1;
+    let mut ticks_in = 1;
     let mut last_tick_at = t0;
     let mut last_power_at = f64::NEG_INFINITY;
     loop {
         work()?;
         clock.pause(w.poll_seconds);
-        let e = meter.energy_mj()?;
         let now = clock.now_s();
         if now - last_power_at >= POWER_READ_S {
             last_power_at = now;
@@ -190,7 +398,7 @@ pub fn measure_series(
             }
             events |= meter.clock_event_bits().unwrap_or(0);
         }
-        if e == last {
+        let Some(tick) = ticks.next_tick(meter, clock)? else {
             if now - last_tick_at > w.stall_seconds {
                 return Err(format!(
                     "the energy counter stopped changing for {:.1} s",
@@ -198,18 +406,17 @@ pub fn measure_series(
                 ));
             }
             continue;
-        }
-        ticks += 1;
-        last = e;
-        last_tick_at = now;
-        if now - t0 < w.min_seconds {
+        };
+        ticks_in += 1;
+        last_tick_at = tick.seen_s;
+        if tick.seen_s - t0 < w.min_seconds {
             continue;
         }
         let done1 = work()?;
-        let unix1 = clock.unix_ms();
+        let unix1 = clock.unix_ms_at(tick.seen_s);
         let temp1 = meter.temperature_c();
-        let duration = now - t0;
-        let energy_j = (e - e0) as f64 / 1000.0;
+        let duration = tick.seen_s - t0;
+        let energy_j = (tick.mj - e0) as f64 / 1000.0;
         out.push(EnergyWindow {
             label: w.label.to_string(),
             start: iso8601_ms(unix0),
@@ -220,12 +427,14 @@ pub fn measure_series(
             energy_j,
             avg_power_w: energy_j / duration,
             power_w: Stats::of(&power),
-            ticks,
+            ticks: ticks_in,
             completed: done1.saturating_sub(done0),
             temperature_c: temp0.zip(temp1).map(|(a, b)| [a, b]),
             sm_clock_mhz: (!clocks.is_empty()).then(|| Stats::of(&clocks)),
             clock_event_bits: events,
             settling: false,
+            ticks_seen_within_ms: Some([within0 * 1e3, tick.within_s * 1e3]),
+            seen_duration_s: None,
         });
         // A leading window that ran before the GPU settled does not count.
         let last = out.len() - 1;
@@ -246,33 +455,99 @@ pub fn measure_series(
             return Ok(out);
         }
         // The next window begins at this tick.
-        (t0, e0, done0, unix0, temp0) = (now, e, done1, unix1, temp1);
+        (t0, e0, done0, unix0, temp0, within0) =
+            (tick.seen_s, tick.mj, done1, unix1, temp1, tick.within_s);
         power.clear();
         clocks.clear();
         events = 0;
-        ticks = 1;
+        ticks_in = 1;
     }
 }
 
-/// Windows whose tick period [`tick_period_s`] takes the median of, the latest first.
-const TICK_PERIOD_WINDOWS: usize = 6;
-
-/// The counter's tick period, seconds: the median over the latest windows of each one's
-/// duration over the periods it spans (a window's `ticks` count both its ends, so it spans
-/// `ticks − 1`); `None` without a window of two ticks or more.
-pub fn tick_period_s(windows: &[EnergyWindow]) -> Option<f64> {
-    let mut periods: Vec<f64> = windows
-        .iter()
-        .rev()
-        .filter(|w| w.ticks >= 2 && w.duration_s > 0.0)
-        .take(TICK_PERIOD_WINDOWS)
-        .map(|w| w.duration_s / f64::from(w.ticks - 1))
+/// The energy counter's period, seconds, over `windows`: the median of each one's seen
+/// duration over the periods it spans, each window weighing as many periods as it spans
+/// (its per-period lateness is that much smaller). Not their sum over their periods: a
+/// series' first tick was seen later than its last (by 1.6 ms on average, session 33's
+/// call 3), which took 0.3-0.7 % off such a sum, while the median of each run's
+/// windows was 99.99-100.01 ms. `None` without a window of two ticks.
+pub fn counter_period_s<'w>(windows: impl IntoIterator<Item = &'w EnergyWindow>) -> Option<f64> {
+    let mut periods: Vec<(f64, f64)> = windows
+        .into_iter()
+        .filter(|w| w.ticks >= 2)
+        .map(|w| {
+            let n = f64::from(w.ticks - 1);
+            (w.seen_duration_s.unwrap_or(w.duration_s) / n, n)
+        })
+        .filter(|(p, _)| p.is_finite() && *p > 0.0)
         .collect();
     if periods.is_empty() {
         return None;
     }
-    periods.sort_by(f64::total_cmp);
-    Some(periods[periods.len() / 2])
+    periods.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = periods.iter().map(|p| p.1).sum::<f64>() / 2.0;
+    let mut below = 0.0;
+    for (p, n) in &periods {
+        below += n;
+        if below >= half {
+            return Some(*p);
+        }
+    }
+    periods.last().map(|p| p.0)
+}
+
+/// Takes a window's duration on the counter's period: its ticks × `period_s`, keeping the
+/// duration as seen (`seen_duration_s`), and its power over that. The counter advances on
+/// a fixed period (100.00 ms on the H200, session 33: over 969 windows whose ticks were
+/// each seen within 5 ms, the seen periods' median was 100.00 ms and their spread 1.7 ms,
+/// what the reads' own 3-5 ms explain), while each tick is seen as late as an NVML read
+/// takes: 3-5 ms, at times 20-36 ms. A window's power over its seen duration carried that
+/// lateness, and a window's power is convex in it: pairs seen 0.123 and 0.078 s long,
+/// their energies alike, read high together. Already taken, or without two ticks, the
+/// window stands.
+pub fn on_counter_period(w: &mut EnergyWindow, period_s: f64) {
+    if w.ticks < 2 || w.seen_duration_s.is_some() || period_s <= 0.0 {
+        return;
+    }
+    w.seen_duration_s = Some(w.duration_s);
+    w.duration_s = f64::from(w.ticks - 1) * period_s;
+    w.avg_power_w = w.energy_j / w.duration_s;
+}
+
+/// The run's note on how its windows' ticks were seen and their durations taken
+/// ([`on_counter_period`]): the counter's period over the windows, within how long the
+/// ticks were seen (median and the largest), and how far the seen durations lay from the
+/// taken ones; `None` where no window was taken on the period.
+pub fn ticks_note(windows: &[EnergyWindow]) -> Option<String> {
+    let taken: Vec<&EnergyWindow> = windows
+        .iter()
+        .filter(|w| w.seen_duration_s.is_some())
+        .collect();
+    let period = counter_period_s(windows.iter())?;
+    if taken.is_empty() {
+        return None;
+    }
+    let within: Vec<f64> = windows
+        .iter()
+        .filter_map(|w| w.ticks_seen_within_ms)
+        .flatten()
+        .collect();
+    let off_ms: Vec<f64> = taken
+        .iter()
+        .map(|w| 1e3 * (w.seen_duration_s.unwrap_or(w.duration_s) - w.duration_s))
+        .collect();
+    let within = Stats::of(&within);
+    let off = Stats::of(&off_ms);
+    Some(format!(
+        "energy windows: {} of the {} windows' durations taken as their ticks × the counter's period, {:.3} ms over this run's windows; their ticks were seen within {:.1} ms (median; at most {:.1} ms) by a thread that reads the counter; as seen, their durations lay {:.1} ms from those taken (standard deviation; {:+.1} … {:+.1} ms)",
+        taken.len(),
+        windows.len(),
+        period * 1e3,
+        within.p50,
+        within.max,
+        off.std,
+        off.min,
+        off.max
+    ))
 }
 
 /// Seconds from `now_ms` until the counter's next tick, from a tick seen at
@@ -698,7 +973,7 @@ mod tests {
         };
         let ws = measure_series(&mut meter, &clock, &series, &mut || Ok(0)).unwrap();
         // The fake counter ticks every 100 ms; its windows say so.
-        let period = tick_period_s(&ws).expect("a period");
+        let period = counter_period_s(&ws).expect("a period");
         assert!((period - 0.1).abs() < 0.002, "{period}");
         // 37 ms after the last tick, the next is 63 ms away; 137 ms after, still 63.
         let last = ws.last().unwrap().end_unix_ms;
@@ -706,15 +981,6 @@ mod tests {
         assert!((until_next_tick_s(last, 0.1, last + 137) - 0.063).abs() < 1e-9);
         // At the tick itself the next is a period away.
         assert!((until_next_tick_s(last, 0.1, last) - 0.1).abs() < 1e-9);
-        // A window of three ticks spans two periods; none without windows of two.
-        let mut long = ws[0].clone();
-        long.ticks = 3;
-        long.duration_s = 0.2;
-        assert!((tick_period_s(&[long]).unwrap() - 0.1).abs() < 1e-12);
-        let mut one = ws[0].clone();
-        one.ticks = 1;
-        assert_eq!(tick_period_s(&[one]), None);
-        assert_eq!(tick_period_s(&[]), None);
     }
 
     #[test]
@@ -731,6 +997,189 @@ mod tests {
         // A tick closer than the margin, or a nonsense launch time, gives none.
         assert_eq!(head_before_tick(Some(0.005), 0.012, 1000.0, 48), None);
         assert_eq!(head_before_tick(Some(0.05), 0.012, f64::NAN, 48), None);
+    }
+
+    #[test]
+    fn a_caller_held_up_past_a_tick_still_measures_its_windows_from_the_tick() {
+        // The fake counter ticks every 100 ms; the work blocks for 25 ms on every seventh
+        // call (a launch held up by a full queue), so a tick is often read late.
+        let series = SeriesSpec {
+            window: WindowSpec {
+                label: "unit 27",
+                min_seconds: 0.05,
+                poll_seconds: 0.001,
+                stall_seconds: 2.0,
+            },
+            min_windows: 6,
+            max_windows: 6,
+            target_rel_sem: 0.0,
+            stop_after: None,
+            settled: None,
+            max_settling: 0,
+        };
+        let run = |watched: bool| {
+            let clock = FakeClock {
+                t: Cell::new(0.003),
+            };
+            let mut meter = Fake {
+                clock: &clock,
+                watts: 400.0,
+            };
+            let mut calls = 0u64;
+            let mut work = || {
+                calls += 1;
+                if calls % 7 == 0 {
+                    clock.pause(0.025);
+                }
+                Ok(calls)
+            };
+            // A watcher sees each tick at its own time, within its poll.
+            let mut at_ticks = ExactTicks { last: None };
+            let ticks: &mut dyn TickSource = if watched {
+                &mut at_ticks
+            } else {
+                &mut ReadTicks::default()
+            };
+            measure_series_with(&mut meter, ticks, &clock, &series, &mut work).unwrap()
+        };
+        // Read at each poll, some windows run long and the next short, by up to the block:
+        // their powers part though their energies are the counter's exact 40 J.
+        let late = run(false);
+        let off = late
+            .iter()
+            .map(|w| (w.duration_s - 0.1).abs())
+            .fold(0.0, f64::max);
+        assert!(off > 0.01, "{off}");
+        assert!(late.iter().all(|w| (w.energy_j - 40.0).abs() < 1e-9));
+        // Seen at the ticks, every window is the counter's period and 400 W.
+        let watched = run(true);
+        for w in &watched {
+            assert!((w.duration_s - 0.1).abs() < 1e-9, "{}", w.duration_s);
+            assert!((w.avg_power_w - 400.0).abs() < 1e-6);
+            let within = w.ticks_seen_within_ms.unwrap();
+            assert!(within.iter().all(|&ms| ms <= 1.0), "{within:?}");
+        }
+        // Stamped at the ticks too, and contiguous.
+        for pair in watched.windows(2) {
+            assert_eq!(pair[0].end_unix_ms, pair[1].start_unix_ms);
+            assert_eq!((pair[1].start_unix_ms - 1_700_000_000_000) % 100, 0);
+        }
+    }
+
+    /// Ticks seen at the instant the fake counter advanced (as a watching thread sees them,
+    /// to its poll): computed from the fake clock's 100 ms period.
+    struct ExactTicks {
+        last: Option<u64>,
+    }
+
+    impl TickSource for ExactTicks {
+        fn now_mj(&mut self, meter: &mut dyn PowerMeter, _: &dyn Clock) -> Result<u64, String> {
+            let e = meter.energy_mj()?;
+            self.last = Some(e);
+            Ok(e)
+        }
+        fn next_tick(
+            &mut self,
+            meter: &mut dyn PowerMeter,
+            clock: &dyn Clock,
+        ) -> Result<Option<Tick>, String> {
+            let e = meter.energy_mj()?;
+            let last = self.last.replace(e);
+            if last == Some(e) {
+                return Ok(None);
+            }
+            // The tick this reading is past: the last multiple of 100 ms (one tick at a
+            // time is enough for this test's windows of one period).
+            let at = (clock.now_s() / 0.1 + 1e-9).floor() * 0.1;
+            Ok(Some(Tick {
+                mj: e,
+                seen_s: at,
+                within_s: 0.0005,
+            }))
+        }
+    }
+
+    #[test]
+    fn the_watching_thread_sees_each_tick_at_its_own_time_while_the_caller_sleeps() {
+        // A counter that advances every 5 ms of real time.
+        let clock = SystemClock::default();
+        let read = || Ok((clock.now_s() / 0.005) as u64);
+        let ticks = watch_ticks(&read, &clock, 0.0002, |ticks| {
+            let mut meter = NoMeter;
+            let first = ticks.now_mj(&mut meter, &clock).unwrap();
+            // Held up for 60 ms, then every tick since is read at once.
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            let mut got = Vec::new();
+            while let Some(t) = ticks.next_tick(&mut meter, &clock).unwrap() {
+                got.push(t);
+            }
+            (first, got)
+        });
+        let (first, got) = ticks;
+        assert!(got.len() >= 5, "{}", got.len());
+        // In order, each one count on from the one before, each seen at its own time.
+        assert_eq!(got[0].mj, first + 1);
+        for pair in got.windows(2) {
+            assert_eq!(pair[1].mj, pair[0].mj + 1);
+            assert!(pair[1].seen_s > pair[0].seen_s);
+        }
+        assert!(got.last().unwrap().seen_s - got[0].seen_s > 0.02);
+        assert!(got.iter().all(|t| t.within_s >= 0.0));
+    }
+
+    /// A meter the watched series never reads the counter of.
+    struct NoMeter;
+
+    impl PowerMeter for NoMeter {
+        fn energy_mj(&mut self) -> Result<u64, String> {
+            Err("read by the watching thread only".into())
+        }
+        fn power_mw(&mut self) -> Result<u32, String> {
+            Ok(0)
+        }
+    }
+
+    #[test]
+    fn windows_are_taken_on_the_counters_period() {
+        // Four windows, their ticks seen late by a read's lateness (one 12 ms late, one 9
+        // ms early against the ticks around it), the energies each 40 J a period (400 W
+        // over the counter's 100 ms).
+        let win = |d: f64, ticks: u32| EnergyWindow {
+            duration_s: d,
+            energy_j: 40.0 * f64::from(ticks - 1),
+            avg_power_w: 40.0 * f64::from(ticks - 1) / d,
+            ticks,
+            ..Default::default()
+        };
+        let mut ws = vec![win(0.112, 2), win(0.091, 2), win(0.2, 3), win(0.1, 2)];
+        // The median period, the window of two periods weighing two: 0.091, 0.1 (three
+        // times) and 0.112 s.
+        let p = counter_period_s(&ws).unwrap();
+        assert!((p - 0.1).abs() < 1e-12, "{p}");
+        // One late tick pulls a sum over periods (0.503 s over 5) but not the median.
+        let seen: f64 = ws.iter().map(|w| w.duration_s).sum();
+        assert!((seen / 5.0 - 0.1006).abs() < 1e-12);
+        for w in &mut ws {
+            on_counter_period(w, p);
+        }
+        for w in &ws {
+            assert!((w.avg_power_w - 400.0).abs() < 1e-9, "{}", w.avg_power_w);
+        }
+        assert!((ws[2].duration_s - 0.2).abs() < 1e-12);
+        assert!((ws[2].avg_power_w - 400.0).abs() < 1e-9);
+        assert_eq!(ws[0].seen_duration_s, Some(0.112));
+        // The seen durations, not the taken ones, give the period again; a window taken
+        // once is not taken twice.
+        assert!((counter_period_s(&ws).unwrap() - 0.1).abs() < 1e-12);
+        on_counter_period(&mut ws[0], 0.2);
+        assert!((ws[0].duration_s - 0.1).abs() < 1e-12);
+        // Nothing to take it from: no period.
+        assert_eq!(counter_period_s(&[win(0.1, 1)]), None);
+        // The run's note says what was taken, over what period, and how far off as seen.
+        let note = ticks_note(&ws).unwrap();
+        assert!(note.starts_with("energy windows: 4 of the 4 windows' durations taken as their ticks × the counter's period, 100.000 ms"), "{note}");
+        assert!(note.contains("+12.0 ms"), "{note}");
+        assert_eq!(ticks_note(&[win(0.1, 2)]), None);
     }
 
     #[test]

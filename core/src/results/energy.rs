@@ -43,6 +43,16 @@ pub struct EnergyWindow {
     /// still held down): kept here, never summarised.
     #[serde(default, skip_serializing_if = "is_false")]
     pub settling: bool,
+    /// Within how long each of the window's two ticks was seen, milliseconds: the span
+    /// since the counter was last read unchanged. Its duration is good to about these.
+    /// Absent in results of kc before session 33.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticks_seen_within_ms: Option<[f64; 2]>,
+    /// The duration the window's two ticks were seen to span, seconds, where `duration_s`
+    /// is taken on the counter's period instead (its ticks × the period over the run's
+    /// windows; kc from session 33). Absent where `duration_s` is as seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_duration_s: Option<f64>,
 }
 
 fn is_false(b: &bool) -> bool {

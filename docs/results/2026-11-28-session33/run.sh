@@ -131,6 +131,27 @@ j) # kc-n (session 33): kc run's time on T5's step (202 units; session 32: 98.6 
    # T5's graph (112 units; session 28: 55.4 s)
    model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
    model t5_graph "${T5[@]}" ;;
+k) # kc-o (session 33): the energy counter's ticks watched by a thread of their own (call 1:
+   # 21-24 % of the units' windows 3 ms or more off the counter's period, pairs of them
+   # off by as much either way, their energies alike: ticks seen late); the training steps
+   # again with kc's defaults: Wide ResNet-50-2's (call 1 with --duty-shares-both: -0.8 /
+   # +3.5 %), ResNeXt-50's (-0.4 / +4.2 %) and T5's (session 32: +1.1 / +5.5 %)
+   model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused ;;
+l) # kc-p (session 33): each energy window's duration taken as its ticks × the counter's
+   # period over the run's windows (call 2: the watching thread's NVML reads took 3-5 ms,
+   # at times 20-36 ms, so its ticks were seen no sooner); Wide ResNet-50-2's and
+   # ResNeXt-50's steps and Qwen2's step graph again with kc's defaults
+   model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model qwen2_train_graph --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach --cuda-graph ;;
+m) # kc-q (session 33): the counter's period the weighted median of the run's windows'
+   # seen periods (call 3's sum over periods read 99.26-99.68 ms where the medians read
+   # 99.99-100.01: a series' first tick seen later than its last); Wide ResNet-50-2's and
+   # ResNeXt-50's steps again with kc's defaults
+   model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

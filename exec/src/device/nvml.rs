@@ -12,28 +12,67 @@ pub struct NvmlMeter<'a> {
     pub device: Device<'a>,
 }
 
-impl PowerMeter for NvmlMeter<'_> {
-    fn energy_mj(&mut self) -> Result<u64, String> {
+impl NvmlMeter<'_> {
+    /// The energy counter, millijoules, read through a shared borrow: the thread that
+    /// watches the counter's ticks ([`crate::energy::watch_ticks`]) reads it while the
+    /// series reads power and clocks (NVML is thread-safe).
+    pub fn energy_now_mj(&self) -> Result<u64, String> {
         self.device
             .total_energy_consumption()
             .map_err(|e| format!("NVML energy counter: {e}"))
     }
+
+    /// The meter's readings through a shared borrow, beside the watching thread.
+    pub fn reading(&self) -> NvmlReading<'_, '_> {
+        NvmlReading { meter: self }
+    }
+}
+
+/// [`NvmlMeter`]'s readings through a shared borrow.
+pub struct NvmlReading<'m, 'a> {
+    meter: &'m NvmlMeter<'a>,
+}
+
+impl PowerMeter for NvmlReading<'_, '_> {
+    fn energy_mj(&mut self) -> Result<u64, String> {
+        self.meter.energy_now_mj()
+    }
     fn power_mw(&mut self) -> Result<u32, String> {
-        self.device
+        self.meter
+            .device
             .power_usage()
             .map_err(|e| format!("NVML power: {e}"))
     }
     fn temperature_c(&mut self) -> Option<u32> {
-        self.device.temperature(TemperatureSensor::Gpu).ok()
+        self.meter.device.temperature(TemperatureSensor::Gpu).ok()
     }
     fn sm_clock_mhz(&mut self) -> Option<u32> {
-        self.device.clock_info(Clock::SM).ok()
+        self.meter.device.clock_info(Clock::SM).ok()
     }
     fn clock_event_bits(&mut self) -> Option<u64> {
-        self.device
+        self.meter
+            .device
             .current_throttle_reasons()
             .ok()
             .map(|r| r.bits())
+    }
+}
+
+impl PowerMeter for NvmlMeter<'_> {
+    fn energy_mj(&mut self) -> Result<u64, String> {
+        self.reading().energy_mj()
+    }
+    fn power_mw(&mut self) -> Result<u32, String> {
+        self.reading().power_mw()
+    }
+    fn temperature_c(&mut self) -> Option<u32> {
+        self.reading().temperature_c()
+    }
+    fn sm_clock_mhz(&mut self) -> Option<u32> {
+        self.reading().sm_clock_mhz()
+    }
+    fn clock_event_bits(&mut self) -> Option<u64> {
+        self.reading().clock_event_bits()
     }
 }
 

@@ -17,7 +17,7 @@ mod transitions;
 use crate::backends::{At, Gpu};
 use crate::device::nvml;
 use crate::device::{Feeder, Graph};
-use crate::energy::{self, Clock, PowerMeter, SeriesSpec, SystemClock, WindowSpec};
+use crate::energy::{self, Clock, SeriesSpec, SystemClock, WindowSpec};
 use crate::{not_executed_reason, ExecError, ExecOptions};
 use kc_core::plan::show::call_str;
 use kc_core::plan::types::{Plan, PlanUnit};
@@ -166,7 +166,7 @@ impl Energy<'_> {
             settled,
             batch_times,
         } = how;
-        let (Some(meter), Some(min)) = (self.meter.as_mut(), opts.energy_window_s) else {
+        let (Some(meter), Some(min)) = (self.meter.as_ref(), opts.energy_window_s) else {
             return Ok(None);
         };
         let batch = batch_of(per_launch_us);
@@ -195,11 +195,16 @@ impl Energy<'_> {
         let mut gpu_err = None;
         // The batches are stamped by the clock the windows are, so the two compare.
         let clock = &self.clock;
-        let w = energy::measure_series(meter as &mut dyn PowerMeter, clock, &spec, &mut || {
-            feeder.pump(gpu, clock.unix_ms()).map_err(|e| {
-                let m = e.to_string();
-                gpu_err = Some(e);
-                m
+        // The counter's ticks are watched by a thread of their own: the feeder's launches
+        // can hold this one up (a launch that blocks on a full queue) past a tick.
+        let read = || meter.energy_now_mj();
+        let w = energy::watch_ticks(&read, clock, POLL_S, |ticks| {
+            energy::measure_series_with(&mut meter.reading(), ticks, clock, &spec, &mut || {
+                feeder.pump(gpu, clock.unix_ms()).map_err(|e| {
+                    let m = e.to_string();
+                    gpu_err = Some(e);
+                    m
+                })
             })
         });
         // In a job, the ranks first agree on how many replays each launches and top up to
@@ -219,6 +224,10 @@ impl Energy<'_> {
         }
         match w {
             Ok(mut w) => {
+                // Each window's duration on the counter's period, over this run's windows.
+                if let Some(p) = energy::counter_period_s(self.windows.iter().chain(&w)) {
+                    w.iter_mut().for_each(|x| energy::on_counter_period(x, p));
+                }
                 // The settling windows stay in the results, ahead of those summarised.
                 let counted = w.iter().position(|x| !x.settling).unwrap_or(w.len());
                 self.windows.extend(w.drain(..counted));
@@ -238,7 +247,7 @@ impl Energy<'_> {
     pub(super) fn until_next_tick_s(&self) -> Option<f64> {
         self.meter.as_ref()?;
         let last = self.windows.last()?;
-        let period = energy::tick_period_s(&self.windows)?;
+        let period = energy::counter_period_s(&self.windows)?;
         let now = self.clock.unix_ms();
         (now - last.end_unix_ms < 1000)
             .then(|| energy::until_next_tick_s(last.end_unix_ms, period, now))
@@ -526,6 +535,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         j.finish()?;
     }
     results.windows = std::mem::take(&mut en.windows);
+    notes.extend(energy::ticks_note(&results.windows));
     results.notes = notes;
     results.finished = energy::iso8601_ms(clock.unix_ms());
     Ok(results)
@@ -681,7 +691,7 @@ fn measure_idle(
     notes: &mut Vec<String>,
 ) -> Result<Option<energy::EnergyWindow>, ExecError> {
     let mut idle = None;
-    if let (Some(meter), Some(min)) = (en.meter.as_mut(), opts.energy_window_s) {
+    if let (Some(meter), Some(min)) = (en.meter.as_ref(), opts.energy_window_s) {
         gpu.synchronize()?;
         let spec = WindowSpec {
             label: "idle",
@@ -689,7 +699,11 @@ fn measure_idle(
             poll_seconds: 0.002,
             stall_seconds: 3.0,
         };
-        match energy::measure(meter, &en.clock, &spec, &mut || Ok(0)) {
+        let read = || meter.energy_now_mj();
+        let measured = energy::watch_ticks(&read, &en.clock, POLL_S, |ticks| {
+            energy::measure_with(&mut meter.reading(), ticks, &en.clock, &spec, &mut || Ok(0))
+        });
+        match measured {
             Ok(w) => {
                 en.idle_w = Some(w.avg_power_w);
                 en.windows.push(w.clone());
