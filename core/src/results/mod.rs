@@ -1276,6 +1276,8 @@ mod tests {
             sm_clock_mhz: None,
             clock_event_bits: 0,
             settling: false,
+            ticks_seen_within_ms: None,
+            seen_duration_s: None,
         }
     }
 
