@@ -117,19 +117,9 @@ pub struct SeriesSpec<'a> {
 /// reading it at every poll would slow the polls that find the ticks).
 const POWER_READ_S: f64 = 0.01;
 
-/// Measures one window. `work` is called between polls to keep the device busy and
-/// returns how many work items have completed so far.
+/// Measures one window, the counter's ticks from `ticks`. `work` is called between polls
+/// to keep the device busy and returns how many work items have completed so far.
 pub fn measure(
-    meter: &mut dyn PowerMeter,
-    clock: &dyn Clock,
-    spec: &WindowSpec<'_>,
-    work: &mut dyn FnMut() -> Result<u64, String>,
-) -> Result<EnergyWindow, String> {
-    measure_with(meter, &mut ReadTicks::default(), clock, spec, work)
-}
-
-/// [`measure`] with the counter's ticks from `ticks`.
-pub fn measure_with(
     meter: &mut dyn PowerMeter,
     ticks: &mut dyn TickSource,
     clock: &dyn Clock,
@@ -145,7 +135,7 @@ pub fn measure_with(
         settled: None,
         max_settling: 0,
     };
-    let mut w = measure_series_with(meter, ticks, clock, &series, work)?;
+    let mut w = measure_series(meter, ticks, clock, &series, work)?;
     Ok(w.remove(0))
 }
 
@@ -259,16 +249,17 @@ impl TickSource for WatchedTicks<'_> {
 }
 
 /// Runs `body` with the counter's ticks seen by a thread of their own, which reads it
-/// (`read`) every `poll_s`: a caller held up between its own reads (a launch that blocks
-/// on a full queue, a slow NVML query) still learns when each tick came, to the thread's
-/// poll. Where the thread cannot be started, `body` reads the counter itself
-/// ([`ReadTicks`]).
+/// (`read`) every `poll_s`: a caller held up between its own reads (a launch that blocks,
+/// its own NVML queries) adds nothing to how late a tick is seen, and each tick comes with
+/// within how long it was seen. Where the thread cannot be started, `body` reads the
+/// counter itself ([`ReadTicks`]).
 ///
-/// Measured why (Wide ResNet-50-2's and ResNeXt-50's steps on the H200, session 33): 21-24
-/// % of the units' windows were 3 ms or more off the counter's 100 ms period, two windows
-/// in a row off by as much either way (0.123 and 0.078 s) while their energies agreed: the
-/// shared tick was seen 12-27 ms late. A window's power is its energy over its duration,
-/// so such pairs read high on average (+1.5 % over all windows).
+/// Measured (Wide ResNet-50-2's and ResNeXt-50's steps on the H200, session 33): 21-24 %
+/// of the units' windows were 3 ms or more off the counter's 100 ms period, two windows in
+/// a row off by as much either way (0.123 and 0.078 s) while their energies agreed: the
+/// shared tick was seen 12-27 ms late. Watched so, the ticks were seen no sooner: the
+/// reads themselves took 3-5 ms, at times 20-36 ms. So the windows are taken on the
+/// counter's period ([`on_counter_period`]), and this thread says how late each tick was.
 pub fn watch_ticks<R>(
     read: &(dyn Fn() -> Result<u64, String> + Sync),
     clock: &(dyn Clock + Sync),
@@ -324,16 +315,6 @@ pub fn watch_ticks<R>(
     })
 }
 
-/// [`measure_series_with`] reading the counter at each poll ([`ReadTicks`]).
-pub fn measure_series(
-    meter: &mut dyn PowerMeter,
-    clock: &dyn Clock,
-    spec: &SeriesSpec<'_>,
-    work: &mut dyn FnMut() -> Result<u64, String>,
-) -> Result<Vec<EnergyWindow>, String> {
-    measure_series_with(meter, &mut ReadTicks::default(), clock, spec, work)
-}
-
 /// Measures contiguous windows while `work` keeps the device busy: one wait for a tick,
 /// then each window ends at the first tick at least `min_seconds` after it began and the
 /// next begins at that same tick, so no time is spent waiting between windows. A window's
@@ -341,7 +322,7 @@ pub fn measure_series(
 /// windows that were not `settled` are marked settling and do not count; of the rest, it
 /// ends after `min_windows` once their powers reach `target_rel_sem`, after a window that
 /// `stop_after` holds of, or after `max_windows`.
-pub fn measure_series_with(
+pub fn measure_series(
     meter: &mut dyn PowerMeter,
     ticks: &mut dyn TickSource,
     clock: &dyn Clock,
@@ -680,10 +661,16 @@ mod tests {
             poll_seconds: 0.001,
             stall_seconds: 2.0,
         };
-        let w = measure(&mut meter, &clock, &spec, &mut || {
-            replays += 1;
-            Ok(replays)
-        })
+        let w = measure(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &spec,
+            &mut || {
+                replays += 1;
+                Ok(replays)
+            },
+        )
         .unwrap();
         // Starts at a tick and ends at the first tick at least 1 s later: the duration is
         // within one tick period (plus a poll) of the minimum, and the energy is exactly
@@ -731,7 +718,14 @@ mod tests {
             poll_seconds: 0.01,
             stall_seconds: 0.5,
         };
-        let e = measure(&mut Stuck, &clock, &spec, &mut || Ok(0)).unwrap_err();
+        let e = measure(
+            &mut Stuck,
+            &mut ReadTicks::default(),
+            &clock,
+            &spec,
+            &mut || Ok(0),
+        )
+        .unwrap_err();
         assert!(e.contains("did not change"), "{e}");
     }
 
@@ -759,10 +753,16 @@ mod tests {
             settled: None,
             max_settling: 0,
         };
-        let ws = measure_series(&mut meter, &clock, &series, &mut || {
-            n += 1;
-            Ok(n)
-        })
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &series,
+            &mut || {
+                n += 1;
+                Ok(n)
+            },
+        )
         .unwrap();
         // A steady power agrees at once: the series stops at its minimum, each window one
         // tick long, each beginning where the last ended.
@@ -782,7 +782,14 @@ mod tests {
             target_rel_sem: 0.0,
             ..series
         };
-        let ws = measure_series(&mut meter, &clock, &fixed, &mut || Ok(0)).unwrap();
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &fixed,
+            &mut || Ok(0),
+        )
+        .unwrap();
         assert_eq!(ws.len(), 4);
     }
 
@@ -809,7 +816,14 @@ mod tests {
             watts: [250, 350],
             capped_from_s: f64::INFINITY,
         };
-        let ws = measure_series(&mut meter, &clock, &series, &mut || Ok(0)).unwrap();
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &series,
+            &mut || Ok(0),
+        )
+        .unwrap();
         assert_eq!(ws.len(), 7);
         let powers: Vec<f64> = ws.iter().map(|w| w.avg_power_w.round()).collect();
         assert!(
@@ -849,7 +863,14 @@ mod tests {
                 watts: [600, 700],
                 capped_from_s: 0.45,
             };
-            measure_series(&mut meter, &clock, spec, &mut || Ok(0)).unwrap()
+            measure_series(
+                &mut meter,
+                &mut ReadTicks::default(),
+                &clock,
+                spec,
+                &mut || Ok(0),
+            )
+            .unwrap()
         };
         // Capped from its first window: that window alone, under its minimum of two.
         let ws = run(&series(Some(&cap)), 0.5);
@@ -924,9 +945,13 @@ mod tests {
         };
         let run = |spec: &SeriesSpec<'_>| {
             let clock = FakeClock { t: Cell::new(0.05) };
-            measure_series(&mut Recovering { clock: &clock }, &clock, spec, &mut || {
-                Ok(0)
-            })
+            measure_series(
+                &mut Recovering { clock: &clock },
+                &mut ReadTicks::default(),
+                &clock,
+                spec,
+                &mut || Ok(0),
+            )
             .unwrap()
         };
         // Windows 0.1-0.2, 0.2-0.3 and 0.3-0.4 s saw the cap: settling, not counted; the
@@ -971,7 +996,14 @@ mod tests {
             settled: None,
             max_settling: 0,
         };
-        let ws = measure_series(&mut meter, &clock, &series, &mut || Ok(0)).unwrap();
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &series,
+            &mut || Ok(0),
+        )
+        .unwrap();
         // The fake counter ticks every 100 ms; its windows say so.
         let period = counter_period_s(&ws).expect("a period");
         assert!((period - 0.1).abs() < 0.002, "{period}");
@@ -1040,7 +1072,7 @@ mod tests {
             } else {
                 &mut ReadTicks::default()
             };
-            measure_series_with(&mut meter, ticks, &clock, &series, &mut work).unwrap()
+            measure_series(&mut meter, ticks, &clock, &series, &mut work).unwrap()
         };
         // Read at each poll, some windows run long and the next short, by up to the block:
         // their powers part though their energies are the counter's exact 40 J.

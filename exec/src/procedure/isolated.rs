@@ -1044,7 +1044,7 @@ fn time_and_energy(
 }
 
 /// What a unit's look before its windows needs after the head of its timed launches: the
-/// census (0.01-4 ms on Qwen2's step graph), enqueuing the rest, and the series' first
+/// census (0.01-8 ms on Qwen2's step graph), enqueuing the rest, and the series' first
 /// reading of the counter, before the tick.
 const LOOK_MARGIN_S: f64 = 0.012;
 
@@ -1333,17 +1333,23 @@ fn duty_shares_note(rows: &[UnitResult]) -> Option<String> {
     if ratios.is_empty() {
         return None;
     }
-    let (r, w) = (Stats::of(&ratios), Stats::of(&excess));
+    let r = Stats::of(&ratios);
+    let spin = match Stats::of(&excess) {
+        _ if excess.is_empty() => "no unit had both shares clear of the cap".to_string(),
+        w => format!(
+            "read as the spin drawing more beside the unit than alone, {:.1} W (median of {} units neither held down by the cap; {:.1} … {:.1} W)",
+            w.p50,
+            excess.len(),
+            w.min,
+            w.max
+        ),
+    };
     Some(format!(
-        "{} units measured at both duty shares (--duty-shares-both): the other share's energy read {:+.1} % of the answer's (median; {:+.1} … {:+.1} %); read as the spin drawing more beside the unit than alone, {:.1} W (median of {} units neither held down by the cap; {:.1} … {:.1} W)",
+        "{} units measured at both duty shares (--duty-shares-both): the other share's energy read {:+.1} % of the answer's (median; {:+.1} … {:+.1} %); {spin}",
         ratios.len(),
         r.p50,
         r.min,
-        r.max,
-        w.p50,
-        excess.len(),
-        w.min,
-        w.max
+        r.max
     ))
 }
 

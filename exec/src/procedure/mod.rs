@@ -195,11 +195,13 @@ impl Energy<'_> {
         let mut gpu_err = None;
         // The batches are stamped by the clock the windows are, so the two compare.
         let clock = &self.clock;
-        // The counter's ticks are watched by a thread of their own: the feeder's launches
-        // can hold this one up (a launch that blocks on a full queue) past a tick.
+        // The counter's ticks are watched by a thread of their own, so that this thread's
+        // launches and other NVML queries add nothing to how late a tick is seen; the
+        // reads themselves take 3-5 ms (session 33), which taking each window on the
+        // counter's period (below) takes out of its duration.
         let read = || meter.energy_now_mj();
         let w = energy::watch_ticks(&read, clock, POLL_S, |ticks| {
-            energy::measure_series_with(&mut meter.reading(), ticks, clock, &spec, &mut || {
+            energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut || {
                 feeder.pump(gpu, clock.unix_ms()).map_err(|e| {
                     let m = e.to_string();
                     gpu_err = Some(e);
@@ -241,7 +243,8 @@ impl Energy<'_> {
     }
 
     /// Seconds until the energy counter's next tick, predicted from this run's last window
-    /// (each ends at a tick) and the period its latest windows show; `None` without a
+    /// (each ends at a tick, as seen) and the counter's period over the run's windows
+    /// ([`energy::counter_period_s`]); `None` without a
     /// meter or windows, or a second or more after the last (the period's drift would
     /// then outgrow a caller's margin).
     pub(super) fn until_next_tick_s(&self) -> Option<f64> {
@@ -701,7 +704,7 @@ fn measure_idle(
         };
         let read = || meter.energy_now_mj();
         let measured = energy::watch_ticks(&read, &en.clock, POLL_S, |ticks| {
-            energy::measure_with(&mut meter.reading(), ticks, &en.clock, &spec, &mut || Ok(0))
+            energy::measure(&mut meter.reading(), ticks, &en.clock, &spec, &mut || Ok(0))
         });
         match measured {
             Ok(w) => {
