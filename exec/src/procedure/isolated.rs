@@ -665,7 +665,7 @@ fn measure_unit(
     // The unit as it runs, each launch after the one before.
     let as_it_runs = |gpu: &mut Gpu,
                       en: &mut Energy<'_>,
-                      look: Option<&mut Look<'_>>,
+                      look: Option<(&mut Look<'_>, f64)>,
                       notes: &mut Vec<String>| {
         time_and_energy(
             gpu,
@@ -682,10 +682,12 @@ fn measure_unit(
             notes,
         )
     };
+    // The look takes about what the census before the unit took.
+    let look_takes_s = setup.census / 1e3;
     let mut first = as_it_runs(
         gpu,
         en,
-        look_early.then_some(&mut look as &mut Look<'_>),
+        look_early.then_some((&mut look as &mut Look<'_>, look_takes_s)),
         notes,
     )?;
     // Its values after its windows, where it had them (the look's census, taken again);
@@ -862,8 +864,9 @@ type Look<'a> = dyn FnMut(&mut Gpu) -> Result<bool, ExecError> + 'a;
 /// restoring `copy` where given) until enough GPU time is measured, then its energy
 /// windows, and where they met the power cap its energy at a duty cycle; the copy's own
 /// time and energy are taken off each launch. Where given, `look` runs once the timed
-/// launches have ended, before the windows: `true` ends the measurement there, its time
-/// without windows (`windows_skipped`).
+/// launches have ended (or the head of them that ends before the counter's next tick,
+/// less the look's margin and the seconds the look is said to take), before the windows:
+/// `true` ends the measurement there, its time without windows (`windows_skipped`).
 #[allow(clippy::too_many_arguments)]
 fn time_and_energy(
     gpu: &mut Gpu,
@@ -875,7 +878,7 @@ fn time_and_energy(
     unroll: u32,
     energy_target: f64,
     copy: Option<Besides>,
-    look: Option<&mut Look<'_>>,
+    look: Option<(&mut Look<'_>, f64)>,
     opts: &ExecOptions,
     notes: &mut Vec<String>,
 ) -> Result<Measured, ExecError> {
@@ -896,10 +899,10 @@ fn time_and_energy(
     // three, 4.3 s of its 64 s). So the look comes after the head of them that ends before
     // the counter's next tick, less the look's margin, where that head is long enough to
     // tell; the rest are timed behind it, as a unit that is not looked at is.
-    let head = match look {
-        Some(_) => crate::energy::head_before_tick(
+    let head = match &look {
+        Some((_, takes_s)) => crate::energy::head_before_tick(
             en.until_next_tick_s(),
-            LOOK_MARGIN_S,
+            LOOK_MARGIN_S + takes_s,
             probe.mean,
             launches,
         ),
@@ -911,7 +914,7 @@ fn time_and_energy(
     // `pending` holds the timed launches' samples, or the launches still to be read.
     let pending: Result<Vec<f64>, _> = match look {
         None => Err(timed),
-        Some(look) => {
+        Some((look, _)) => {
             let mut samples = timed.read(gpu)?;
             if look(gpu)? {
                 let timed_end = span_end(timed_start, &samples);
@@ -1043,9 +1046,13 @@ fn time_and_energy(
     })
 }
 
-/// What a unit's look before its windows needs after the head of its timed launches: the
-/// census (0.01-8 ms on Qwen2's step graph), enqueuing the rest, and the series' first
-/// reading of the counter, before the tick.
+/// What a unit's look before its windows needs after the head of its timed launches,
+/// besides its census (the census before the unit's timed launches stands for it):
+/// enqueuing the rest, and the watching thread's first read of the counter (3-5 ms), all
+/// before the tick, which is itself predicted from a tick seen 3-5 ms late. With 12 ms in
+/// all, census included, 22 of ResNeXt-50's step's units still took four ticks
+/// (session 33, call 4): their census took 1.9-11.3 ms, a median 6.3, against 0.5-5.1 ms
+/// for those that made the tick.
 const LOOK_MARGIN_S: f64 = 0.012;
 
 /// When timed launches that started at `start` (unix ms) ended: their own span, however
