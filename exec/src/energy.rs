@@ -476,6 +476,32 @@ pub fn counter_period_s<'w>(windows: impl IntoIterator<Item = &'w EnergyWindow>)
     periods.last().map(|p| p.0)
 }
 
+/// Whether the counter's ticks keep `period_s` over `windows`, to within how late they
+/// were seen: the median of each window's seen duration less its ticks' periods is no
+/// more than the median of how late its ticks were seen (`ticks_seen_within_ms`). A
+/// counter that advances on a fixed period passes with room (the H200, session 33: 0.2-1.3
+/// ms against 3.3-4.6 ms); one that advances at uneven times does not, and its windows
+/// then stand as seen. `false` without windows that record how late their ticks were seen.
+pub fn counter_is_periodic<'w>(
+    windows: impl IntoIterator<Item = &'w EnergyWindow>,
+    period_s: f64,
+) -> bool {
+    let mut off_ms = Vec::new();
+    let mut within_ms = Vec::new();
+    for w in windows {
+        let Some(within) = w.ticks_seen_within_ms.filter(|_| w.ticks >= 2) else {
+            continue;
+        };
+        let seen = w.seen_duration_s.unwrap_or(w.duration_s);
+        off_ms.push(1e3 * (seen - f64::from(w.ticks - 1) * period_s).abs());
+        within_ms.extend(within);
+    }
+    if off_ms.is_empty() {
+        return false;
+    }
+    Stats::of(&off_ms).p50 <= Stats::of(&within_ms).p50
+}
+
 /// Takes a window's duration on the counter's period: its ticks × `period_s`, keeping the
 /// duration as seen (`seen_duration_s`), and its power over that. The counter advances on
 /// a fixed period (100.00 ms on the H200, session 33: over 969 windows whose ticks were
@@ -497,21 +523,30 @@ pub fn on_counter_period(w: &mut EnergyWindow, period_s: f64) {
 /// The run's note on how its windows' ticks were seen and their durations taken
 /// ([`on_counter_period`]): the counter's period over the windows, within how long the
 /// ticks were seen (median and the largest), and how far the seen durations lay from the
-/// taken ones; `None` where no window was taken on the period.
+/// taken ones; where none was but their lateness was recorded, that the counter kept no
+/// period; `None` otherwise.
 pub fn ticks_note(windows: &[EnergyWindow]) -> Option<String> {
     let taken: Vec<&EnergyWindow> = windows
         .iter()
         .filter(|w| w.seen_duration_s.is_some())
         .collect();
     let period = counter_period_s(windows.iter())?;
-    if taken.is_empty() {
-        return None;
-    }
     let within: Vec<f64> = windows
         .iter()
         .filter_map(|w| w.ticks_seen_within_ms)
         .flatten()
         .collect();
+    if taken.is_empty() {
+        // Windows that record how late their ticks were seen, none taken on the period:
+        // the counter did not keep one.
+        return (!within.is_empty()).then(|| {
+            format!(
+                "energy windows: durations as seen: the counter's ticks did not keep a period (their median, {:.3} ms, against ticks seen within {:.1} ms, median)",
+                period * 1e3,
+                Stats::of(&within).p50
+            )
+        });
+    }
     let off_ms: Vec<f64> = taken
         .iter()
         .map(|w| 1e3 * (w.seen_duration_s.unwrap_or(w.duration_s) - w.duration_s))
@@ -1212,6 +1247,49 @@ mod tests {
         assert!(note.starts_with("energy windows: 4 of the 4 windows' durations taken as their ticks × the counter's period, 100.000 ms"), "{note}");
         assert!(note.contains("+12.0 ms"), "{note}");
         assert_eq!(ticks_note(&[win(0.1, 2)]), None);
+    }
+
+    #[test]
+    fn a_counter_that_keeps_no_period_leaves_its_windows_as_seen() {
+        // Ticks seen 3-5 ms late on a 100 ms counter: each window's seen duration within
+        // a millisecond or two of its periods.
+        let seen = |d: f64, ticks: u32, within: [f64; 2]| EnergyWindow {
+            duration_s: d,
+            energy_j: 30.0,
+            ticks,
+            ticks_seen_within_ms: Some(within),
+            ..Default::default()
+        };
+        let periodic = [
+            seen(0.1004, 2, [4.1, 4.5]),
+            seen(0.0991, 2, [4.5, 3.6]),
+            seen(0.2013, 3, [3.6, 4.9]),
+            seen(0.1122, 2, [4.9, 16.0]),
+            seen(0.0889, 2, [16.0, 4.2]),
+        ];
+        let p = counter_period_s(&periodic).unwrap();
+        assert!((p - 0.1).abs() < 0.001, "{p}");
+        assert!(counter_is_periodic(&periodic, p));
+        // A counter that advances at uneven times (80-130 ms), its ticks seen as promptly:
+        // the windows lie off any period by more than the reads' lateness.
+        let uneven = [
+            seen(0.081, 2, [4.1, 4.5]),
+            seen(0.127, 2, [4.5, 3.6]),
+            seen(0.093, 2, [3.6, 4.9]),
+            seen(0.118, 2, [4.9, 4.0]),
+            seen(0.102, 2, [4.0, 4.2]),
+        ];
+        let p = counter_period_s(&uneven).unwrap();
+        assert!(!counter_is_periodic(&uneven, p));
+        let note = ticks_note(&uneven).unwrap();
+        assert!(note.contains("did not keep a period"), "{note}");
+        // Without a record of how late the ticks were seen, nothing says it kept one.
+        let unrecorded = [EnergyWindow {
+            duration_s: 0.1,
+            ticks: 2,
+            ..Default::default()
+        }];
+        assert!(!counter_is_periodic(&unrecorded, 0.1));
     }
 
     #[test]

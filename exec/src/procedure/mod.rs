@@ -226,8 +226,12 @@ impl Energy<'_> {
         }
         match w {
             Ok(mut w) => {
-                // Each window's duration on the counter's period, over this run's windows.
-                if let Some(p) = energy::counter_period_s(self.windows.iter().chain(&w)) {
+                // Each window's duration on the counter's period, over this run's windows,
+                // where its ticks keep one.
+                let all = || self.windows.iter().chain(&w);
+                let period = energy::counter_period_s(all())
+                    .filter(|&p| energy::counter_is_periodic(all(), p));
+                if let Some(p) = period {
                     w.iter_mut().for_each(|x| energy::on_counter_period(x, p));
                 }
                 // The settling windows stay in the results, ahead of those summarised.
