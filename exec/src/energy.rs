@@ -79,7 +79,9 @@ impl Clock for SystemClock {
     }
 }
 
-pub use kc_core::results::energy::{iso8601_ms, EnergyWindow};
+pub use kc_core::results::energy::{
+    counter_is_periodic, counter_period_s, iso8601_ms, on_counter_period, ticks_note, EnergyWindow,
+};
 
 /// Parameters of a window.
 pub struct WindowSpec<'a> {
@@ -443,127 +445,6 @@ pub fn measure_series(
         events = 0;
         ticks_in = 1;
     }
-}
-
-/// The energy counter's period, seconds, over `windows`: the median of each one's seen
-/// duration over the periods it spans, each window weighing as many periods as it spans
-/// (its per-period lateness is that much smaller). Not their sum over their periods: a
-/// series' first tick was seen later than its last (by 1.6 ms on average, session 33's
-/// call 3), which took 0.3-0.7 % off such a sum, while the median of each run's
-/// windows was 99.99-100.01 ms. `None` without a window of two ticks.
-pub fn counter_period_s<'w>(windows: impl IntoIterator<Item = &'w EnergyWindow>) -> Option<f64> {
-    let mut periods: Vec<(f64, f64)> = windows
-        .into_iter()
-        .filter(|w| w.ticks >= 2)
-        .map(|w| {
-            let n = f64::from(w.ticks - 1);
-            (w.seen_duration_s.unwrap_or(w.duration_s) / n, n)
-        })
-        .filter(|(p, _)| p.is_finite() && *p > 0.0)
-        .collect();
-    if periods.is_empty() {
-        return None;
-    }
-    periods.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let half = periods.iter().map(|p| p.1).sum::<f64>() / 2.0;
-    let mut below = 0.0;
-    for (p, n) in &periods {
-        below += n;
-        if below >= half {
-            return Some(*p);
-        }
-    }
-    periods.last().map(|p| p.0)
-}
-
-/// Whether the counter's ticks keep `period_s` over `windows`, to within how late they
-/// were seen: the median of each window's seen duration less its ticks' periods is no
-/// more than the median of how late its ticks were seen (`ticks_seen_within_ms`). A
-/// counter that advances on a fixed period passes with room (the H200, session 33: 0.2-1.3
-/// ms against 3.3-4.6 ms); one that advances at uneven times does not, and its windows
-/// then stand as seen. `false` without windows that record how late their ticks were seen.
-pub fn counter_is_periodic<'w>(
-    windows: impl IntoIterator<Item = &'w EnergyWindow>,
-    period_s: f64,
-) -> bool {
-    let mut off_ms = Vec::new();
-    let mut within_ms = Vec::new();
-    for w in windows {
-        let Some(within) = w.ticks_seen_within_ms.filter(|_| w.ticks >= 2) else {
-            continue;
-        };
-        let seen = w.seen_duration_s.unwrap_or(w.duration_s);
-        off_ms.push(1e3 * (seen - f64::from(w.ticks - 1) * period_s).abs());
-        within_ms.extend(within);
-    }
-    if off_ms.is_empty() {
-        return false;
-    }
-    Stats::of(&off_ms).p50 <= Stats::of(&within_ms).p50
-}
-
-/// Takes a window's duration on the counter's period: its ticks × `period_s`, keeping the
-/// duration as seen (`seen_duration_s`), and its power over that. The counter advances on
-/// a fixed period (100.00 ms on the H200, session 33: over 969 windows whose ticks were
-/// each seen within 5 ms, the seen periods' median was 100.00 ms and their spread 1.7 ms,
-/// what the reads' own 3-5 ms explain), while each tick is seen as late as an NVML read
-/// takes: 3-5 ms, at times 20-36 ms. A window's power over its seen duration carried that
-/// lateness, and a window's power is convex in it: pairs seen 0.123 and 0.078 s long,
-/// their energies alike, read high together. Already taken, or without two ticks, the
-/// window stands.
-pub fn on_counter_period(w: &mut EnergyWindow, period_s: f64) {
-    if w.ticks < 2 || w.seen_duration_s.is_some() || period_s <= 0.0 {
-        return;
-    }
-    w.seen_duration_s = Some(w.duration_s);
-    w.duration_s = f64::from(w.ticks - 1) * period_s;
-    w.avg_power_w = w.energy_j / w.duration_s;
-}
-
-/// The run's note on how its windows' ticks were seen and their durations taken
-/// ([`on_counter_period`]): the counter's period over the windows, within how long the
-/// ticks were seen (median and the largest), and how far the seen durations lay from the
-/// taken ones; where none was but their lateness was recorded, that the counter kept no
-/// period; `None` otherwise.
-pub fn ticks_note(windows: &[EnergyWindow]) -> Option<String> {
-    let taken: Vec<&EnergyWindow> = windows
-        .iter()
-        .filter(|w| w.seen_duration_s.is_some())
-        .collect();
-    let period = counter_period_s(windows.iter())?;
-    let within: Vec<f64> = windows
-        .iter()
-        .filter_map(|w| w.ticks_seen_within_ms)
-        .flatten()
-        .collect();
-    if taken.is_empty() {
-        // Windows that record how late their ticks were seen, none taken on the period:
-        // the counter did not keep one.
-        return (!within.is_empty()).then(|| {
-            format!(
-                "energy windows: durations as seen: the counter's ticks did not keep a period (their median, {:.3} ms, against ticks seen within {:.1} ms, median)",
-                period * 1e3,
-                Stats::of(&within).p50
-            )
-        });
-    }
-    let off_ms: Vec<f64> = taken
-        .iter()
-        .map(|w| 1e3 * (w.seen_duration_s.unwrap_or(w.duration_s) - w.duration_s))
-        .collect();
-    let within = Stats::of(&within);
-    let off = Stats::of(&off_ms);
-    Some(format!(
-        "energy windows: {} of the {} windows' durations taken as their ticks × the counter's period, {:.3} ms over this run's windows; their ticks were seen within {:.1} ms (median; at most {:.1} ms) by a thread that reads the counter; as seen, their durations lay {:.1} ms from those taken (standard deviation; {:+.1} … {:+.1} ms)",
-        taken.len(),
-        windows.len(),
-        period * 1e3,
-        within.p50,
-        within.max,
-        off.std,
-        off.min,
-        off.max
-    ))
 }
 
 /// Seconds from `now_ms` until the counter's next tick, from a tick seen at
@@ -1204,92 +1085,6 @@ mod tests {
         fn power_mw(&mut self) -> Result<u32, String> {
             Ok(0)
         }
-    }
-
-    #[test]
-    fn windows_are_taken_on_the_counters_period() {
-        // Four windows, their ticks seen late by a read's lateness (one 12 ms late, one 9
-        // ms early against the ticks around it), the energies each 40 J a period (400 W
-        // over the counter's 100 ms).
-        let win = |d: f64, ticks: u32| EnergyWindow {
-            duration_s: d,
-            energy_j: 40.0 * f64::from(ticks - 1),
-            avg_power_w: 40.0 * f64::from(ticks - 1) / d,
-            ticks,
-            ..Default::default()
-        };
-        let mut ws = vec![win(0.112, 2), win(0.091, 2), win(0.2, 3), win(0.1, 2)];
-        // The median period, the window of two periods weighing two: 0.091, 0.1 (three
-        // times) and 0.112 s.
-        let p = counter_period_s(&ws).unwrap();
-        assert!((p - 0.1).abs() < 1e-12, "{p}");
-        // One late tick pulls a sum over periods (0.503 s over 5) but not the median.
-        let seen: f64 = ws.iter().map(|w| w.duration_s).sum();
-        assert!((seen / 5.0 - 0.1006).abs() < 1e-12);
-        for w in &mut ws {
-            on_counter_period(w, p);
-        }
-        for w in &ws {
-            assert!((w.avg_power_w - 400.0).abs() < 1e-9, "{}", w.avg_power_w);
-        }
-        assert!((ws[2].duration_s - 0.2).abs() < 1e-12);
-        assert!((ws[2].avg_power_w - 400.0).abs() < 1e-9);
-        assert_eq!(ws[0].seen_duration_s, Some(0.112));
-        // The seen durations, not the taken ones, give the period again; a window taken
-        // once is not taken twice.
-        assert!((counter_period_s(&ws).unwrap() - 0.1).abs() < 1e-12);
-        on_counter_period(&mut ws[0], 0.2);
-        assert!((ws[0].duration_s - 0.1).abs() < 1e-12);
-        // Nothing to take it from: no period.
-        assert_eq!(counter_period_s(&[win(0.1, 1)]), None);
-        // The run's note says what was taken, over what period, and how far off as seen.
-        let note = ticks_note(&ws).unwrap();
-        assert!(note.starts_with("energy windows: 4 of the 4 windows' durations taken as their ticks × the counter's period, 100.000 ms"), "{note}");
-        assert!(note.contains("+12.0 ms"), "{note}");
-        assert_eq!(ticks_note(&[win(0.1, 2)]), None);
-    }
-
-    #[test]
-    fn a_counter_that_keeps_no_period_leaves_its_windows_as_seen() {
-        // Ticks seen 3-5 ms late on a 100 ms counter: each window's seen duration within
-        // a millisecond or two of its periods.
-        let seen = |d: f64, ticks: u32, within: [f64; 2]| EnergyWindow {
-            duration_s: d,
-            energy_j: 30.0,
-            ticks,
-            ticks_seen_within_ms: Some(within),
-            ..Default::default()
-        };
-        let periodic = [
-            seen(0.1004, 2, [4.1, 4.5]),
-            seen(0.0991, 2, [4.5, 3.6]),
-            seen(0.2013, 3, [3.6, 4.9]),
-            seen(0.1122, 2, [4.9, 16.0]),
-            seen(0.0889, 2, [16.0, 4.2]),
-        ];
-        let p = counter_period_s(&periodic).unwrap();
-        assert!((p - 0.1).abs() < 0.001, "{p}");
-        assert!(counter_is_periodic(&periodic, p));
-        // A counter that advances at uneven times (80-130 ms), its ticks seen as promptly:
-        // the windows lie off any period by more than the reads' lateness.
-        let uneven = [
-            seen(0.081, 2, [4.1, 4.5]),
-            seen(0.127, 2, [4.5, 3.6]),
-            seen(0.093, 2, [3.6, 4.9]),
-            seen(0.118, 2, [4.9, 4.0]),
-            seen(0.102, 2, [4.0, 4.2]),
-        ];
-        let p = counter_period_s(&uneven).unwrap();
-        assert!(!counter_is_periodic(&uneven, p));
-        let note = ticks_note(&uneven).unwrap();
-        assert!(note.contains("did not keep a period"), "{note}");
-        // Without a record of how late the ticks were seen, nothing says it kept one.
-        let unrecorded = [EnergyWindow {
-            duration_s: 0.1,
-            ticks: 2,
-            ..Default::default()
-        }];
-        assert!(!counter_is_periodic(&unrecorded, 0.1));
     }
 
     #[test]

@@ -1020,6 +1020,13 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     for res in [graph, isolated].into_iter().flatten() {
         r.notes.extend(res.mended_on_reading.iter().cloned());
     }
+    // How each run's windows took their durations (results since session 33): on the
+    // counter's period, or as seen where its ticks kept none.
+    for (run, res) in [("kc's graph run", graph), ("the isolated run", isolated)] {
+        if let Some(n) = res.and_then(|res| crate::results::energy::ticks_note(&res.windows)) {
+            r.notes.push(format!("{run}: {n}"));
+        }
+    }
     // Where kc's own time went in the isolated pass (results since session 31).
     if let Some(w) =
         isolated.and_then(|i| pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))
