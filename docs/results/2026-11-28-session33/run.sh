@@ -152,6 +152,14 @@ m) # kc-q (session 33): the counter's period the weighted median of the run's wi
    # ResNeXt-50's steps again with kc's defaults
    model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
    model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused ;;
+n) # Prepared in session 33 for the next session (not yet run): a build with eeb1148 and
+   # db4cf4d (the look's margin holds the unit's census; windows on the period only where
+   # the counter keeps one): kc run's time on ResNeXt-50's 110-unit step (call 4: 60.9 s,
+   # 22 units at four ticks) and Wide ResNet-50-2's (64.6 s, 11), and T5's 112-unit graph
+   # (a 100-unit model of another family; session 31: +2.2 / -3.1 %)
+   model resnext50_train --model resnext50_32x4d --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
+   model t5_graph "${T5[@]}" ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
