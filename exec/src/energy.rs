@@ -493,6 +493,33 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
+    /// A series' spec: windows of at least `min_seconds`, the counter polled every
+    /// `poll_seconds` (2 s to a stall), `min_windows` to `max_windows` of them, ending at
+    /// `target_rel_sem`; no stop, no settling.
+    fn spec(
+        label: &str,
+        min_seconds: f64,
+        poll_seconds: f64,
+        min_windows: usize,
+        max_windows: usize,
+        target_rel_sem: f64,
+    ) -> SeriesSpec<'_> {
+        SeriesSpec {
+            window: WindowSpec {
+                label,
+                min_seconds,
+                poll_seconds,
+                stall_seconds: 2.0,
+            },
+            min_windows,
+            max_windows,
+            target_rel_sem,
+            stop_after: None,
+            settled: None,
+            max_settling: 0,
+        }
+    }
+
     /// A counter that advances every 100 ms by `watts` × 0.1 s, like the H100's.
     struct Fake<'a> {
         clock: &'a FakeClock,
@@ -655,20 +682,7 @@ mod tests {
             watts: 300.0,
         };
         let mut n = 0u64;
-        let series = SeriesSpec {
-            window: WindowSpec {
-                label: "unit 3",
-                min_seconds: 0.05,
-                poll_seconds: 0.0005,
-                stall_seconds: 2.0,
-            },
-            min_windows: 3,
-            max_windows: 10,
-            target_rel_sem: 0.005,
-            stop_after: None,
-            settled: None,
-            max_settling: 0,
-        };
+        let series = spec("unit 3", 0.05, 0.0005, 3, 10, 0.005);
         let ws = measure_series(
             &mut meter,
             &mut ReadTicks::default(),
@@ -712,20 +726,7 @@ mod tests {
     #[test]
     fn a_noisy_power_runs_the_series_to_its_maximum() {
         let clock = FakeClock { t: Cell::new(0.05) };
-        let series = SeriesSpec {
-            window: WindowSpec {
-                label: "unit 1",
-                min_seconds: 0.05,
-                poll_seconds: 0.001,
-                stall_seconds: 2.0,
-            },
-            min_windows: 3,
-            max_windows: 7,
-            target_rel_sem: 0.005,
-            stop_after: None,
-            settled: None,
-            max_settling: 0,
-        };
+        let series = spec("unit 1", 0.05, 0.001, 3, 7, 0.005);
         // 250 and 350 W by turns: the windows never agree to 0.5 %.
         let mut meter = Alternating {
             clock: &clock,
@@ -757,18 +758,8 @@ mod tests {
             w.clock_event_bits & 0x8 != 0
         }
         let series = |stop: Option<&'static dyn Fn(&EnergyWindow) -> bool>| SeriesSpec {
-            window: WindowSpec {
-                label: "unit 4",
-                min_seconds: 0.05,
-                poll_seconds: 0.001,
-                stall_seconds: 2.0,
-            },
-            min_windows: 2,
-            max_windows: 10,
-            target_rel_sem: 0.005,
             stop_after: stop,
-            settled: None,
-            max_settling: 0,
+            ..spec("unit 4", 0.05, 0.001, 2, 10, 0.005)
         };
         let run = |spec: &SeriesSpec<'_>, t0: f64| {
             let clock = FakeClock { t: Cell::new(t0) };
@@ -846,18 +837,9 @@ mod tests {
         }
         let settled = |w: &EnergyWindow| w.clock_event_bits & 0x4 == 0;
         let series = |max_settling| SeriesSpec {
-            window: WindowSpec {
-                label: "unit 7 at a 20 % duty",
-                min_seconds: 0.05,
-                poll_seconds: 0.001,
-                stall_seconds: 2.0,
-            },
-            min_windows: 2,
-            max_windows: 10,
-            target_rel_sem: 0.005,
-            stop_after: None,
             settled: Some(&settled),
             max_settling,
+            ..spec("unit 7 at a 20 % duty", 0.05, 0.001, 2, 10, 0.005)
         };
         let run = |spec: &SeriesSpec<'_>| {
             let clock = FakeClock { t: Cell::new(0.05) };
@@ -898,20 +880,7 @@ mod tests {
             clock: &clock,
             watts: 300.0,
         };
-        let series = SeriesSpec {
-            window: WindowSpec {
-                label: "unit 2",
-                min_seconds: 0.05,
-                poll_seconds: 0.0005,
-                stall_seconds: 2.0,
-            },
-            min_windows: 2,
-            max_windows: 2,
-            target_rel_sem: 0.0,
-            stop_after: None,
-            settled: None,
-            max_settling: 0,
-        };
+        let series = spec("unit 2", 0.05, 0.0005, 2, 2, 0.0);
         let ws = measure_series(
             &mut meter,
             &mut ReadTicks::default(),
@@ -951,20 +920,7 @@ mod tests {
     fn a_caller_held_up_past_a_tick_still_measures_its_windows_from_the_tick() {
         // The fake counter ticks every 100 ms; the work blocks for 25 ms on every seventh
         // call (a launch held up by a full queue), so a tick is often read late.
-        let series = SeriesSpec {
-            window: WindowSpec {
-                label: "unit 27",
-                min_seconds: 0.05,
-                poll_seconds: 0.001,
-                stall_seconds: 2.0,
-            },
-            min_windows: 6,
-            max_windows: 6,
-            target_rel_sem: 0.0,
-            stop_after: None,
-            settled: None,
-            max_settling: 0,
-        };
+        let series = spec("unit 27", 0.05, 0.001, 6, 6, 0.0);
         let run = |watched: bool| {
             let clock = FakeClock {
                 t: Cell::new(0.003),
