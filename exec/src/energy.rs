@@ -80,7 +80,7 @@ impl Clock for SystemClock {
 }
 
 pub use kc_core::results::energy::{
-    counter_is_periodic, counter_period_s, iso8601_ms, on_counter_period, ticks_note, EnergyWindow,
+    counter_is_periodic, counter_period_s, iso8601_ms, on_counter_period, EnergyWindow,
 };
 
 /// Parameters of a window.

@@ -184,7 +184,13 @@ pub fn render(r: &Results) -> String {
             }
         }
     }
-    for n in &r.notes {
+    // How the windows took their durations: derived from the windows, not kept as a note.
+    for n in r
+        .notes
+        .iter()
+        .cloned()
+        .chain(crate::results::energy::ticks_note(&r.windows))
+    {
         let _ = writeln!(o, "  note: {n}");
     }
     o
@@ -196,4 +202,45 @@ pub fn isolated_means(r: &Results) -> std::collections::HashMap<u32, f64> {
         .iter()
         .filter_map(|u| u.time_us.as_ref().map(|t| (u.id, t.mean)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::energy::EnergyWindow;
+
+    #[test]
+    fn the_summary_says_how_the_windows_took_their_durations() {
+        // Two windows taken on a 100 ms period, their ticks seen 4 ms late: said from the
+        // windows themselves; results without that record say nothing of it.
+        let taken = |seen: f64| EnergyWindow {
+            label: "graph".into(),
+            duration_s: 0.1,
+            seen_duration_s: Some(seen),
+            energy_j: 40.0,
+            avg_power_w: 400.0,
+            ticks: 2,
+            ticks_seen_within_ms: Some([4.0, 4.0]),
+            ..Default::default()
+        };
+        let r = Results {
+            mode: "graph".into(),
+            windows: vec![taken(0.1), taken(0.1)],
+            ..Default::default()
+        };
+        let text = render(&r);
+        assert!(
+            text.contains("note: energy windows: 2 of the 2 windows' durations taken"),
+            "{text}"
+        );
+        let older = Results {
+            windows: vec![EnergyWindow {
+                duration_s: 0.1,
+                ticks: 2,
+                ..Default::default()
+            }],
+            ..r
+        };
+        assert!(!render(&older).contains("energy windows:"));
+    }
 }

@@ -58,24 +58,6 @@ impl PowerMeter for NvmlReading<'_, '_> {
     }
 }
 
-impl PowerMeter for NvmlMeter<'_> {
-    fn energy_mj(&mut self) -> Result<u64, String> {
-        self.reading().energy_mj()
-    }
-    fn power_mw(&mut self) -> Result<u32, String> {
-        self.reading().power_mw()
-    }
-    fn temperature_c(&mut self) -> Option<u32> {
-        self.reading().temperature_c()
-    }
-    fn sm_clock_mhz(&mut self) -> Option<u32> {
-        self.reading().sm_clock_mhz()
-    }
-    fn clock_event_bits(&mut self) -> Option<u64> {
-        self.reading().clock_event_bits()
-    }
-}
-
 pub fn init() -> Result<Nvml, String> {
     Nvml::init().map_err(|e| format!("NVML unavailable ({e}): energy is not measured, timing only"))
 }

@@ -542,7 +542,6 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         j.finish()?;
     }
     results.windows = std::mem::take(&mut en.windows);
-    notes.extend(energy::ticks_note(&results.windows));
     results.notes = notes;
     results.finished = energy::iso8601_ms(clock.unix_ms());
     Ok(results)
