@@ -111,9 +111,9 @@ pub fn temperature_range<'a>(
 /// The energy counter's period, seconds, over `windows`: the median of each one's seen
 /// duration over the periods it spans, each window weighing as many periods as it spans
 /// (its per-period lateness is that much smaller). Not their sum over their periods: a
-/// series' first tick was seen later than its last (by 1.6 ms on average, session 33's
-/// call 3), which took 0.3-0.7 % off such a sum, while the median of each run's
-/// windows was 99.99-100.01 ms. `None` without a window of two ticks.
+/// series' first tick was seen later than its last (by 0.7-1.9 ms a series on average, a
+/// few much later; session 33's call 3), which took 0.3-0.7 % off such a sum, while the
+/// median of each run's windows was 99.99-100.01 ms. `None` without a window of two ticks.
 pub fn counter_period_s<'w>(windows: impl IntoIterator<Item = &'w EnergyWindow>) -> Option<f64> {
     let mut periods: Vec<(f64, f64)> = windows
         .into_iter()
