@@ -281,9 +281,11 @@ impl Report {
     /// Where the model's CUDA graph ran another count of kernels per iteration than the
     /// traced step (capture.py's `kernels_only_per_replay`, since session 31), every unit
     /// executed: the graph is not quite the traced program, though its kernel time may lie
-    /// within [`OTHER_PROGRAM_TOLERANCE`] of the trace's. Hugging Face models take another
-    /// path under a stream capture: Qwen2's training step traced eager ran 485 GPU
-    /// activities per iteration, its graph 502 (session 31). Said beside the model's row
+    /// within [`OTHER_PROGRAM_TOLERANCE`] of the trace's. A model may take another path
+    /// under a stream capture: Qwen2's training step traced eager ran 485 GPU activities
+    /// per iteration, its graph 502 (session 31); torchvision's ConvNeXt-S and Swin-T steps
+    /// with a fused AdamW ran 2 kernels more (session 34). The sentence names no cause,
+    /// since kc does not know which path changed. Said beside the model's row
     /// and in the replay caveat, each only where the stronger other-program caveat does not
     /// stand (the callers see to it).
     pub(crate) fn other_kernels_of(
@@ -299,7 +301,8 @@ impl Report {
         let traced = self.fidelity.as_ref()?.kernels_traced as f64 / f64::from(iterations.max(1));
         ((model - traced).abs() >= 0.5).then(|| {
             format!(
-                "the model's CUDA graph ran {model:.0} kernels per iteration where the traced step ran {traced:.0}: not quite the traced program (a Hugging Face model takes another path under a stream capture); trace the graph itself (`traces/capture.py --cuda-graph`) to answer it like with like"
+                "the model's CUDA graph ran {model:.0} kernels per iteration where the traced step ran {traced:.0} ({:+.0}): not quite the traced program (a model may take another path under a stream capture); trace the graph itself (`traces/capture.py --cuda-graph`) to answer it like with like",
+                model - traced
             )
         })
     }
