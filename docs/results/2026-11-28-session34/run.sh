@@ -138,6 +138,11 @@ c) # kc-r (session 34): the chart's under-drawing misses answered again (LLaMA's
    model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
    model bert_infer_graph --model bert --layers 12 --batch 32 --seq 256 --dtype bf16 --cuda-graph
    model swin_b --model swin_b --batch 8 --dtype bf16 --no-values ;;
+d) # kc-r (session 34): ConvNeXt-S's step (call 2: +0.5 / +5.8 %, the chart's largest energy
+   # miss) with the diagnostic --lead-in-units: each unit also after the model's steps that
+   # lead up to it (back to a shared place), less those alone; session 25 put a third of
+   # ResNeXt-50's overdraw then (+8.7 %) on its units' producers (-4.3 % in energy)
+   KC_ARGS="--lead-in-units" model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
