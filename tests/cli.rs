@@ -559,3 +559,15 @@ fn capture_calls_lists_a_captures_launches_against_its_replay() {
     assert!(out.contains("replay: 1281 GPU activities"), "{out}");
     assert!(out.contains("'gpu_memset': 36"), "{out}");
 }
+
+/// `--lead-in-share` narrows a diagnostic: without `--lead-in-units` it is refused, naming
+/// the flag it needs, rather than silently measuring nothing.
+#[test]
+fn a_lead_in_share_without_the_lead_in_units_is_refused() {
+    for verb in ["exec", "run"] {
+        let out = kc(&[verb, "/dev/null", "--lead-in-share", "0.8"]);
+        assert_eq!(out.status.code(), Some(2), "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--lead-in-units"), "{verb}: {err}");
+    }
+}

@@ -192,6 +192,10 @@ pub struct ExecOptions {
     /// before it that shares a place with it) ahead of it, less those steps alone
     /// ([`kc_core::results::UnitAfterLeadIn`]); the prediction does not take it.
     pub lead_in_units: bool,
+    /// With `lead_in_units`: only the units that hold the first this share of the units'
+    /// summed energy are measured after their lead-ins
+    /// ([`kc_core::results::units_holding_energy_share`]); 1 measures every unit.
+    pub lead_in_share: f64,
     /// Isolated mode, context cache, a diagnostic: every unit measured again with every
     /// launch from the model's values at its places, as a unit whose values ran away is
     /// (with `unit_restoring`); the prediction takes that measurement.
@@ -278,6 +282,7 @@ impl Default for ExecOptions {
             duty_energy_all: false,
             duty_shares_both: false,
             lead_in_units: false,
+            lead_in_share: 1.0,
             unit_restoring_all: false,
             kinds_left_out: false,
             unit_restoring: true,

@@ -93,6 +93,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     }
     if a.lead_in_units {
         v.push("--lead-in-units".into());
+        if a.lead_in_share < 1.0 {
+            v.push(format!("--lead-in-share={}", a.lead_in_share));
+        }
     }
     if a.units_restoring_all {
         v.push("--units-restoring-all".into());

@@ -101,6 +101,10 @@ pub struct Args {
     /// does not take it).
     #[arg(long)]
     pub lead_in_units: bool,
+    /// With --lead-in-units, as `kc exec --lead-in-share`: only the units that hold the
+    /// first this share of the units' summed energy are measured after their lead-ins.
+    #[arg(long, default_value_t = 1.0, requires = "lead_in_units")]
+    pub lead_in_share: f64,
     /// A diagnostic, as `kc exec --units-restoring-all`: every unit measured again with
     /// every launch from the model's values at its places (the prediction takes it).
     #[arg(long)]
@@ -265,6 +269,7 @@ pub fn run(a: Args) -> i32 {
         duty_shares_both: a.duty_shares_both,
         round_energy: a.round_energy,
         lead_in_units: a.lead_in_units,
+        lead_in_share: a.lead_in_share,
         units_restoring_all: a.units_restoring_all,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
@@ -360,6 +365,7 @@ struct ReplaySettings {
     duty_shares_both: bool,
     round_energy: bool,
     lead_in_units: bool,
+    lead_in_share: f64,
     units_restoring_all: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
@@ -442,6 +448,7 @@ fn replay(
             duty_shares_both: settings.duty_shares_both,
             round_energy: settings.round_energy,
             lead_in_units: settings.lead_in_units,
+            lead_in_share: settings.lead_in_share,
             unit_restoring_all: settings.units_restoring_all,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,

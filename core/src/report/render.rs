@@ -1010,7 +1010,7 @@ fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
     };
     let energy = if l.alone_j > 0.0 {
         format!(
-            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: the plain sum would read {}{}, the prediction {}{}",
+            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: with them (the units not so measured as alone) the plain sum would read {}{}, the prediction {}{}",
             l.led_j,
             l.alone_j,
             pct(l.led_j, l.alone_j),
