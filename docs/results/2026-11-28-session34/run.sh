@@ -143,18 +143,21 @@ d) # kc-r (session 34): ConvNeXt-S's step (call 2: +0.5 / +5.8 %, the chart's la
    # lead up to it (back to a shared place), less those alone; session 25 put a third of
    # ResNeXt-50's overdraw then (+8.7 %) on its units' producers (-4.3 % in energy)
    KC_ARGS="--lead-in-units" model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
-e) # Prepared in session 34 for the next session (not yet run): --lead-in-units on three
+e) # Prepared in session 34 for the next session (not yet run): --lead-in-units on two
    # more of the chart's energy misses, to see whether the units after their producers
-   # answer energy better across families (two calls: e, then f) (session 34 call 4: ConvNeXt-S's step +4.5 ->
+   # answer energy better across families (session 34 call 4: ConvNeXt-S's step +4.5 ->
    # +1.9 %; session 25: ResNeXt-50's step +8.7 -> +5.8, T5's graph -2.8 -> -1.5): Wide
-   # ResNet-50-2's step (its capped units left out), T5's step and Swin-B (which under-draws);
+   # ResNet-50-2's step (its capped units left out) and Swin-B (which under-draws);
    # with --round-energy besides, so that `kc report --switch-energy-from-round` can price
    # the terms' time at the round's own energy on the same results
    KC_ARGS="--lead-in-units --round-energy" model wide_resnet50_train --model wide_resnet50_2 --batch 32 --dtype bf16 --channels-last --mode train --optimizer adam-fused
    KC_ARGS="--lead-in-units --round-energy" model swin_b --model swin_b --batch 8 --dtype bf16 --no-values ;;
-f) # Prepared in session 34 (not yet run): part e's diagnostics on T5's 202-unit step, a call
-   # of its own (kc run about 250 s with the lead-ins)
-   KC_ARGS="--lead-in-units --round-energy" model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused ;;
+f) # Prepared in session 34 (not yet run): the lead-ins on only the units that carry the
+   # energy (--lead-in-share, 380038a: ConvNeXt-S's 40 of 154 units at 0.84 held all of
+   # call 4's saving): T5's 202-unit step at 0.9, and ConvNeXt-S's step at 0.85 against
+   # call 4's every unit (-2.4 %, the diagnostic 112 s); needs a build with 380038a
+   KC_ARGS="--lead-in-units --lead-in-share 0.85" model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
+   KC_ARGS="--lead-in-units --lead-in-share 0.9 --round-energy" model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
