@@ -80,7 +80,8 @@ impl Clock for SystemClock {
 }
 
 pub use kc_core::results::energy::{
-    counter_is_periodic, counter_period_s, iso8601_ms, on_counter_period, EnergyWindow,
+    counter_is_periodic, counter_period_s, iso8601_ms, on_counter_period, ticks_period_s,
+    EnergyWindow,
 };
 
 /// Parameters of a window.
@@ -366,6 +367,8 @@ pub fn measure_series(
     let mut events = 0u64;
     let mut ticks_in = 1;
     let mut last_tick_at = t0;
+    // Every tick the series sees, for the counter's period over all of them.
+    let mut seen_all = vec![t0];
     let mut last_power_at = f64::NEG_INFINITY;
     loop {
         work()?;
@@ -392,6 +395,7 @@ pub fn measure_series(
         };
         ticks_in += 1;
         last_tick_at = tick.seen_s;
+        seen_all.push(tick.seen_s);
         if tick.seen_s - t0 < w.min_seconds {
             continue;
         }
@@ -418,6 +422,7 @@ pub fn measure_series(
             settling: false,
             ticks_seen_within_ms: Some([within0 * 1e3, tick.within_s * 1e3]),
             seen_duration_s: None,
+            series_period_s: None,
         });
         // A leading window that ran before the GPU settled does not count.
         let last = out.len() - 1;
@@ -435,6 +440,8 @@ pub fn measure_series(
                 || (counted.len() >= spec.min_windows.max(1)
                     && reached(counted, spec.target_rel_sem)))
         {
+            let period = ticks_period_s(&seen_all);
+            out.iter_mut().for_each(|w| w.series_period_s = period);
             return Ok(out);
         }
         // The next window begins at this tick.
@@ -631,6 +638,10 @@ mod tests {
         );
         assert!((w.avg_power_w - 350.0).abs() < 0.5);
         assert_eq!(f64::from(w.ticks), ticks + 1.0);
+        // Eleven ticks or more: the series' own period over all of them, each seen within
+        // a poll.
+        let p = w.series_period_s.expect("a series period");
+        assert!((p - 0.1).abs() < 0.0002, "{p}");
         assert!(w.completed > 0);
         assert_eq!(w.power_w.mean, 350.0);
         assert!(w.start.ends_with('Z') && w.start.contains('T'));
@@ -963,6 +974,11 @@ mod tests {
             let within = w.ticks_seen_within_ms.unwrap();
             assert!(within.iter().all(|&ms| ms <= 1.0), "{within:?}");
         }
+        // Seven ticks are too few for the series' own period: each window's serves.
+        assert!(watched
+            .iter()
+            .chain(&late)
+            .all(|w| w.series_period_s.is_none()));
         // Stamped at the ticks too, and contiguous.
         for pair in watched.windows(2) {
             assert_eq!(pair[0].end_unix_ms, pair[1].start_unix_ms);

@@ -56,6 +56,11 @@ pub struct EnergyWindow {
     /// windows; kc from session 33). Absent where `duration_s` is as seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_duration_s: Option<f64>,
+    /// The counter's period over every tick the window's series saw, seconds
+    /// ([`ticks_period_s`]; the same on each window of the series), where it saw three or
+    /// more at even steps. Absent otherwise and in results of kc before session 34.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_period_s: Option<f64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -108,19 +113,62 @@ pub fn temperature_range<'a>(
     Some([*ts.iter().min()?, *ts.iter().max()?])
 }
 
-/// The energy counter's period, seconds, over `windows`: the median of each one's seen
-/// duration over the periods it spans, each window weighing as many periods as it spans
-/// (its per-period lateness is that much smaller). Not their sum over their periods: a
-/// series' first tick was seen later than its last (by 0.7-1.9 ms a series on average, a
-/// few much later; session 33's call 3), which took 0.3-0.7 % off such a sum, while the
-/// median of each run's windows was 99.99-100.01 ms. `None` without a window of two ticks.
+/// The fewest ticks a series' own period is taken over ([`ticks_period_s`]). A series'
+/// first tick is at times seen later than the rest (session 33); over n ticks the slope
+/// moves by that lateness × (n − 1) / 2 / Σ (i − mean)², 0.5 of it over three ticks (a
+/// unit's two one-tick windows) and 0.03 over eleven. Shorter series give each window's
+/// own period, whose median over a run's hundreds of windows is not moved by it: on
+/// session 34's isolated runs their own series' periods read 99.89-100.00 ms, their
+/// windows' 99.97-100.01.
+pub const MIN_SERIES_TICKS: usize = 11;
+
+/// The counter's period over the ticks one series saw, `seen_s` in order, seconds: the
+/// least-squares slope of their seen times over their count. Each tick is seen late by a
+/// read of the counter (3-5 ms on the H200, session 33); a window's ends alone give its
+/// period to that lateness over its periods, all of a series' ticks to far less: kc's
+/// graph runs, one idle window and three of the graph, each of five or six periods, read
+/// 99.66-100.53 ms from their windows where the isolated runs' hundreds read 99.97-100.01
+/// (session 34). `None` for fewer than [`MIN_SERIES_TICKS`] ticks, or where a step between
+/// two lies outside half to one and a half times the median step (a tick not seen, or two
+/// seen as one: the count would be wrong).
+pub fn ticks_period_s(seen_s: &[f64]) -> Option<f64> {
+    if seen_s.len() < MIN_SERIES_TICKS {
+        return None;
+    }
+    let steps: Vec<f64> = seen_s.windows(2).map(|p| p[1] - p[0]).collect();
+    let step = super::stats::median(&mut steps.clone())?;
+    let even = |s: &f64| (0.5 * step..=1.5 * step).contains(s);
+    if step.is_nan() || step <= 0.0 || !steps.iter().all(even) {
+        return None;
+    }
+    let n = seen_s.len() as f64;
+    let mean_i = (n - 1.0) / 2.0;
+    let mean_t = seen_s.iter().sum::<f64>() / n;
+    let (mut num, mut den) = (0.0, 0.0);
+    for (i, t) in seen_s.iter().enumerate() {
+        let di = i as f64 - mean_i;
+        num += di * (t - mean_t);
+        den += di * di;
+    }
+    Some(num / den)
+}
+
+/// The energy counter's period, seconds, over `windows`: the median of each one's period,
+/// each window weighing as many periods as it spans (its per-period lateness is that much
+/// smaller). A window's period is its series' ([`ticks_period_s`], `series_period_s`)
+/// where recorded, else its seen duration over its periods. Not their sum over their
+/// periods: a series' first tick was seen later than its last (by 0.7-1.9 ms a series on
+/// average, a few much later; session 33's call 3), which took 0.3-0.7 % off such a sum,
+/// while the median of each run's windows was 99.99-100.01 ms. `None` without a window of
+/// two ticks.
 pub fn counter_period_s<'w>(windows: impl IntoIterator<Item = &'w EnergyWindow>) -> Option<f64> {
     let mut periods: Vec<(f64, f64)> = windows
         .into_iter()
         .filter(|w| w.ticks >= 2)
         .map(|w| {
             let n = f64::from(w.ticks - 1);
-            (w.seen_duration_s.unwrap_or(w.duration_s) / n, n)
+            let own = w.seen_duration_s.unwrap_or(w.duration_s) / n;
+            (w.series_period_s.unwrap_or(own), n)
         })
         .filter(|(p, _)| p.is_finite() && *p > 0.0)
         .collect();
@@ -297,6 +345,39 @@ mod tests {
         assert!(note.starts_with("energy windows: 4 of the 4 windows' durations taken as their ticks × the counter's period, 100.000 ms"), "{note}");
         assert!(note.contains("+12.0 ms"), "{note}");
         assert_eq!(ticks_note(&[win(0.1, 2)]), None);
+    }
+
+    #[test]
+    fn a_series_period_is_the_slope_over_all_its_ticks() {
+        // Eighteen ticks of a 100 ms counter, each seen 3-5 ms late (a read's lateness,
+        // drawn evenly): the ends alone of a window of five periods read it to about
+        // 0.4 %; the slope over all eighteen to far less.
+        let late = |i: usize| 0.003 + 0.002 * ((i * 7919) % 11) as f64 / 10.0;
+        let seen: Vec<f64> = (0..18).map(|i| 0.1 * i as f64 + late(i)).collect();
+        let p = ticks_period_s(&seen).unwrap();
+        assert!((p - 0.1).abs() < 0.0001, "{p}");
+        // Exact ticks give the period exactly; fewer than eleven give none (a unit's
+        // series: each window's own period serves).
+        let exact: Vec<f64> = (0..11).map(|i| 1.0 + 0.1 * i as f64).collect();
+        assert!((ticks_period_s(&exact).unwrap() - 0.1).abs() < 1e-12);
+        assert_eq!(ticks_period_s(&exact[..10]), None);
+        // A tick not seen (two periods in one step) would put the count wrong: none.
+        let mut skipped = exact.clone();
+        skipped[5..].iter_mut().for_each(|t| *t += 0.1);
+        assert_eq!(ticks_period_s(&skipped), None);
+        // A graph run's windows, five periods each, seen periods 100.01-100.45 ms: the
+        // median of the windows is off by 0.42 %, their series' period is not.
+        let win = |seen: f64| EnergyWindow {
+            duration_s: seen,
+            ticks: 6,
+            ..Default::default()
+        };
+        let mut ws = vec![win(0.50005), win(0.5021), win(0.50225)];
+        assert!((counter_period_s(&ws).unwrap() - 0.10042).abs() < 1e-9);
+        for w in &mut ws {
+            w.series_period_s = Some(p);
+        }
+        assert_eq!(counter_period_s(&ws), Some(p));
     }
 
     #[test]

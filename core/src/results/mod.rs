@@ -1341,6 +1341,7 @@ mod tests {
             settling: false,
             ticks_seen_within_ms: None,
             seen_duration_s: None,
+            series_period_s: None,
         }
     }
 
