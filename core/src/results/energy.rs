@@ -57,8 +57,9 @@ pub struct EnergyWindow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_duration_s: Option<f64>,
     /// The counter's period over every tick the window's series saw, seconds
-    /// ([`ticks_period_s`]; the same on each window of the series), where it saw three or
-    /// more at even steps. Absent otherwise and in results of kc before session 34.
+    /// ([`ticks_period_s`]; the same on each window of the series), where it saw
+    /// [`MIN_SERIES_TICKS`] or more at even steps. Absent otherwise and in results of kc
+    /// before session 34.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_period_s: Option<f64>,
 }
@@ -116,7 +117,7 @@ pub fn temperature_range<'a>(
 /// The fewest ticks a series' own period is taken over ([`ticks_period_s`]). A series'
 /// first tick is at times seen later than the rest (session 33); over n ticks the slope
 /// moves by that lateness × (n − 1) / 2 / Σ (i − mean)², 0.5 of it over three ticks (a
-/// unit's two one-tick windows) and 0.03 over eleven. Shorter series give each window's
+/// unit's two one-tick windows) and 0.045 over eleven. Shorter series give each window's
 /// own period, whose median over a run's hundreds of windows is not moved by it: on
 /// session 34's isolated runs their own series' periods read 99.89-100.00 ms, their
 /// windows' 99.97-100.01.
