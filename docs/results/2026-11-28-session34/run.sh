@@ -155,7 +155,9 @@ e) # Prepared in session 34 for the next session (not yet run): --lead-in-units 
 f) # Prepared in session 34 (not yet run): the lead-ins on only the units that carry the
    # energy (--lead-in-share, 380038a: ConvNeXt-S's 40 of 154 units at 0.84 held all of
    # call 4's saving): T5's 202-unit step at 0.9, and ConvNeXt-S's step at 0.85 against
-   # call 4's every unit (-2.4 %, the diagnostic 112 s); needs a build with 380038a
+   # call 4's every unit (-2.4 %, the diagnostic 112 s); needs kc-s (c4895f5) or later,
+   # whose graph runs also take their windows on their series' period (check it reads
+   # within 0.05 % of 100 ms in the notes)
    KC_ARGS="--lead-in-units --lead-in-share 0.85" model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
    KC_ARGS="--lead-in-units --lead-in-share 0.9 --round-energy" model t5_train --model t5 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused ;;
 esac
