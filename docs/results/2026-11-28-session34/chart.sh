@@ -12,10 +12,12 @@
 # ("s17"). Reports regenerated with the committed kc from the results files. Run from the
 # repository root after `cargo build --release`:
 #   bash docs/results/2026-11-28-session34/chart.sh
+# With W=DIR the results and their reports are kept there (DIR/r/CALL/PART/NAME/report.json),
+# as figures.py reads them.
 set -eu
 KC=${KC:-target/release/kc}
 s34=$(dirname "$0") s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
-s17=$(dirname "$0")/../2026-11-27-session17 w=$(mktemp -d)
+s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
 for c in call1-a-kc-r call2-b-kc-r call3-c-kc-r; do mkdir -p $w/$c; tar xJf "$s34/$c.txz" -C $w/$c; done
 for c in call1-i-kc-n call2-k-kc-o; do mkdir -p $w/$c; tar xJf "$s33/$c.txz" -C $w/$c; done
 for c in call2-f-kc-m call3-g-kc-m; do mkdir -p $w/$c; tar xJf "$s32/$c.txz" -C $w/$c; done
@@ -75,4 +77,4 @@ python3 tools/prediction_chart.py --device H200 docs/prediction.svg "${args[@]}"
 # The counts the README quotes.
 python3 "$s21/counts.py" "${args[@]}"
 echo "${#args[@]} answers"
-rm -rf "$w"
+[ -n "${W:-}" ] || rm -rf "$w"
