@@ -266,8 +266,19 @@ pub fn ticks_note(windows: &[EnergyWindow]) -> Option<String> {
         .collect();
     let within = Stats::of(&within);
     let off = Stats::of(&off_ms);
+    // Which windows weighed in at their series' period over all its ticks.
+    let in_series = windows
+        .iter()
+        .filter(|w| w.series_period_s.is_some())
+        .count();
+    let series = match in_series {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them at their series' period over every tick it saw, a series of {MIN_SERIES_TICKS} ticks or more)"
+        ),
+    };
     Some(format!(
-        "energy windows: {} of the {} windows' durations taken as their ticks × the counter's period, {:.3} ms over this run's windows; their ticks were seen within {:.1} ms (median; at most {:.1} ms) by a thread that reads the counter; as seen, their durations lay {:.1} ms from those taken (standard deviation; {:+.1} … {:+.1} ms)",
+        "energy windows: {} of the {} windows' durations taken as their ticks × the counter's period, {:.3} ms over this run's windows{series}; their ticks were seen within {:.1} ms (median; at most {:.1} ms) by a thread that reads the counter; as seen, their durations lay {:.1} ms from those taken (standard deviation; {:+.1} … {:+.1} ms)",
         taken.len(),
         windows.len(),
         period * 1e3,
@@ -379,6 +390,13 @@ mod tests {
             w.series_period_s = Some(p);
         }
         assert_eq!(counter_period_s(&ws), Some(p));
+        // The note says how many windows weighed in at their series' period.
+        for w in &mut ws {
+            w.ticks_seen_within_ms = Some([4.0, 4.0]);
+            on_counter_period(w, p);
+        }
+        let note = ticks_note(&ws).unwrap();
+        assert!(note.contains("over this run's windows (3 of them at their series' period over every tick it saw, a series of 11 ticks or more);"), "{note}");
     }
 
     #[test]
