@@ -92,3 +92,27 @@ print(f"\nthe price of the terms' time: {len(fractions)} of {len(reports)} model
       f"to the units' power (median; {min(fractions):.2f} ... {max(fractions):.2f})")
 for frac, n in at.items():
     print(f"  priced {frac:.2f} of the way: energy within 3 % on {n} of {len(reports)}")
+
+# (4) The round's own energy, where it was measured (`--round-energy`, the chart's answers of
+# sessions 17-22): its extra energy per switch over its extra time per switch, as a price
+# between the idle power and the units' own.
+rounds = []
+for f in glob.glob(f"{w}/call*/*/*.kc/*/plan.isolated.context.json"):
+    t = (json.load(open(f)).get("isolated") or {}).get("transitions") or {}
+    ej, us = t.get("round_extra_energy_j"), t.get("round_extra_us")
+    if ej is None or not us:
+        continue
+    call, part, name = f.split("/")[-5], f.split("/")[-4], f.split("/")[-2]
+    rep = next((r for r in (f"{w}/r/{call}/{part}/{name}/report.json", f"{w}/r/{call}/{part}/{name}.again/report.json")
+                if os.path.exists(r)), None)
+    if rep is None:
+        continue
+    d = json.load(open(rep))
+    p = d["prediction"]
+    idle = d["energy_detail"]["idle_power_w"]
+    busy = p["plain_energy_j"] / p["plain_us"] * 1e6
+    rounds.append((name, us, (ej / (us * 1e-6) - idle) / (busy - idle)))
+clear = [x for _, us, x in rounds if abs(us) >= 0.3]
+print(f"\nthe round's own energy: {len(rounds)} of the chart's answers measured it; over the {len(clear)} whose round "
+      f"added 0.3 us or more per switch, its extra energy lies {statistics.median(clear):.2f} of the way from idle to "
+      f"the units' power (median; {min(clear):.2f} ... {max(clear):.2f})")
