@@ -366,8 +366,8 @@ pub fn measure_series(
     let mut clocks: Vec<f64> = Vec::new();
     let mut events = 0u64;
     let mut ticks_in = 1;
-    let mut last_tick_at = t0;
-    // Every tick the series sees, for the counter's period over all of them.
+    // Every tick the series sees (the last is when the counter last changed), for the
+    // counter's period over all of them.
     let mut seen_all = vec![t0];
     let mut last_power_at = f64::NEG_INFINITY;
     loop {
@@ -385,7 +385,7 @@ pub fn measure_series(
             events |= meter.clock_event_bits().unwrap_or(0);
         }
         let Some(tick) = ticks.next_tick(meter, clock)? else {
-            if now - last_tick_at > w.stall_seconds {
+            if now - seen_all.last().copied().unwrap_or(t0) > w.stall_seconds {
                 return Err(format!(
                     "the energy counter stopped changing for {:.1} s",
                     w.stall_seconds
@@ -394,7 +394,6 @@ pub fn measure_series(
             continue;
         };
         ticks_in += 1;
-        last_tick_at = tick.seen_s;
         seen_all.push(tick.seen_s);
         if tick.seen_s - t0 < w.min_seconds {
             continue;

@@ -119,8 +119,8 @@ pub fn temperature_range<'a>(
 /// moves by that lateness × (n − 1) / 2 / Σ (i − mean)², 0.5 of it over three ticks (a
 /// unit's two one-tick windows) and 0.045 over eleven. Shorter series give each window's
 /// own period, whose median over a run's hundreds of windows is not moved by it: on
-/// session 34's isolated runs their own series' periods read 99.89-100.00 ms, their
-/// windows' 99.97-100.01.
+/// session 34's isolated runs their series' periods would read 99.89-100.00 ms (by
+/// arithmetic on their recorded windows, grouped into series), their windows' 99.97-100.01.
 pub const MIN_SERIES_TICKS: usize = 11;
 
 /// The counter's period over the ticks one series saw, `seen_s` in order, seconds: the

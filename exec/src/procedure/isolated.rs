@@ -1052,7 +1052,9 @@ fn time_and_energy(
 /// before the tick, which is itself predicted from a tick seen 3-5 ms late. With 12 ms in
 /// all, census included, 22 of ResNeXt-50's step's units still took four ticks
 /// (session 33, call 4): their census took 1.9-11.3 ms, a median 6.3, against 0.5-5.1 ms
-/// for those that made the tick.
+/// for those that made the tick. Adding the census to the margin bought nothing
+/// measurable in session 34 (ResNeXt-50's units alone 51.4 s against 50.3 s; its plain
+/// two-window units that took four ticks by their walls, 28 against 25).
 const LOOK_MARGIN_S: f64 = 0.012;
 
 /// When timed launches that started at `start` (unix ms) ended: their own span, however
