@@ -560,14 +560,23 @@ fn capture_calls_lists_a_captures_launches_against_its_replay() {
     assert!(out.contains("'gpu_memset': 36"), "{out}");
 }
 
-/// `--lead-in-share` narrows a diagnostic: without `--lead-in-units` it is refused, naming
-/// the flag it needs, rather than silently measuring nothing.
+/// `--lead-in-share` is a share in (0, 1], and asks for the units kc skips with
+/// `--no-lead-in-units`: a share out of range, or beside that flag, is refused, naming the
+/// flag, rather than silently measuring nothing.
 #[test]
-fn a_lead_in_share_without_the_lead_in_units_is_refused() {
+fn a_lead_in_share_out_of_range_or_with_no_lead_in_units_is_refused() {
     for verb in ["exec", "run"] {
-        let out = kc(&[verb, "/dev/null", "--lead-in-share", "0.8"]);
-        assert_eq!(out.status.code(), Some(2), "{verb}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--lead-in-units"), "{verb}: {err}");
+        for args in [
+            &["--lead-in-share", "0.8", "--no-lead-in-units"][..],
+            &["--lead-in-share", "0"][..],
+            &["--lead-in-share", "1.5"][..],
+        ] {
+            let mut all = vec![verb, "/dev/null"];
+            all.extend_from_slice(args);
+            let out = kc(&all);
+            assert_eq!(out.status.code(), Some(2), "{verb} {args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--lead-in-share"), "{verb} {args:?}: {err}");
+        }
     }
 }

@@ -187,10 +187,12 @@ pub struct ExecOptions {
     /// (`DutyEnergy::other_share`): where the two part, the spin's power taken off is not
     /// what the spin drew between the unit's launches.
     pub duty_shares_both: bool,
-    /// Isolated mode, context cache, a diagnostic: every unit measured once more with the
-    /// model's steps leading up to each of its invocations (back to the nearest of the 4
-    /// before it that shares a place with it) ahead of it, less those steps alone
-    /// ([`kc_core::results::UnitAfterLeadIn`]); the prediction does not take it.
+    /// Isolated mode, context cache, where energy is measured: the units that hold the
+    /// first `lead_in_share` of the units' energy measured once more with the model's steps
+    /// leading up to each of their invocations (back to the nearest of the 4 before it that
+    /// shares a place with it) ahead of them, less those steps alone
+    /// ([`kc_core::results::UnitAfterLeadIn`]); the prediction takes their energy in place
+    /// of alone (kc's default since session 35).
     pub lead_in_units: bool,
     /// With `lead_in_units`: only the units that hold the first this share of the units'
     /// summed energy are measured after their lead-ins
@@ -281,8 +283,8 @@ impl Default for ExecOptions {
             duty_energy: true,
             duty_energy_all: false,
             duty_shares_both: false,
-            lead_in_units: false,
-            lead_in_share: 1.0,
+            lead_in_units: true,
+            lead_in_share: kc_core::results::LEAD_IN_SHARE,
             unit_restoring_all: false,
             kinds_left_out: false,
             unit_restoring: true,

@@ -103,20 +103,20 @@ pub struct Args {
     /// unit's launches. About three more windows for each such unit.
     #[arg(long, conflicts_with = "no_duty_energy")]
     pub duty_shares_both: bool,
-    /// Isolated mode, context cache, a diagnostic: measure every unit once more with the
-    /// model's steps leading up to each of its invocations ahead of it (back to the
+    /// Isolated mode, context cache: skip the units' producers. By default the units that
+    /// hold the first --lead-in-share of the units' energy are measured once more with the
+    /// model's steps leading up to each of their invocations ahead of them (back to the
     /// nearest of the 4 before it that shares a place with it: as the model runs it, its
-    /// input just written), less those steps alone. The report gives the sum beside the
-    /// units alone; the prediction does not take it. About four more windows a unit.
-    /// The results so far are written first (the file says what had not run), so that a
-    /// fault in a diagnostic loses only the diagnostic; so with --kinds-left-out.
+    /// input just written), less those steps alone; the prediction takes their energy in
+    /// place of alone. About four more windows a unit. The results so far are written
+    /// first (the file says what had not run), so that a fault there loses only that part.
     #[arg(long)]
-    pub lead_in_units: bool,
-    /// With --lead-in-units: measure after their lead-ins only the units that hold the
-    /// first this share of the units' summed energy, the largest first (1: every unit). On
-    /// ConvNeXt-S's training step the 40 of 154 units that held 0.84 of it held all of the
-    /// units' saving after their lead-ins (docs/MEASUREMENTS.md, session 34).
-    #[arg(long, default_value_t = 1.0, requires = "lead_in_units")]
+    pub no_lead_in_units: bool,
+    /// The share of the units' summed energy whose units are measured after their
+    /// lead-ins, the largest first (1: every unit). On ConvNeXt-S's training step the 40
+    /// of 154 units that held 0.84 of it held all of the units' saving after their lead-ins
+    /// (docs/MEASUREMENTS.md, session 34).
+    #[arg(long, default_value_t = kc_core::results::LEAD_IN_SHARE, value_parser = share_in_unit_interval, conflicts_with = "no_lead_in_units")]
     pub lead_in_share: f64,
     /// Isolated mode, context cache, a diagnostic: measure every unit again with every
     /// launch from the model's values at its places (a copy of them from the image's
@@ -305,7 +305,7 @@ pub fn run(a: Args) -> i32 {
         duty_energy: !a.no_duty_energy,
         duty_energy_all: a.duty_energy_all,
         duty_shares_both: a.duty_shares_both,
-        lead_in_units: a.lead_in_units,
+        lead_in_units: !a.no_lead_in_units,
         lead_in_share: a.lead_in_share,
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,
@@ -342,4 +342,14 @@ pub fn run(a: Args) -> i32 {
         println!("\n  results written to {}", out.display());
     }
     0
+}
+
+/// A share in (0, 1]: `--lead-in-share`.
+pub(crate) fn share_in_unit_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a share in (0, 1]"))
+    }
 }

@@ -91,11 +91,10 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.duty_shares_both {
         v.push("--duty-shares-both".into());
     }
-    if a.lead_in_units {
-        v.push("--lead-in-units".into());
-        if a.lead_in_share < 1.0 {
-            v.push(format!("--lead-in-share={}", a.lead_in_share));
-        }
+    if a.no_lead_in_units {
+        v.push("--no-lead-in-units".into());
+    } else {
+        v.push(format!("--lead-in-share={}", a.lead_in_share));
     }
     if a.units_restoring_all {
         v.push("--units-restoring-all".into());

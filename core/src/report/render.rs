@@ -1000,34 +1000,34 @@ fn second_runs_cells(sum: Option<String>, alone_vs: Option<f64>) -> String {
     }
 }
 
-/// The sentence on the units measured after their lead-ins (a diagnostic).
+/// The sentence on the units measured after their lead-ins: their sums beside alone, and
+/// whether the prediction took their energy (the producers' term in the table).
 fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
     let pct = |a: f64, b: f64| 100.0 * (a / b.max(1e-30) - 1.0);
-    let err = |e: Option<f64>| {
-        e.map_or(String::new(), |e| {
-            format!(" ({e:+.1} % against the target)")
-        })
-    };
     let energy = if l.alone_j > 0.0 {
         format!(
-            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: with them (the units not so measured as alone) the plain sum would read {}{}, the prediction {}{}",
+            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: {}",
             l.led_j,
             l.alone_j,
             pct(l.led_j, l.alone_j),
             match l.capped {
                 0 => String::new(),
-                k => format!(", {} held down by the power cap left out", crate::words::count(k as u64, "unit")),
+                k => format!(
+                    ", {} held down by the power cap left out (their energy alone stands)",
+                    crate::words::count(k as u64, "unit")
+                ),
             },
-            l.plain_energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
-            err(l.plain_energy_error_pct),
-            l.predicted_energy_j.map_or("-".into(), |e| format!("{e:.4} J")),
-            err(l.energy_error_pct),
+            if l.taken {
+                "the prediction takes their energy in place of alone (the units' producers, in the table); their time it takes from the round"
+            } else {
+                "the prediction does not take them (no terms priced in energy)"
+            }
         )
     } else {
-        String::new()
+        ": none measured in energy; the prediction does not take them".to_string()
     };
     format!(
-        "{} measured after the model's steps leading up to each invocation, less those steps alone (--lead-in-units, a diagnostic the prediction does not take): {:.1} us per replay where alone they gave {:.1} us ({:+.1} %){energy}",
+        "{} measured after the model's steps leading up to each invocation, less those steps alone: {:.1} us per replay where alone they gave {:.1} us ({:+.1} %){energy}",
         crate::words::count(l.units as u64, "unit"),
         l.led_us,
         l.alone_us,

@@ -259,15 +259,17 @@ pub struct UnitResult {
     /// session 31).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_ms: Option<f64>,
-    /// `--lead-in-units` (a diagnostic): the unit measured again with the model's step
-    /// before each of its invocations ahead of it, as the model runs it.
+    /// The unit measured again with the model's steps leading up to each of its invocations
+    /// ahead of it, as the model runs it (kc's default where the unit holds the energy;
+    /// `--no-lead-in-units` skips it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_lead_in: Option<UnitAfterLeadIn>,
 }
 
-/// A unit measured after the model's steps leading up to each of its invocations (a
-/// diagnostic, `kc exec --isolated --lead-in-units`): back to the nearest of the 4 steps
-/// before it that shares a place with it, else the one step before it. Alone, each
+/// A unit measured after the model's steps leading up to each of its invocations (`kc exec
+/// --isolated`, by default where it holds the energy; the prediction takes its energy):
+/// back to the nearest of the 4 steps before it that shares a place with it, else the one
+/// step before it. Alone, each
 /// invocation reads its inputs at its places from memory; in the model its producer has
 /// just run and left what it wrote in L2. One launch runs the unit's invocations as alone,
 /// each after its lead-ins where the launch does not end with them already; a second
@@ -1113,11 +1115,17 @@ pub struct JobRank {
     pub trace_rank: u32,
 }
 
+/// The share of the units' summed energy whose units kc measures after their lead-ins by
+/// default (`--lead-in-share`): on the nine models of session 35 the units so chosen
+/// (41-88 % of the energy, the capped ones left out) moved the prediction's energy toward
+/// the model on seven, at 14-46 s more of `kc run`.
+pub const LEAD_IN_SHARE: f64 = 0.9;
+
 /// The units that hold the first `share` of the units' summed energy (each unit's
 /// `predicted_energy_j`, the largest first, until their sum reaches `share` of the whole),
 /// as ids; `None` where `share` is 1 or more (every unit). A unit without an energy is not
-/// among them. A diagnostic that measures each unit again (`--lead-in-units
-/// --lead-in-share`) so measures only the units that carry the energy: on ConvNeXt-S's
+/// among them. The units after their lead-ins (`--lead-in-share`) are so measured only
+/// where they carry the energy: on ConvNeXt-S's
 /// training step (session 34) the 40 of its 154 units that held 84 % of the energy held
 /// all of its units' saving after their lead-ins (−0.520 of −0.508 J a replay).
 pub fn units_holding_energy_share(

@@ -143,7 +143,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         ),
         _ => None,
     };
-    // Each unit's energy target, for its windows after its lead-ins (`--lead-in-units`).
+    // Each unit's energy target, for its windows after its lead-ins (the units' producers).
     let mut targets: HashMap<u32, f64> = HashMap::new();
     for u in &plan.units {
         if let Some(b) = &bar {
@@ -342,9 +342,12 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     if transitions.is_some() {
         phases.end("the round and the graph launch");
     }
-    // A diagnostic: each unit after the model's steps leading up to each invocation.
+    // The units' producers: each unit that carries the energy after the model's steps
+    // leading up to each invocation. Only where energy is measured: the prediction takes
+    // their energy alone.
     let restored = (!restore_failed).then_some(image).flatten();
-    let lead_ins_ran = diagnostic_runs(opts.lead_in_units, restored, en);
+    let lead_ins_asked = opts.lead_in_units && en.meter.is_some();
+    let lead_ins_ran = diagnostic_runs(lead_ins_asked, restored, en);
     if lead_ins_ran {
         checkpoint(
             opts,
@@ -357,11 +360,11 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             &phases.done,
             en,
             notes,
-            "the diagnostic of units after their lead-ins",
+            "the units after their lead-ins",
         );
     }
     diagnostic(
-        opts.lead_in_units,
+        lead_ins_asked,
         "units after their lead-ins",
         restored,
         en,
@@ -387,7 +390,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         },
     )?;
     if lead_ins_ran {
-        phases.end("the diagnostic of units after their lead-ins");
+        phases.end("the units after their lead-ins");
     }
     // Only where the start's windows recorded a temperature is the end measured.
     let spin_end = match spin_start {
@@ -1495,7 +1498,7 @@ fn diagnostic<T>(
     }
     let (Some(df), true) = (image, diagnostic_runs(asked, image, en)) else {
         notes.push(format!(
-            "{what} not measured: the diagnostic needs the model's values restored in a memory image, outside jobs"
+            "{what} not measured: they need the model's values restored in a memory image, outside jobs"
         ));
         return Ok(None);
     };

@@ -1,22 +1,24 @@
-//! Units after their lead-ins (a diagnostic, `--lead-in-units`): every unit measured alone
-//! is measured once more with the model's steps leading up to each of its invocations
-//! ahead of it, as the model runs it: back to the nearest of the 4 steps before it that
-//! shares a place with it (most often the producer of its input), or the one step before
-//! it where none does ([`kc_core::plan::schedule::lead_ins`]). Alone, an invocation reads
-//! its inputs at its places from memory; in the model its producer has just run and left
-//! what it wrote in L2. One launch runs the unit's invocations as its graph alone does,
-//! each after its lead-ins where the launch does not end with them already; a second runs
-//! the lead-ins alone, in the same order. The unit's time and energy after its lead-ins
-//! are the first's less the second's, per invocation. The training steps' units alone
-//! overdraw the model by 4-9 % in energy, and the round of every unit draws less than the
-//! units alone there (sessions 20-25): this measures the part its producers explain, per
-//! unit.
+//! Units after their lead-ins (the prediction's term of the units' producers; kc's default
+//! where energy is measured, `--no-lead-in-units` skips it): every unit measured alone that
+//! holds the first `--lead-in-share` of the units' energy (0.9 by default) is measured
+//! once more with the model's steps leading up to each of its invocations ahead of it, as
+//! the model runs it: back to the nearest of the 4 steps before it that shares a place with
+//! it (most often the producer of its input), or the one step before it where none does
+//! ([`kc_core::plan::schedule::lead_ins`]). Alone, an invocation reads its inputs at its
+//! places from memory; in the model its producer has just run and left what it wrote in
+//! L2. One launch runs the unit's invocations as its graph alone does, each after its
+//! lead-ins where the launch does not end with them already; a second runs the lead-ins
+//! alone, in the same order. The unit's time and energy after its lead-ins are the first's
+//! less the second's, per invocation; the prediction takes the energy in place of alone.
+//! The training steps' units alone overdraw the model by 4-9 % in energy (sessions 20-25);
+//! on nine of the chart's models (session 35) the units so measured moved the prediction's
+//! energy toward the model on seven (ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 →
+//! −0.0 %, RegNetY in TF32 +3.3 → −0.4 %, Swin-B −3.8 → −1.4 %).
 //!
-//! With `--lead-in-share F` only the units that hold the first F of the units' summed
-//! energy are so measured ([`kc_core::results::units_holding_energy_share`]): on
-//! ConvNeXt-S's training step the 40 of 154 units that held 84 % of it held all of the
-//! units' saving (session 34); by arithmetic that is about a quarter of the diagnostic's
-//! 112 s there (not yet measured on a GPU).
+//! Only the units that hold the energy are so measured
+//! ([`kc_core::results::units_holding_energy_share`]): on ConvNeXt-S's training step the 40
+//! of 154 units that held 84 % of it held all of the units' saving (session 34); at 0.9 it
+//! cost `kc run` 14-46 s on the nine models, where every unit cost ConvNeXt-S's 102 s.
 //!
 //! Invariant: both launches of a unit start from the model's values (restored before each
 //! is timed and measured), run at the same places in the same order, and a unit's figures
@@ -141,13 +143,13 @@ pub(super) fn measure(
     }
     let share = match chosen {
         Some(_) => format!(
-            ", {by_share} beyond the units that hold the first {:.0} % of the units' energy (--lead-in-share, left out)",
+            ", {by_share} beyond the units that hold the first {:.0} % of the units' energy (--lead-in-share, left out: their energy alone stands)",
             100.0 * opts.lead_in_share.max(0.0)
         ),
         None => String::new(),
     };
     notes.push(format!(
-        "units after their lead-ins (a diagnostic): {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}"
+        "units after their lead-ins: {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}"
     ));
     Ok(())
 }
