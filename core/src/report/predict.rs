@@ -1232,7 +1232,7 @@ impl Report {
                 l.round_kernels_j = lead_in_round_kernels_j(inp, &terms, l);
                 terms.push(PredictionTerm {
                     what: format!(
-                        "the units' producers: {} holding {} of the units' energy alone, each measured after the model's steps leading up to each invocation (less those steps alone), {:+.1} % in energy against alone; the round's slower kernels on them ({:+.4} J), which this holds, taken out",
+                        "the units' producers: {} holding {} of the units' energy alone, each measured after the model's steps leading up to each invocation (less those steps alone), {:+.1} % in energy against alone; the round's kernels beyond alone on them ({:+.4} J), which this holds, taken out",
                         crate::words::count(l.energy_units.len() as u64, "unit"),
                         l.share_of_plain_pct
                             .map_or("-".to_string(), |s| format!("{s:.0} %")),
