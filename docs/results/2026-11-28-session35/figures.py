@@ -42,3 +42,27 @@ for label, cp, n in rows:
     moved.append(abs(without) - abs(p["energy_error_pct"]))
 print(f"\nenergy |error| moved toward the model on {sum(m > 0 for m in moved)} of {len(moved)}; "
       f"median change {sorted(moved)[len(moved)//2]:+.2f} points")
+
+# Looked at, not adopted: the units held down by the power cap in their launches after
+# their lead-ins, which the term leaves out (their energy alone, at a duty cycle, stands).
+print("\nunits at the cap after their lead-ins (left out of the term): energy after their lead-ins"
+      " against alone at a duty cycle, and what taking them would move the prediction's energy")
+for cp, n in [(c, m) for _, c, m in rows]:
+    iso = json.load(open(f"{w}/{cp}/{n}.kc/{n}/plan.isolated.context.json"))
+    p = json.load(open(f"{w}/r/{cp}/{n}/report.json"))["prediction"]
+    de = ae = dt = at = 0.0
+    k = 0
+    for u in iso["units"]:
+        a = u.get("after_lead_in")
+        e = ((u.get("energy") or {}).get("per_item_j") or {}).get("mean")
+        if not a or not a.get("capped_windows") or a.get("energy_j") is None or e is None:
+            continue
+        m = u["invocations"]
+        k += 1
+        de += (a["energy_j"] - e) * m
+        ae += e * m
+        dt += (a["time_us"] - u["time_us"]["mean"]) * m
+        at += u["time_us"]["mean"] * m
+    if k:
+        print(f"  {n}: {k} units, energy {100 * de / ae:+.1f} %, time {100 * dt / at:+.1f} %;"
+              f" the prediction {p['energy_error_pct']:+.2f} -> {p['energy_error_pct'] + 100 * de / p['target_energy_j']:+.2f} %")
