@@ -239,8 +239,9 @@ pub struct LeadInUnits {
     /// The share of the plain sum's energy those units hold alone, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_of_plain_pct: Option<f64>,
-    /// The round's slower (or faster) kernels on those units, as that term priced them,
-    /// J: the units after their lead-ins hold it, so the producers' term takes it out.
+    /// The energy of the round's kernels beyond alone (slower or faster) on those units, as
+    /// that term priced it, J: the units after their lead-ins hold it, so the producers'
+    /// term takes it out.
     pub round_kernels_j: f64,
     /// Whether the prediction took their energy (the producers' term): not where the
     /// isolated pass measured no terms, or no idle power to price them.
@@ -1225,9 +1226,10 @@ impl Report {
             // measured after their lead-ins take their energy so in place of alone; the
             // round's kernels slower (or faster) than alone on those units, which the
             // units after their lead-ins hold, are taken out. Measured on nine of the
-            // chart's models (session 35) this moved the energy toward the model on seven:
-            // ConvNeXt-S's step +5.8 → +3.5 %, T5's step +4.3 → −0.4 %, Swin-B −3.8 →
-            // −1.9 %, RegNetY in TF32 +3.3 → −0.1 %; away on two by 0.2 and 1.1 points.
+            // chart's models (session 35) this moved the energy toward the model on eight:
+            // ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 → −0.0 %, Swin-B −3.8 →
+            // −1.4 %, RegNetY in TF32 +3.3 → −0.4 %; away on LLaMA's eager step by 0.3
+            // points (docs/MEASUREMENTS.md, session 35).
             if let Some(l) = lead_in_units.as_mut().filter(|l| l.alone_j > 0.0) {
                 l.round_kernels_j = lead_in_round_kernels_j(inp, &terms, l);
                 terms.push(PredictionTerm {

@@ -1118,7 +1118,7 @@ pub struct JobRank {
 /// The share of the units' summed energy whose units kc measures after their lead-ins by
 /// default (`--lead-in-share`): on the nine models of session 35 the units so chosen
 /// (41-88 % of the energy, the capped ones left out) moved the prediction's energy toward
-/// the model on seven, at 14-46 s more of `kc run`.
+/// the model on eight, at 13-64 s more of `kc run`.
 pub const LEAD_IN_SHARE: f64 = 0.9;
 
 /// The units that hold the first `share` of the units' summed energy (each unit's

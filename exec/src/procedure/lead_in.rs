@@ -17,8 +17,9 @@
 //!
 //! Only the units that hold the energy are so measured
 //! ([`kc_core::results::units_holding_energy_share`]): on ConvNeXt-S's training step the 40
-//! of 154 units that held 84 % of it held all of the units' saving (session 34); at 0.9 it
-//! cost `kc run` 14-46 s on the nine models, where every unit cost ConvNeXt-S's 102 s.
+//! of 154 units that held 84 % of it held all of the units' saving (session 34). At 0.9
+//! (0.85 on ConvNeXt-S) the phase took 13-64 s of `kc run` on session 35's nine models,
+//! where every unit took ConvNeXt-S's step 112 s (session 34).
 //!
 //! Invariant: both launches of a unit start from the model's values (restored before each
 //! is timed and measured), run at the same places in the same order, and a unit's figures
