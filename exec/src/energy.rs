@@ -422,6 +422,7 @@ pub fn measure_series(
             ticks_seen_within_ms: Some([within0 * 1e3, tick.within_s * 1e3]),
             seen_duration_s: None,
             series_period_s: None,
+            series_ticks_ms: None,
         });
         // A leading window that ran before the GPU settled does not count.
         let last = out.len() - 1;
@@ -441,6 +442,10 @@ pub fn measure_series(
         {
             let period = ticks_period_s(&seen_all);
             out.iter_mut().for_each(|w| w.series_period_s = period);
+            // The ticks themselves, once, where the series gave a period.
+            if let (Some(_), Some(first), Some(&t0)) = (period, out.first_mut(), seen_all.first()) {
+                first.series_ticks_ms = Some(seen_all.iter().map(|t| (t - t0) * 1e3).collect());
+            }
             return Ok(out);
         }
         // The next window begins at this tick.
@@ -641,6 +646,14 @@ mod tests {
         // a poll.
         let p = w.series_period_s.expect("a series period");
         assert!((p - 0.1).abs() < 0.0002, "{p}");
+        // The series' ticks are kept as seen, from its first: one a tick, a period apart.
+        let seen = w.series_ticks_ms.as_ref().expect("the series' ticks");
+        assert_eq!(seen.len(), w.ticks as usize);
+        assert_eq!(seen[0], 0.0);
+        assert!(
+            seen.windows(2).all(|t| (t[1] - t[0] - 100.0).abs() < 1.1),
+            "{seen:?}"
+        );
         assert!(w.completed > 0);
         assert_eq!(w.power_w.mean, 350.0);
         assert!(w.start.ends_with('Z') && w.start.contains('T'));

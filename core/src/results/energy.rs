@@ -62,6 +62,13 @@ pub struct EnergyWindow {
     /// before session 34.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_period_s: Option<f64>,
+    /// On the first window of a series that has `series_period_s`: every tick the series
+    /// saw, as seen, milliseconds after its first (kc from session 35). The record that
+    /// lets another estimate of the period be set against the slope: on session 35's nine
+    /// graph runs the slope read 99.51-100.02 ms where the same series' ends read
+    /// 99.97-100.11, so the ticks between were seen late in a pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_ticks_ms: Option<Vec<f64>>,
 }
 
 fn is_false(b: &bool) -> bool {

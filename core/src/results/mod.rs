@@ -1350,6 +1350,7 @@ mod tests {
             ticks_seen_within_ms: None,
             seen_duration_s: None,
             series_period_s: None,
+            series_ticks_ms: None,
         }
     }
 
