@@ -66,3 +66,14 @@ for cp, n in [(c, m) for _, c, m in rows]:
     if k:
         print(f"  {n}: {k} units, energy {100 * de / ae:+.1f} %, time {100 * dt / at:+.1f} %;"
               f" the prediction {p['energy_error_pct']:+.2f} -> {p['energy_error_pct'] + 100 * de / p['target_energy_j']:+.2f} %")
+
+# kc's graph run's period: the series' slope over every tick (series_period_s) against the
+# same series' ends (its windows' seen durations over their periods).
+print("\nkc's graph run: the series' slope against its ends, ms")
+for cp, n in [(c, m) for _, c, m in rows]:
+    g = json.load(open(f"{w}/{cp}/{n}.kc/{n}/plan.graph.json"))
+    ws = [x for x in g["windows"] if x.get("series_period_s")]
+    sp = ws[0]["series_period_s"]
+    periods = sum(round(x["duration_s"] / sp) for x in ws)
+    ends = sum(x["seen_duration_s"] for x in ws) / periods
+    print(f"  {n}: slope {sp * 1e3:.3f}, ends {ends * 1e3:.3f} over {periods} periods")
