@@ -176,6 +176,21 @@ h) # Session 35 (call 3, kc-s): the lead-ins limited by share (0.9), the candida
    KC_ARGS="$L" model regnety_tf32 --model regnet_y_3_2gf --batch 32 --dtype fp32 --tf32 --channels-last --no-values
    KC_ARGS="$L" model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
    KC_ARGS="$L" model qwen2_train_graph --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach --cuda-graph ;;
+i) # Prepared in session 35 for the next session (not run; needs kc-t, 2edc3a5 or later, whose
+   # kc run measures the units' producers by default and keeps a long series' ticks): the
+   # default on chart models not yet answered with the term (Swin-T's step +3.0 %, T5's
+   # graph -2.6 %, Qwen2's eager step -3.3 %), each answered again on the same capture with
+   # --no-lead-in-units (the term's cost in kc run's time, and its A/B)
+   abflags swin_t_train "" "--no-lead-in-units" --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused
+   abflags t5_graph "" "--no-lead-in-units" "${T5[@]}"
+   abflags qwen2_train "" "--no-lead-in-units" --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach ;;
+j) # Prepared in session 35 (not run; kc-t): the default on inference models the chart holds
+   # from sessions 31 and 22 (EfficientNet-V2-S, ResNet-50, ViT-B/16 in TF32), and Mixtral's
+   # decode graph (a replay that misses the model in time)
+   model effnet_v2_s --model efficientnet_v2_s --batch 32 --dtype bf16 --channels-last --no-values
+   model resnet50 --model resnet50 --batch 32 --dtype bf16 --channels-last --no-values
+   model vit_b_16_tf32 "${V[@]}"
+   model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
