@@ -90,6 +90,27 @@ def test_results_match_the_committed_files(tmp_path):
     assert (tmp_path / "rep" / "timeline.svg").exists()
 
 
+def test_units_after_their_lead_ins_are_columns_and_priced_in_the_prediction(tmp_path):
+    # A kc run on an H200 (RegNetY-3.2GF in TF32, session 35) with the units that hold 0.9
+    # of the energy measured after the model's steps leading up to them.
+    i = kc.read_results(RESULTS / "regnety_tf32_h200.iso.json")
+    u = i.units
+    led = u[u["after_lead_in_energy_j"].notna() & (u["after_lead_in_capped"] == False)]  # noqa: E712
+    assert len(led) == 19
+    alone = (led["energy_j"] * led["invocations"]).sum()
+    after = (led["after_lead_in_energy_j"] * led["invocations"]).sum()
+    assert after / alone - 1 == pytest.approx(-0.0517, abs=0.001)
+    rep = kc.report(RESULTS / "regnety_tf32_h200.graph.json", isolated=RESULTS / "regnety_tf32_h200.iso.json",
+                    reference=RESULTS / "regnety_tf32_h200.reference.json", reference_entry="regnety_tf32",
+                    output=tmp_path / "rep")
+    p = rep["prediction"]
+    l = p["lead_in_units"]
+    # The report's sums (per replay) are the notebook's: Σ per invocation × invocations.
+    assert l["alone_j"] == pytest.approx(alone, rel=1e-9)
+    assert l["led_j"] == pytest.approx(after, rel=1e-9)
+    assert l["taken"] and p["energy_error_pct"] == pytest.approx(-0.35, abs=0.01)
+
+
 def test_report_gives_the_prediction_from_parts_against_the_model(tmp_path):
     # A kc run on an H100 (Qwen2 decode graph) with the model measured in the same call.
     rep = kc.report(RESULTS / "qwen2_4l_decode_graph.graph.json",

@@ -192,10 +192,16 @@ class Results:
     def units(self):
         """One row per unit: id, label, tier, call, invocations, traced_mean_us, status,
         mean_us (isolated mean per invocation, missing where not measured), predicted_us,
-        predicted_energy_j."""
+        energy_j (isolated energy per invocation), predicted_energy_j, and where the unit
+        was measured after the model's steps leading up to it (the units' producers, kc's
+        default since session 35) after_lead_in_us and after_lead_in_energy_j per invocation
+        (their lead-ins alone taken off) and after_lead_in_capped (the power cap held a
+        window down: the prediction keeps its energy alone)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
+            e = (u.get("energy") or {}).get("per_item_j") or {}
+            a = u.get("after_lead_in") or {}
             rows.append(
                 {
                     "id": u["id"],
@@ -209,7 +215,11 @@ class Results:
                     "mean_us": t.get("mean"),
                     "std_us": t.get("std"),
                     "predicted_us": u.get("predicted_us"),
+                    "energy_j": e.get("mean"),
                     "predicted_energy_j": u.get("predicted_energy_j"),
+                    "after_lead_in_us": a.get("time_us"),
+                    "after_lead_in_energy_j": a.get("energy_j"),
+                    "after_lead_in_capped": bool(a.get("capped_windows")) if a else None,
                 }
             )
         return _pd.DataFrame(rows)
