@@ -354,7 +354,7 @@ mod tests {
     use super::*;
 
     /// A rank's process measures what the job was asked to: `--unit-values` goes to each
-    /// rank when it is not the default.
+    /// rank when it is not the default, the rounds and the units' producers always.
     #[test]
     fn each_rank_is_asked_for_the_same_unit_values() {
         use clap::Parser;
@@ -378,6 +378,15 @@ mod tests {
         let v = args(&["--round-runs", "4"]);
         assert!(v.windows(2).any(|w| w == ["--round-runs", "4"]), "{v:?}");
         assert!(args(&[]).windows(2).any(|w| w == ["--round-runs", "1"]));
+        // And for the units' producers: measured by default at kc's share, or skipped.
+        let v = args(&[]);
+        assert!(v.iter().any(|x| x == "--lead-in-share=0.9"), "{v:?}");
+        assert!(!v.iter().any(|x| x == "--no-lead-in-units"), "{v:?}");
+        let v = args(&["--lead-in-share", "0.5"]);
+        assert!(v.iter().any(|x| x == "--lead-in-share=0.5"), "{v:?}");
+        let v = args(&["--no-lead-in-units"]);
+        assert!(v.iter().any(|x| x == "--no-lead-in-units"), "{v:?}");
+        assert!(!v.iter().any(|x| x.starts_with("--lead-in-share")), "{v:?}");
     }
 
     #[test]
