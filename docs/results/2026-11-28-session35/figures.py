@@ -77,3 +77,44 @@ for cp, n in [(c, m) for _, c, m in rows]:
     periods = sum(round(x["duration_s"] / sp) for x in ws)
     ends = sum(x["seen_duration_s"] for x in ws) / periods
     print(f"  {n}: slope {sp * 1e3:.3f}, ends {ends * 1e3:.3f} over {periods} periods")
+
+# The share: the term over the units within the first 0.5 … 0.9 of the units' energy alone
+# (the largest first, as kc chooses them), from the same results (the units measured at 0.9
+# hold those of every smaller share); the round's kernels on them taken out by their share
+# of that term's time. The prediction's energy error, and the units in the term.
+shares = [0.5, 0.6, 0.7, 0.8, 0.9]
+print("\nthe prediction's energy with the term over the units within each share (units in it)")
+print("  " + "model".ljust(22) + " ".join(f"{s:>13}" for s in shares + ["none"]))
+for _, cp, n in rows:
+    iso = json.load(open(f"{w}/{cp}/{n}.kc/{n}/plan.isolated.context.json"))
+    p = json.load(open(f"{w}/r/{cp}/{n}/report.json"))["prediction"]
+    term = [t for t in p["terms"] if t["what"].startswith("the units' producers")][0]
+    kern = [t for t in p["terms"] if t["what"].startswith("kernels slower when")]
+    kus, kj = (kern[0]["us"], kern[0]["energy_j"]) if kern else (0.0, 0.0)
+    rk = {r["unit"]: r["round_us"] - r["alone_us"]
+          for r in (iso["isolated"].get("transitions") or {}).get("round_unit_kernels", [])}
+    units = sorted((u for u in iso["units"] if u.get("predicted_energy_j")),
+                   key=lambda u: (-u["predicted_energy_j"], u["id"]))
+    whole = sum(u["predicted_energy_j"] for u in units)
+    base, tgt = p["predicted_energy_j"] - term["energy_j"], p["target_energy_j"]
+    out = []
+    for s in shares:
+        held, sel = 0.0, []
+        for u in units:
+            if held >= s * whole:
+                break
+            held += u["predicted_energy_j"]
+            sel.append(u)
+        d = k = 0.0
+        m = 0
+        for u in sel:
+            a = u.get("after_lead_in")
+            if not a or a.get("capped_windows") or a.get("energy_j") is None or not u.get("energy"):
+                continue
+            m += 1
+            d += (a["energy_j"] - u["energy"]["per_item_j"]["mean"]) * u["invocations"]
+            k += rk.get(u["id"], 0.0) * u["invocations"]
+        t = d - (kj * k / kus if kus else 0.0)
+        out.append(f"{100 * ((base + t) / tgt - 1):+6.2f}% ({m:3d})")
+    out.append(f"{100 * (base / tgt - 1):+6.2f}%")
+    print("  " + n.ljust(22) + " ".join(f"{x:>13}" for x in out))
