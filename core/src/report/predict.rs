@@ -243,8 +243,9 @@ pub struct LeadInUnits {
     /// that term priced it, J: the units after their lead-ins hold it, so the producers'
     /// term takes it out.
     pub round_kernels_j: f64,
-    /// Whether the prediction took their energy (the producers' term): not where the
-    /// isolated pass measured no terms, or no idle power to price them.
+    /// Whether the prediction took their energy (the producers' term): not where no idle
+    /// power was measured to price the terms' energy, or none of them was measured in
+    /// energy without the cap.
     pub taken: bool,
     /// The units so measured in energy (not capped): the round's kernels on them.
     #[serde(skip)]
@@ -516,12 +517,26 @@ impl PredictionInputs {
     /// once per cycle, so a round whose units each ran once per replay weighs one).
     /// `None` where the round did not, or a unit's invocations are unknown.
     pub fn round_kernels_by_unit(&self, t: &TransitionsSummary) -> Option<(f64, f64)> {
+        self.round_kernels_of(t, |_| true)
+    }
+
+    /// [`Self::round_kernels_by_unit`] over the units `keep` takes only: `None` exactly
+    /// where it is `None` over every unit, so that a share of the kernels' term is read
+    /// only where that term was priced by unit.
+    fn round_kernels_of(
+        &self,
+        t: &TransitionsSummary,
+        keep: impl Fn(u32) -> bool,
+    ) -> Option<(f64, f64)> {
         if t.round_unit_kernels.is_empty() {
             return None;
         }
         let (mut us, mut weighted, mut size) = (0.0, 0.0, 0.0);
         for r in &t.round_unit_kernels {
             let n = *self.unit_invocations.get(&r.unit)? as f64;
+            if !keep(r.unit) {
+                continue;
+            }
             let d = r.round_us - r.alone_us;
             us += d * n;
             weighted += d.abs() * n;
@@ -1481,16 +1496,8 @@ fn lead_in_round_kernels_j(
     };
     let kernels_j = kernels.energy_j.unwrap_or(0.0);
     let by_unit = inp.transitions.as_ref().and_then(|t| {
-        let on_them: Option<f64> = t
-            .round_unit_kernels
-            .iter()
-            .filter(|r| l.energy_units.contains(&r.unit))
-            .map(|r| {
-                let n = *inp.unit_invocations.get(&r.unit)? as f64;
-                Some((r.round_us - r.alone_us) * n)
-            })
-            .sum();
-        on_them.filter(|_| !t.round_unit_kernels.is_empty())
+        inp.round_kernels_of(t, |u| l.energy_units.contains(&u))
+            .map(|(us, _)| us)
     });
     match by_unit {
         Some(us) if kernels.us != 0.0 => kernels_j * us / kernels.us,

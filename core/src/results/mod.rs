@@ -269,9 +269,8 @@ pub struct UnitResult {
 /// A unit measured after the model's steps leading up to each of its invocations (`kc exec
 /// --isolated`, by default where it holds the energy; the prediction takes its energy):
 /// back to the nearest of the 4 steps before it that shares a place with it, else the one
-/// step before it. Alone, each
-/// invocation reads its inputs at its places from memory; in the model its producer has
-/// just run and left what it wrote in L2. One launch runs the unit's invocations as alone,
+/// step before it. Alone, each invocation reads its inputs at its places from memory; in
+/// the model its producer has just run and left what it wrote in L2. One launch runs the unit's invocations as alone,
 /// each after its lead-ins where the launch does not end with them already; a second
 /// launch runs the lead-ins alone, in the same order. The unit's figures are the
 /// first's less the second's, per invocation, both from the model's values.
@@ -1125,9 +1124,9 @@ pub const LEAD_IN_SHARE: f64 = 0.9;
 /// `predicted_energy_j`, the largest first, until their sum reaches `share` of the whole),
 /// as ids; `None` where `share` is 1 or more (every unit). A unit without an energy is not
 /// among them. The units after their lead-ins (`--lead-in-share`) are so measured only
-/// where they carry the energy: on ConvNeXt-S's
-/// training step (session 34) the 40 of its 154 units that held 84 % of the energy held
-/// all of its units' saving after their lead-ins (−0.520 of −0.508 J a replay).
+/// where they carry the energy: on ConvNeXt-S's training step (session 34) the 40 of its
+/// 154 units that held 84 % of the energy held all of its units' saving after their
+/// lead-ins (−0.520 of −0.508 J a replay).
 pub fn units_holding_energy_share(
     rows: &[UnitResult],
     share: f64,

@@ -36,7 +36,7 @@ for label, cp, n in rows:
     g = r.get("model_comparison") or {}
     kcg = [x for x in open(f"{w}/r/{cp}/{n}/report.md").read().splitlines() if x.startswith("| kc graph replay |")][0]
     c = [x.strip() for x in kcg.split("|")]
-    print(f"| {label} | {units} | {len(l['energy_units']) if 'energy_units' in l else l['units'] - l['capped']} of {l['units']} ({l['share_of_plain_pct']:.0f} %) | {run_ms/1000:.1f} s | {lead:.1f} s | "
+    print(f"| {label} | {units} | {len(l['energy_units']) if 'energy_units' in l else l['units'] - l['capped']} of {l['units']} ({l['share_of_plain_pct']:.0f} %) | {run_ms/1000:.1f} s | {lead:.1f} s ({lead / l['units']:.2f} s a unit) | "
           f"{p['plain_error_pct']:+.1f} / {p['plain_energy_error_pct']:+.1f} % | {without:+.1f} % | "
           f"**{p['error_pct']:+.1f} / {p['energy_error_pct']:+.1f} %** | {c[3]} / {c[5]} |")
     moved.append(abs(without) - abs(p["energy_error_pct"]))

@@ -344,7 +344,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     }
     // The units' producers: each unit that carries the energy after the model's steps
     // leading up to each invocation. Only where energy is measured: the prediction takes
-    // their energy alone.
+    // only their energy.
     let restored = (!restore_failed).then_some(image).flatten();
     let lead_ins_asked = opts.lead_in_units && en.meter.is_some();
     let lead_ins_ran = diagnostic_runs(lead_ins_asked, restored, en);

@@ -12,7 +12,7 @@
 //! less the second's, per invocation; the prediction takes the energy in place of alone.
 //! The training steps' units alone overdraw the model by 4-9 % in energy (sessions 20-25);
 //! on nine of the chart's models (session 35) the units so measured moved the prediction's
-//! energy toward the model on seven (ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 →
+//! energy toward the model on eight (ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 →
 //! −0.0 %, RegNetY in TF32 +3.3 → −0.4 %, Swin-B −3.8 → −1.4 %).
 //!
 //! Only the units that hold the energy are so measured
