@@ -228,6 +228,9 @@ pub struct LeadInUnits {
     /// energy is left out of the energy sums, and stays the units' alone).
     pub units: usize,
     pub capped: usize,
+    /// Of the units measured in energy, those measured at a duty cycle, as their energy
+    /// alone was (the power cap held them down alone).
+    pub at_duty: usize,
     /// Σ time × invocations over the units measured, alone and after their lead-ins, us.
     pub alone_us: f64,
     pub led_us: f64,
@@ -616,6 +619,7 @@ impl PredictionInputs {
                         // Kept squared until the sum is done.
                         l.led_u_j += (a.energy_sem_j.unwrap_or(0.0) * n).powi(2);
                         l.energy_units.push(u.id);
+                        l.at_duty += usize::from(a.duty_share.is_some());
                     }
                     _ => l.capped += usize::from(a.capped_windows > 0),
                 }
@@ -1730,6 +1734,57 @@ mod tests {
         assert!(no_term(&iso));
         leak(&mut iso).end_w = 102.0;
         assert!(!no_term(&iso));
+    }
+
+    #[test]
+    fn units_priced_at_a_duty_cycle_enter_the_producers_term_measured_so_after_their_lead_ins() {
+        let g = graph(66.0, 0.0250);
+        let mut iso = isolated();
+        // Unit 1 held down by the cap in both launches back to back would keep its energy
+        // alone; measured at a duty cycle after its lead-ins (nothing held down there), it
+        // is taken beside unit 0, and counted as so measured.
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 9.0,
+            energy_j: Some(0.003),
+            energy_sem_j: Some(0.0001),
+            ..Default::default()
+        });
+        let held = crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 5.0,
+            energy_j: Some(0.001),
+            capped_windows: 1,
+            ..Default::default()
+        };
+        iso.units[1].after_lead_in = Some(held.clone());
+        let capped = build(Some(&g), Some(&iso)).prediction.unwrap();
+        iso.units[1].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            capped_windows: 0,
+            duty_share: Some(1.0 / 3.0),
+            ..held
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let (lc, l) = (
+            capped.lead_in_units.clone().unwrap(),
+            p.lead_in_units.clone().unwrap(),
+        );
+        assert_eq!((lc.capped, lc.at_duty), (1, 0));
+        assert_eq!((l.units, l.capped, l.at_duty, l.taken), (2, 0, 1, true));
+        // Unit 1's 4 invocations: 1 mJ each after its lead-ins where 2 mJ alone.
+        let n1 = iso.units[1].invocations as f64;
+        let e1 = iso.units[1].energy.as_ref().unwrap().per_item_j.mean;
+        assert!((l.led_j - lc.led_j - 0.001 * n1).abs() < 1e-12);
+        assert!((l.alone_j - lc.alone_j - e1 * n1).abs() < 1e-12);
+        let less = (e1 - 0.001) * n1;
+        let drop = capped.predicted_energy_j.unwrap() - p.predicted_energy_j.unwrap();
+        assert!((drop - less).abs() < 1e-12, "{drop} {less}");
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("1 unit of them at a duty cycle, as alone")
+                && !md.contains("held down by the power cap left out"),
+            "{md}"
+        );
     }
 
     #[test]

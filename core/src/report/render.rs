@@ -1006,10 +1006,17 @@ fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
     let pct = |a: f64, b: f64| 100.0 * (a / b.max(1e-30) - 1.0);
     let energy = if l.alone_j > 0.0 {
         format!(
-            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}: {}",
+            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}{}: {}",
             l.led_j,
             l.alone_j,
             pct(l.led_j, l.alone_j),
+            match l.at_duty {
+                0 => String::new(),
+                k => format!(
+                    ", {} of them at a duty cycle, as alone (held down by the power cap back to back)",
+                    crate::words::count(k as u64, "unit")
+                ),
+            },
             match l.capped {
                 0 => String::new(),
                 k => format!(

@@ -297,8 +297,15 @@ pub struct UnitAfterLeadIn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lead_ins_energy_j: Option<f64>,
     /// Windows of either launch held down by the power cap ([`held_down_by_cap`]): the
-    /// energy is then not at the clock the model runs the unit at.
+    /// energy is then not at the clock the model runs the unit at. For launches measured at
+    /// a duty cycle (`duty_share`), those still held down there.
     pub capped_windows: usize,
+    /// Where the unit alone was held down by the power cap and priced at a duty cycle
+    /// ([`UnitResult::energy_at_duty`]), both launches were measured at a duty cycle too
+    /// (from session 36): the share of each launch the unit and its lead-ins took in the
+    /// first. Absent where they ran back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_share: Option<f64>,
 }
 
 /// The host's milliseconds a unit's isolated measurement spent before its timed launches:

@@ -1214,7 +1214,7 @@ const DUTY_TIMED_LAUNCHES: usize = 8;
 /// With `--duty-shares-both` both shares are measured, the one that is not the answer kept
 /// beside it (`DutyEnergy::other_share`). `None` without a meter.
 #[allow(clippy::too_many_arguments)]
-fn duty_energy(
+pub(super) fn duty_energy(
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
     enqueue_unit: &dyn Fn(&Gpu) -> Result<(), ExecError>,

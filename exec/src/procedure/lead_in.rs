@@ -21,18 +21,26 @@
 //! (0.85 on ConvNeXt-S) the phase took 13-64 s of `kc run` on session 35's nine models,
 //! where every unit took ConvNeXt-S's step 112 s (session 34).
 //!
+//! A unit that alone drew past the power limit was priced at a duty cycle
+//! ([`super::isolated::duty_energy`]); both its launches here are measured at a duty cycle
+//! too (from session 36), so that the difference is at the model's clock as the energy
+//! alone it replaces is. Back to back they were held down by the cap, and such units kept
+//! their energy alone: session 35's ConvNeXt-S and Wide ResNet-50-2 steps' heaviest units,
+//! where their remaining overdraw sits.
+//!
 //! Invariant: both launches of a unit start from the model's values (restored before each
 //! is timed and measured), run at the same places in the same order, and a unit's figures
 //! are only ever the difference of the two; a unit without a lead-in, measured restoring,
 //! or beyond the share asked for is left as it was alone, and a failure is named in the
 //! notes.
 
-use super::{measure_program, units_bar, Energy};
+use super::isolated::duty_energy;
+use super::{measure_program, time_program, units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{lead_ins, led_launch};
 use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
-use kc_core::results::{UnitAfterLeadIn, UnitResult};
+use kc_core::results::{ProgramMeasure, UnitAfterLeadIn, UnitResult};
 use std::collections::HashMap;
 
 /// How far back a unit's lead-ins reach at most: to the nearest step that shares a place
@@ -175,7 +183,7 @@ fn measure_unit(
         places: &df.steps[step as usize],
     };
     let unit_of = |step: u32| &plan.units[plan.steps[step as usize].unit as usize];
-    let led = gpu.capture(|gpu| {
+    let enqueue_led = |gpu: &Gpu| -> Result<(), ExecError> {
         for (lead, st) in launch {
             for &p in lead {
                 gpu.enqueue(unit_of(p), 0, at(p))?;
@@ -183,31 +191,55 @@ fn measure_unit(
             gpu.enqueue(unit_of(*st), 0, at(*st))?;
         }
         Ok(())
-    })?;
-    let leads = gpu.capture(|gpu| {
+    };
+    let enqueue_leads = |gpu: &Gpu| -> Result<(), ExecError> {
         for &p in launch.iter().flat_map(|(l, _)| l) {
             gpu.enqueue(unit_of(p), 0, at(p))?;
         }
         Ok(())
-    })?;
-    let measure = |gpu: &mut Gpu,
-                   en: &mut Energy<'_>,
-                   graph: &crate::device::Graph,
-                   label: &str,
-                   notes: &mut Vec<String>| {
-        measure_program(plan, gpu, en, graph, label, target, opts, df, pass, notes)
     };
-    let l = measure(
-        gpu,
-        en,
-        &led,
+    // A unit that alone drew past the power limit was priced at a duty cycle, at the clock
+    // the model runs it at; after its lead-ins it would draw past it too (session 35:
+    // 7 of ConvNeXt-S's step's units and 19 of Wide ResNet-50-2's, its heaviest, were
+    // held down in either launch and so kept their energy alone). Both launches are then
+    // measured at a duty cycle, so that the difference is at the model's clock as the
+    // energy alone it replaces is.
+    let at_duty = opts.duty_energy
+        && row
+            .energy_at_duty
+            .as_ref()
+            .is_some_and(|d| d.capped_windows > 0);
+    let mut measure = |enqueue: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+                       label: &str,
+                       notes: &mut Vec<String>|
+     -> Result<(ProgramMeasure, Option<f64>), ExecError> {
+        let graph = gpu.capture(enqueue)?;
+        if !at_duty {
+            let m = measure_program(plan, gpu, en, &graph, label, target, opts, df, pass, notes)?;
+            return Ok((m, None));
+        }
+        let mut m = time_program(plan, gpu, &graph, df, pass)?;
+        let besides = kc_core::results::Besides::default();
+        // Per launch (one item), as the launch without a duty cycle is measured.
+        match duty_energy(
+            gpu, en, enqueue, label, m.time_us, besides, 1, target, opts, notes,
+        )? {
+            Some((summary, duty)) => {
+                m.energy_j = Some(summary.per_item_j.mean);
+                m.energy_sem_j = Some(summary.per_item_j.sem());
+                m.capped_windows = duty.duty_capped_windows;
+                Ok((m, Some(duty.unit_share)))
+            }
+            None => Ok((m, None)),
+        }
+    };
+    let (l, duty_share) = measure(
+        &enqueue_led,
         &format!("unit {} after its lead-ins", row.id),
         notes,
     )?;
-    let a = measure(
-        gpu,
-        en,
-        &leads,
+    let (a, _) = measure(
+        &enqueue_leads,
         &format!("unit {}'s lead-ins alone", row.id),
         notes,
     )?;
@@ -227,5 +259,6 @@ fn measure_unit(
         lead_ins_us: a.time_us / n,
         lead_ins_energy_j: a.energy_j.map(|e| e / n),
         capped_windows: l.capped_windows + a.capped_windows,
+        duty_share,
     })
 }

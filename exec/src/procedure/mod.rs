@@ -791,6 +791,28 @@ pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, runs: bool)
 /// GPU time the timed launches of [`measure_program`] cover at least.
 const PROGRAM_TIMED_US: f64 = 50_000.0;
 
+/// Times a graph from the model's values (restored, then the graph warmed): its mean time
+/// per launch and standard error, over launches back to back that cover at least
+/// [`PROGRAM_TIMED_US`] of GPU time. The energy fields are left empty.
+pub(super) fn time_program(
+    plan: &Plan,
+    gpu: &mut Gpu,
+    graph: &Graph,
+    df: &kc_core::plan::types::PlanDataflow,
+    pass: &[u32],
+) -> Result<ProgramMeasure, ExecError> {
+    isolated::restore_model_values(plan, df, gpu, pass)?;
+    gpu.warm(graph)?;
+    let probe = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, 3)?);
+    let launches = ((PROGRAM_TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
+    let t = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, launches)?);
+    Ok(ProgramMeasure {
+        time_us: t.mean,
+        time_sem_us: t.sem(),
+        ..Default::default()
+    })
+}
+
 /// Times a graph (warmed first) and measures its energy windows, from the model's values:
 /// per launch, its mean time and standard error, its energy and standard error (where
 /// measured), its windows held down by the power cap and their mean end temperature.
@@ -808,23 +830,14 @@ pub(super) fn measure_program(
     pass: &[u32],
     notes: &mut Vec<String>,
 ) -> Result<ProgramMeasure, ExecError> {
-    isolated::restore_model_values(plan, df, gpu, pass)?;
-    gpu.warm(graph)?;
-    let probe = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, 3)?);
-    let launches = ((PROGRAM_TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
-    let t = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, launches)?);
-    let mut m = ProgramMeasure {
-        time_us: t.mean,
-        time_sem_us: t.sem(),
-        ..Default::default()
-    };
+    let mut m = time_program(plan, gpu, graph, df, pass)?;
     let top = en.top_clock_mhz();
-    let Some(w) = en.series(gpu, graph, label, t.mean, target, opts, notes)? else {
+    let Some(w) = en.series(gpu, graph, label, m.time_us, target, opts, notes)? else {
         return Ok(m);
     };
     m.capped_windows = w.iter().filter(|x| held_down_by_cap(x, top)).count();
     m.temperature_c = mean_end_temperature_c(w.iter());
-    let s = en.summarise(w, label, t.mean, 1.0, notes);
+    let s = en.summarise(w, label, m.time_us, 1.0, notes);
     m.energy_j = Some(s.per_item_j.mean);
     m.energy_sem_j = Some(s.per_item_j.sem());
     Ok(m)
