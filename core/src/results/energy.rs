@@ -63,10 +63,10 @@ pub struct EnergyWindow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_period_s: Option<f64>,
     /// On the first window of a series that has `series_period_s`: every tick the series
-    /// saw, as seen, milliseconds after its first (kc from session 35). The record that
-    /// lets another estimate of the period be set against the slope: on session 35's nine
-    /// graph runs the slope read 99.51-100.02 ms where the same series' ends read
-    /// 99.97-100.11, so the ticks between were seen late in a pattern.
+    /// saw, as seen, milliseconds after its first (kc from session 35). The record from
+    /// which session 36 set the ticks' lower envelope against the least-squares slope that
+    /// `series_period_s` was before (on ten graph runs 99.99-100.02 ms on nine, against
+    /// 99.67-100.15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_ticks_ms: Option<Vec<f64>>,
 }
@@ -122,23 +122,27 @@ pub fn temperature_range<'a>(
 }
 
 /// The fewest ticks a series' own period is taken over ([`ticks_period_s`]). A series'
-/// first tick is at times seen later than the rest (session 33); over n ticks the slope
-/// moves by that lateness × (n − 1) / 2 / Σ (i − mean)², 0.5 of it over three ticks (a
-/// unit's two one-tick windows) and 0.045 over eleven. Shorter series give each window's
+/// first tick is at times seen later than the rest (session 33); over n ticks a
+/// least-squares slope moved by that lateness × (n − 1) / 2 / Σ (i − mean)², 0.5 of it
+/// over three ticks (a unit's two one-tick windows) and 0.045 over eleven; a lower
+/// envelope over three ticks has hardly a line to choose. Shorter series give each window's
 /// own period, whose median over a run's hundreds of windows is not moved by it: on
 /// session 34's isolated runs their series' periods would read 99.89-100.00 ms (by
 /// arithmetic on their recorded windows, grouped into series), their windows' 99.97-100.01.
 pub const MIN_SERIES_TICKS: usize = 11;
 
 /// The counter's period over the ticks one series saw, `seen_s` in order, seconds: the
-/// least-squares slope of their seen times over their count. Each tick is seen late by a
-/// read of the counter (3-5 ms on the H200, session 33); a window's ends alone give its
-/// period to that lateness over its periods, all of a series' ticks to far less: kc's
-/// graph runs, one idle window and three of the graph, each of five or six periods, read
-/// 99.66-100.53 ms from their windows where the isolated runs' hundreds read 99.97-100.01
-/// (session 34). `None` for fewer than [`MIN_SERIES_TICKS`] ticks, or where a step between
-/// two lies outside half to one and a half times the median step (a tick not seen, or two
-/// seen as one: the count would be wrong).
+/// slope of their lower envelope. Each tick is seen late, never early: by a read of the
+/// counter (3-5 ms on the H200, session 33) and by how long the watching thread took to
+/// come round, a series' first tick often by 20 ms or more. So the line under every tick
+/// seen that lies closest to them (the least mean lateness, the lower convex hull's edge
+/// over the series' middle tick) follows the ticks seen earliest. The least-squares slope
+/// over every tick, kc's from session 34, followed the late ones: on session 36's ten
+/// graph runs it read 99.67-100.15 ms, the series' ends 99.66-100.16, and this envelope
+/// 99.99-100.02 on nine (100.10 on the tenth), where the isolated runs' windows read
+/// 99.95-100.01 (session 35). `None` for fewer than [`MIN_SERIES_TICKS`] ticks, or where
+/// a step between two lies outside half to one and a half times the median step (a tick
+/// not seen, or two seen as one: the count would be wrong).
 pub fn ticks_period_s(seen_s: &[f64]) -> Option<f64> {
     if seen_s.len() < MIN_SERIES_TICKS {
         return None;
@@ -149,16 +153,40 @@ pub fn ticks_period_s(seen_s: &[f64]) -> Option<f64> {
     if step.is_nan() || step <= 0.0 || !steps.iter().all(even) {
         return None;
     }
-    let n = seen_s.len() as f64;
-    let mean_i = (n - 1.0) / 2.0;
-    let mean_t = seen_s.iter().sum::<f64>() / n;
-    let (mut num, mut den) = (0.0, 0.0);
-    for (i, t) in seen_s.iter().enumerate() {
-        let di = i as f64 - mean_i;
-        num += di * (t - mean_t);
-        den += di * di;
+    lower_envelope_slope(seen_s)
+}
+
+/// The slope of the line under every point (i, `y[i]`) with the least mean height above
+/// them: the lower convex hull's edge over the middle index, the mean of the two edges'
+/// slopes where the middle is a vertex of it. `None` for fewer than two points.
+fn lower_envelope_slope(y: &[f64]) -> Option<f64> {
+    if y.len() < 2 {
+        return None;
     }
-    Some(num / den)
+    // The lower hull, left to right (Andrew's monotone chain).
+    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(y.len());
+    for (i, &v) in y.iter().enumerate() {
+        let p = (i as f64, v);
+        while let [.., a, b] = hull[..] {
+            // b stays only where it lies below the chord from a to p.
+            if (b.1 - a.1) * (p.0 - a.0) >= (p.1 - a.1) * (b.0 - a.0) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(p);
+    }
+    let slope = |a: (f64, f64), b: (f64, f64)| (b.1 - a.1) / (b.0 - a.0);
+    let middle = (y.len() - 1) as f64 / 2.0;
+    let k = hull.iter().position(|p| p.0 >= middle)?;
+    if hull[k].0 > middle || k == 0 {
+        return Some(slope(hull[k.max(1) - 1], hull[k.max(1)]));
+    }
+    match hull.get(k + 1) {
+        Some(&next) => Some((slope(hull[k - 1], hull[k]) + slope(hull[k], next)) / 2.0),
+        None => Some(slope(hull[k - 1], hull[k])),
+    }
 }
 
 /// The energy counter's period, seconds, over `windows`: the median of each one's period,
@@ -367,10 +395,46 @@ mod tests {
     }
 
     #[test]
-    fn a_series_period_is_the_slope_over_all_its_ticks() {
+    fn a_series_period_is_the_slope_of_its_ticks_lower_envelope() {
+        // Session 36's BERT graph run (call 1): its 18 ticks as seen, ms after the first,
+        // which was seen some 22 ms late. The least-squares slope read 99.667 ms, its ends
+        // 100.121; the envelope under the ticks seen earliest reads 100.023.
+        let bert = [
+            0.000, 122.388, 199.518, 302.380, 402.319, 499.312, 599.649, 701.561, 801.688, 901.944,
+            999.796, 1101.977, 1199.663, 1299.797, 1399.766, 1499.540, 1601.377, 1702.050,
+        ];
+        let seen: Vec<f64> = bert.iter().map(|t| t / 1e3).collect();
+        let p = ticks_period_s(&seen).unwrap();
+        assert!((p * 1e3 - 100.023).abs() < 0.001, "{p}");
+        // Under every tick, and no line under them all lies closer on average.
+        let b = (0..seen.len())
+            .map(|i| seen[i] - p * i as f64)
+            .fold(f64::INFINITY, f64::min);
+        let mean_late = |q: f64, c: f64| {
+            (0..seen.len())
+                .map(|i| seen[i] - c - q * i as f64)
+                .sum::<f64>()
+                / seen.len() as f64
+        };
+        for dq in [-2e-5, -5e-6, 5e-6, 2e-5] {
+            let q = p + dq;
+            let c = (0..seen.len())
+                .map(|i| seen[i] - q * i as f64)
+                .fold(f64::INFINITY, f64::min);
+            assert!(mean_late(q, c) > mean_late(p, b), "{dq}");
+        }
+        // The middle a vertex of the hull ((0, 0), (2, 1.5), (4, 4)): its two edges' mean;
+        // two points, their slope.
+        assert!((lower_envelope_slope(&[0.0, 1.0, 1.5, 3.0, 4.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(lower_envelope_slope(&[0.0, 2.0]), Some(2.0));
+        assert_eq!(lower_envelope_slope(&[1.0]), None);
+    }
+
+    #[test]
+    fn a_series_period_holds_over_ticks_seen_late_at_random() {
         // Eighteen ticks of a 100 ms counter, each seen 3-5 ms late (a read's lateness,
         // drawn evenly): the ends alone of a window of five periods read it to about
-        // 0.4 %; the slope over all eighteen to far less.
+        // 0.4 %; the envelope under all eighteen to far less.
         let late = |i: usize| 0.003 + 0.002 * ((i * 7919) % 11) as f64 / 10.0;
         let seen: Vec<f64> = (0..18).map(|i| 0.1 * i as f64 + late(i)).collect();
         let p = ticks_period_s(&seen).unwrap();
