@@ -111,6 +111,23 @@ def test_units_after_their_lead_ins_are_columns_and_priced_in_the_prediction(tmp
     assert l["taken"] and p["energy_error_pct"] == pytest.approx(-0.35, abs=0.01)
 
 
+def test_units_at_the_cap_after_their_lead_ins_are_marked_by_their_duty_share(tmp_path):
+    # A kc run on an H200 (BERT's graph, session 36): its four GEMMs held down by the power
+    # cap alone were measured after their lead-ins at a duty cycle, and the prediction takes
+    # them beside the others not held down.
+    u = kc.read_results(RESULTS / "bert_graph_h200.iso.json").units
+    duty = u[u["after_lead_in_duty_share"].notna()]
+    assert len(duty) == 4 and set(duty["label"]) <= {"aten::addmm", "aten::bmm"}
+    assert not duty["after_lead_in_capped"].any()
+    taken = u[u["after_lead_in_energy_j"].notna() & (u["after_lead_in_capped"] == False)]  # noqa: E712
+    rep = kc.report(RESULTS / "bert_graph_h200.graph.json", isolated=RESULTS / "bert_graph_h200.iso.json",
+                    reference=RESULTS / "bert_graph_h200.reference.json", reference_entry="bert_infer_graph",
+                    output=tmp_path / "rep")
+    l = rep["prediction"]["lead_in_units"]
+    assert l["at_duty"] == 4
+    assert l["led_j"] == pytest.approx((taken["after_lead_in_energy_j"] * taken["invocations"]).sum(), rel=1e-9)
+
+
 def test_report_gives_the_prediction_from_parts_against_the_model(tmp_path):
     # A kc run on an H100 (Qwen2 decode graph) with the model measured in the same call.
     rep = kc.report(RESULTS / "qwen2_4l_decode_graph.graph.json",

@@ -195,8 +195,10 @@ class Results:
         energy_j (isolated energy per invocation), predicted_energy_j, and where the unit
         was measured after the model's steps leading up to it (the units' producers, kc's
         default since session 35) after_lead_in_us and after_lead_in_energy_j per invocation
-        (their lead-ins alone taken off) and after_lead_in_capped (the power cap held a
-        window down: the prediction keeps its energy alone)."""
+        (their lead-ins alone taken off), after_lead_in_capped (the power cap held a
+        window down: the prediction keeps its energy alone) and after_lead_in_duty_share
+        (since session 36, where the unit alone was priced at a duty cycle and so were both
+        its launches after its lead-ins: the share of each launch they took; else missing)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -220,6 +222,7 @@ class Results:
                     "after_lead_in_us": a.get("time_us"),
                     "after_lead_in_energy_j": a.get("energy_j"),
                     "after_lead_in_capped": bool(a.get("capped_windows")) if a else None,
+                    "after_lead_in_duty_share": a.get("duty_share"),
                 }
             )
         return _pd.DataFrame(rows)
