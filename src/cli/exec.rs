@@ -108,7 +108,8 @@ pub struct Args {
     /// model's steps leading up to each of their invocations ahead of them (back to the
     /// nearest of the 4 before it that shares a place with it: as the model runs it, its
     /// input just written), less those steps alone; the prediction takes their energy in
-    /// place of alone. About four more windows a unit. The results so far are written
+    /// place of alone. A unit priced at a duty cycle alone (the power cap) is measured so
+    /// at a duty cycle too. About four more windows a unit. The results so far are written
     /// first (the file says what had not run), so that a fault there loses only that part.
     #[arg(long)]
     pub no_lead_in_units: bool,

@@ -99,8 +99,8 @@ pub struct Args {
     /// As `kc exec --no-lead-in-units`: skip the units' producers (the units that hold
     /// the first --lead-in-share of the units' energy, each measured after the model's steps
     /// leading up to each of its invocations, less those steps alone; the prediction takes
-    /// their energy in place of alone). They took 13-64 s of `kc run` on session 35's nine
-    /// models (38-202 units).
+    /// their energy in place of alone). They took 5-64 s of `kc run` on sessions 35-36's
+    /// eighteen models (13-202 units).
     #[arg(long)]
     pub no_lead_in_units: bool,
     /// As `kc exec --lead-in-share`: the share of the units' summed energy whose units are
