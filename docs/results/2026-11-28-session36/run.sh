@@ -215,6 +215,16 @@ m) # Session 36 (kc-u): session 35's part j, the default on inference models the
    model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph ;;
 n) # Session 36 (kc-u): part l's Qwen2 eager step, which part l's budget left out
    model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach ;;
+o) # Prepared in session 36 for the next session (not run; needs kc-v, 05cbd45 or later,
+   # whose graph runs take their series' period from the ticks' lower envelope): Swin-T's
+   # step (327 units; session 36's kc run of it ran past 230 s: give RUN_TIMEOUT=330 or
+   # more, alone in its call), and the chart's energy misses answered again, LLaMA's eager
+   # step (-4.2 %) and EfficientNet-V2-S (-3.5 %); check each graph run's series period
+   # in its notes (the envelope read 99.99-100.02 ms on session 36's ticks)
+   model llama_train --model llama --layers 2 --hidden 1024 --heads 16 --kv-heads 16 --intermediate 2816 --vocab 32000 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-fused
+   model effnet_v2_s --model efficientnet_v2_s --batch 32 --dtype bf16 --channels-last --no-values ;;
+p) # Prepared in session 36 (not run; kc-v): Swin-T's step alone in a call
+   model swin_t_train --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
