@@ -179,14 +179,16 @@ fn lower_envelope_slope(y: &[f64]) -> Option<f64> {
     }
     let slope = |a: (f64, f64), b: (f64, f64)| (b.1 - a.1) / (b.0 - a.0);
     let middle = (y.len() - 1) as f64 / 2.0;
+    // The hull starts at index 0, left of the middle (two points or more): k ≥ 1.
     let k = hull.iter().position(|p| p.0 >= middle)?;
-    if hull[k].0 > middle || k == 0 {
-        return Some(slope(hull[k.max(1) - 1], hull[k.max(1)]));
+    let edge = slope(hull[k - 1], hull[k]);
+    if hull[k].0 > middle {
+        return Some(edge);
     }
-    match hull.get(k + 1) {
-        Some(&next) => Some((slope(hull[k - 1], hull[k]) + slope(hull[k], next)) / 2.0),
-        None => Some(slope(hull[k - 1], hull[k])),
-    }
+    Some(
+        hull.get(k + 1)
+            .map_or(edge, |&next| (edge + slope(hull[k], next)) / 2.0),
+    )
 }
 
 /// The energy counter's period, seconds, over `windows`: the median of each one's period,

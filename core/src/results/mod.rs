@@ -270,9 +270,9 @@ pub struct UnitResult {
 /// --isolated`, by default where it holds the energy; the prediction takes its energy):
 /// back to the nearest of the 4 steps before it that shares a place with it, else the one
 /// step before it. Alone, each invocation reads its inputs at its places from memory; in
-/// the model its producer has just run and left what it wrote in L2. One launch runs the unit's invocations as alone,
-/// each after its lead-ins where the launch does not end with them already; a second
-/// launch runs the lead-ins alone, in the same order. The unit's figures are the
+/// the model its producer has just run and left what it wrote in L2. One launch runs the
+/// unit's invocations as alone, each after its lead-ins where the launch does not end with
+/// them already; a second launch runs the lead-ins alone, in the same order. The unit's figures are the
 /// first's less the second's, per invocation, both from the model's values.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnitAfterLeadIn {
