@@ -103,7 +103,8 @@ pub struct SeriesSpec<'a> {
     pub min_windows: usize,
     pub max_windows: usize,
     /// Stop after `min_windows` once the windows' mean power has this relative standard
-    /// error (0: always `max_windows`).
+    /// error (0: always `max_windows`). A minimum of one window is met by the first
+    /// counted window: the caller judged one window's spread to meet the target.
     pub target_rel_sem: f64,
     /// Stop after the first window of which this holds, whatever `min_windows`: a unit
     /// held down by the power cap is measured again at a duty cycle, whose windows then
@@ -438,7 +439,7 @@ pub fn measure_series(
             && (counted.len() >= spec.max_windows.max(1)
                 || stop
                 || (counted.len() >= spec.min_windows.max(1)
-                    && reached(counted, spec.target_rel_sem)))
+                    && (spec.min_windows <= 1 || reached(counted, spec.target_rel_sem))))
         {
             let period = ticks_period_s(&seen_all);
             out.iter_mut().for_each(|w| w.series_period_s = period);
@@ -770,6 +771,30 @@ mod tests {
             powers.contains(&250.0) && powers.contains(&350.0),
             "{powers:?}"
         );
+    }
+
+    #[test]
+    fn a_minimum_of_one_window_ends_the_series_at_its_first_window() {
+        // The same noisy power, whose windows never agree: a caller that judged one
+        // window's spread to meet the item's target gets one window, the counted one.
+        let clock = FakeClock { t: Cell::new(0.05) };
+        let series = spec("unit 1", 0.05, 0.001, 1, 7, 0.005);
+        let mut meter = Alternating {
+            clock: &clock,
+            watts: [250, 350],
+            capped_from_s: f64::INFINITY,
+        };
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &series,
+            &mut || Ok(0),
+        )
+        .unwrap();
+        assert_eq!(ws.len(), 1);
+        assert_eq!(ws[0].ticks, 2);
+        assert!(!ws[0].settling);
     }
 
     #[test]

@@ -126,6 +126,16 @@ pub use kc_core::results::CachePolicy;
 /// (`docs/results/h200-2026-11-26-session14/two_windows.py`; docs/MEASUREMENTS.md, session 15).
 pub const MIN_WINDOWS_WITH_TARGET: usize = 2;
 
+/// A single energy window's relative spread that kc takes as known: a unit alone whose
+/// energy target (the relative standard error its share of the model's traced time asks,
+/// [`ExecOptions::energy_target_rel_sem`] over the root of that share) is at least this
+/// needs no second window to meet it, and ends its series after one. On session 36's nine
+/// runs the relative standard deviation of one window over the units measured over two
+/// or more was a median 0.7-1.3 %, root mean square 1.1-2.8 %; a report gives a unit
+/// measured over one window the run's own pooled spread. On those runs 4-277 of 13-327
+/// units (most of a 100-unit model's) had such targets, each a tick of about 100 ms.
+pub const ONE_WINDOW_REL_SD: f64 = 0.03;
+
 #[derive(Clone, Debug)]
 pub struct ExecOptions {
     pub isolated: bool,
@@ -143,6 +153,10 @@ pub struct ExecOptions {
     /// End an item's series after [`MIN_WINDOWS_WITH_TARGET`] once its windows' powers
     /// agree to this relative standard error (0: always `energy_repeats` windows).
     pub energy_target_rel_sem: f64,
+    /// A unit alone whose energy target is at least this ends its series after one window
+    /// ([`ONE_WINDOW_REL_SD`] by default; 0: every unit gets at least
+    /// [`MIN_WINDOWS_WITH_TARGET`]).
+    pub one_window_rel_sd: f64,
     /// GPU time one isolated graph launch should cover, nanoseconds.
     pub unroll_target_ns: f64,
     pub max_unroll: u32,
@@ -271,6 +285,7 @@ impl Default for ExecOptions {
             energy_window_s: Some(1.0),
             energy_repeats: 5,
             energy_target_rel_sem: 0.0,
+            one_window_rel_sd: ONE_WINDOW_REL_SD,
             unroll_target_ns: 1_000_000.0,
             max_unroll: 1000,
             min_unit_time_s: 0.05,

@@ -36,6 +36,10 @@ pub struct Args {
     /// its energy). 0 always measures --energy-repeats windows.
     #[arg(long, default_value_t = 0.0)]
     pub energy_target: f64,
+    /// Isolated mode, with --energy-target: a unit whose target is at least this, percent,
+    /// ends after one window (one window's spread meets it). 0: at least two.
+    #[arg(long, default_value_t = 100.0 * crate::exec::ONE_WINDOW_REL_SD)]
+    pub one_window_spread: f64,
     /// Time only.
     #[arg(long)]
     pub no_energy: bool,
@@ -286,6 +290,7 @@ pub fn run(a: Args) -> i32 {
         energy_window_s: (!a.no_energy).then_some(a.energy_window),
         energy_repeats: a.energy_repeats,
         energy_target_rel_sem: a.energy_target.max(0.0) / 100.0,
+        one_window_rel_sd: a.one_window_spread.max(0.0) / 100.0,
         progress: !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         rank: a.rank,
         plan_path: a.plan.display().to_string(),

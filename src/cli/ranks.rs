@@ -57,6 +57,10 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     v.extend(["--energy-window".into(), a.energy_window.to_string()]);
     v.extend(["--energy-repeats".into(), a.energy_repeats.to_string()]);
     v.extend(["--energy-target".into(), a.energy_target.to_string()]);
+    v.extend([
+        "--one-window-spread".into(),
+        a.one_window_spread.to_string(),
+    ]);
     if a.no_energy {
         v.push("--no-energy".into());
     }

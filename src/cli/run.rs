@@ -82,6 +82,11 @@ pub struct Args {
     /// window (its duty cycle gives its energy). 0 always measures --unit-energy-windows.
     #[arg(long, default_value_t = 0.5)]
     pub unit_energy_target: f64,
+    /// A unit whose target (--unit-energy-target / √(its share)) is at least this, percent,
+    /// ends after one window: one window's spread meets it (a report gives such a unit the
+    /// run's pooled spread of one window). 0: every unit at least two windows.
+    #[arg(long, default_value_t = 100.0 * crate::exec::ONE_WINDOW_REL_SD)]
+    pub one_window_spread: f64,
     /// A diagnostic, as `kc exec --duty-energy-all`: every unit's energy measured at a duty
     /// cycle (a spin kernel after each launch, its power taken off), not only a unit that
     /// alone drew past the power limit; the report gives both figures.
@@ -267,6 +272,7 @@ pub fn run(a: Args) -> i32 {
             .unit_energy_windows
             .max(crate::exec::MIN_WINDOWS_WITH_TARGET),
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
+        one_window_rel_sd: a.one_window_spread.max(0.0) / 100.0,
         duty_energy_all: a.duty_energy_all,
         duty_shares_both: a.duty_shares_both,
         round_energy: a.round_energy,
@@ -363,6 +369,8 @@ struct ReplaySettings {
     /// Relative standard error of the units' summed energy that ends a unit's windows
     /// early (0: never).
     unit_energy_target: f64,
+    /// A unit whose energy target is at least this ends after one window (0: never).
+    one_window_rel_sd: f64,
     duty_energy_all: bool,
     duty_shares_both: bool,
     round_energy: bool,
@@ -445,6 +453,7 @@ fn replay(
             // prediction's error bar); more until they agree to the target.
             energy_repeats: settings.unit_energy_windows,
             energy_target_rel_sem: settings.unit_energy_target,
+            one_window_rel_sd: settings.one_window_rel_sd,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             duty_energy_all: settings.duty_energy_all,
             duty_shares_both: settings.duty_shares_both,

@@ -153,6 +153,10 @@ pub struct Prediction {
     /// why, said beside the prediction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_caveat: Option<String>,
+    /// Units whose energy came from one window, and the spread their part of the plain
+    /// sum's uncertainty was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_window: Option<OneWindowUnits>,
     /// Where units were measured alone over data their own repeats drove to zeros or
     /// non-finite values, and not measured again from the model's values at every launch:
     /// how many, and their share of the plain energy.
@@ -490,6 +494,9 @@ pub struct PredictionInputs {
     pub restored_asked: RestoredSums,
     /// Units measured after their lead-ins: the sums, the term not yet priced.
     pub lead_in: Option<LeadInUnits>,
+    /// Units whose energy came from one window, and the spread the plain sum's
+    /// uncertainty gives them.
+    pub one_window: Option<OneWindowUnits>,
     /// The spin's power per degree over the isolated pass, W/°C, and its standard error
     /// ([`crate::results::Leakage::w_per_c`]).
     pub leakage_w_per_c: Option<(f64, f64)>,
@@ -511,6 +518,23 @@ pub struct PredictionInputs {
     /// measured better, docs/MEASUREMENTS.md, session 14) prices every term's time at the
     /// idle power.
     pub switch_energy_from_round: bool,
+}
+
+/// Units measured over one energy window (`kc run` ends a unit's series there where its
+/// share of the model asks less than one window's spread gives, kc-exec's
+/// `ONE_WINDOW_REL_SD`): one window has no spread of its own, so the plain sum's
+/// uncertainty gives each the relative spread of one window pooled over the run's units
+/// measured over two or more (the root mean square of their relative standard
+/// deviations), not priced at a duty cycle.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct OneWindowUnits {
+    pub units: usize,
+    /// Their energy over their invocations, joules per replay.
+    pub energy_j: f64,
+    /// The pooled relative standard deviation of one window, and over how many units;
+    /// `None` where no unit had two windows (the sum's uncertainty is then unknown).
+    pub pooled_rel_sd: Option<f64>,
+    pub pooled_from: usize,
 }
 
 impl PredictionInputs {
@@ -558,6 +582,9 @@ impl PredictionInputs {
         };
         let mut energy = Some((0.0, 0.0));
         let mut spin_u_j = 0.0;
+        // Units measured over one window (their energy over their invocations), and the
+        // relative variance of one window of each unit measured over two or more.
+        let (mut one_window, mut window_rel_var) = (Vec::new(), Vec::new());
         for u in iso.units.iter().filter(|u| u.status == "ok") {
             let Some(t) = &u.time_us else { continue };
             let n = u.invocations as f64;
@@ -575,15 +602,23 @@ impl PredictionInputs {
             energy = match (energy, &u.energy) {
                 (Some((e, v)), Some(s)) => Some((
                     e + n * s.per_item_j.mean,
-                    // One window gives no spread: the sum's uncertainty is then unknown.
+                    // One window gives no spread: the pooled one of the units that have
+                    // one is added once they are all seen.
                     if s.per_item_j.n > 1 {
                         v + (n * s.per_item_j.sem()).powi(2)
                     } else {
-                        f64::NAN
+                        v
                     },
                 )),
                 _ => None,
             };
+            if let Some(s) = &u.energy {
+                if s.per_item_j.n == 1 {
+                    one_window.push(n * s.per_item_j.mean);
+                } else if u.energy_at_duty.is_none() && s.per_item_j.mean > 0.0 {
+                    window_rel_var.push((s.per_item_j.std / s.per_item_j.mean).powi(2));
+                }
+            }
             if let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) {
                 if d.capped_windows == 0 {
                     p.duty_asked_units += 1;
@@ -649,6 +684,23 @@ impl PredictionInputs {
             }
         }
         p.plain_u_us = p.plain_u_us.sqrt();
+        if !one_window.is_empty() {
+            let pooled = (!window_rel_var.is_empty())
+                .then(|| (window_rel_var.iter().sum::<f64>() / window_rel_var.len() as f64).sqrt());
+            energy = energy.map(|(e, v)| {
+                let added = match pooled {
+                    Some(sd) => one_window.iter().map(|j| (j * sd).powi(2)).sum(),
+                    None => f64::NAN,
+                };
+                (e, v + added)
+            });
+            p.one_window = Some(OneWindowUnits {
+                units: one_window.len(),
+                energy_j: one_window.iter().sum(),
+                pooled_rel_sd: pooled,
+                pooled_from: window_rel_var.len(),
+            });
+        }
         if let Some(l) = p.lead_in.as_mut() {
             l.led_u_j = l.led_u_j.sqrt();
         }
@@ -1364,6 +1416,7 @@ impl Report {
             predicted_energy_u_j,
             energy_pricing_u_j: energy_pricing_u_j.filter(|_| predicted_energy_u_j.is_some()),
             weighting_u_us,
+            one_window: inp.one_window.clone(),
             target,
             target_us: target_t.map(|t| t.0),
             target_u_us: target_t.and_then(|t| t.1),
@@ -1670,6 +1723,70 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn units_measured_over_one_window_take_the_pooled_spread_of_one_window() {
+        let g = graph(66.0, 0.0250);
+        let mut iso = isolated();
+        // Two units over two windows: one window's relative spread 10 % and 5 %.
+        iso.units[0].energy = Some(energy(0.004, 0.0004));
+        iso.units[1].energy = Some(energy(0.002, 0.0001));
+        let alone = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(alone.one_window, None);
+        // Two more over one window each, 4 invocations as the others.
+        for (id, j) in [(2, 0.003), (3, 0.001)] {
+            iso.units.push(UnitResult {
+                id,
+                status: "ok".into(),
+                invocations: 4,
+                time_us: Some(stats(1.0, 0.0, 100)),
+                energy: Some(EnergySummary {
+                    per_item_j: stats(j, 0.0, 1),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let pooled = ((0.01 + 0.0025) / 2.0f64).sqrt();
+        assert_eq!(
+            p.one_window,
+            Some(OneWindowUnits {
+                units: 2,
+                energy_j: 4.0 * (0.003 + 0.001),
+                pooled_rel_sd: Some(pooled),
+                pooled_from: 2,
+            })
+        );
+        // Each two-window unit by its standard error, each one-window unit by the pooled
+        // spread of one window.
+        let sem = |std: f64| 4.0 * std / 2f64.sqrt();
+        let want = [
+            sem(0.0004),
+            sem(0.0001),
+            4.0 * 0.003 * pooled,
+            4.0 * 0.001 * pooled,
+        ]
+        .iter()
+        .map(|x| x * x)
+        .sum::<f64>()
+        .sqrt();
+        let got = p.plain_energy_u_j.unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} {want}");
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("2 units measured over one energy window")
+                && md.contains("pooled over the 2 units measured over two or more (7.9 %)"),
+            "{md}"
+        );
+        // With no unit over two windows, the spread is unknown.
+        for u in &mut iso.units[..2] {
+            u.energy.as_mut().unwrap().per_item_j.n = 1;
+        }
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.plain_energy_u_j, None);
+        assert_eq!(p.one_window.unwrap().pooled_rel_sd, None);
     }
 
     #[test]

@@ -750,9 +750,26 @@ fn prediction(o: &mut String, r: &Report) {
         ),
         _ => String::new(),
     };
+    // Units measured over one window: the spread their energy was given.
+    let one_window = match &p.one_window {
+        Some(w) => match w.pooled_rel_sd {
+            Some(sd) => format!(
+                "; {} units measured over one energy window (their share of the model asked no more; {:.1} % of the plain energy) are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
+                w.units,
+                100.0 * w.energy_j / p.plain_energy_j.unwrap_or(0.0).max(1e-30),
+                w.pooled_from,
+                100.0 * sd
+            ),
+            None => format!(
+                "; {} units measured over one energy window and none over two: the plain energy's spread is unknown",
+                w.units
+            ),
+        },
+        None => String::new(),
+    };
     let _ = writeln!(
         o,
-        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){weighting}{pricing}.{}\n",
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){one_window}{weighting}{pricing}.{}\n",
         upper_first(&p.coverage),
         r.caveat()
     );

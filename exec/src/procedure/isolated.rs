@@ -951,6 +951,9 @@ fn time_and_energy(
         per_launch_us: probe.mean,
         target_rel_sem: energy_target,
         stop_after: at_duty_after.then_some(&held_down as &dyn Fn(&EnergyWindow) -> bool),
+        // A unit whose share of the model is small enough asks less of its energy than one
+        // window's spread gives: a second window (a tick) would buy nothing it needs.
+        one_window: opts.one_window_rel_sd > 0.0 && energy_target >= opts.one_window_rel_sd,
         ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
@@ -1251,6 +1254,9 @@ pub(super) fn duty_energy(
             stop_after: None,
             settled: Some(&settled),
             batch_times: Some(&mut batches),
+            // At least two: the duty's share is sized from them, and their spread is the
+            // unit's (the pooled spread of one window is of windows back to back).
+            one_window: false,
         };
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
         let before = en.windows_so_far();

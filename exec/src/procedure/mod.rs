@@ -165,6 +165,7 @@ impl Energy<'_> {
             stop_after,
             settled,
             batch_times,
+            one_window,
         } = how;
         let (Some(meter), Some(min)) = (self.meter.as_ref(), opts.energy_window_s) else {
             return Ok(None);
@@ -178,7 +179,9 @@ impl Energy<'_> {
                 poll_seconds: POLL_S,
                 stall_seconds: 3.0,
             },
-            min_windows: if target_rel_sem > 0.0 {
+            min_windows: if target_rel_sem > 0.0 && one_window {
+                1
+            } else if target_rel_sem > 0.0 {
                 crate::MIN_WINDOWS_WITH_TARGET.min(max_windows)
             } else {
                 max_windows
@@ -399,6 +402,9 @@ pub(super) struct SeriesHow<'a> {
     pub stop_after: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
     pub settled: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
     pub batch_times: Option<&'a mut Vec<BatchTime>>,
+    /// One window meets the item's target (its target is looser than one window's spread,
+    /// [`crate::ONE_WINDOW_REL_SD`]): the series ends after its first counted window.
+    pub one_window: bool,
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
@@ -801,22 +807,44 @@ pub(super) fn time_program(
     df: &kc_core::plan::types::PlanDataflow,
     pass: &[u32],
 ) -> Result<ProgramMeasure, ExecError> {
+    let (timed, _) = enqueue_program_timing(plan, gpu, graph, df, pass)?;
+    Ok(program_time(&timed.read(gpu)?))
+}
+
+/// The model's values restored, the graph warmed and probed, and its timed launches
+/// ([`PROGRAM_TIMED_US`] of GPU time) enqueued without waiting: what follows on the stream
+/// runs behind them. Returns them and the probe's mean time per launch, microseconds.
+fn enqueue_program_timing(
+    plan: &Plan,
+    gpu: &mut Gpu,
+    graph: &Graph,
+    df: &kc_core::plan::types::PlanDataflow,
+    pass: &[u32],
+) -> Result<(crate::device::TimedLaunches, f64), ExecError> {
     isolated::restore_model_values(plan, df, gpu, pass)?;
     gpu.warm(graph)?;
     let probe = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, 3)?);
     let launches = ((PROGRAM_TIMED_US / probe.mean.max(0.001)).ceil() as usize).clamp(10, 200);
-    let t = kc_core::results::stats::Stats::of(&gpu.time_launches(graph, launches)?);
-    Ok(ProgramMeasure {
+    Ok((gpu.enqueue_timed(graph, launches)?, probe.mean))
+}
+
+/// A program's mean time per launch and its standard error, from its timed launches.
+fn program_time(samples: &[f64]) -> ProgramMeasure {
+    let t = kc_core::results::stats::Stats::of(samples);
+    ProgramMeasure {
         time_us: t.mean,
         time_sem_us: t.sem(),
         ..Default::default()
-    })
+    }
 }
 
 /// Times a graph (warmed first) and measures its energy windows, from the model's values:
 /// per launch, its mean time and standard error, its energy and standard error (where
 /// measured), its windows held down by the power cap and their mean end temperature.
-/// `steps` is left for the caller.
+/// The timed launches go first and the windows' launches queue behind them, so that the
+/// wait for the counter's first tick overlaps the timing (as a unit's alone does): timed
+/// first and waited for, the lead-in phase's launches took two ticks before their windows
+/// as often as one (session 36). `steps` is left for the caller.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure_program(
     plan: &Plan,
@@ -830,9 +858,11 @@ pub(super) fn measure_program(
     pass: &[u32],
     notes: &mut Vec<String>,
 ) -> Result<ProgramMeasure, ExecError> {
-    let mut m = time_program(plan, gpu, graph, df, pass)?;
+    let (timed, probe_us) = enqueue_program_timing(plan, gpu, graph, df, pass)?;
     let top = en.top_clock_mhz();
-    let Some(w) = en.series(gpu, graph, label, m.time_us, target, opts, notes)? else {
+    let windows = en.series(gpu, graph, label, probe_us, target, opts, notes)?;
+    let mut m = program_time(&timed.read(gpu)?);
+    let Some(w) = windows else {
         return Ok(m);
     };
     m.capped_windows = w.iter().filter(|x| held_down_by_cap(x, top)).count();
