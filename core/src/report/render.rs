@@ -754,7 +754,7 @@ fn prediction(o: &mut String, r: &Report) {
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
             Some(sd) => format!(
-                "; {} units measured over one energy window (their share of the model asked no more; {:.1} % of the plain energy) are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
+                "; {} units measured over one energy window ({:.1} % of the plain energy) are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
                 w.units,
                 100.0 * w.energy_j / p.plain_energy_j.unwrap_or(0.0).max(1e-30),
                 w.pooled_from,
