@@ -179,12 +179,10 @@ impl Energy<'_> {
                 poll_seconds: POLL_S,
                 stall_seconds: 3.0,
             },
-            min_windows: if target_rel_sem > 0.0 && one_window {
-                1
-            } else if target_rel_sem > 0.0 {
-                crate::MIN_WINDOWS_WITH_TARGET.min(max_windows)
-            } else {
-                max_windows
+            min_windows: match (target_rel_sem > 0.0, one_window) {
+                (false, _) => max_windows,
+                (true, true) => 1,
+                (true, false) => crate::MIN_WINDOWS_WITH_TARGET.min(max_windows),
             },
             max_windows,
             target_rel_sem,
