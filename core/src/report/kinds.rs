@@ -272,6 +272,7 @@ mod tests {
             energy_sem_j: Some(0.01),
             capped_windows: 0,
             temperature_c: Some(50.0),
+            windows: 2,
         }
     }
 

@@ -243,6 +243,14 @@ pub struct LeadInUnits {
     pub alone_j: f64,
     pub led_j: f64,
     pub led_u_j: f64,
+    /// Of the units measured in energy, those whose two launches were each measured over
+    /// one window (their share asked no more), and the pooled spread of one window the
+    /// uncertainty gives each such launch ([`OneWindowUnits`]; `None`: unknown, no unit
+    /// had two windows, and `led_u_j` is then not a number).
+    #[serde(skip_serializing_if = "no_units")]
+    pub one_window: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_window_rel_sd: Option<f64>,
     /// The share of the plain sum's energy those units hold alone, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_of_plain_pct: Option<f64>,
@@ -520,6 +528,10 @@ pub struct PredictionInputs {
     pub switch_energy_from_round: bool,
 }
 
+fn no_units(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Units measured over one energy window (`kc run` ends a unit's series there where its
 /// share of the model asks less than one window's spread gives, kc-exec's
 /// `ONE_WINDOW_REL_SD`): one window has no spread of its own, so the plain sum's
@@ -535,6 +547,10 @@ pub struct OneWindowUnits {
     /// `None` where no unit had two windows (the sum's uncertainty is then unknown).
     pub pooled_rel_sd: Option<f64>,
     pub pooled_from: usize,
+    /// Restoring units' copies from the snapshot measured over one window (from session
+    /// 38), taken off those units' energy with the same pooled spread.
+    #[serde(skip_serializing_if = "no_units")]
+    pub copies: usize,
 }
 
 impl PredictionInputs {
@@ -585,6 +601,12 @@ impl PredictionInputs {
         // Units measured over one window (their energy over their invocations), and the
         // relative variance of one window of each unit measured over two or more.
         let (mut one_window, mut window_rel_var) = (Vec::new(), Vec::new());
+        // Units after their lead-ins whose two launches had one window each: the energy
+        // of each launch over the unit's invocations (with its lead-ins, and them alone).
+        let mut lead_one_window: Vec<(f64, f64)> = Vec::new();
+        // Restoring units' copies measured over one window: their energy taken off, over
+        // the unit's invocations.
+        let mut copies_one_window: Vec<f64> = Vec::new();
         for u in iso.units.iter().filter(|u| u.status == "ok") {
             let Some(t) = &u.time_us else { continue };
             let n = u.invocations as f64;
@@ -612,6 +634,19 @@ impl PredictionInputs {
                 )),
                 _ => None,
             };
+            // A restoring unit's copy, taken off each launch, carries its own spread: its
+            // standard error, or the pooled one of one window, over the unit's invocations
+            // (a launch runs `unroll` of them).
+            if let (Some(r), Some(_)) = (&u.restoring, &u.energy) {
+                let per = n / f64::from(u.unroll.max(1));
+                match (r.copy_energy_j, r.copy_energy_sem_j, r.copy_one_window) {
+                    (Some(j), _, true) => copies_one_window.push(per * j),
+                    (Some(_), Some(sem), false) => {
+                        energy = energy.map(|(e, v)| (e, v + (per * sem).powi(2)));
+                    }
+                    _ => {}
+                }
+            }
             if let Some(s) = &u.energy {
                 if s.per_item_j.n == 1 {
                     one_window.push(n * s.per_item_j.mean);
@@ -651,8 +686,15 @@ impl PredictionInputs {
                     (Some(led), Some(e)) if a.capped_windows == 0 => {
                         l.alone_j += e.per_item_j.mean * n;
                         l.led_j += led * n;
-                        // Kept squared until the sum is done.
-                        l.led_u_j += (a.energy_sem_j.unwrap_or(0.0) * n).powi(2);
+                        // Kept squared until the sum is done; a unit whose launches had
+                        // one window each takes the pooled spread of one window on each
+                        // launch's energy, once every unit is seen.
+                        if a.one_window {
+                            let leads = a.lead_ins_energy_j.unwrap_or(0.0) * n;
+                            lead_one_window.push((led * n + leads, leads));
+                        } else {
+                            l.led_u_j += (a.energy_sem_j.unwrap_or(0.0) * n).powi(2);
+                        }
                         l.energy_units.push(u.id);
                         l.at_duty += usize::from(a.duty_share.is_some());
                     }
@@ -684,12 +726,16 @@ impl PredictionInputs {
             }
         }
         p.plain_u_us = p.plain_u_us.sqrt();
-        if !one_window.is_empty() {
-            let pooled = (!window_rel_var.is_empty())
-                .then(|| (window_rel_var.iter().sum::<f64>() / window_rel_var.len() as f64).sqrt());
+        let pooled = (!window_rel_var.is_empty())
+            .then(|| (window_rel_var.iter().sum::<f64>() / window_rel_var.len() as f64).sqrt());
+        if !one_window.is_empty() || !copies_one_window.is_empty() {
             energy = energy.map(|(e, v)| {
                 let added = match pooled {
-                    Some(sd) => one_window.iter().map(|j| (j * sd).powi(2)).sum(),
+                    Some(sd) => one_window
+                        .iter()
+                        .chain(&copies_one_window)
+                        .map(|j| (j * sd).powi(2))
+                        .sum(),
                     None => f64::NAN,
                 };
                 (e, v + added)
@@ -699,9 +745,16 @@ impl PredictionInputs {
                 energy_j: one_window.iter().sum(),
                 pooled_rel_sd: pooled,
                 pooled_from: window_rel_var.len(),
+                copies: copies_one_window.len(),
             });
         }
         if let Some(l) = p.lead_in.as_mut() {
+            if !lead_one_window.is_empty() {
+                let squares: f64 = lead_one_window.iter().map(|(a, b)| a * a + b * b).sum();
+                l.led_u_j += pooled.map_or(f64::NAN, |sd| sd * sd * squares);
+                l.one_window = lead_one_window.len();
+                l.one_window_rel_sd = pooled;
+            }
             l.led_u_j = l.led_u_j.sqrt();
         }
         p.duty_time_taken = p.transitions.as_ref().is_none_or(|t| {
@@ -1328,16 +1381,19 @@ impl Report {
         // (the plain sum alone would pass for it).
         let terms_energy: Option<f64> = terms.iter().map(|t| t.energy_j).sum();
         let mut predicted_energy_j = inp.plain_energy_j.zip(terms_energy).map(|(e, t)| e + t);
-        let mut predicted_energy_u_j =
-            inp.plain_energy_u_j
-                .filter(|_| terms_energy.is_some())
-                .map(|u| {
-                    terms
-                        .iter()
-                        .filter_map(|t| t.energy_u_j)
-                        .fold(u, f64::hypot)
-                        .hypot(energy_pricing_u_j.unwrap_or(0.0))
-                });
+        let mut predicted_energy_u_j = inp
+            .plain_energy_u_j
+            .filter(|_| terms_energy.is_some())
+            .map(|u| {
+                terms
+                    .iter()
+                    .filter_map(|t| t.energy_u_j)
+                    .fold(u, f64::hypot)
+                    .hypot(energy_pricing_u_j.unwrap_or(0.0))
+            })
+            // A term whose spread is unknown (one window each, none pooled) leaves the
+            // prediction's unknown too.
+            .filter(|u| u.is_finite());
         // A hotter chip leaks more at the same work: the units' windows stand at their own
         // temperatures, the target's energy at its. Where the spin's power over the
         // isolated pass gives the leak per degree, each unit's energy is taken to the
@@ -1757,6 +1813,7 @@ mod tests {
                 energy_j: 4.0 * (0.003 + 0.001),
                 pooled_rel_sd: Some(pooled),
                 pooled_from: 2,
+                copies: 0,
             })
         );
         // Each two-window unit by its standard error, each one-window unit by the pooled
@@ -1780,6 +1837,33 @@ mod tests {
                 && md.contains("pooled over the 2 units measured over two or more (7.9 %)"),
             "{md}"
         );
+        // A restoring unit's copy, taken off its launches (2 invocations each here), adds
+        // its own spread: the pooled one of one window where it had one, else its
+        // standard error.
+        let restoring = |sem: Option<f64>, one: bool| crate::results::UnitRestoring {
+            copy_energy_j: Some(0.002),
+            copy_energy_sem_j: sem,
+            copy_one_window: one,
+            ..Default::default()
+        };
+        iso.units[2].unroll = 2;
+        iso.units[2].restoring = Some(restoring(None, true));
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!(p.one_window.as_ref().unwrap().copies, 1);
+        let with_copy = want.hypot(2.0 * 0.002 * pooled);
+        let got = p.plain_energy_u_j.unwrap();
+        assert!((got - with_copy).abs() < 1e-12, "{got} {with_copy}");
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("and 1 restoring copies from the snapshot so measured and taken off,"),
+            "{md}"
+        );
+        iso.units[2].restoring = Some(restoring(Some(0.0001), false));
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let got = p.plain_energy_u_j.unwrap();
+        let with_sem = want.hypot(2.0 * 0.0001);
+        assert!((got - with_sem).abs() < 1e-12, "{got} {with_sem}");
+        iso.units[2].restoring = None;
         // With no unit over two windows, the spread is unknown.
         for u in &mut iso.units[..2] {
             u.energy.as_mut().unwrap().per_item_j.n = 1;
@@ -1902,6 +1986,49 @@ mod tests {
                 && !md.contains("held down by the power cap left out"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn units_after_their_lead_ins_over_one_window_take_the_pooled_spread_on_each_launch() {
+        let g = graph(66.0, 0.0250);
+        let mut iso = isolated();
+        // Both units over two windows alone: one window's relative spread 10 % and 5 %.
+        iso.units[0].energy = Some(energy(0.004, 0.0004));
+        iso.units[1].energy = Some(energy(0.002, 0.0001));
+        // Unit 0 after its lead-ins, each launch over one window: 3 mJ an invocation, its
+        // lead-ins alone 2 mJ, so the launch with them 5 mJ.
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 9.0,
+            energy_j: Some(0.003),
+            energy_sem_j: None,
+            lead_ins_energy_j: Some(0.002),
+            one_window: true,
+            ..Default::default()
+        });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let l = p.lead_in_units.clone().unwrap();
+        let pooled = ((0.01 + 0.0025) / 2.0f64).sqrt();
+        assert_eq!((l.one_window, l.one_window_rel_sd), (1, Some(pooled)));
+        // Each launch over the unit's 4 invocations, at the pooled spread.
+        let want = pooled * 4.0 * 0.005f64.hypot(0.002);
+        assert!((l.led_u_j - want).abs() < 1e-15, "{} {want}", l.led_u_j);
+        assert!(p.predicted_energy_u_j.unwrap() >= want);
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("1 unit with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window (7.9 %)"),
+            "{md}"
+        );
+        // No unit alone over two windows: the spread, and the prediction's, is unknown.
+        for u in iso.units.iter_mut() {
+            u.energy.as_mut().unwrap().per_item_j.n = 1;
+        }
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let l = p.lead_in_units.clone().unwrap();
+        assert_eq!((l.one_window, l.one_window_rel_sd), (1, None));
+        assert!(l.led_u_j.is_nan() && p.predicted_energy_u_j.is_none());
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(md.contains("and no unit alone over two: their spread, and the prediction's in energy, is unknown"), "{md}");
     }
 
     #[test]

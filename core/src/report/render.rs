@@ -754,9 +754,16 @@ fn prediction(o: &mut String, r: &Report) {
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
             Some(sd) => format!(
-                "; {} units measured over one energy window ({:.1} % of the plain energy) are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
+                "; {} units measured over one energy window ({:.1} % of the plain energy){} are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
                 w.units,
                 100.0 * w.energy_j / p.plain_energy_j.unwrap_or(0.0).max(1e-30),
+                match w.copies {
+                    0 => String::new(),
+                    k => format!(
+                        ", and {} restoring copies from the snapshot so measured and taken off,",
+                        k
+                    ),
+                },
                 w.pooled_from,
                 100.0 * sd
             ),
@@ -1023,10 +1030,22 @@ fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
     let pct = |a: f64, b: f64| 100.0 * (a / b.max(1e-30) - 1.0);
     let energy = if l.alone_j > 0.0 {
         format!(
-            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}{}: {}",
+            "; in energy {:.4} J per replay where alone they gave {:.4} J ({:+.1} %){}{}{}: {}",
             l.led_j,
             l.alone_j,
             pct(l.led_j, l.alone_j),
+            match (l.one_window, l.one_window_rel_sd) {
+                (0, _) => String::new(),
+                (k, Some(sd)) => format!(
+                    ", {} with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window ({:.1} %)",
+                    crate::words::count(k as u64, "unit"),
+                    100.0 * sd
+                ),
+                (k, None) => format!(
+                    ", {} with each launch measured over one energy window and no unit alone over two: their spread, and the prediction's in energy, is unknown",
+                    crate::words::count(k as u64, "unit")
+                ),
+            },
             match l.at_duty {
                 0 => String::new(),
                 k => format!(

@@ -306,6 +306,13 @@ pub struct UnitAfterLeadIn {
     /// first. Absent where they ran back to back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty_share: Option<f64>,
+    /// Each launch's energy came from one window (from session 38): the unit's target,
+    /// 0.5 % / √(its share of the traced time), was at least one window's spread
+    /// (`kc exec --one-window-spread`), as for its windows alone. One window gives no
+    /// spread, so `energy_sem_j` is then absent and the report gives each launch the
+    /// run's pooled spread of one window.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub one_window: bool,
 }
 
 /// The host's milliseconds a unit's isolated measurement spent before its timed launches:
@@ -334,6 +341,14 @@ pub struct UnitRestoring {
     pub copy_us: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_energy_j: Option<f64>,
+    /// The copy's energy per launch: its standard error, joules, where measured over two
+    /// windows or more (from session 38; before, the copy's spread was not kept and the
+    /// report took none), or whether it was measured over one (the unit's share asked no
+    /// more: the report gives it the run's pooled spread of one window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_energy_sem_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub copy_one_window: bool,
     /// The measurement as the unit ran (the first): its values, and its time and energy
     /// per invocation.
     pub values_as_it_ran: UnitValues,
@@ -692,6 +707,18 @@ pub struct ProgramMeasure {
     /// The windows' mean end temperature, °C, where recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature_c: Option<f64>,
+    /// The energy windows counted (from session 38; 0 where none were measured, and in
+    /// results before).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub windows: usize,
+}
+
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One kind of unit (a unit label, or "every other kind" for the labels each under the

@@ -953,7 +953,7 @@ fn time_and_energy(
         stop_after: at_duty_after.then_some(&held_down as &dyn Fn(&EnergyWindow) -> bool),
         // A unit whose share of the model is small enough asks less of its energy than one
         // window's spread gives: a second window (a tick) would buy nothing it needs.
-        one_window: opts.one_window_rel_sd > 0.0 && energy_target >= opts.one_window_rel_sd,
+        one_window: super::one_window_enough(opts, energy_target),
         ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
@@ -1111,8 +1111,15 @@ fn measure_restoring(
     let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
     let copy_label = format!("{label}'s copy from the snapshot");
     let copies = |gpu: &Gpu| gpu.enqueue_snapshot_spans(0, &spans);
-    let (copy_t, copy_energy) = en.alone(gpu, &copies, &copy_label, energy_target, opts, notes)?;
-    let copy_j = copy_energy.map(|e| e.per_item_j.mean);
+    // The copy follows the unit's own target: one window where its share asks no more.
+    let how = (energy_target, true);
+    let (copy_t, copy_energy) = en.alone(gpu, &copies, &copy_label, how, opts, notes)?;
+    let copy_j = copy_energy.as_ref().map(|e| e.per_item_j.mean);
+    let copy_one_window = copy_energy.as_ref().is_some_and(|e| e.per_item_j.n == 1);
+    let copy_energy_sem_j = copy_energy
+        .as_ref()
+        .filter(|e| e.per_item_j.n > 1)
+        .map(|e| e.per_item_j.sem());
     if copy_j.is_none() && (first.energy.is_some() || first.windows_skipped) {
         notes.push(format!(
             "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
@@ -1161,6 +1168,8 @@ fn measure_restoring(
         spans: spans.len(),
         copy_us: copy_t.mean,
         copy_energy_j: copy_j,
+        copy_energy_sem_j,
+        copy_one_window,
         values_as_it_ran: as_it_ran.clone(),
         as_it_ran_us: per_item(first),
         as_it_ran_energy_j: energy_of(first),

@@ -142,7 +142,7 @@ pub(super) fn measure(
             en,
             &graph,
             &label,
-            TARGET_REL_SEM,
+            (TARGET_REL_SEM, false),
             &o,
             df,
             pass,

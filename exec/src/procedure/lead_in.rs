@@ -15,6 +15,11 @@
 //! energy toward the model on eight (ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 →
 //! −0.0 %, RegNetY in TF32 +3.3 → −0.4 %, Swin-B −3.8 → −1.4 %).
 //!
+//! Each launch's windows follow the unit's energy target as its windows alone do: where
+//! the target asks no more than one window's spread (`--one-window-spread`), each launch
+//! is measured over one window (from session 38), and the report gives both the run's
+//! pooled spread of one window.
+//!
 //! Only the units that hold the energy are so measured
 //! ([`kc_core::results::units_holding_energy_share`]): on ConvNeXt-S's training step the 40
 //! of 154 units that held 84 % of it held all of the units' saving (session 34). At 0.9
@@ -215,7 +220,8 @@ fn measure_unit(
      -> Result<(ProgramMeasure, Option<f64>), ExecError> {
         let graph = gpu.capture(enqueue)?;
         if !at_duty {
-            let m = measure_program(plan, gpu, en, &graph, label, target, opts, df, pass, notes)?;
+            let how = (target, true);
+            let m = measure_program(plan, gpu, en, &graph, label, how, opts, df, pass, notes)?;
             return Ok((m, None));
         }
         let mut m = time_program(plan, gpu, &graph, df, pass)?;
@@ -244,6 +250,9 @@ fn measure_unit(
         notes,
     )?;
     let n = f64::from(row.unroll);
+    // One window each gives no spread of either: the report gives each launch the run's
+    // pooled spread of one window.
+    let one_window = duty_share.is_none() && l.windows == 1 && a.windows == 1;
     let energy = l
         .energy_j
         .zip(l.energy_sem_j)
@@ -255,10 +264,11 @@ fn measure_unit(
         time_us: (l.time_us - a.time_us) / n,
         time_sem_us: l.time_sem_us.hypot(a.time_sem_us) / n,
         energy_j: energy.map(|e| e.0),
-        energy_sem_j: energy.map(|e| e.1),
+        energy_sem_j: energy.map(|e| e.1).filter(|_| !one_window),
         lead_ins_us: a.time_us / n,
         lead_ins_energy_j: a.energy_j.map(|e| e / n),
         capped_windows: l.capped_windows + a.capped_windows,
         duty_share,
+        one_window,
     })
 }

@@ -358,7 +358,8 @@ impl Energy<'_> {
         };
         let first = self.windows.len();
         let target = opts.energy_target_rel_sem;
-        let (_, energy) = self.alone(gpu, &enqueue, label, target, &spin_opts, notes)?;
+        let how = (target, false);
+        let (_, energy) = self.alone(gpu, &enqueue, label, how, &spin_opts, notes)?;
         let Some(s) = energy else { return Ok(None) };
         let power = (s.avg_power_w.mean, s.avg_power_w.sem());
         if self.spin_w.is_none() {
@@ -369,21 +370,29 @@ impl Energy<'_> {
     }
 
     /// What `enqueue` issues, alone (the spin, a unit's copy from the snapshot): captured,
-    /// warmed, timed over 20 launches, then measured in energy windows of its own; its time
-    /// per launch and its energy summary per launch (`None` without a meter).
+    /// warmed, timed over 20 launches, then measured in energy windows of its own, to
+    /// `target_rel_sem` (over one window where `one_window` is asked and the target allows,
+    /// [`one_window_enough`]); its time per launch and its energy summary per launch
+    /// (`None` without a meter).
     pub(super) fn alone(
         &mut self,
         gpu: &mut Gpu,
         enqueue: &dyn Fn(&Gpu) -> Result<(), ExecError>,
         label: &str,
-        target_rel_sem: f64,
+        (target_rel_sem, one_window): (f64, bool),
         opts: &ExecOptions,
         notes: &mut Vec<String>,
     ) -> Result<(stats::Stats, Option<EnergySummary>), ExecError> {
         let graph = gpu.capture(enqueue)?;
         gpu.warm(&graph)?;
         let t = stats::Stats::of(&gpu.time_launches(&graph, 20)?);
-        let got = self.series(gpu, &graph, label, t.mean, target_rel_sem, opts, notes)?;
+        let how = SeriesHow {
+            per_launch_us: t.mean,
+            target_rel_sem,
+            one_window: one_window && one_window_enough(opts, target_rel_sem),
+            ..Default::default()
+        };
+        let got = self.series_how(gpu, &graph, label, how, opts, notes)?;
         let energy = got.map(|w| self.summarise(w, label, t.mean, 1.0, notes));
         Ok((t, energy))
     }
@@ -842,7 +851,10 @@ fn program_time(samples: &[f64]) -> ProgramMeasure {
 /// The timed launches go first and the windows' launches queue behind them, so that the
 /// wait for the counter's first tick overlaps the timing (as a unit's alone does): timed
 /// first and waited for, the lead-in phase's launches took two ticks before their windows
-/// as often as one (session 36). `steps` is left for the caller.
+/// as often as one (session 36). Where `target` is at least `opts.one_window_rel_sd` and
+/// `one_window` is asked, the series ends after its first counted window, as a unit's
+/// alone does ([`crate::ONE_WINDOW_REL_SD`]); `windows` says how many counted.
+/// `steps` is left for the caller.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure_program(
     plan: &Plan,
@@ -850,7 +862,7 @@ pub(super) fn measure_program(
     en: &mut Energy<'_>,
     graph: &Graph,
     label: &str,
-    target: f64,
+    (target, one_window): (f64, bool),
     opts: &ExecOptions,
     df: &kc_core::plan::types::PlanDataflow,
     pass: &[u32],
@@ -858,15 +870,29 @@ pub(super) fn measure_program(
 ) -> Result<ProgramMeasure, ExecError> {
     let (timed, probe_us) = enqueue_program_timing(plan, gpu, graph, df, pass)?;
     let top = en.top_clock_mhz();
-    let windows = en.series(gpu, graph, label, probe_us, target, opts, notes)?;
+    let how = SeriesHow {
+        per_launch_us: probe_us,
+        target_rel_sem: target,
+        one_window: one_window && one_window_enough(opts, target),
+        ..Default::default()
+    };
+    let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
     let mut m = program_time(&timed.read(gpu)?);
     let Some(w) = windows else {
         return Ok(m);
     };
+    m.windows = w.len();
     m.capped_windows = w.iter().filter(|x| held_down_by_cap(x, top)).count();
     m.temperature_c = mean_end_temperature_c(w.iter());
     let s = en.summarise(w, label, m.time_us, 1.0, notes);
     m.energy_j = Some(s.per_item_j.mean);
     m.energy_sem_j = Some(s.per_item_j.sem());
     Ok(m)
+}
+
+/// Whether one energy window is enough for a measurement whose target relative standard
+/// error is `target`: at least the spread of one window kc takes
+/// (`opts.one_window_rel_sd`, 0 asks for two or more always).
+pub(super) fn one_window_enough(opts: &ExecOptions, target: f64) -> bool {
+    opts.one_window_rel_sd > 0.0 && target >= opts.one_window_rel_sd
 }
