@@ -1,11 +1,13 @@
 #!/bin/bash
-# The README's chart (docs/prediction.svg): 45 models on the H200, each answered by `kc run`
+# The README's chart (docs/prediction.svg): 48 models on the H200, each answered by `kc run`
 # and compared with its own CUDA graph measured in the same call, each model's latest answer
 # from a build without a defect found since. Session 38's four, marked "s38" (kc-x, 1c349d3's
 # code: the lead-ins' launches and restoring copies over one window where the unit's share
-# asks no more; run.sh parts a and c, calls 1-2): T5's graph, EfficientNet-V2-S (the
-# default answer, not the A/B's second) and ResNet-50 (part a), Swin-T's step (part c), each
-# in place of its earlier answer. Session 37's two models new to the chart, marked "s37"
+# asks no more; run.sh parts a, c, d and e, calls 1-3 and 5): T5's graph, EfficientNet-V2-S
+# (the default answer, not the A/B's second) and ResNet-50 (part a), Swin-T's step (part c),
+# each in place of its earlier answer; new to the chart, ViT-B/16's and ResNet-101's
+# training steps (part d) and Swin V2-S in fp32 with TF32 (call 5's part e, the default
+# answer: its latest; part d's and call 4's answers of it are not charted). Session 37's two models new to the chart, marked "s37"
 # (kc-w, 8a1883e's code; its run.sh part b, call 2): RegNetX-3.2GF and ConvNeXt-T's step
 # (its BLOOM step stays off: the reference its capture measured is not the traced step).
 # The rest as session 36's chart.sh says: session 36's ("s36"), session 35's ("s35"),
@@ -20,7 +22,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s38=$(dirname "$0") s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call1-a-kc-x call2-c-kc-x; do mkdir -p $w/$c; tar xJf "$s38/$c.txz" -C $w/$c; done
+for c in call1-a-kc-x call2-c-kc-x call3-d-kc-x call5-e-kc-x; do mkdir -p $w/$c; tar xJf "$s38/$c.txz" -C $w/$c; done
 for c in call2-b-kc-w; do mkdir -p $w/$c; tar xJf "$s37/$c.txz" -C $w/$c; done
 for c in call1-k-kc-u call3-m-kc-u call4-n-kc-u; do mkdir -p $w/$c; tar xJf "$s36/$c.txz" -C $w/$c; done
 for c in call1-f-kc-s call2-g-kc-s call3-h-kc-s; do mkdir -p $w/$c; tar xJf "$s35/$c.txz" -C $w/$c; done
@@ -49,6 +51,8 @@ again() { # LABEL CALL/PART NAME: the second run on the same capture (`run.sh`'s
 rep "T5 graph (s38)" call1-a-kc-x/a t5_graph
 rep "EfficientNet-V2-S (s38)" call1-a-kc-x/a effnet_v2_s; rep "ResNet-50 (s38)" call1-a-kc-x/a resnet50
 rep "Swin-T step (s38)" call2-c-kc-x/c swin_t_train
+rep "ViT-B/16 step (s38)" call3-d-kc-x/d vit_b_16_train; rep "ResNet-101 step (s38)" call3-d-kc-x/d resnet101_train
+rep "Swin V2-S TF32 (s38)" call5-e-kc-x/e swin_v2_s_tf32
 rep "RegNetX-3.2GF (s37)" call2-b-kc-w/b regnet_x_3_2gf; rep "ConvNeXt-T step (s37)" call2-b-kc-w/b convnext_tiny_train
 rep "ConvNeXt-S step (s36)" call1-k-kc-u/k convnext_small_train
 rep "Wide ResNet-50-2 step (s36)" call1-k-kc-u/k wide_resnet50_train; rep "BERT graph (s36)" call1-k-kc-u/k bert_infer_graph

@@ -128,6 +128,17 @@ a) # kc-x (session 38): kc run's time with the lead-ins' launches and the restor
    model t5_graph "${T5[@]}"
    abflags effnet_v2_s "" "--one-window-spread 0" --model efficientnet_v2_s --batch 32 --dtype bf16 --channels-last --no-values
    model resnet50 --model resnet50 --batch 32 --dtype bf16 --channels-last --no-values ;;
+d) # kc-x (session 38): models kc was not tuned on (none on the chart): ViT-B/16's training
+   # step (fused AdamW), Swin V2-S in fp32 with TF32 (windowed attention), ResNet-101's
+   # training step (SGD with momentum)
+   model vit_b_16_train --model vit_b_16 --batch 32 --dtype bf16 --mode train --optimizer adamw-fused
+   model swin_v2_s_tf32 --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values
+   model resnet101_train --model resnet101 --batch 32 --dtype bf16 --channels-last --mode train --optimizer sgd-momentum ;;
+e) # kc-x (session 38): Swin V2-S in fp32 with TF32 again, on a new capture, answered by
+   # default and then with --one-window-spread 0 (every series two windows or more): part
+   # d's answer read +3.7 % in energy, its producers' term +4.4 % on its 69 units; the A/B
+   # tells whether the lead-ins' one window moved it
+   abflags swin_v2_s_tf32 "" "--one-window-spread 0" --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values ;;
 c) # kc-x (session 38): Swin-T's step (327 units) alone in a call (session 36: killed at 230 s)
    model swin_t_train --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused ;;
 esac
