@@ -270,3 +270,30 @@ def test_recorded_values_reach_the_graph_as_through_the_cli(tmp_path):
     assert g.summary() == s
     assert s["inputs_with_recorded_values"] > 100
     assert "inputs_with_recorded_values" not in kc.ingest(t, shapes=et).summary()
+
+
+def test_units_over_one_window_are_columns_and_the_pooled_spread_is_the_notebooks(tmp_path):
+    # A kc run on an H200 (ResNet-50, session 38): units alone, their launches after their
+    # lead-ins and restoring copies measured over one window where the unit's share of the
+    # model asked no more; the report gives each the spread of one window pooled over the
+    # units measured over two or more, not at a duty cycle.
+    u = kc.read_results(RESULTS / "resnet50_h200_s38.iso.json").units
+    ok = u[u["status"] == "ok"]
+    one = ok[ok["energy_windows"] == 1]
+    assert one["energy_sem_j"].isna().all()
+    two = ok[(ok["energy_windows"] > 1) & ~ok["at_duty"]]
+    rel_sd = (two["energy_sem_j"] * two["energy_windows"] ** 0.5) / two["energy_j"]
+    pooled = float((rel_sd**2).mean() ** 0.5)
+    led_one = ok[ok["after_lead_in_one_window"] == True]  # noqa: E712
+    assert len(led_one) > 0 and led_one["after_lead_in_energy_sem_j"].isna().all()
+    copies_one = ok[ok["restoring_copy_one_window"] == True]  # noqa: E712
+    rep = kc.report(RESULTS / "resnet50_h200_s38.graph.json", isolated=RESULTS / "resnet50_h200_s38.iso.json",
+                    reference=RESULTS / "resnet50_h200_s38.reference.json", reference_entry="resnet50",
+                    output=tmp_path / "rep")
+    p = rep["prediction"]
+    w = p["one_window"]
+    assert (w["units"], w["pooled_from"], w["copies"]) == (len(one), len(two), len(copies_one))
+    assert w["pooled_rel_sd"] == pytest.approx(pooled, rel=1e-9)
+    l = p["lead_in_units"]
+    assert l["one_window"] == len(led_one[led_one["after_lead_in_capped"] == False])  # noqa: E712
+    assert l["one_window_rel_sd"] == pytest.approx(pooled, rel=1e-9)

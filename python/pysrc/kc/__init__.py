@@ -198,12 +198,21 @@ class Results:
         (their lead-ins alone taken off), after_lead_in_capped (the power cap held a
         window down: the prediction keeps its energy alone) and after_lead_in_duty_share
         (since session 36, where the unit alone was priced at a duty cycle and so were both
-        its launches after its lead-ins: the share of each launch they took; else missing)."""
+        its launches after its lead-ins: the share of each launch they took; else missing).
+        Since session 38 also: energy_windows (the windows its energy came from; one where
+        its share of the model asked no more) and energy_sem_j (missing over one window),
+        at_duty (its energy measured at a duty cycle), after_lead_in_energy_sem_j and
+        after_lead_in_one_window (each launch over one window: no standard error, the report
+        gives each launch the run's pooled spread of one window), and for a unit measured
+        again from the model's values restoring_copy_energy_j and restoring_copy_one_window
+        (its copy from the snapshot, per launch, taken off)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
             e = (u.get("energy") or {}).get("per_item_j") or {}
             a = u.get("after_lead_in") or {}
+            r = u.get("restoring") or {}
+            windows = e.get("n")
             rows.append(
                 {
                     "id": u["id"],
@@ -223,6 +232,13 @@ class Results:
                     "after_lead_in_energy_j": a.get("energy_j"),
                     "after_lead_in_capped": bool(a.get("capped_windows")) if a else None,
                     "after_lead_in_duty_share": a.get("duty_share"),
+                    "energy_windows": windows,
+                    "energy_sem_j": e["std"] / windows ** 0.5 if windows and windows > 1 else None,
+                    "at_duty": bool(u.get("energy_at_duty")),
+                    "after_lead_in_energy_sem_j": a.get("energy_sem_j"),
+                    "after_lead_in_one_window": bool(a.get("one_window")) if a else None,
+                    "restoring_copy_energy_j": r.get("copy_energy_j"),
+                    "restoring_copy_one_window": bool(r.get("copy_one_window")) if r else None,
                 }
             )
         return _pd.DataFrame(rows)
