@@ -306,11 +306,11 @@ pub struct UnitAfterLeadIn {
     /// first. Absent where they ran back to back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty_share: Option<f64>,
-    /// Each launch's energy came from one window (from session 38): the unit's target,
-    /// 0.5 % / √(its share of the traced time), was at least one window's spread
-    /// (`kc exec --one-window-spread`), as for its windows alone. One window gives no
-    /// spread, so `energy_sem_j` is then absent and the report gives each launch the
-    /// run's pooled spread of one window.
+    /// A launch's energy came from one window, both launches' as a rule (from session 38):
+    /// the unit's target, 0.5 % / √(its share of the traced time), was at least one
+    /// window's spread (`kc exec --one-window-spread`), as for its windows alone. One
+    /// window gives no spread, so `energy_sem_j` is then absent and the report gives each
+    /// launch the run's pooled spread of one window.
     #[serde(default, skip_serializing_if = "is_false")]
     pub one_window: bool,
 }

@@ -250,9 +250,10 @@ fn measure_unit(
         notes,
     )?;
     let n = f64::from(row.unroll);
-    // One window each gives no spread of either: the report gives each launch the run's
-    // pooled spread of one window.
-    let one_window = duty_share.is_none() && l.windows == 1 && a.windows == 1;
+    // One window gives no spread: the report gives each launch the run's pooled spread of
+    // one window. Both launches follow the same target, so they end alike; were one of
+    // them to count two, the other's spread would still be unknown, so either is enough.
+    let one_window = duty_share.is_none() && (l.windows == 1 || a.windows == 1);
     let energy = l
         .energy_j
         .zip(l.energy_sem_j)
