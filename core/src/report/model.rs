@@ -1030,7 +1030,13 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
             r.notes.push(format!("{run}: {n}"));
         }
     }
-    // Where kc's own time went in the isolated pass (results since session 31).
+    // Where kc's own time went in each run before and around its mode's work (results
+    // since session 38), then in the isolated pass (since session 31).
+    for (run, res) in [("kc's graph run", graph), ("the isolated run", isolated)] {
+        if let Some(w) = res.and_then(|res| run_phase_words(run, &res.phases)) {
+            r.notes.push(w);
+        }
+    }
     if let Some(w) =
         isolated.and_then(|i| pass_time_words(i.isolated.as_ref()?, &i.units, &i.windows))
     {
@@ -1047,6 +1053,23 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
     r.prediction_inputs = super::predict::PredictionInputs::from_results(graph, isolated);
     r.compute_prediction();
     r
+}
+
+/// The sentence on where a run's own time went (`Results::phases`): its total and each
+/// phase's seconds. None without phases (results of kc before session 38).
+pub(crate) fn run_phase_words(run: &str, phases: &[crate::results::PassPhase]) -> Option<String> {
+    if phases.is_empty() {
+        return None;
+    }
+    let total: f64 = phases.iter().map(|p| p.seconds).sum();
+    let parts: Vec<String> = phases
+        .iter()
+        .map(|p| format!("{} {:.1} s", p.phase, p.seconds))
+        .collect();
+    Some(format!(
+        "kc's own time in {run}: {total:.1} s ({})",
+        parts.join(", ")
+    ))
 }
 
 /// The sentence on where an isolated pass's time went (`phases`, and the units' own

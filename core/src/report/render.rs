@@ -502,6 +502,28 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn where_a_runs_own_time_went_is_said_from_its_phases() {
+        let phase = |phase: &str, seconds: f64| crate::results::PassPhase {
+            phase: phase.into(),
+            seconds,
+        };
+        let phases = vec![
+            phase("opening the GPU and its memory", 1.25),
+            phase("every unit once", 0.5),
+            phase("the capture", 2.0),
+        ];
+        assert_eq!(
+            crate::report::model::run_phase_words("kc's graph run", &phases).unwrap(),
+            "kc's own time in kc's graph run: 3.8 s (opening the GPU and its memory 1.2 s, every unit once 0.5 s, the capture 2.0 s)"
+        );
+        // Results of kc before session 38 have no run phases: nothing said.
+        assert_eq!(
+            crate::report::model::run_phase_words("kc's graph run", &[]),
+            None
+        );
+    }
+
+    #[test]
     fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
         let phase = |phase: &str, seconds| crate::results::PassPhase {
             phase: phase.into(),

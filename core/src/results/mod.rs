@@ -1088,6 +1088,13 @@ pub struct Results {
     /// not end (a fault in the diagnostic ended the process or its GPU context).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unfinished: Option<String>,
+    /// The run's own phases in the order they ran and the host's seconds each took (from
+    /// session 38; kc's own cost, not a figure of the model): opening the GPU and its
+    /// memory, every unit once, the idle window, and in graph mode the memory image and its
+    /// steps, the capture, the warm-up and timed replays, the energy windows, and the
+    /// CUPTI replay and checks (the isolated pass keeps its own in `isolated.phases`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PassPhase>,
     /// What reading the file mended in figures an older kc wrote (not written back; the
     /// report says so in its notes).
     #[serde(skip)]

@@ -6,7 +6,7 @@
 //! Invariant: the results count exactly the steps captured (`steps_replayed`) and give the
 //! traced time of the steps not executed beside it.
 
-use super::{job_phase, status_of, unit_row, Replay};
+use super::{job_phase, status_of, unit_row, Phases, Replay};
 use crate::backends::{At, Gpu};
 use crate::device::{Event, Graph};
 use crate::{ExecError, ExecOptions};
@@ -56,12 +56,15 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     }
     // The model's memory image, this rank's regions only: tiers 1, 2 and 4 address the
     // arena directly, tier-3 steps are prepared once each with their tensors as views over it.
+    // Where kc's own time goes in this mode (`Results::phases`, after the run's own).
+    let mut phases = Phases::start();
     let image_of_rank = plan.dataflow_of_rank(rank).filter(|_| opts.dataflow);
     let image = image_of_rank.as_ref();
     let mut memory_image = match image {
         Some(df) => Some(prepare_image(plan, df, gpu, &runs_step, notes)?),
         None => None,
     };
+    phases.end("the memory image and its steps");
     let events = GraphEvents::new(gpu, &prog)?;
     let capture = |gpu: &mut Gpu, image: Option<&PlanDataflow>| {
         capture_program(gpu, plan, &prog, &events, image)
@@ -83,6 +86,7 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // What the capture issued (tier-3 reads bound to the results they read).
     notes.extend(gpu.take_notes());
+    phases.end("the capture");
     // Every timed phase starts from the image's starting values: a training step updates
     // its own state (parameters, moments, running statistics) on every replay, and the
     // eager preparation above already ran each step once.
@@ -128,8 +132,10 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         None
     };
     restore(gpu, memory_image.is_some())?;
+    phases.end("the warm-up and timed replays");
     job_phase(opts, "energy windows");
     let energy = en.windows_of(gpu, &graph, "graph", replay.mean, 1.0, opts, notes)?;
+    phases.end("the energy windows");
     job_phase(opts, "timed");
     if opts.profile_replay {
         gpu.launch_in_profiler_range(&graph)?;
@@ -188,6 +194,8 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
         "graph mode: captured graph has {} nodes ({})",
         graph.nodes, held
     ));
+    phases.end("the CUPTI replay and checks");
+    results.phases.extend(phases.done);
     results.units = plan
         .units
         .iter()

@@ -8,7 +8,7 @@
 //! Invariant: the results say which cache state was measured (context without an image
 //! is measured, and labelled, warm).
 
-use super::{status_of, unit_row, units_bar, Energy, Replay};
+use super::{status_of, unit_row, units_bar, Energy, Phases, Replay};
 use crate::backends::{At, Gpu, SteeringReads};
 use crate::device::Census;
 use crate::energy::EnergyWindow;
@@ -23,32 +23,6 @@ use std::collections::HashMap;
 /// again, and how often at most.
 const OUTLIER_SHARE: f64 = 0.05;
 const RETIMES: usize = 2;
-
-/// The pass's phases as they end, each with the host's seconds since the one before
-/// (`IsolatedSummary::phases`).
-struct Phases {
-    done: Vec<PassPhase>,
-    since: std::time::Instant,
-}
-
-impl Phases {
-    fn start() -> Self {
-        Self {
-            done: Vec::new(),
-            since: std::time::Instant::now(),
-        }
-    }
-
-    /// The phase `what` ends now.
-    fn end(&mut self, what: &str) {
-        let now = std::time::Instant::now();
-        self.done.push(PassPhase {
-            phase: what.to_string(),
-            seconds: now.duration_since(self.since).as_secs_f64(),
-        });
-        self.since = now;
-    }
-}
 
 pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let Replay {

@@ -472,6 +472,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
     }
     // Joining the job comes first: a rank that cannot even open its GPU still arrives at
     // the rendezvous' deadline with the others, which then end with a clear error.
+    let mut phases = Phases::start();
     let (mut job, nccl_id, trace_rank) = join_job(plan, opts)?;
     let mut gpu = Gpu::open_on(ordinal, plan.streams.len())?;
     if let (Some(j), Some(_)) = (&job, trace_rank) {
@@ -486,8 +487,10 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         device.cuda_driver_version = Some(gpu.facts.driver_version);
     }
     gpu.allocate(plan)?;
+    phases.end("opening the GPU and its memory");
 
     let failed = prepare_units(plan, opts, &mut gpu, job.as_mut(), &mut notes)?;
+    phases.end("every unit once");
     let mut en = Energy {
         meter: nvml_dev.map(|device| nvml::NvmlMeter { device }),
         clock: SystemClock::default(),
@@ -497,6 +500,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         job,
     };
     let idle = measure_idle(&mut gpu, &mut en, opts, &mut notes)?;
+    phases.end("the idle window");
     let rank = match trace_rank {
         Some(r) => r,
         None => crate::replay_rank(plan, opts.rank)?,
@@ -525,6 +529,7 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         // The device as it stood before the replay, in every checkpoint too; its state
         // after is added at the end.
         device,
+        phases: phases.done,
         ..Default::default()
     };
     let replay = if opts.isolated {
@@ -798,6 +803,32 @@ pub(super) fn status_of(u: &PlanUnit, failed: &HashMap<u32, String>, runs: bool)
         f.clone()
     } else {
         "ok".into()
+    }
+}
+
+/// A run's or pass's phases as they end, each with the host's seconds since the one before
+/// (`Results::phases`, `IsolatedSummary::phases`).
+pub(super) struct Phases {
+    pub done: Vec<PassPhase>,
+    since: std::time::Instant,
+}
+
+impl Phases {
+    pub fn start() -> Self {
+        Self {
+            done: Vec::new(),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// The phase `what` ends now.
+    pub fn end(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        self.done.push(PassPhase {
+            phase: what.to_string(),
+            seconds: now.duration_since(self.since).as_secs_f64(),
+        });
+        self.since = now;
     }
 }
 
