@@ -1834,7 +1834,7 @@ mod tests {
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
             md.contains("2 units measured over one energy window")
-                && md.contains("pooled over the 2 units measured over two or more (7.9 %)"),
+                && md.contains("pooled over the 2 units measured over two or more (7.9 %, from few units: that spread is itself uncertain)"),
             "{md}"
         );
         // A restoring unit's copy, taken off its launches (2 invocations each here), adds

@@ -502,6 +502,14 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_spread_pooled_from_few_units_is_said_to_be_uncertain() {
+        // Swin-T's step (session 38) pooled its one-window spread from 2 units.
+        assert!(few_pooled(2).contains("itself uncertain"));
+        assert!(few_pooled(FEW_POOLED - 1).contains("from few units"));
+        assert_eq!(few_pooled(FEW_POOLED), "");
+    }
+
+    #[test]
     fn where_a_runs_own_time_went_is_said_from_its_phases() {
         let phase = |phase: &str, seconds: f64| crate::results::PassPhase {
             phase: phase.into(),
@@ -776,7 +784,7 @@ fn prediction(o: &mut String, r: &Report) {
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
             Some(sd) => format!(
-                "; {} units measured over one energy window ({:.1} % of the plain energy){} are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %)",
+                "; {} units measured over one energy window ({:.1} % of the plain energy){} are given the relative spread of one window pooled over the {} units measured over two or more ({:.1} %{})",
                 w.units,
                 100.0 * w.energy_j / p.plain_energy_j.unwrap_or(0.0).max(1e-30),
                 match w.copies {
@@ -787,7 +795,8 @@ fn prediction(o: &mut String, r: &Report) {
                     ),
                 },
                 w.pooled_from,
-                100.0 * sd
+                100.0 * sd,
+                few_pooled(w.pooled_from)
             ),
             None => format!(
                 "; {} units measured over one energy window and none over two: the plain energy's spread is unknown",
@@ -1043,6 +1052,20 @@ fn second_runs_cells(sum: Option<String>, alone_vs: Option<f64>) -> String {
     match sum {
         Some(s) => format!(" {s} | {} |", signed(alone_vs)),
         None => " | |".to_string(),
+    }
+}
+
+/// Under this many units measured over two windows or more, the pooled spread of one
+/// window is itself uncertain by a third or more (its degrees of freedom are about the
+/// units' count), and the report says so beside it.
+const FEW_POOLED: usize = 5;
+
+/// The words beside a pooled spread of one window drawn from `pooled_from` units.
+fn few_pooled(pooled_from: usize) -> &'static str {
+    if pooled_from < FEW_POOLED {
+        ", from few units: that spread is itself uncertain"
+    } else {
+        ""
     }
 }
 
