@@ -139,6 +139,11 @@ e) # kc-x (session 38): Swin V2-S in fp32 with TF32 again, on a new capture, ans
    # d's answer read +3.7 % in energy, its producers' term +4.4 % on its 69 units; the A/B
    # tells whether the lead-ins' one window moved it
    abflags swin_v2_s_tf32 "" "--one-window-spread 0" --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values ;;
+g) # prepared in session 38, not run: Swin V2-S in TF32 with the program measured without
+   # each kind of unit and with it doubled (--kinds-left-out), to set the producers' term
+   # (+5.1-5.3 % on its 69 units, the answer +3.3-4.3 %) against each kind's cost in the
+   # program itself
+   KC_ARGS="--kinds-left-out" RUN_TIMEOUT=420 model swin_v2_s_tf32 --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values ;;
 c) # kc-x (session 38): Swin-T's step (327 units) alone in a call (session 36: killed at 230 s)
    model swin_t_train --model swin_t --batch 32 --dtype bf16 --mode train --optimizer adamw-fused ;;
 esac
