@@ -1058,6 +1058,12 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
 /// The sentence on where a run's own time went (`Results::phases`): its total and each
 /// phase's seconds. None without phases (results of kc before session 38).
 pub(crate) fn run_phase_words(run: &str, phases: &[crate::results::PassPhase]) -> Option<String> {
+    phase_words(phases).map(|w| format!("kc's own time in {run}: {w}"))
+}
+
+/// Phases as a total and each one's seconds: "21.0 s (the units alone 11.8 s, …)"; None
+/// without any.
+fn phase_words(phases: &[crate::results::PassPhase]) -> Option<String> {
     if phases.is_empty() {
         return None;
     }
@@ -1066,10 +1072,7 @@ pub(crate) fn run_phase_words(run: &str, phases: &[crate::results::PassPhase]) -
         .iter()
         .map(|p| format!("{} {:.1} s", p.phase, p.seconds))
         .collect();
-    Some(format!(
-        "kc's own time in {run}: {total:.1} s ({})",
-        parts.join(", ")
-    ))
+    Some(format!("{total:.1} s ({})", parts.join(", ")))
 }
 
 /// The sentence on where an isolated pass's time went (`phases`, and the units' own
@@ -1080,15 +1083,7 @@ pub(crate) fn pass_time_words(
     units: &[crate::results::UnitResult],
     windows: &[crate::results::energy::EnergyWindow],
 ) -> Option<String> {
-    if summary.phases.is_empty() {
-        return None;
-    }
-    let total: f64 = summary.phases.iter().map(|p| p.seconds).sum();
-    let parts: Vec<String> = summary
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.1} s", p.phase, p.seconds))
-        .collect();
+    let phases = phase_words(&summary.phases)?;
     let walls: Vec<f64> = units.iter().filter_map(|u| u.wall_ms).collect();
     let unit_windows: f64 = units
         .iter()
@@ -1109,7 +1104,6 @@ pub(crate) fn pass_time_words(
         )
     };
     Some(format!(
-        "kc's own time in the isolated pass: {total:.1} s ({}){per_unit}",
-        parts.join(", ")
+        "kc's own time in the isolated pass: {phases}{per_unit}"
     ))
 }

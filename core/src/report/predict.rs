@@ -247,7 +247,7 @@ pub struct LeadInUnits {
     /// one window (their share asked no more), and the pooled spread of one window the
     /// uncertainty gives each such launch ([`OneWindowUnits`]; `None`: unknown, no unit
     /// had two windows, and `led_u_j` is then not a number).
-    #[serde(skip_serializing_if = "no_units")]
+    #[serde(skip_serializing_if = "crate::results::is_zero_count")]
     pub one_window: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_window_rel_sd: Option<f64>,
@@ -528,10 +528,6 @@ pub struct PredictionInputs {
     pub switch_energy_from_round: bool,
 }
 
-fn no_units(n: &usize) -> bool {
-    *n == 0
-}
-
 /// Units measured over one energy window (`kc run` ends a unit's series there where its
 /// share of the model asks less than one window's spread gives, kc-exec's
 /// `ONE_WINDOW_REL_SD`): one window has no spread of its own, so the plain sum's
@@ -549,7 +545,7 @@ pub struct OneWindowUnits {
     pub pooled_from: usize,
     /// Restoring units' copies from the snapshot measured over one window (from session
     /// 38), taken off those units' energy with the same pooled spread.
-    #[serde(skip_serializing_if = "no_units")]
+    #[serde(skip_serializing_if = "crate::results::is_zero_count")]
     pub copies: usize,
 }
 

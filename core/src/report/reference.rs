@@ -43,7 +43,7 @@ pub struct ModelRun {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<ModelWindow>,
     /// How many times the model was measured again after its capture (`remeasured`).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::results::is_zero_count")]
     pub remeasured: usize,
     /// `energy_j` as the capture measured it, where it was replaced by the energy of the
     /// model's windows at kc's temperature ([`Temperature`]).
@@ -63,10 +63,6 @@ pub struct ModelRun {
 /// What the model's row says of an energy counted over calls enqueued.
 pub const ENQUEUED_LABEL: &str =
     "energy over calls enqueued, not completed (capture.py before session 17): reads 1-3 % low";
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
 
 /// One back-to-back energy window of the model: energy per iteration, and the GPU's
 /// temperature at its end.

@@ -71,7 +71,7 @@ pub struct EnergyWindow {
     pub series_ticks_ms: Option<Vec<f64>>,
 }
 
-fn is_false(b: &bool) -> bool {
+pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 

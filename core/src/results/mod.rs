@@ -713,13 +713,12 @@ pub struct ProgramMeasure {
     pub windows: usize,
 }
 
-fn is_zero_count(n: &usize) -> bool {
+/// Whether a count is zero (a field left out of the file when it is).
+pub(crate) fn is_zero_count(n: &usize) -> bool {
     *n == 0
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
+use energy::is_false;
 
 /// One kind of unit (a unit label, or "every other kind" for the labels each under the
 /// share [`crate::plan::schedule::kind_groups`] keeps apart), its units, and the program

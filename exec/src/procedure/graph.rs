@@ -54,10 +54,10 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
             },
         });
     }
-    // The model's memory image, this rank's regions only: tiers 1, 2 and 4 address the
-    // arena directly, tier-3 steps are prepared once each with their tensors as views over it.
     // Where kc's own time goes in this mode (`Results::phases`, after the run's own).
     let mut phases = Phases::start();
+    // The model's memory image, this rank's regions only: tiers 1, 2 and 4 address the
+    // arena directly, tier-3 steps are prepared once each with their tensors as views over it.
     let image_of_rank = plan.dataflow_of_rank(rank).filter(|_| opts.dataflow);
     let image = image_of_rank.as_ref();
     let mut memory_image = match image {

@@ -927,7 +927,7 @@ fn time_and_energy(
         stop_after: at_duty_after.then_some(&held_down as &dyn Fn(&EnergyWindow) -> bool),
         // A unit whose share of the model is small enough asks less of its energy than one
         // window's spread gives: a second window (a tick) would buy nothing it needs.
-        one_window: super::one_window_enough(opts, energy_target),
+        one_window: true,
         ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;

@@ -179,7 +179,10 @@ impl Energy<'_> {
                 poll_seconds: POLL_S,
                 stall_seconds: 3.0,
             },
-            min_windows: match (target_rel_sem > 0.0, one_window) {
+            min_windows: match (
+                target_rel_sem > 0.0,
+                one_window && one_window_enough(opts, target_rel_sem),
+            ) {
                 (false, _) => max_windows,
                 (true, true) => 1,
                 (true, false) => crate::MIN_WINDOWS_WITH_TARGET.min(max_windows),
@@ -372,7 +375,7 @@ impl Energy<'_> {
     /// What `enqueue` issues, alone (the spin, a unit's copy from the snapshot): captured,
     /// warmed, timed over 20 launches, then measured in energy windows of its own, to
     /// `target_rel_sem` (over one window where `one_window` is asked and the target allows,
-    /// [`one_window_enough`]); its time per launch and its energy summary per launch
+    /// [`SeriesHow::one_window`]); its time per launch and its energy summary per launch
     /// (`None` without a meter).
     pub(super) fn alone(
         &mut self,
@@ -389,7 +392,7 @@ impl Energy<'_> {
         let how = SeriesHow {
             per_launch_us: t.mean,
             target_rel_sem,
-            one_window: one_window && one_window_enough(opts, target_rel_sem),
+            one_window,
             ..Default::default()
         };
         let got = self.series_how(gpu, &graph, label, how, opts, notes)?;
@@ -409,8 +412,10 @@ pub(super) struct SeriesHow<'a> {
     pub stop_after: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
     pub settled: Option<&'a dyn Fn(&energy::EnergyWindow) -> bool>,
     pub batch_times: Option<&'a mut Vec<BatchTime>>,
-    /// One window meets the item's target (its target is looser than one window's spread,
-    /// [`crate::ONE_WINDOW_REL_SD`]): the series ends after its first counted window.
+    /// One window may meet the item's target: where the target is at least the spread of
+    /// one window kc takes (`opts.one_window_rel_sd`, [`crate::ONE_WINDOW_REL_SD`]; 0 asks
+    /// for two or more always), the series ends after its first counted window. The rule
+    /// is applied here, once, for every series that asks.
     pub one_window: bool,
 }
 
@@ -882,9 +887,9 @@ fn program_time(samples: &[f64]) -> ProgramMeasure {
 /// The timed launches go first and the windows' launches queue behind them, so that the
 /// wait for the counter's first tick overlaps the timing (as a unit's alone does): timed
 /// first and waited for, the lead-in phase's launches took two ticks before their windows
-/// as often as one (session 36). Where `target` is at least `opts.one_window_rel_sd` and
-/// `one_window` is asked, the series ends after its first counted window, as a unit's
-/// alone does ([`crate::ONE_WINDOW_REL_SD`]); `windows` says how many counted.
+/// as often as one (session 36). Where `one_window` is asked and the target allows, the
+/// series ends after its first counted window, as a unit's alone does
+/// ([`SeriesHow::one_window`]); `windows` says how many counted.
 /// `steps` is left for the caller.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure_program(
@@ -904,7 +909,7 @@ pub(super) fn measure_program(
     let how = SeriesHow {
         per_launch_us: probe_us,
         target_rel_sem: target,
-        one_window: one_window && one_window_enough(opts, target),
+        one_window,
         ..Default::default()
     };
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
@@ -924,6 +929,6 @@ pub(super) fn measure_program(
 /// Whether one energy window is enough for a measurement whose target relative standard
 /// error is `target`: at least the spread of one window kc takes
 /// (`opts.one_window_rel_sd`, 0 asks for two or more always).
-pub(super) fn one_window_enough(opts: &ExecOptions, target: f64) -> bool {
+fn one_window_enough(opts: &ExecOptions, target: f64) -> bool {
     opts.one_window_rel_sd > 0.0 && target >= opts.one_window_rel_sd
 }
