@@ -1851,7 +1851,7 @@ mod tests {
         assert!((got - with_copy).abs() < 1e-12, "{got} {with_copy}");
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
-            md.contains("and 1 restoring copies from the snapshot so measured and taken off,"),
+            md.contains("and 1 restoring copy from the snapshot so measured and taken off,"),
             "{md}"
         );
         iso.units[2].restoring = Some(restoring(Some(0.0001), false));

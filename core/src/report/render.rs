@@ -789,9 +789,10 @@ fn prediction(o: &mut String, r: &Report) {
                 100.0 * w.energy_j / p.plain_energy_j.unwrap_or(0.0).max(1e-30),
                 match w.copies {
                     0 => String::new(),
+                    1 => ", and 1 restoring copy from the snapshot so measured and taken off,"
+                        .to_string(),
                     k => format!(
-                        ", and {} restoring copies from the snapshot so measured and taken off,",
-                        k
+                        ", and {k} restoring copies from the snapshot so measured and taken off,"
                     ),
                 },
                 w.pooled_from,
