@@ -220,6 +220,11 @@ pub struct ExecOptions {
     /// (one replay's steps in the plan's order on one stream) whole, and without each kind
     /// of unit ([`kc_core::results::KindsLeftOut`]); the prediction does not take it.
     pub kinds_left_out: bool,
+    /// Isolated mode, a diagnostic: each unit measured after its lead-ins has both its
+    /// launches recorded with CUPTI as well ([`kc_core::results::LeadInKernels`]), so that
+    /// the launches' difference is told apart into the unit's kernels, the lead-ins'
+    /// kernels and the gaps; the prediction does not take it.
+    pub lead_in_kernels: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -302,6 +307,7 @@ impl Default for ExecOptions {
             lead_in_share: kc_core::results::LEAD_IN_SHARE,
             unit_restoring_all: false,
             kinds_left_out: false,
+            lead_in_kernels: false,
             unit_restoring: true,
             unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,

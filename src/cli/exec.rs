@@ -141,6 +141,12 @@ pub struct Args {
     /// its float `copy_`s (session 28), ended the process by SIGSEGV.
     #[arg(long)]
     pub kinds_left_out: bool,
+    /// Isolated mode, a diagnostic: each unit measured after its lead-ins has both its
+    /// launches recorded with CUPTI as well, their difference told apart into the unit's
+    /// kernels, the lead-ins' kernels and the gaps between kernels (`after_lead_in.kernels`
+    /// in the results); the prediction does not take it.
+    #[arg(long)]
+    pub lead_in_kernels: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -315,6 +321,7 @@ pub fn run(a: Args) -> i32 {
         lead_in_share: a.lead_in_share,
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,
+        lead_in_kernels: a.lead_in_kernels,
         unit_restoring: !a.units_plain,
         unit_values: a.unit_values,
         round_cycles: a.round_cycles,

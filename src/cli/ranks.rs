@@ -106,6 +106,9 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     if a.kinds_left_out {
         v.push("--kinds-left-out".into());
     }
+    if a.lead_in_kernels {
+        v.push("--lead-in-kernels".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

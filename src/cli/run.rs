@@ -138,6 +138,10 @@ pub struct Args {
     /// it; steps that write integers in place run once in every program).
     #[arg(long)]
     pub kinds_left_out: bool,
+    /// A diagnostic, as `kc exec --lead-in-kernels`: both launches of each unit measured
+    /// after its lead-ins also recorded with CUPTI (the prediction does not take it).
+    #[arg(long)]
+    pub lead_in_kernels: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -284,6 +288,7 @@ pub fn run(a: Args) -> i32 {
         round_runs: a.round_runs,
         round_cycles: a.round_cycles,
         kinds_left_out: a.kinds_left_out,
+        lead_in_kernels: a.lead_in_kernels,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -382,6 +387,7 @@ struct ReplaySettings {
     round_runs: u32,
     round_cycles: Option<u32>,
     kinds_left_out: bool,
+    lead_in_kernels: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -466,6 +472,7 @@ fn replay(
             round_runs: settings.round_runs as usize,
             round_cycles: settings.round_cycles,
             kinds_left_out: settings.kinds_left_out,
+            lead_in_kernels: settings.lead_in_kernels,
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
             )),

@@ -265,6 +265,27 @@ pub struct LeadInUnits {
     /// The units so measured in energy (not capped): the round's kernels on them.
     #[serde(skip)]
     pub energy_units: Vec<u32>,
+    /// With `--lead-in-kernels`: what the launches' difference is made of, over the units
+    /// whose kernels CUPTI told apart by step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<LeadInKernelSums>,
+}
+
+/// Over the units measured after their lead-ins whose two launches CUPTI recorded and told
+/// apart by step ([`crate::results::LeadInKernels`]), Σ × invocations per replay, us: the
+/// launches' difference as timed, the units' own kernels in it and alone, and what the
+/// difference holds beyond them (the lead-ins' kernels and the gaps between kernels,
+/// each against the launch of the lead-ins alone). Swin V2-S in TF32 (session 39): the
+/// units' kernels ran as alone (+0.1 %) where the difference read +4.1 %.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct LeadInKernelSums {
+    pub units: usize,
+    pub led_us: f64,
+    pub alone_us: f64,
+    pub unit_kernels_us: f64,
+    pub alone_kernels_us: f64,
+    pub lead_ins_kernels_beyond_alone_us: f64,
+    pub gaps_beyond_alone_us: f64,
 }
 
 /// Units measured again from the model's values ([`crate::results::UnitRestoring`]): how
@@ -678,6 +699,18 @@ impl PredictionInputs {
                 l.units += 1;
                 l.alone_us += t.mean * n;
                 l.led_us += a.time_us * n;
+                if let (Some(k), Some(v)) = (&a.kernels, &u.launches_verified) {
+                    if let (Some(own), Some(leads)) = (k.unit_us, k.lead_ins_us) {
+                        let s = l.kernels.get_or_insert_with(Default::default);
+                        s.units += 1;
+                        s.led_us += a.time_us * n;
+                        s.alone_us += t.mean * n;
+                        s.unit_kernels_us += own * n;
+                        s.alone_kernels_us += v.kernels_us * n;
+                        s.lead_ins_kernels_beyond_alone_us += (leads - k.lead_ins_alone_us) * n;
+                        s.gaps_beyond_alone_us += (k.led_gaps_us - k.lead_ins_alone_gaps_us) * n;
+                    }
+                }
                 match (a.energy_j, &u.energy) {
                     (Some(led), Some(e)) if a.capped_windows == 0 => {
                         l.alone_j += e.per_item_j.mean * n;
@@ -2025,6 +2058,68 @@ mod tests {
         assert!(l.led_u_j.is_nan() && p.predicted_energy_u_j.is_none());
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(md.contains("and no unit alone over two: their spread, and the prediction's in energy, is unknown"), "{md}");
+    }
+
+    #[test]
+    fn units_after_their_lead_ins_recorded_with_cupti_say_what_the_launches_difference_holds() {
+        let g = graph(66.0, 0.0250);
+        let mut iso = isolated();
+        // Unit 0 (4 invocations): 12 us after its lead-ins where alone 10 us; its kernels
+        // 9.5 us alone (its record alone) and 9.6 us in the launch with lead-ins, whose
+        // lead-ins' kernels ran 0.4 us longer and gaps 2.2 us longer than the lead-ins
+        // alone. Unit 1 was recorded but its kernels not told apart: left out of the sums.
+        iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
+            launched_per_invocation: 1.0,
+            kernels_us: 9.5,
+            ..Default::default()
+        });
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 12.0,
+            energy_j: Some(0.0045),
+            energy_sem_j: Some(0.0001),
+            kernels: Some(crate::results::LeadInKernels {
+                unit_us: Some(9.6),
+                lead_ins_us: Some(3.4),
+                lead_ins_alone_us: 3.0,
+                led_gaps_us: 3.0,
+                lead_ins_alone_gaps_us: 0.8,
+            }),
+            ..Default::default()
+        });
+        iso.units[1].launches_verified = iso.units[0].launches_verified.clone();
+        iso.units[1].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 5.0,
+            energy_j: Some(0.002),
+            energy_sem_j: Some(0.0001),
+            kernels: Some(crate::results::LeadInKernels {
+                lead_ins_alone_us: 3.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let before = build(Some(&g), Some(&isolated())).prediction.unwrap();
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        let k = p.lead_in_units.clone().unwrap().kernels.unwrap();
+        assert_eq!(k.units, 1);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(k.led_us, 48.0) && close(k.alone_us, 40.0));
+        assert!(close(k.unit_kernels_us, 38.4) && close(k.alone_kernels_us, 38.0));
+        assert!(close(k.lead_ins_kernels_beyond_alone_us, 1.6));
+        assert!(close(k.gaps_beyond_alone_us, 8.8));
+        // A diagnostic: the prediction's time is the units' alone as before.
+        assert_eq!(p.predicted_us, before.predicted_us);
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("recorded with CUPTI (--lead-in-kernels), 1 unit of them: 48.0 us per replay of their launches' difference where alone they gave 40.0 us (+20.0 %), of which their own kernels 38.4 us where alone 38.0 us (+1.1 %)")
+                && md.contains("the lead-ins' kernels +1.6 us and the gaps between kernels +8.8 us against the lead-ins alone"),
+            "{md}"
+        );
+        // Without the records, nothing is said.
+        iso.units[0].after_lead_in.as_mut().unwrap().kernels = None;
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(!md.contains("--lead-in-kernels"));
     }
 
     #[test]

@@ -1115,8 +1115,22 @@ fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
     } else {
         ": none measured in energy; the prediction does not take them".to_string()
     };
+    let kernels = l.kernels.as_ref().map_or(String::new(), |k| {
+        format!(
+            "; recorded with CUPTI (--lead-in-kernels), {} of them: {:.1} us per replay of their launches' difference where alone they gave {:.1} us ({:+.1} %), of which their own kernels {:.1} us where alone {:.1} us ({:+.1} %); the rest is what they did to the launch around them, the lead-ins' kernels {:+.1} us and the gaps between kernels {:+.1} us against the lead-ins alone (the gaps as the recorded launches ran, not the timed ones)",
+            crate::words::count(k.units as u64, "unit"),
+            k.led_us,
+            k.alone_us,
+            pct(k.led_us, k.alone_us),
+            k.unit_kernels_us,
+            k.alone_kernels_us,
+            pct(k.unit_kernels_us, k.alone_kernels_us),
+            k.lead_ins_kernels_beyond_alone_us,
+            k.gaps_beyond_alone_us,
+        )
+    });
     format!(
-        "{} measured after the model's steps leading up to each invocation, less those steps alone: {:.1} us per replay where alone they gave {:.1} us ({:+.1} %){energy}",
+        "{} measured after the model's steps leading up to each invocation, less those steps alone: {:.1} us per replay where alone they gave {:.1} us ({:+.1} %){energy}{kernels}",
         crate::words::count(l.units as u64, "unit"),
         l.led_us,
         l.alone_us,

@@ -297,6 +297,43 @@ pub fn kernels_by_position(
     Some(out)
 }
 
+/// What both recorded launches of a unit after its lead-ins are made of
+/// ([`super::LeadInKernels`]), per invocation of the unit (`invocations` a launch):
+/// `positions` gives each step of the launch with lead-ins, in the order it runs, its
+/// kernels per invocation alone and whether it is the unit's own step (`None` where a
+/// step's count is unknown: the kernels are then not told apart by step). `None` where
+/// either launch's records did not split by launch.
+pub fn lead_in_kernels(
+    led: &RecordedLaunches,
+    lead_ins: &RecordedLaunches,
+    positions: Option<&[(usize, bool)]>,
+    invocations: u32,
+) -> Option<super::LeadInKernels> {
+    let (led_gaps, _) = gaps_and_span_us_by_launch(&led.each, 1)?;
+    let (lead_ins_gaps, _) = gaps_and_span_us_by_launch(&lead_ins.each, 1)?;
+    let n = f64::from(invocations.max(1));
+    let lead_ins_alone = unit_launches(&[], &lead_ins.records, lead_ins.launches).kernels_us;
+    let split = positions.and_then(|p| {
+        let per: Vec<usize> = p.iter().map(|x| x.0).collect();
+        let by = kernels_by_position(&led.records, &per, led.launches)?;
+        let sum = |own: bool| -> f64 {
+            by.iter()
+                .zip(p)
+                .filter(|(_, x)| x.1 == own)
+                .map(|(v, _)| v)
+                .sum()
+        };
+        Some((sum(true) / n, sum(false) / n))
+    });
+    Some(super::LeadInKernels {
+        unit_us: split.map(|s| s.0),
+        lead_ins_us: split.map(|s| s.1),
+        lead_ins_alone_us: lead_ins_alone / n,
+        led_gaps_us: led_gaps / n,
+        lead_ins_alone_gaps_us: lead_ins_gaps / n,
+    })
+}
+
 /// The identifier a kernel name is known by: the last `::` segment before its template
 /// arguments or parameters ("vectorized_elementwise_kernel", "nvjet_hsh_128x256_...").
 pub fn base_name(demangled: &str) -> &str {
@@ -540,6 +577,54 @@ mod tests {
             end_ns: start + dur,
             graph_node: node,
         }
+    }
+
+    #[test]
+    fn a_units_launches_after_its_lead_ins_are_told_apart_into_its_kernels_the_lead_ins_and_gaps() {
+        // Two invocations a launch, each a lead-in of one kernel (2 us) then the unit's
+        // two kernels (3 us and 1 us); 1 us between kernels with lead-ins, none alone.
+        // Three launches recorded, the first from idle kept apart.
+        let launch = |at: u64| -> Vec<KernelRecord> {
+            let mut v = Vec::new();
+            let mut t = at;
+            for (i, d) in [2_000u64, 3_000, 1_000, 2_000, 3_000, 1_000]
+                .into_iter()
+                .enumerate()
+            {
+                v.push(rec("k", i as u64, t, d));
+                t += d + 1_000;
+            }
+            v
+        };
+        let alone = |at: u64| -> Vec<KernelRecord> {
+            vec![rec("l", 0, at, 2_000), rec("l", 1, at + 2_000, 2_000)]
+        };
+        let led = RecordedLaunches::after_first(
+            [launch(0), launch(100_000), launch(200_000)].concat(),
+            3,
+        );
+        let leads =
+            RecordedLaunches::after_first([alone(0), alone(100_000), alone(200_000)].concat(), 3);
+        let positions = [(1, false), (2, true), (1, false), (2, true)];
+        let k = lead_in_kernels(&led, &leads, Some(&positions), 2).unwrap();
+        assert!((k.unit_us.unwrap() - 4.0).abs() < 1e-9);
+        assert!((k.lead_ins_us.unwrap() - 2.0).abs() < 1e-9);
+        assert!((k.lead_ins_alone_us - 2.0).abs() < 1e-9);
+        assert!((k.led_gaps_us - 2.5).abs() < 1e-9);
+        assert_eq!(k.lead_ins_alone_gaps_us, 0.0);
+        // A step whose count is unknown, or a count the records do not hold: the kernels
+        // are not told apart by step, the rest stands.
+        let k = lead_in_kernels(&led, &leads, None, 2).unwrap();
+        assert!(k.unit_us.is_none() && k.lead_ins_us.is_none());
+        assert!((k.lead_ins_alone_us - 2.0).abs() < 1e-9);
+        let wrong = [(1, false), (3, true)];
+        assert!(lead_in_kernels(&led, &leads, Some(&wrong), 2)
+            .unwrap()
+            .unit_us
+            .is_none());
+        // Records that do not split by launch give nothing.
+        let uneven = RecordedLaunches::after_first(launch(0)[..5].to_vec(), 3);
+        assert!(lead_in_kernels(&uneven, &leads, Some(&positions), 2).is_none());
     }
 
     #[test]

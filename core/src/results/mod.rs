@@ -313,6 +313,33 @@ pub struct UnitAfterLeadIn {
     /// launch the run's pooled spread of one window.
     #[serde(default, skip_serializing_if = "is_false")]
     pub one_window: bool,
+    /// With `--lead-in-kernels` (a diagnostic, CUPTI): what the two launches' time is made
+    /// of, kernel by kernel, so that the difference can be read apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<LeadInKernels>,
+}
+
+/// Both launches of a unit after its lead-ins recorded with CUPTI (`--lead-in-kernels`),
+/// per invocation of the unit, microseconds. The launches' event-timed difference
+/// ([`UnitAfterLeadIn::time_us`]) is the unit's kernels in the launch with lead-ins, plus
+/// the lead-ins' kernels there less alone, plus the gaps between kernels there less
+/// alone: the unit's own share of it is `unit_us`, the rest is what the unit's presence
+/// did to the steps around it and to the launch's gaps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeadInKernels {
+    /// The unit's kernels in the launch with its lead-ins; absent where a step launched
+    /// another count of kernels than alone, so that no kernel could be told as whose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_us: Option<f64>,
+    /// The lead-ins' kernels in that launch (absent as `unit_us` is), and in the launch of
+    /// the lead-ins alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_ins_us: Option<f64>,
+    pub lead_ins_alone_us: f64,
+    /// The launch's gaps between kernels (each kernel's start after the last end), with
+    /// lead-ins and of the lead-ins alone.
+    pub led_gaps_us: f64,
+    pub lead_ins_alone_gaps_us: f64,
 }
 
 /// The host's milliseconds a unit's isolated measurement spent before its timed launches:

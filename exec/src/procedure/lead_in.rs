@@ -45,6 +45,7 @@ use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{lead_ins, led_launch};
 use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
+use kc_core::results::fidelity::{self, RecordedLaunches};
 use kc_core::results::{ProgramMeasure, UnitAfterLeadIn, UnitResult};
 use std::collections::HashMap;
 
@@ -96,6 +97,15 @@ pub(super) fn measure(
         a.iter().any(|x| b.contains(x))
     };
     let before = lead_ins(plan, rank, runs, touches, MAX_LEAD_IN_STEPS);
+    // Each unit's kernels per invocation alone (CUPTI), whole counts only: with
+    // `--lead-in-kernels` they tell the kernels of a launch apart by step.
+    let kernels_per_invocation: HashMap<u32, usize> = rows
+        .iter()
+        .filter_map(|r| {
+            let l = r.launches_verified.as_ref()?.launched_per_invocation;
+            ((l - l.round()).abs() < 1e-6).then_some((r.id, l.round() as usize))
+        })
+        .collect();
     // Where asked, only the units that carry the energy (`--lead-in-share`).
     let chosen = kc_core::results::units_holding_energy_share(rows, opts.lead_in_share);
     let bar = opts
@@ -137,7 +147,12 @@ pub(super) fn measure(
             .copied()
             .unwrap_or(opts.energy_target_rel_sem);
         crate::crash::doing(&format!("measuring unit {} after its lead-ins", row.id));
-        match measure_unit(plan, row, &launch, target, opts, gpu, en, df, pass, notes) {
+        let how = LedHow {
+            launch: &launch,
+            target,
+            kernels_per_invocation: &kernels_per_invocation,
+        };
+        match measure_unit(plan, row, how, opts, gpu, en, df, pass, notes) {
             Ok(a) => {
                 row.after_lead_in = Some(a);
                 measured += 1;
@@ -168,14 +183,22 @@ pub(super) fn measure(
     Ok(())
 }
 
+/// How one unit is measured after its lead-ins: its launch (each invocation's lead-in
+/// steps, then its step), its energy target, and every unit's kernels per invocation alone
+/// (for `--lead-in-kernels`).
+struct LedHow<'a> {
+    launch: &'a [(Vec<u32>, u32)],
+    target: f64,
+    kernels_per_invocation: &'a HashMap<u32, usize>,
+}
+
 /// One unit after its lead-ins: the launch `launch` (lead-in, step) and the lead-ins alone,
 /// each timed and measured from the model's values; their difference per invocation.
 #[allow(clippy::too_many_arguments)]
 fn measure_unit(
     plan: &Plan,
     row: &UnitResult,
-    launch: &[(Vec<u32>, u32)],
-    target: f64,
+    how: LedHow<'_>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -183,6 +206,11 @@ fn measure_unit(
     pass: &[u32],
     notes: &mut Vec<String>,
 ) -> Result<UnitAfterLeadIn, ExecError> {
+    let LedHow {
+        launch,
+        target,
+        kernels_per_invocation,
+    } = how;
     let at = |step: u32| At::Step {
         step,
         places: &df.steps[step as usize],
@@ -214,42 +242,67 @@ fn measure_unit(
             .energy_at_duty
             .as_ref()
             .is_some_and(|d| d.capped_windows > 0);
-    let mut measure = |enqueue: &dyn Fn(&Gpu) -> Result<(), ExecError>,
-                       label: &str,
-                       notes: &mut Vec<String>|
-     -> Result<(ProgramMeasure, Option<f64>), ExecError> {
-        let graph = gpu.capture(enqueue)?;
-        if !at_duty {
-            let how = (target, true);
-            let m = measure_program(plan, gpu, en, &graph, label, how, opts, df, pass, notes)?;
-            return Ok((m, None));
-        }
-        let mut m = time_program(plan, gpu, &graph, df, pass)?;
-        let besides = kc_core::results::Besides::default();
-        // Per launch (one item), as the launch without a duty cycle is measured.
-        match duty_energy(
-            gpu, en, enqueue, label, m.time_us, besides, 1, target, opts, notes,
-        )? {
-            Some((summary, duty)) => {
-                m.energy_j = Some(summary.per_item_j.mean);
-                m.energy_sem_j = Some(summary.per_item_j.sem());
-                m.capped_windows = duty.duty_capped_windows;
-                Ok((m, Some(duty.unit_share)))
+    let mut measure =
+        |enqueue: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+         label: &str,
+         notes: &mut Vec<String>|
+         -> Result<(ProgramMeasure, Option<f64>, Option<RecordedLaunches>), ExecError> {
+            let graph = gpu.capture(enqueue)?;
+            // A diagnostic never costs the answer: a launch that cannot be recorded is left
+            // unrecorded.
+            let recorded = if opts.lead_in_kernels {
+                super::record_launches(gpu, &graph).ok()
+            } else {
+                None
+            };
+            if !at_duty {
+                let how = (target, true);
+                let m = measure_program(plan, gpu, en, &graph, label, how, opts, df, pass, notes)?;
+                return Ok((m, None, recorded));
             }
-            None => Ok((m, None)),
-        }
-    };
-    let (l, duty_share) = measure(
+            let mut m = time_program(plan, gpu, &graph, df, pass)?;
+            let besides = kc_core::results::Besides::default();
+            // Per launch (one item), as the launch without a duty cycle is measured.
+            match duty_energy(
+                gpu, en, enqueue, label, m.time_us, besides, 1, target, opts, notes,
+            )? {
+                Some((summary, duty)) => {
+                    m.energy_j = Some(summary.per_item_j.mean);
+                    m.energy_sem_j = Some(summary.per_item_j.sem());
+                    m.capped_windows = duty.duty_capped_windows;
+                    Ok((m, Some(duty.unit_share), recorded))
+                }
+                None => Ok((m, None, recorded)),
+            }
+        };
+    let (l, duty_share, led_recorded) = measure(
         &enqueue_led,
         &format!("unit {} after its lead-ins", row.id),
         notes,
     )?;
-    let (a, _) = measure(
+    let (a, _, leads_recorded) = measure(
         &enqueue_leads,
         &format!("unit {}'s lead-ins alone", row.id),
         notes,
     )?;
     let n = f64::from(row.unroll);
+    // Each position of the launch with lead-ins, in the order it runs, with its kernels
+    // per invocation alone and whether it is the unit's own step.
+    let positions: Option<Vec<(usize, bool)>> = launch
+        .iter()
+        .flat_map(|(lead, st)| {
+            lead.iter()
+                .map(|&p| (p, false))
+                .chain(std::iter::once((*st, true)))
+        })
+        .map(|(step, own)| {
+            let unit = plan.steps[step as usize].unit;
+            Some((*kernels_per_invocation.get(&unit)?, own))
+        })
+        .collect();
+    let kernels = led_recorded
+        .zip(leads_recorded)
+        .and_then(|(l, a)| fidelity::lead_in_kernels(&l, &a, positions.as_deref(), row.unroll));
     // One window gives no spread: the report gives each launch the run's pooled spread of
     // one window. Both launches follow the same target, so they end alike; were one of
     // them to count two, the other's spread would still be unknown, so either is enough.
@@ -271,5 +324,6 @@ fn measure_unit(
         capped_windows: l.capped_windows + a.capped_windows,
         duty_share,
         one_window,
+        kernels,
     })
 }
