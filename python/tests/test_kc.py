@@ -297,3 +297,28 @@ def test_units_over_one_window_are_columns_and_the_pooled_spread_is_the_notebook
     l = p["lead_in_units"]
     assert l["one_window"] == len(led_one[led_one["after_lead_in_capped"] == False])  # noqa: E712
     assert l["one_window_rel_sd"] == pytest.approx(pooled, rel=1e-9)
+
+
+def test_units_after_their_lead_ins_recorded_with_cupti_sum_to_the_reports_kernels(tmp_path):
+    # A kc run --lead-in-kernels on an H200 (ResNet-50, session 39): both launches of each
+    # unit after its lead-ins recorded with CUPTI. The notebook's columns, summed over the
+    # units whose kernels were told apart, give the report's lead_in_units.kernels.
+    u = kc.read_results(RESULTS / "resnet50_h200_s39.iso.json").units
+    split = u[u["after_lead_in_kernels_us"].notna() & u["kernels_us"].notna()]
+    assert len(split) > 10
+    n = split["invocations"]
+    rep = kc.report(RESULTS / "resnet50_h200_s39.graph.json", isolated=RESULTS / "resnet50_h200_s39.iso.json",
+                    reference=RESULTS / "resnet50_h200_s39.reference.json", reference_entry="resnet50",
+                    output=tmp_path / "rep")
+    k = rep["prediction"]["lead_in_units"]["kernels"]
+    assert k["units"] == len(split)
+    assert k["unit_kernels_us"] == pytest.approx((split["after_lead_in_kernels_us"] * n).sum(), rel=1e-9)
+    assert k["alone_kernels_us"] == pytest.approx((split["kernels_us"] * n).sum(), rel=1e-9)
+    beyond = split["after_lead_in_lead_ins_kernels_us"] - split["after_lead_in_lead_ins_alone_kernels_us"]
+    assert k["lead_ins_kernels_beyond_alone_us"] == pytest.approx((beyond * n).sum(), rel=1e-9)
+    gaps = split["after_lead_in_gaps_us"] - split["after_lead_in_lead_ins_alone_gaps_us"]
+    assert k["gaps_beyond_alone_us"] == pytest.approx((gaps * n).sum(), rel=1e-9)
+    # Its units' own kernels ran as alone, within 1 %, where the launches' difference read
+    # longer than alone.
+    assert abs(k["unit_kernels_us"] / k["alone_kernels_us"] - 1) < 0.01
+    assert k["led_us"] > k["alone_us"]

@@ -205,13 +205,21 @@ class Results:
         after_lead_in_one_window (each launch over one window: no standard error, the report
         gives each launch the run's pooled spread of one window), and for a unit measured
         again from the model's values restoring_copy_energy_j and restoring_copy_one_window
-        (its copy from the snapshot, per launch, taken off)."""
+        (its copy from the snapshot, per launch, taken off). Since session 39: kernels_us
+        (its kernels per invocation alone, CUPTI, with --verify) and, with
+        --lead-in-kernels, what its launches after its lead-ins are made of per invocation:
+        after_lead_in_kernels_us (its own kernels there) and after_lead_in_lead_ins_kernels_us
+        (its lead-ins' kernels there; both missing where the kernels were not told apart by
+        step), after_lead_in_lead_ins_alone_kernels_us (the lead-ins' kernels alone), and
+        after_lead_in_gaps_us and after_lead_in_lead_ins_alone_gaps_us (the recorded
+        launches' gaps between kernels, with the unit and of the lead-ins alone)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
             e = (u.get("energy") or {}).get("per_item_j") or {}
             a = u.get("after_lead_in") or {}
             r = u.get("restoring") or {}
+            k = a.get("kernels") or {}
             windows = e.get("n")
             rows.append(
                 {
@@ -239,6 +247,12 @@ class Results:
                     "after_lead_in_one_window": bool(a.get("one_window")) if a else None,
                     "restoring_copy_energy_j": r.get("copy_energy_j"),
                     "restoring_copy_one_window": bool(r.get("copy_one_window")) if r else None,
+                    "kernels_us": (u.get("launches_verified") or {}).get("kernels_us"),
+                    "after_lead_in_kernels_us": k.get("unit_us"),
+                    "after_lead_in_lead_ins_kernels_us": k.get("lead_ins_us"),
+                    "after_lead_in_lead_ins_alone_kernels_us": k.get("lead_ins_alone_us"),
+                    "after_lead_in_gaps_us": k.get("led_gaps_us"),
+                    "after_lead_in_lead_ins_alone_gaps_us": k.get("lead_ins_alone_gaps_us"),
                 }
             )
         return _pd.DataFrame(rows)
