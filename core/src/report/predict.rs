@@ -251,6 +251,10 @@ pub struct LeadInUnits {
     pub one_window: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_window_rel_sd: Option<f64>,
+    /// The factor that spread is widened by for its degrees of freedom
+    /// ([`OneWindowUnits::coverage`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_window_coverage: Option<f64>,
     /// The share of the plain sum's energy those units hold alone, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_of_plain_pct: Option<f64>,
@@ -564,6 +568,14 @@ pub struct OneWindowUnits {
     /// `None` where no unit had two windows (the sum's uncertainty is then unknown).
     pub pooled_rel_sd: Option<f64>,
     pub pooled_from: usize,
+    /// The pooled spread's effective degrees of freedom (Welch-Satterthwaite over the
+    /// pooled units' windows less one each; absent where infinite), and Student's t at
+    /// them over the normal's: the uncertainty gives each unit the pooled spread × this
+    /// (from session 39; before, × 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_dof: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
     /// Restoring units' copies from the snapshot measured over one window (from session
     /// 38), taken off those units' energy with the same pooled spread.
     #[serde(skip_serializing_if = "crate::results::is_zero_count")]
@@ -668,7 +680,10 @@ impl PredictionInputs {
                 if s.per_item_j.n == 1 {
                     one_window.push(n * s.per_item_j.mean);
                 } else if u.energy_at_duty.is_none() && s.per_item_j.mean > 0.0 {
-                    window_rel_var.push((s.per_item_j.std / s.per_item_j.mean).powi(2));
+                    window_rel_var.push((
+                        (s.per_item_j.std / s.per_item_j.mean).powi(2),
+                        s.per_item_j.n as f64 - 1.0,
+                    ));
                 }
             }
             if let (Some(d), Some(e)) = (&u.energy_at_duty, &u.energy) {
@@ -755,11 +770,21 @@ impl PredictionInputs {
             }
         }
         p.plain_u_us = p.plain_u_us.sqrt();
-        let pooled = (!window_rel_var.is_empty())
-            .then(|| (window_rel_var.iter().sum::<f64>() / window_rel_var.len() as f64).sqrt());
+        let pooled = (!window_rel_var.is_empty()).then(|| {
+            let mean =
+                window_rel_var.iter().map(|x| x.0).sum::<f64>() / window_rel_var.len() as f64;
+            mean.sqrt()
+        });
+        // The pooled spread rests on the pooled units' windows, few of them on some runs
+        // (Swin-T's step: 2 units, session 38): it is widened by Student's t over the
+        // normal at its degrees of freedom, so that ± two standard uncertainties keep
+        // their coverage.
+        let pooled_dof = pooled.map(|_| crate::results::stats::pooled_dof(&window_rel_var));
+        let coverage = pooled_dof.map(crate::results::stats::coverage_over_normal);
+        let pooled_used = pooled.zip(coverage).map(|(sd, k)| sd * k);
         if !one_window.is_empty() || !copies_one_window.is_empty() {
             energy = energy.map(|(e, v)| {
-                let added = match pooled {
+                let added = match pooled_used {
                     Some(sd) => one_window
                         .iter()
                         .chain(&copies_one_window)
@@ -774,15 +799,18 @@ impl PredictionInputs {
                 energy_j: one_window.iter().sum(),
                 pooled_rel_sd: pooled,
                 pooled_from: window_rel_var.len(),
+                pooled_dof: pooled_dof.filter(|d| d.is_finite()),
+                coverage,
                 copies: copies_one_window.len(),
             });
         }
         if let Some(l) = p.lead_in.as_mut() {
             if !lead_one_window.is_empty() {
                 let squares: f64 = lead_one_window.iter().map(|(a, b)| a * a + b * b).sum();
-                l.led_u_j += pooled.map_or(f64::NAN, |sd| sd * sd * squares);
+                l.led_u_j += pooled_used.map_or(f64::NAN, |sd| sd * sd * squares);
                 l.one_window = lead_one_window.len();
                 l.one_window_rel_sd = pooled;
+                l.one_window_coverage = coverage;
             }
             l.led_u_j = l.led_u_j.sqrt();
         }
@@ -1835,24 +1863,34 @@ mod tests {
         }
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         let pooled = ((0.01 + 0.0025) / 2.0f64).sqrt();
+        // Two windows each: one degree of freedom each, 1.47 together
+        // (Welch-Satterthwaite), so the uncertainty takes the spread × t(1.47) / 1.96.
+        let dof = 0.0125f64.powi(2) / (0.01f64.powi(2) + 0.0025f64.powi(2));
+        let w = p.one_window.clone().unwrap();
+        let (got_dof, k) = (w.pooled_dof.unwrap(), w.coverage.unwrap());
+        assert!((got_dof - dof).abs() < 1e-12, "{got_dof} {dof}");
+        assert!((k - crate::results::stats::coverage_over_normal(dof)).abs() < 1e-12 && k > 3.0);
         assert_eq!(
-            p.one_window,
-            Some(OneWindowUnits {
+            w,
+            OneWindowUnits {
                 units: 2,
                 energy_j: 4.0 * (0.003 + 0.001),
                 pooled_rel_sd: Some(pooled),
                 pooled_from: 2,
+                pooled_dof: Some(got_dof),
+                coverage: Some(k),
                 copies: 0,
-            })
+            }
         );
         // Each two-window unit by its standard error, each one-window unit by the pooled
-        // spread of one window.
+        // spread of one window, widened for its degrees of freedom.
         let sem = |std: f64| 4.0 * std / 2f64.sqrt();
+        let pooled_used = pooled * k;
         let want = [
             sem(0.0004),
             sem(0.0001),
-            4.0 * 0.003 * pooled,
-            4.0 * 0.001 * pooled,
+            4.0 * 0.003 * pooled_used,
+            4.0 * 0.001 * pooled_used,
         ]
         .iter()
         .map(|x| x * x)
@@ -1863,7 +1901,7 @@ mod tests {
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
             md.contains("2 units measured over one energy window")
-                && md.contains("pooled over the 2 units measured over two or more (7.9 %, from few units: that spread is itself uncertain)"),
+                && md.contains(&format!("pooled over the 2 units measured over two or more (7.9 %, from few units: that spread is itself uncertain; the uncertainty takes it × {k:.2}, Student's t at its 1.5 degrees of freedom over the normal's)")),
             "{md}"
         );
         // A restoring unit's copy, taken off its launches (2 invocations each here), adds
@@ -1879,7 +1917,7 @@ mod tests {
         iso.units[2].restoring = Some(restoring(None, true));
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         assert_eq!(p.one_window.as_ref().unwrap().copies, 1);
-        let with_copy = want.hypot(2.0 * 0.002 * pooled);
+        let with_copy = want.hypot(2.0 * 0.002 * pooled_used);
         let got = p.plain_energy_u_j.unwrap();
         assert!((got - with_copy).abs() < 1e-12, "{got} {with_copy}");
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
@@ -2039,13 +2077,17 @@ mod tests {
         let l = p.lead_in_units.clone().unwrap();
         let pooled = ((0.01 + 0.0025) / 2.0f64).sqrt();
         assert_eq!((l.one_window, l.one_window_rel_sd), (1, Some(pooled)));
-        // Each launch over the unit's 4 invocations, at the pooled spread.
-        let want = pooled * 4.0 * 0.005f64.hypot(0.002);
+        // Each launch over the unit's 4 invocations, at the pooled spread widened for its
+        // 1.47 degrees of freedom.
+        let dof = 0.0125f64.powi(2) / (0.01f64.powi(2) + 0.0025f64.powi(2));
+        let k = l.one_window_coverage.unwrap();
+        assert!((k - crate::results::stats::coverage_over_normal(dof)).abs() < 1e-12);
+        let want = pooled * k * 4.0 * 0.005f64.hypot(0.002);
         assert!((l.led_u_j - want).abs() < 1e-15, "{} {want}", l.led_u_j);
         assert!(p.predicted_energy_u_j.unwrap() >= want);
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
-            md.contains("1 unit with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window (7.9 %)"),
+            md.contains(&format!("1 unit with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window (7.9 %, × {k:.2} in the uncertainty)")),
             "{md}"
         );
         // No unit alone over two windows: the spread, and the prediction's, is unknown.

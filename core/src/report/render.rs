@@ -502,11 +502,17 @@ fn pct(a: f64, b: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_spread_pooled_from_few_units_is_said_to_be_uncertain() {
+    fn a_spread_pooled_from_few_units_is_said_to_be_uncertain_and_how_it_is_widened() {
         // Swin-T's step (session 38) pooled its one-window spread from 2 units.
-        assert!(few_pooled(2).contains("itself uncertain"));
-        assert!(few_pooled(FEW_POOLED - 1).contains("from few units"));
-        assert_eq!(few_pooled(FEW_POOLED), "");
+        assert!(pooled_words(2, None, None).contains("itself uncertain"));
+        assert!(pooled_words(FEW_POOLED - 1, None, None).contains("from few units"));
+        assert_eq!(pooled_words(FEW_POOLED, None, None), "");
+        assert_eq!(
+            pooled_words(2, Some(3.04), Some(1.6)),
+            ", from few units: that spread is itself uncertain; the uncertainty takes it × 1.60, Student's t at its 3.0 degrees of freedom over the normal's"
+        );
+        // Widened by under half a percent: not said.
+        assert_eq!(pooled_words(13, Some(900.0), Some(1.001)), "");
     }
 
     #[test]
@@ -797,7 +803,7 @@ fn prediction(o: &mut String, r: &Report) {
                 },
                 w.pooled_from,
                 100.0 * sd,
-                few_pooled(w.pooled_from)
+                pooled_words(w.pooled_from, w.pooled_dof, w.coverage)
             ),
             None => format!(
                 "; {} units measured over one energy window and none over two: the plain energy's spread is unknown",
@@ -1061,13 +1067,21 @@ fn second_runs_cells(sum: Option<String>, alone_vs: Option<f64>) -> String {
 /// units' count), and the report says so beside it.
 const FEW_POOLED: usize = 5;
 
-/// The words beside a pooled spread of one window drawn from `pooled_from` units.
-fn few_pooled(pooled_from: usize) -> &'static str {
-    if pooled_from < FEW_POOLED {
+/// The words beside a pooled spread of one window drawn from `pooled_from` units, at
+/// `dof` effective degrees of freedom, widened by `coverage` in the uncertainty.
+fn pooled_words(pooled_from: usize, dof: Option<f64>, coverage: Option<f64>) -> String {
+    let few = if pooled_from < FEW_POOLED {
         ", from few units: that spread is itself uncertain"
     } else {
         ""
-    }
+    };
+    let widened = match (dof, coverage) {
+        (Some(d), Some(k)) if k >= 1.005 => format!(
+            "; the uncertainty takes it × {k:.2}, Student's t at its {d:.1} degrees of freedom over the normal's"
+        ),
+        _ => String::new(),
+    };
+    format!("{few}{widened}")
 }
 
 /// The sentence on the units measured after their lead-ins: their sums beside alone, and
@@ -1083,9 +1097,13 @@ fn lead_in_units_line(l: &crate::report::predict::LeadInUnits) -> String {
             match (l.one_window, l.one_window_rel_sd) {
                 (0, _) => String::new(),
                 (k, Some(sd)) => format!(
-                    ", {} with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window ({:.1} %)",
+                    ", {} with each launch measured over one energy window (their share asked no more), each launch given the pooled spread of one window ({:.1} %{})",
                     crate::words::count(k as u64, "unit"),
-                    100.0 * sd
+                    100.0 * sd,
+                    match l.one_window_coverage {
+                        Some(c) if c >= 1.005 => format!(", × {c:.2} in the uncertainty"),
+                        _ => String::new(),
+                    }
                 ),
                 (k, None) => format!(
                     ", {} with each launch measured over one energy window and no unit alone over two: their spread, and the prediction's in energy, is unknown",

@@ -53,6 +53,60 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Student's t at 97.5 % (two-sided 95 %) with `dof` degrees of freedom, over the normal's
+/// 1.960: how much wider a spread estimated from that few repeats must be taken for ± two
+/// standard uncertainties to keep their coverage (GUM, annex G). From the table below,
+/// linear in 1/dof between its entries (within 0.3 % of the exact quantile); 1 for
+/// infinitely many, and for none or a non-finite count the first entry's.
+pub fn coverage_over_normal(dof: f64) -> f64 {
+    // (degrees of freedom, t at 97.5 %)
+    const T: [(f64, f64); 16] = [
+        (1.0, 12.706),
+        (2.0, 4.303),
+        (3.0, 3.182),
+        (4.0, 2.776),
+        (5.0, 2.571),
+        (6.0, 2.447),
+        (7.0, 2.365),
+        (8.0, 2.306),
+        (10.0, 2.228),
+        (12.0, 2.179),
+        (15.0, 2.131),
+        (20.0, 2.086),
+        (30.0, 2.042),
+        (60.0, 2.000),
+        (120.0, 1.980),
+        (f64::INFINITY, 1.960),
+    ];
+    let z = T[T.len() - 1].1;
+    if !(dof >= 1.0) {
+        return T[0].1 / z;
+    }
+    let x = 1.0 / dof;
+    for w in T.windows(2) {
+        let ((d0, t0), (d1, t1)) = (w[0], w[1]);
+        if dof <= d1 {
+            let (x0, x1) = (1.0 / d0, 1.0 / d1);
+            return (t1 + (t0 - t1) * (x - x1) / (x0 - x1)) / z;
+        }
+    }
+    1.0
+}
+
+/// The effective degrees of freedom of a mean of variance estimates, each `(variance,
+/// its degrees of freedom)` (Welch-Satterthwaite): (Σ v)² / Σ (v² / dof). Infinite
+/// where every variance is zero; a zero-dof estimate is left out.
+pub fn pooled_dof(variances: &[(f64, f64)]) -> f64 {
+    let used = variances.iter().filter(|(_, d)| *d > 0.0);
+    let sum: f64 = used.clone().map(|(v, _)| v).sum();
+    let den: f64 = used.map(|(v, d)| v * v / d).sum();
+    if den > 0.0 {
+        sum * sum / den
+    } else {
+        f64::INFINITY
+    }
+}
+
 impl Stats {
     pub fn of(samples: &[f64]) -> Stats {
         if samples.is_empty() {
@@ -130,6 +184,36 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_coverage_factor_follows_students_t_over_the_normal() {
+        let close = |a: f64, b: f64| (a - b).abs() < 2e-3;
+        assert!(close(coverage_over_normal(2.0), 4.303 / 1.96));
+        assert!(close(coverage_over_normal(10.0), 2.228 / 1.96));
+        assert_eq!(coverage_over_normal(f64::INFINITY), 1.0);
+        // Between entries, within 0.3 % of the exact quantile: t(9) = 2.262, t(25) = 2.060.
+        assert!((coverage_over_normal(9.0) * 1.96 / 2.262 - 1.0).abs() < 3e-3);
+        assert!((coverage_over_normal(25.0) * 1.96 / 2.060 - 1.0).abs() < 3e-3);
+        // It only falls as the degrees of freedom grow; none counts as one.
+        let mut last = f64::INFINITY;
+        for d in [1.0, 1.5, 2.0, 3.5, 7.0, 11.0, 40.0, 200.0, 1e6] {
+            let c = coverage_over_normal(d);
+            assert!(c < last && c >= 1.0, "{d}");
+            last = c;
+        }
+        assert_eq!(coverage_over_normal(0.0), coverage_over_normal(1.0));
+        assert_eq!(coverage_over_normal(f64::NAN), coverage_over_normal(1.0));
+    }
+
+    #[test]
+    fn pooled_variances_have_welch_satterthwaite_degrees_of_freedom() {
+        // Equal variances add their degrees of freedom.
+        assert!((pooled_dof(&[(1.0, 2.0), (1.0, 2.0), (1.0, 2.0)]) - 6.0).abs() < 1e-12);
+        // One large variance dominates: close to its own.
+        assert!((pooled_dof(&[(100.0, 1.0), (1.0, 1.0)]) - 10201.0 / 10001.0).abs() < 1e-12);
+        assert_eq!(pooled_dof(&[(0.0, 2.0)]), f64::INFINITY);
+        assert_eq!(pooled_dof(&[(1.0, 0.0), (1.0, 3.0)]), 3.0);
+    }
 
     #[test]
     fn hand_computed() {
