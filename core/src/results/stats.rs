@@ -79,7 +79,7 @@ pub fn coverage_over_normal(dof: f64) -> f64 {
         (f64::INFINITY, 1.960),
     ];
     let z = T[T.len() - 1].1;
-    if !(dof >= 1.0) {
+    if dof.is_nan() || dof < 1.0 {
         return T[0].1 / z;
     }
     let x = 1.0 / dof;
