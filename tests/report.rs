@@ -984,7 +984,9 @@ fn the_units_producers_price_the_predictions_energy_on_a_real_run() {
             .sum::<f64>();
     assert!((sum - f(&p["predicted_energy_j"])).abs() < 1e-9, "{p}");
     assert!((f(&p["plain_energy_error_pct"]) - 3.17).abs() < 0.01, "{p}");
-    assert!((f(&p["energy_error_pct"]) + 0.35).abs() < 0.01, "{p}");
+    // −0.35 % before session 39, when the term took out all of the round's kernels beyond
+    // alone on these units, not only the part their launches after their lead-ins hold.
+    assert!((f(&p["energy_error_pct"]) + 0.40).abs() < 0.01, "{p}");
     let without = 100.0 * ((f(&p["predicted_energy_j"]) - e) / f(&p["target_energy_j"]) - 1.0);
     assert!((without - 3.35).abs() < 0.01, "{without}");
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
@@ -999,7 +1001,9 @@ fn the_units_producers_price_the_predictions_energy_on_a_real_run() {
 /// down by the power cap alone were measured after their lead-ins at a duty cycle, and the
 /// prediction takes them; read as session 35 did (those units held down, their energy
 /// alone standing), the same results give the other figure. Both as measured: the duty
-/// cycle's units moved BERT's energy away from the model (−2.69 → −4.67 %).
+/// cycle's units moved BERT's energy away from the model (−2.69 → −4.67 % as session 36
+/// took the round's kernels out of the term; −2.73 → −4.72 % with the part the launches
+/// hold, from session 39).
 #[test]
 fn units_at_the_cap_after_their_lead_ins_enter_the_prediction_on_a_real_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -1034,7 +1038,8 @@ fn units_at_the_cap_after_their_lead_ins_enter_the_prediction_on_a_real_run() {
         "{l}"
     );
     assert_eq!(l["taken"], true);
-    assert!((f(&p["energy_error_pct"]) + 4.67).abs() < 0.01, "{p}");
+    // −4.67 % before session 39 (the round's kernels on these units all taken out).
+    assert!((f(&p["energy_error_pct"]) + 4.72).abs() < 0.01, "{p}");
     let md = std::fs::read_to_string(dir.path().join("with/report.md")).unwrap();
     assert!(
         md.contains("4 units of them at a duty cycle, as alone")
@@ -1061,7 +1066,8 @@ fn units_at_the_cap_after_their_lead_ins_enter_the_prediction_on_a_real_run() {
     let q = &without["prediction"];
     assert_eq!(q["lead_in_units"]["at_duty"].as_u64(), Some(0));
     assert_eq!(q["lead_in_units"]["capped"].as_u64(), Some(5));
-    assert!((f(&q["energy_error_pct"]) + 2.69).abs() < 0.01, "{q}");
+    // −2.69 % before session 39.
+    assert!((f(&q["energy_error_pct"]) + 2.73).abs() < 0.01, "{q}");
     // Time is not the term's: both read the same.
     assert_eq!(f(&p["error_pct"]), f(&q["error_pct"]));
 }

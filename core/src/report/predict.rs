@@ -258,9 +258,9 @@ pub struct LeadInUnits {
     /// The share of the plain sum's energy those units hold alone, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_of_plain_pct: Option<f64>,
-    /// The energy of the round's kernels beyond alone (slower or faster) on those units, as
-    /// that term priced it, J: the units after their lead-ins hold it, so the producers'
-    /// term takes it out.
+    /// The energy of the round's kernels beyond alone (slower or faster) on those units that
+    /// their launches after their lead-ins hold, as that term priced it, J: the producers'
+    /// term takes it out ([`lead_in_round_kernels_j`]; until session 39 all of it).
     pub round_kernels_j: f64,
     /// Whether the prediction took their energy (the producers' term): not where no idle
     /// power was measured to price the terms' energy, or none of them was measured in
@@ -269,6 +269,21 @@ pub struct LeadInUnits {
     /// The units so measured in energy (not capped): the round's kernels on them.
     #[serde(skip)]
     pub energy_units: Vec<u32>,
+    /// Of those units, how much longer (or shorter) each invocation ran in its launches
+    /// after its lead-ins than alone, us: its own kernels there less alone where CUPTI
+    /// recorded them (`--lead-in-kernels`), else the launches' event-timed difference less
+    /// its time alone.
+    #[serde(skip)]
+    pub held_us: HashMap<u32, f64>,
+    /// Of the round's kernels beyond alone on those units (Σ × invocations per replay,
+    /// us), the part their launches after their lead-ins hold, unit by unit: the smaller
+    /// of the two where both are longer than alone (or both shorter), none where they
+    /// part (from session 39; before, all of it). `round_kernels_j` is that part's energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_kernels_held_us: Option<f64>,
+    /// The round's kernels beyond alone on those units, all of it, us per replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_kernels_us: Option<f64>,
     /// With `--lead-in-kernels`: what the launches' difference is made of, over the units
     /// whose kernels CUPTI told apart by step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -740,6 +755,13 @@ impl PredictionInputs {
                             l.led_u_j += (a.energy_sem_j.unwrap_or(0.0) * n).powi(2);
                         }
                         l.energy_units.push(u.id);
+                        let held = match (&a.kernels, &u.launches_verified) {
+                            (Some(k), Some(v)) if k.unit_us.is_some() => {
+                                k.unit_us.unwrap_or(0.0) - v.kernels_us
+                            }
+                            _ => a.time_us - t.mean,
+                        };
+                        l.held_us.insert(u.id, held);
                         l.at_duty += usize::from(a.duty_share.is_some());
                     }
                     _ => l.capped += usize::from(a.capped_windows > 0),
@@ -1404,9 +1426,9 @@ impl Report {
             // The units' producers: a unit that reads what its producer has just written
             // finds it in L2, where alone it reads it from memory, and draws less (or, where
             // the producer's writes evict its own reads, more) for the same work. The units
-            // measured after their lead-ins take their energy so in place of alone; the
-            // round's kernels slower (or faster) than alone on those units, which the
-            // units after their lead-ins hold, are taken out. Measured on nine of the
+            // measured after their lead-ins take their energy so in place of alone; of the
+            // round's kernels slower (or faster) than alone on those units, the part their
+            // launches after their lead-ins hold is taken out ([`lead_in_round_kernels_j`]). Measured on nine of the
             // chart's models (session 35) this moved the energy toward the model on eight:
             // ConvNeXt-S's step +5.8 → +3.6 %, T5's step +4.3 → −0.0 %, Swin-B −3.8 →
             // −1.4 %, RegNetY in TF32 +3.3 → −0.4 %; away on LLaMA's eager step by 0.3
@@ -1415,12 +1437,18 @@ impl Report {
                 l.round_kernels_j = lead_in_round_kernels_j(inp, &terms, l);
                 terms.push(PredictionTerm {
                     what: format!(
-                        "the units' producers: {} holding {} of the units' energy alone, each measured after the model's steps leading up to each invocation (less those steps alone), {:+.1} % in energy against alone; the round's kernels beyond alone on them ({:+.4} J), which this holds, taken out",
+                        "the units' producers: {} holding {} of the units' energy alone, each measured after the model's steps leading up to each invocation (less those steps alone), {:+.1} % in energy against alone; the round's kernels beyond alone on them, the part this holds ({:+.4} J{}), taken out",
                         crate::words::count(l.energy_units.len() as u64, "unit"),
                         l.share_of_plain_pct
                             .map_or("-".to_string(), |s| format!("{s:.0} %")),
                         100.0 * (l.led_j / l.alone_j - 1.0),
                         l.round_kernels_j,
+                        match (l.round_kernels_held_us, l.round_kernels_us) {
+                            (Some(h), Some(a)) => format!(
+                                "; {h:+.1} of their {a:+.1} us per replay beyond alone in the round"
+                            ),
+                            _ => String::new(),
+                        },
                     ),
                     energy_j: Some(l.led_j - l.alone_j - l.round_kernels_j),
                     energy_u_j: Some(l.led_u_j),
@@ -1653,26 +1681,61 @@ pub fn round_runs_words(t: &crate::results::TransitionsSummary) -> String {
     }
 }
 
-/// The energy the round's slower (or faster) kernels term put on the units measured after
-/// their lead-ins: that term's energy × those units' share of its time, where the round
-/// told its kernels apart by unit; else × their share of the units' energy alone.
+/// The part of a unit's kernels beyond alone in the round (`round`, us per invocation)
+/// that its launches after its lead-ins hold (`held`): the smaller where both are longer
+/// than alone, the nearer to zero where both are shorter, none where they part.
+fn held_of_round(round: f64, held: f64) -> f64 {
+    if round > 0.0 && held > 0.0 {
+        round.min(held)
+    } else if round < 0.0 && held < 0.0 {
+        round.max(held)
+    } else {
+        0.0
+    }
+}
+
+/// The energy of the round's slower (or faster) kernels term that the units measured after
+/// their lead-ins hold, so that the producers' term takes it out and it is not counted
+/// twice. Where the round told its kernels apart by unit: that term's energy per us × Σ
+/// over those units of the part of their kernels beyond alone their launches after their
+/// lead-ins hold ([`held_of_round`]) × invocations. The rest stays the term's: on
+/// EfficientNet-V2-M (session 39) the round ran those units' kernels 1267 us per replay
+/// beyond alone, kc's graph of the model 1259 us, their launches after their lead-ins only
+/// 412 us (CUPTI), and taking out all of it left 855 us of the model's time without
+/// energy. Else that term's energy × their share of the units' energy alone. Also sets
+/// the round's sums on them in `l`.
 fn lead_in_round_kernels_j(
     inp: &PredictionInputs,
     terms: &[PredictionTerm],
-    l: &LeadInUnits,
+    l: &mut LeadInUnits,
 ) -> f64 {
     let Some(kernels) = terms.iter().find(|t| t.round_kernels) else {
         return 0.0;
     };
     let kernels_j = kernels.energy_j.unwrap_or(0.0);
-    let by_unit = inp.transitions.as_ref().and_then(|t| {
+    let by_unit = inp.transitions.as_ref().filter(|t| {
         inp.round_kernels_of(t, |u| l.energy_units.contains(&u))
-            .map(|(us, _)| us)
+            .is_some()
     });
-    match by_unit {
-        Some(us) if kernels.us != 0.0 => kernels_j * us / kernels.us,
-        Some(_) => 0.0,
-        None => kernels_j * l.share_of_plain_pct.unwrap_or(0.0) / 100.0,
+    let Some(t) = by_unit else {
+        return kernels_j * l.share_of_plain_pct.unwrap_or(0.0) / 100.0;
+    };
+    let (mut all, mut held) = (0.0, 0.0);
+    for r in &t.round_unit_kernels {
+        let (Some(h), Some(n)) = (l.held_us.get(&r.unit), inp.unit_invocations.get(&r.unit)) else {
+            continue;
+        };
+        let n = *n as f64;
+        let d = r.round_us - r.alone_us;
+        all += d * n;
+        held += held_of_round(d, *h) * n;
+    }
+    l.round_kernels_us = Some(all);
+    l.round_kernels_held_us = Some(held);
+    if kernels.us != 0.0 {
+        kernels_j * held / kernels.us
+    } else {
+        0.0
     }
 }
 
@@ -2103,6 +2166,17 @@ mod tests {
     }
 
     #[test]
+    fn a_units_launches_after_its_lead_ins_hold_the_part_of_the_rounds_extra_they_share() {
+        assert_eq!(held_of_round(0.7, 0.4), 0.4);
+        assert_eq!(held_of_round(0.3, 0.4), 0.3);
+        assert_eq!(held_of_round(-0.7, -0.4), -0.4);
+        assert_eq!(held_of_round(-0.2, -0.4), -0.2);
+        assert_eq!(held_of_round(0.7, -0.4), 0.0);
+        assert_eq!(held_of_round(-0.7, 0.4), 0.0);
+        assert_eq!(held_of_round(0.0, 0.4), 0.0);
+    }
+
+    #[test]
     fn units_after_their_lead_ins_recorded_with_cupti_say_what_the_launches_difference_holds() {
         let g = graph(66.0, 0.0250);
         let mut iso = isolated();
@@ -2223,8 +2297,11 @@ mod tests {
             "{md}"
         );
         // Where the round's kernels ran faster or slower than alone, the units after their
-        // lead-ins hold that: the term takes out that term's energy on them (unit 0 alone
-        // here; unit 1, capped, keeps its share).
+        // lead-ins hold the part their own launches ran so: the term takes out that part's
+        // energy (unit 0 alone here; unit 1, capped, keeps its share). Unit 0's launches
+        // after its lead-ins ran 0.4 us an invocation beyond alone, its kernels in the
+        // round 0.7 us: 0.4 us of it is held.
+        iso.units[0].after_lead_in.as_mut().unwrap().time_us = 10.4;
         {
             let t = transitions(&mut iso);
             a_round_of_two_units(t);
@@ -2250,11 +2327,23 @@ mod tests {
         // The term is marked as the round's kernels, and is the only one so marked.
         assert!(kernels.round_kernels);
         assert_eq!(p.terms.iter().filter(|t| t.round_kernels).count(), 1);
-        let n = |u: usize| iso.units[u].invocations as f64;
-        let on_unit_0 = kernels.energy_j.unwrap() * 0.7 * n(0) / (0.7 * n(0) + 0.3 * n(1));
+        let (n0, n1) = (
+            iso.units[0].invocations as f64,
+            iso.units[1].invocations as f64,
+        );
+        let on_unit_0 = kernels.energy_j.unwrap() * 0.4 * n0 / (0.7 * n0 + 0.3 * n1);
         assert!(on_unit_0 > 0.0);
         let l = p.lead_in_units.clone().unwrap();
         assert!((l.round_kernels_j - on_unit_0).abs() < 1e-12);
+        assert!((l.round_kernels_us.unwrap() - 0.7 * n0).abs() < 1e-9);
+        assert!((l.round_kernels_held_us.unwrap() - 0.4 * n0).abs() < 1e-9);
+        assert!(
+            p.terms.iter().any(|t| t.what.contains(
+                "the part this holds (+0.0002 J; +1.6 of their +2.8 us per replay beyond alone in the round), taken out"
+            )),
+            "{:?}",
+            p.terms
+        );
         let term = p
             .terms
             .iter()
@@ -2269,6 +2358,38 @@ mod tests {
             .sum();
         let e = p.plain_energy_j.unwrap() + others - 0.004 - on_unit_0;
         assert!((p.predicted_energy_j.unwrap() - e).abs() < 1e-12);
+        // Its launches ran shorter than alone where the round ran it longer: none held.
+        iso.units[0].after_lead_in.as_mut().unwrap().time_us = 9.0;
+        let l = build(Some(&g), Some(&iso))
+            .prediction
+            .unwrap()
+            .lead_in_units
+            .unwrap();
+        assert_eq!(
+            (l.round_kernels_j, l.round_kernels_held_us),
+            (0.0, Some(0.0))
+        );
+        // Recorded with CUPTI, the unit's own kernels there are what it holds: 9.5 us
+        // alone, 10.1 us after its lead-ins, so the round's 0.7 us holds 0.6.
+        iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
+            kernels_us: 9.5,
+            ..Default::default()
+        });
+        iso.units[0].after_lead_in.as_mut().unwrap().kernels =
+            Some(crate::results::LeadInKernels {
+                unit_us: Some(10.1),
+                lead_ins_us: Some(1.0),
+                ..Default::default()
+            });
+        let l = build(Some(&g), Some(&iso))
+            .prediction
+            .unwrap()
+            .lead_in_units
+            .unwrap();
+        assert!((l.round_kernels_held_us.unwrap() - 0.6 * n0).abs() < 1e-9);
+        iso.units[0].launches_verified = None;
+        iso.units[0].after_lead_in.as_mut().unwrap().kernels = None;
+        iso.units[0].after_lead_in.as_mut().unwrap().time_us = 10.4;
         // Held to the power limit where the parts with them still ask for more.
         iso.device.power_limit_w = Some(100.0);
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
