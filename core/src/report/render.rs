@@ -908,6 +908,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(c) = &p.kernels_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
+    if let Some(c) = &p.side_by_side_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
     if let Some(c) = &p.replay_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
