@@ -769,10 +769,12 @@ impl PredictionInputs {
                             l.led_u_j += (a.energy_sem_j.unwrap_or(0.0) * n).powi(2);
                         }
                         l.energy_units.push(u.id);
-                        let held = match (&a.kernels, &u.launches_verified) {
-                            (Some(k), Some(v)) if k.unit_us.is_some() => {
-                                k.unit_us.unwrap_or(0.0) - v.kernels_us
-                            }
+                        // How much longer than alone its launches ran it: its own
+                        // kernels there where CUPTI recorded them, else the launches'
+                        // event-timed difference (which also holds the gaps).
+                        let own = a.kernels.as_ref().and_then(|k| k.unit_us);
+                        let held = match (own, &u.launches_verified) {
+                            (Some(own), Some(v)) => own - v.kernels_us,
                             _ => a.time_us - t.mean,
                         };
                         l.held_us.insert(u.id, held);
