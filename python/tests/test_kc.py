@@ -108,7 +108,9 @@ def test_units_after_their_lead_ins_are_columns_and_priced_in_the_prediction(tmp
     # The report's sums (per replay) are the notebook's: Σ per invocation × invocations.
     assert l["alone_j"] == pytest.approx(alone, rel=1e-9)
     assert l["led_j"] == pytest.approx(after, rel=1e-9)
-    assert l["taken"] and p["energy_error_pct"] == pytest.approx(-0.35, abs=0.01)
+    # −0.35 % before session 39, when the term took out all of the round's slower kernels
+    # on these units, not only the part their launches after their lead-ins hold.
+    assert l["taken"] and p["energy_error_pct"] == pytest.approx(-0.40, abs=0.01)
 
 
 def test_units_at_the_cap_after_their_lead_ins_are_marked_by_their_duty_share(tmp_path):
