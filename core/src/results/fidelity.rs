@@ -160,6 +160,33 @@ pub struct UnitLaunches {
     pub names_matched: f64,
     /// Mean summed kernel duration per invocation, inside the unit's own graph.
     pub kernels_us: f64,
+    /// Mean time per invocation during which at least one of its kernels ran (the union
+    /// of their intervals), from session 39: under `kernels_us` where kernels ran side by
+    /// side (ResNeXt-101 32x8d's grouped convolutions: durations 6.0 × the unit's time).
+    /// Beside the round's recorded span less its gaps (its busy time per cycle), what a
+    /// split of the round's cost by busy time rather than durations would take; absent in
+    /// earlier results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_us: Option<f64>,
+}
+
+/// The time during which at least one of `records` ran (the union of their intervals),
+/// nanoseconds.
+pub fn busy_ns(records: &[KernelRecord]) -> u64 {
+    let mut spans: Vec<(u64, u64)> = records.iter().map(|r| (r.start_ns, r.end_ns)).collect();
+    spans.sort_unstable();
+    let (mut busy, mut open): (u64, Option<(u64, u64)>) = (0, None);
+    for (s, e) in spans {
+        open = match open {
+            Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
+            Some((os, oe)) => {
+                busy += oe.saturating_sub(os);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    busy + open.map_or(0, |(s, e)| e.saturating_sub(s))
 }
 
 /// Measures one unit's isolated launch: `records` of `invocations` invocations.
@@ -178,6 +205,7 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
             matched as f64 / traced.len() as f64
         },
         kernels_us: records.iter().map(dur_us).sum::<f64>() / n,
+        busy_us: (!records.is_empty()).then(|| busy_ns(records) as f64 / 1000.0 / n),
     }
 }
 
@@ -625,6 +653,28 @@ mod tests {
         // Records that do not split by launch give nothing.
         let uneven = RecordedLaunches::after_first(launch(0)[..5].to_vec(), 3);
         assert!(lead_in_kernels(&uneven, &leads, Some(&positions), 2).is_none());
+    }
+
+    #[test]
+    fn kernels_side_by_side_are_busy_for_their_union_not_their_sum() {
+        // Three kernels of one invocation, two of them overlapping: 0-10 and 4-12 us, then
+        // 20-25 us. Their durations sum to 23 us; the GPU was busy 17 us.
+        let recs = [
+            rec("a", 1, 0, 10_000),
+            rec("b", 2, 4_000, 8_000),
+            rec("c", 3, 20_000, 5_000),
+        ];
+        assert_eq!(busy_ns(&recs), 17_000);
+        let u = unit_launches(&[], &recs, 1);
+        assert!((u.kernels_us - 23.0).abs() < 1e-9);
+        assert!((u.busy_us.unwrap() - 17.0).abs() < 1e-9);
+        // Back to back, the two agree; a kernel inside another adds nothing.
+        let back = [rec("a", 1, 0, 10_000), rec("b", 2, 10_000, 5_000)];
+        assert_eq!(busy_ns(&back), 15_000);
+        let inside = [rec("a", 1, 0, 10_000), rec("b", 2, 2_000, 3_000)];
+        assert_eq!(busy_ns(&inside), 10_000);
+        assert_eq!(busy_ns(&[]), 0);
+        assert_eq!(unit_launches(&[], &[], 1).busy_us, None);
     }
 
     #[test]
