@@ -150,6 +150,12 @@ k) # kc-za (session 39): three models kc was not tuned on, none on the chart, af
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model effnet_b4 --model efficientnet_b4 --batch 16 --dtype bf16 --channels-last --no-values
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model regnet_y_8gf --model regnet_y_8gf --batch 32 --dtype bf16 --channels-last --no-values
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model resnext101 --model resnext101_32x8d --batch 16 --dtype bf16 --channels-last --no-values ;;
+l) # prepared in session 39, not run: ResNeXt-101 32x8d and RegNetY-3.2GF in TF32 (units whose
+   # kernels run side by side) with a build from 5e84117 or later, whose results record each
+   # unit's busy time alone (launches_verified.busy_us), for a split of the round's cost by
+   # busy time rather than the kernels' durations
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model resnext101 --model resnext101_32x8d --batch 16 --dtype bf16 --channels-last --no-values
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model regnety_tf32 --model regnet_y_3_2gf --batch 32 --dtype fp32 --tf32 --channels-last --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
