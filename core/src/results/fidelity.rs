@@ -170,6 +170,15 @@ pub struct UnitLaunches {
     pub busy_us: Option<f64>,
 }
 
+impl UnitLaunches {
+    /// Its kernels per invocation where a whole count (`None` where the invocations of a
+    /// launch ran different counts): what tells a launch's kernels apart by step.
+    pub fn whole_per_invocation(&self) -> Option<usize> {
+        let l = self.launched_per_invocation;
+        ((l - l.round()).abs() < 1e-6 && l >= 0.0).then_some(l.round() as usize)
+    }
+}
+
 /// The time during which at least one of `records` ran (the union of their intervals),
 /// nanoseconds.
 pub fn busy_ns(records: &[KernelRecord]) -> u64 {
@@ -686,6 +695,8 @@ mod tests {
         ];
         let u = unit_launches(&["void nhwcAddPaddingKernel<__half>(int)"], &recs, 2);
         assert_eq!(u.launched_per_invocation, 1.5);
+        assert_eq!(u.whole_per_invocation(), None);
+        assert_eq!(unit_launches(&[], &recs, 3).whole_per_invocation(), Some(1));
         assert_eq!(u.names_matched, 1.0);
         assert!((u.kernels_us - 5.5).abs() < 1e-9);
     }

@@ -124,12 +124,10 @@ pub(super) fn measure(
         order
             .iter()
             .map(|&(u, _)| {
-                let l = ok
-                    .get(&u)?
+                ok.get(&u)?
                     .launches_verified
                     .as_ref()?
-                    .launched_per_invocation;
-                ((l - l.round()).abs() < 1e-6).then_some(l.round() as usize)
+                    .whole_per_invocation()
             })
             .collect::<Option<_>>()
             .unwrap_or_default()
