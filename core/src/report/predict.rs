@@ -2205,6 +2205,21 @@ mod tests {
         assert!(md.contains("and no unit alone over two: their spread, and the prediction's in energy, is unknown"), "{md}");
     }
 
+    proptest::proptest! {
+        /// The part held is never larger than either, shares the round's sign, and is the
+        /// same whichever of the two is taken as the round.
+        #[test]
+        fn the_part_held_is_within_both_and_of_their_sign(
+            round in -50.0f64..50.0,
+            held in -50.0f64..50.0,
+        ) {
+            let h = held_of_round(round, held);
+            proptest::prop_assert!(h.abs() <= round.abs() && h.abs() <= held.abs());
+            proptest::prop_assert!(h == 0.0 || h.signum() == round.signum());
+            proptest::prop_assert_eq!(h, held_of_round(held, round));
+        }
+    }
+
     #[test]
     fn a_units_launches_after_its_lead_ins_hold_the_part_of_the_rounds_extra_they_share() {
         assert_eq!(held_of_round(0.7, 0.4), 0.4);

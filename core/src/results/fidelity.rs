@@ -664,6 +664,31 @@ mod tests {
         assert!(lead_in_kernels(&uneven, &leads, Some(&positions), 2).is_none());
     }
 
+    proptest::proptest! {
+        /// Whatever the kernels' intervals, their busy time lies between the longest one
+        /// and both their durations' sum and their span, and does not depend on their
+        /// order.
+        #[test]
+        fn busy_time_lies_between_the_longest_kernel_and_the_sum_and_span(
+            spans in proptest::collection::vec((0u64..1_000_000, 0u64..200_000), 1..40),
+        ) {
+            let recs: Vec<KernelRecord> = spans
+                .iter()
+                .enumerate()
+                .map(|(i, (s, d))| rec("k", i as u64, *s, *d))
+                .collect();
+            let busy = busy_ns(&recs);
+            let sum: u64 = spans.iter().map(|(_, d)| d).sum();
+            let longest = spans.iter().map(|(_, d)| *d).max().unwrap();
+            let first = spans.iter().map(|(s, _)| *s).min().unwrap();
+            let last = spans.iter().map(|(s, d)| s + d).max().unwrap();
+            proptest::prop_assert!(busy >= longest && busy <= sum && busy <= last - first);
+            let mut reversed = recs.clone();
+            reversed.reverse();
+            proptest::prop_assert_eq!(busy_ns(&reversed), busy);
+        }
+    }
+
     #[test]
     fn kernels_side_by_side_are_busy_for_their_union_not_their_sum() {
         // Three kernels of one invocation, two of them overlapping: 0-10 and 4-12 us, then
