@@ -288,23 +288,24 @@ fn measure_unit(
         notes,
     )?;
     let n = f64::from(row.unroll);
-    // Each position of the launch with lead-ins, in the order it runs, with its kernels
-    // per invocation alone and whether it is the unit's own step.
-    let positions: Option<Vec<(usize, bool)>> = launch
-        .iter()
-        .flat_map(|(lead, st)| {
-            lead.iter()
-                .map(|&p| (p, false))
-                .chain(std::iter::once((*st, true)))
-        })
-        .map(|(step, own)| {
-            let unit = plan.steps[step as usize].unit;
-            Some((*kernels_per_invocation.get(&unit)?, own))
-        })
-        .collect();
-    let kernels = led_recorded
-        .zip(leads_recorded)
-        .and_then(|(l, a)| fidelity::lead_in_kernels(&l, &a, positions.as_deref(), row.unroll));
+    // Where both launches were recorded: each position of the launch with lead-ins, in the
+    // order it runs, with its kernels per invocation alone and whether it is the unit's own
+    // step, tells their kernels apart.
+    let kernels = led_recorded.zip(leads_recorded).and_then(|(l, a)| {
+        let positions: Option<Vec<(usize, bool)>> = launch
+            .iter()
+            .flat_map(|(lead, st)| {
+                lead.iter()
+                    .map(|&p| (p, false))
+                    .chain(std::iter::once((*st, true)))
+            })
+            .map(|(step, own)| {
+                let unit = plan.steps[step as usize].unit;
+                Some((*kernels_per_invocation.get(&unit)?, own))
+            })
+            .collect();
+        fidelity::lead_in_kernels(&l, &a, positions.as_deref(), row.unroll)
+    });
     // One window gives no spread: the report gives each launch the run's pooled spread of
     // one window. Both launches follow the same target, so they end alike; were one of
     // them to count two, the other's spread would still be unknown, so either is enough.
