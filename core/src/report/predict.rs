@@ -172,6 +172,11 @@ pub struct Prediction {
     /// by the kernels' durations: the split does not hold over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side_by_side_caveat: Option<String>,
+    /// What the round's cost was split into gaps and slower kernels by: "busy time" (the
+    /// union of the kernels' intervals, from session 40) or "durations" (their sum);
+    /// absent where it was not split (no CUPTI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_split_by: Option<String>,
     /// Where kc's own graph replay misses the model by more than the prediction's targets
     /// ([`TIME_TARGET_PCT`], [`ENERGY_TARGET_PCT`]) and the model ran the traced program:
     /// by how much, where the prediction stands against kc's graph (and, in a figure where
@@ -633,12 +638,12 @@ impl PredictionInputs {
             return None;
         }
         let (mut us, mut weighted, mut size) = (0.0, 0.0, 0.0);
-        for r in &t.round_unit_kernels {
-            let n = *self.unit_invocations.get(&r.unit)? as f64;
-            if !keep(r.unit) {
+        for (unit, round_us, alone_us) in t.round_unit_split() {
+            let n = *self.unit_invocations.get(&unit)? as f64;
+            if !keep(unit) {
                 continue;
             }
-            let d = r.round_us - r.alone_us;
+            let d = round_us - alone_us;
             us += d * n;
             weighted += d.abs() * n;
             size += d.abs();
@@ -654,6 +659,7 @@ impl PredictionInputs {
             rank: iso.job.as_ref().map(|j| j.trace_rank),
             ..Default::default()
         };
+        let by_busy = p.transitions.as_ref().is_some_and(|t| t.split_by_busy());
         let mut energy = Some((0.0, 0.0));
         let mut spin_u_j = 0.0;
         // Units measured over one window (their energy over their invocations), and the
@@ -772,10 +778,17 @@ impl PredictionInputs {
                         // How much longer than alone its launches ran it: its own
                         // kernels there where CUPTI recorded them, else the launches'
                         // event-timed difference (which also holds the gaps).
-                        let own = a.kernels.as_ref().and_then(|k| k.unit_us);
-                        let held = match (own, &u.launches_verified) {
-                            (Some(own), Some(v)) => own - v.kernels_us,
-                            _ => a.time_us - t.mean,
+                        // By busy time where the round is split so, as the part of
+                        // the round's it is set against.
+                        let own = a.kernels.as_ref().and_then(|k| match by_busy {
+                            true => k.unit_busy_us.zip(u.launches_verified.as_ref()?.busy_us),
+                            false => k
+                                .unit_us
+                                .zip(Some(u.launches_verified.as_ref()?.kernels_us)),
+                        });
+                        let held = match own {
+                            Some((own, alone)) => own - alone,
+                            None => a.time_us - t.mean,
                         };
                         l.held_us.insert(u.id, held);
                         l.at_duty += usize::from(a.duty_share.is_some());
@@ -784,7 +797,7 @@ impl PredictionInputs {
                 }
             }
             if let (Some(_), Some(l)) = (&u.restoring, &u.launches_verified) {
-                let over = l.kernels_us - t.mean;
+                let over = l.busy_us.unwrap_or(l.kernels_us) - t.mean;
                 if over > KERNELS_OVER_TIME * t.mean.max(1.0) {
                     p.restored_kernels_over.0 += 1;
                     p.restored_kernels_over.1 += over;
@@ -1177,7 +1190,7 @@ impl Report {
                     // The round of every unit splits its cost into gaps and slower kernels
                     // (CUPTI); the smaller rounds are not recorded, so their cost is split
                     // in the same proportion.
-                    match t.round_gap_extra_us.filter(|_| e > 0.0) {
+                    match t.round_gap_split_us().filter(|_| e > 0.0) {
                         Some(g) => {
                             let gap = (g / e).clamp(0.0, 1.0);
                             terms.push(PredictionTerm {
@@ -1224,14 +1237,17 @@ impl Report {
                         lead_in_label(t),
                         restoring_label(t),
                         e,
-                        t.round_gap_extra_us.map_or(
+                        t.round_gap_split_us().map_or(
                             "not split: no CUPTI".to_string(),
-                            |g| format!("{g:.2} us of it gap between kernels")
+                            |g| format!(
+                                "{g:.2} us of it gap between kernels{}",
+                                if t.split_by_busy() { " by busy time" } else { "" }
+                            )
                         ),
                         recorded_gaps_label(t),
                         t.total
                     );
-                    match t.round_gap_extra_us {
+                    match t.round_gap_split_us() {
                         Some(g) => {
                             // Where the round told its kernels apart by unit, a slower
                             // kernel is priced by its own unit's invocations, and the
@@ -1242,9 +1258,8 @@ impl Report {
                             let k = t.switches_per_cycle() as f64;
                             let gap_cycle = (g * k).abs();
                             let kern_cycle = t
-                                .round_unit_kernels
-                                .iter()
-                                .map(|r| r.round_us - r.alone_us)
+                                .round_unit_split()
+                                .map(|(_, round, alone)| round - alone)
                                 .sum::<f64>()
                                 .abs();
                             let whole = (gap_cycle + kern_cycle).max(1e-12);
@@ -1262,7 +1277,8 @@ impl Report {
                             let kernels = match by_unit {
                                 Some((slower_us, equivalent)) => PredictionTerm {
                                     what: format!(
-                                        "kernels slower when the program cycles through every unit (each unit's kernels in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
+                                        "kernels slower when the program cycles through every unit (each unit's kernels' {} in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
+                                        if t.split_by_busy() { "busy time" } else { "durations" },
                                         slower_us / n.max(1.0)
                                     ),
                                     us: slower_us,
@@ -1573,12 +1589,18 @@ impl Report {
         let outside = |p: f64, up: f64, t: Option<(f64, Option<f64>)>| {
             t.map(|(t, ut)| (p - t).abs() > 2.0 * up.hypot(ut.unwrap_or(0.0)))
         };
-        // Where the round split its cost into gaps and slower kernels by the kernels'
-        // durations (CUPTI), units whose durations do not add up to their time bend it.
+        // Where the round split its cost into gaps and slower kernels (CUPTI), units
+        // whose kernels alone were recorded over values that ran away bend it; where it
+        // split it by the kernels' durations, so do units whose durations do not add up
+        // to their time (split by busy time, they add up to it).
+        let split = inp
+            .transitions
+            .as_ref()
+            .is_some_and(|t| t.round_gap_split_us().is_some());
         let split_by_durations = inp
             .transitions
             .as_ref()
-            .is_some_and(|t| t.round_gap_extra_us.is_some());
+            .is_some_and(|t| t.round_gap_extra_us.is_some() && !t.split_by_busy());
         self.prediction = Some(Prediction {
             plain_us: inp.plain_us,
             plain_u_us: inp.plain_u_us,
@@ -1621,7 +1643,7 @@ impl Report {
                     100.0 * inp.ran_away_energy_j / inp.plain_energy_j.unwrap_or(0.0).max(1e-30)
                 )
             }),
-            kernels_caveat: (inp.restored_kernels_over.0 > 0 && split_by_durations).then(|| {
+            kernels_caveat: (inp.restored_kernels_over.0 > 0 && split).then(|| {
                 let (n, us) = inp.restored_kernels_over;
                 format!(
                     "{} measured again from the model's values {} kernels alone that exceed {} time alone by {us:.1} us in all: recorded over the values {} repeats ran away (by kc before session 30, or where a unit's own kernels are the driver's copies), they make the round's gap per switch too long and its slower kernels too few",
@@ -1630,6 +1652,13 @@ impl Report {
                     if n == 1 { "its" } else { "their" },
                     if n == 1 { "its" } else { "their" },
                 )
+            }),
+            round_split_by: split.then(|| {
+                match split_by_durations {
+                    true => "durations",
+                    false => "busy time",
+                }
+                .to_string()
             }),
             side_by_side_caveat: (inp.side_by_side.0 > 0 && split_by_durations).then(|| {
                 let (n, k, t) = inp.side_by_side;
@@ -1758,12 +1787,12 @@ fn lead_in_round_kernels_j(
         return kernels_j * l.share_of_plain_pct.unwrap_or(0.0) / 100.0;
     };
     let (mut all, mut held) = (0.0, 0.0);
-    for r in &t.round_unit_kernels {
-        let (Some(h), Some(n)) = (l.held_us.get(&r.unit), inp.unit_invocations.get(&r.unit)) else {
+    for (unit, round_us, alone_us) in t.round_unit_split() {
+        let (Some(h), Some(n)) = (l.held_us.get(&unit), inp.unit_invocations.get(&unit)) else {
             continue;
         };
         let n = *n as f64;
-        let d = r.round_us - r.alone_us;
+        let d = round_us - alone_us;
         all += d * n;
         held += held_of_round(d, *h) * n;
     }
@@ -2252,6 +2281,7 @@ mod tests {
                 lead_ins_alone_us: 3.0,
                 led_gaps_us: 3.0,
                 lead_ins_alone_gaps_us: 0.8,
+                ..Default::default()
             }),
             ..Default::default()
         });
@@ -2362,11 +2392,13 @@ mod tests {
                     unit: 0,
                     round_us: 9.9,
                     alone_us: 9.2,
+                    ..Default::default()
                 },
                 crate::results::RoundUnitKernels {
                     unit: 1,
                     round_us: 4.3,
                     alone_us: 4.0,
+                    ..Default::default()
                 },
             ];
         }
@@ -3305,11 +3337,13 @@ mod tests {
                     unit: 0,
                     round_us: 9.9,
                     alone_us: 9.2,
+                    ..Default::default()
                 },
                 crate::results::RoundUnitKernels {
                     unit: 1,
                     round_us: 4.0,
                     alone_us: 4.0,
+                    ..Default::default()
                 },
             ];
         }
@@ -3350,6 +3384,57 @@ mod tests {
             .unwrap();
         assert!((p.terms[1].us - 7.0 * 0.35).abs() < 1e-9, "{:?}", p.terms);
         assert_eq!(p.weighting_u_us, None);
+    }
+
+    #[test]
+    fn a_round_whose_kernels_run_side_by_side_is_split_by_busy_time() {
+        let mut iso = isolated();
+        // Unit 0 (10 us alone) runs its kernels side by side: their durations sum to
+        // 50 us alone and 55 us in the round, their busy time to 9.2 and 9.9 us (ResNeXt-
+        // 101 32x8d's grouped convolutions, sessions 39-40). Split by durations, the round
+        // would read 5 us of slower kernels an invocation and take it from its gaps.
+        let busy = |unit, round: (f64, f64), alone: (f64, f64)| crate::results::RoundUnitKernels {
+            unit,
+            round_us: round.0,
+            alone_us: alone.0,
+            round_busy_us: Some(round.1),
+            alone_busy_us: Some(alone.1),
+        };
+        {
+            let t = transitions(&mut iso);
+            a_round_of_two_units(t);
+            t.round_gap_extra_busy_us = Some(0.05);
+            t.round_unit_kernels = vec![
+                busy(0, (55.0, 9.9), (50.0, 9.2)),
+                busy(1, (4.0, 4.0), (4.0, 4.0)),
+            ];
+        }
+        iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
+            kernels_us: 50.0,
+            busy_us: Some(9.2),
+            ..Default::default()
+        });
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[0].us - 7.0 * 0.05).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert!(p.terms[1].what.contains("kernels' busy time in the round"));
+        assert!(p
+            .coverage
+            .contains("0.05 us of it gap between kernels by busy time"));
+        // Split by busy time, the kernels side by side add up to time: nothing to say.
+        assert_eq!(p.side_by_side_caveat, None);
+        assert_eq!(p.round_split_by.as_deref(), Some("busy time"));
+        // A unit the round told apart without its busy time leaves the whole round split
+        // by durations, as kc before session 40 did, and the caveat stands.
+        transitions(&mut iso).round_unit_kernels[1].alone_busy_us = None;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[0].us - 7.0 * 0.25).abs() < 1e-9, "{:?}", p.terms);
+        assert!((p.terms[1].us - 4.0 * 5.0).abs() < 1e-9, "{:?}", p.terms);
+        assert!(p.terms[1].what.contains("kernels' durations in the round"));
+        assert!(p.side_by_side_caveat.is_some());
+        assert_eq!(p.round_split_by.as_deref(), Some("durations"));
     }
 
     #[test]
@@ -3685,11 +3770,13 @@ mod tests {
                 unit: 0,
                 round_us: 10.2,
                 alone_us: 9.9,
+                ..Default::default()
             },
             crate::results::RoundUnitKernels {
                 unit: 1,
                 round_us: 3.9,
                 alone_us: 4.2,
+                ..Default::default()
             },
         ];
         let r = build(Some(&g), Some(&iso));

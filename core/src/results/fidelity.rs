@@ -305,15 +305,26 @@ pub fn gaps_and_span_us_by_launch(
     })
 }
 
-/// Each position's kernel time per invocation in a round (`per_invocation[i]` kernels per
+/// One position's kernels per invocation in a recorded launch, microseconds: their
+/// durations summed, and their busy time (the union of their intervals, per cycle), which
+/// is less where they ran side by side.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PositionKernels {
+    pub kernels_us: f64,
+    pub busy_us: f64,
+}
+
+/// Each position's kernels per invocation in a round (`per_invocation[i]` kernels per
 /// cycle for the unit at position i, `cycles` cycles), from one launch's records in the
 /// order they ran; `None` where the records do not hold exactly that many kernels (a
 /// unit that launched another count than alone: no position can be told apart then).
+/// Kernels are told apart by their order of starting: a position's kernels may run side
+/// by side, but not beside another position's, which the stream orders after them.
 pub fn kernels_by_position(
     records: &[KernelRecord],
     per_invocation: &[usize],
     cycles: u32,
-) -> Option<Vec<f64>> {
+) -> Option<Vec<PositionKernels>> {
     let per_cycle: usize = per_invocation.iter().sum();
     if per_cycle == 0 || cycles == 0 || records.len() != per_cycle * cycles as usize {
         return None;
@@ -321,16 +332,23 @@ pub fn kernels_by_position(
     let mut ran: Vec<&KernelRecord> = records.iter().collect();
     ran.sort_by_key(|r| (r.start_ns, r.graph_node));
     let mut next = ran.into_iter();
-    let mut out = vec![0.0; per_invocation.len()];
+    let mut out = vec![PositionKernels::default(); per_invocation.len()];
+    let mut chunk: Vec<KernelRecord> = Vec::new();
     for _ in 0..cycles {
         for (slot, &k) in out.iter_mut().zip(per_invocation) {
+            chunk.clear();
             for _ in 0..k {
-                *slot += dur_us(next.next()?);
+                chunk.push(next.next()?.clone());
             }
+            slot.kernels_us += chunk.iter().map(dur_us).sum::<f64>();
+            slot.busy_us += busy_ns(&chunk) as f64 / 1000.0;
         }
     }
     let n = f64::from(cycles);
-    out.iter_mut().for_each(|v| *v /= n);
+    for p in &mut out {
+        p.kernels_us /= n;
+        p.busy_us /= n;
+    }
     Some(out)
 }
 
@@ -353,17 +371,22 @@ pub fn lead_in_kernels(
     let split = positions.and_then(|p| {
         let per: Vec<usize> = p.iter().map(|x| x.0).collect();
         let by = kernels_by_position(&led.records, &per, led.launches)?;
-        let sum = |own: bool| -> f64 {
+        let sum = |own: bool, of: fn(&PositionKernels) -> f64| -> f64 {
             by.iter()
                 .zip(p)
                 .filter(|(_, x)| x.1 == own)
-                .map(|(v, _)| v)
+                .map(|(v, _)| of(v))
                 .sum()
         };
-        Some((sum(true) / n, sum(false) / n))
+        Some((
+            sum(true, |v| v.kernels_us) / n,
+            sum(false, |v| v.kernels_us) / n,
+            sum(true, |v| v.busy_us) / n,
+        ))
     });
     Some(super::LeadInKernels {
         unit_us: split.map(|s| s.0),
+        unit_busy_us: split.map(|s| s.2),
         lead_ins_us: split.map(|s| s.1),
         lead_ins_alone_us: lead_ins_alone / n,
         led_gaps_us: led_gaps / n,
@@ -1093,7 +1116,25 @@ mod tests {
             k(42_000, 5),
         ];
         let v = kernels_by_position(&recs, &[1, 2], 2).unwrap();
-        assert_eq!(v, vec![11.0, 7.0]);
+        let durations: Vec<f64> = v.iter().map(|p| p.kernels_us).collect();
+        assert_eq!(durations, vec![11.0, 7.0]);
+        // Run one after another, a position's kernels are busy for their durations.
+        assert_eq!(v[0].busy_us, v[0].kernels_us);
+        assert_eq!(v[1].busy_us, v[1].kernels_us);
+        // Side by side, for the union of their intervals: the second position's two
+        // kernels overlap by 1 us in the first cycle and by 2 us in the second.
+        let side = vec![
+            k(0, 10),
+            k(10_000, 5),
+            k(14_000, 3),
+            k(30_000, 12),
+            k(42_000, 4),
+            k(44_000, 4),
+        ];
+        let v = kernels_by_position(&side, &[1, 2], 2).unwrap();
+        assert_eq!(v[1].kernels_us, 8.0);
+        assert_eq!(v[1].busy_us, 6.5);
+        assert_eq!(v[0].busy_us, 11.0);
         // A count other than alone's tells no position apart.
         assert_eq!(kernels_by_position(&recs[..5], &[1, 2], 2), None);
         assert_eq!(kernels_by_position(&recs, &[0, 0], 2), None);

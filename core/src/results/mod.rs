@@ -331,6 +331,10 @@ pub struct LeadInKernels {
     /// another count of kernels than alone, so that no kernel could be told as whose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit_us: Option<f64>,
+    /// The same kernels' busy time (the union of their intervals), absent as `unit_us`
+    /// is and in results before session 40: under `unit_us` where they ran side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_busy_us: Option<f64>,
     /// The lead-ins' kernels in that launch (absent as `unit_us` is), and in the launch of
     /// the lead-ins alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -827,37 +831,49 @@ pub struct TransitionResult {
     pub extra_sem_us: f64,
 }
 
-/// One unit's kernels, per invocation, in the round and alone (CUPTI), microseconds.
+/// One unit's kernels, per invocation, in the round and alone (CUPTI), microseconds: their
+/// durations summed, and from session 40 their busy time (the union of their intervals),
+/// under the durations where they ran side by side (absent in earlier results).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundUnitKernels {
     pub unit: u32,
     pub round_us: f64,
     pub alone_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_busy_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_busy_us: Option<f64>,
 }
 
 /// Each unit's kernels over several rounds (each at another of its runs): per unit, the
 /// mean of its kernels in the rounds that told them apart, in the order the units first
-/// appear.
+/// appear; its busy times only where every one of those rounds recorded them.
 pub fn round_unit_kernels_mean(rounds: &[Vec<RoundUnitKernels>]) -> Vec<RoundUnitKernels> {
     let mut order: Vec<u32> = Vec::new();
-    let mut sums: std::collections::HashMap<u32, (f64, f64, usize)> = Default::default();
+    let mut by_unit: std::collections::HashMap<u32, Vec<&RoundUnitKernels>> = Default::default();
     for k in rounds.iter().flatten() {
-        let s = sums.entry(k.unit).or_insert_with(|| {
-            order.push(k.unit);
-            (0.0, 0.0, 0)
-        });
-        s.0 += k.round_us;
-        s.1 += k.alone_us;
-        s.2 += 1;
+        by_unit
+            .entry(k.unit)
+            .or_insert_with(|| {
+                order.push(k.unit);
+                Vec::new()
+            })
+            .push(k);
     }
+    let mean = |of: &[&RoundUnitKernels], f: fn(&RoundUnitKernels) -> Option<f64>| {
+        let v: Option<Vec<f64>> = of.iter().map(|k| f(k)).collect();
+        v.map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    };
     order
         .into_iter()
         .map(|unit| {
-            let (r, a, n) = sums[&unit];
+            let of = &by_unit[&unit];
             RoundUnitKernels {
                 unit,
-                round_us: r / n as f64,
-                alone_us: a / n as f64,
+                round_us: mean(of, |k| Some(k.round_us)).unwrap_or(0.0),
+                alone_us: mean(of, |k| Some(k.alone_us)).unwrap_or(0.0),
+                round_busy_us: mean(of, |k| k.round_busy_us),
+                alone_busy_us: mean(of, |k| k.alone_busy_us),
             }
         })
         .collect()
@@ -951,6 +967,13 @@ pub struct TransitionsSummary {
     pub round_kernels_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_gap_extra_us: Option<f64>,
+    /// With `--verify`, from session 40: the same part by busy time (the union of the
+    /// kernels' intervals) rather than durations: ((cycle − (recorded span − recorded
+    /// gaps)) − Σ units' (alone − their busy time alone)) / switches. It parts from
+    /// `round_gap_extra_us` only where kernels ran side by side, whose durations sum past
+    /// the time they take (ResNeXt-101 32x8d's grouped convolutions, session 39).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_gap_extra_busy_us: Option<f64>,
     /// With `--verify`, a diagnostic: the recorded launches' own gaps between kernels and
     /// their span (first kernel's start to the last one's end), per cycle (CUPTI). Beside
     /// `round_kernels_us` they say whether the recorded launch ran as the event-timed ones
@@ -1036,6 +1059,43 @@ impl TransitionsSummary {
         } else {
             self.round_units.max(1)
         }
+    }
+
+    /// Whether the round's cost is told apart by busy time: where it recorded its gap
+    /// part so and every unit it told apart has its busy time in the round and alone
+    /// (from session 40). Busy time is what the split means: kernels side by side are
+    /// busy for the union of their intervals, and their durations' sum would count the
+    /// overlap as slower kernels and take it from the gaps. Else by durations.
+    pub fn split_by_busy(&self) -> bool {
+        self.round_gap_extra_busy_us.is_some()
+            && self
+                .round_unit_kernels
+                .iter()
+                .all(|r| r.round_busy_us.is_some() && r.alone_busy_us.is_some())
+    }
+
+    /// The part of a switch's cost that is gap between kernels, by busy time where the
+    /// round is split so ([`Self::split_by_busy`]), else by durations.
+    pub fn round_gap_split_us(&self) -> Option<f64> {
+        if self.split_by_busy() {
+            self.round_gap_extra_busy_us
+        } else {
+            self.round_gap_extra_us
+        }
+    }
+
+    /// Each unit the round told apart: (unit, its kernels in the round, alone) per
+    /// invocation, microseconds, by busy time where the round is split so.
+    pub fn round_unit_split(&self) -> impl Iterator<Item = (u32, f64, f64)> + '_ {
+        let busy = self.split_by_busy();
+        self.round_unit_kernels.iter().map(move |r| match busy {
+            true => (
+                r.unit,
+                r.round_busy_us.unwrap_or(r.round_us),
+                r.alone_busy_us.unwrap_or(r.alone_us),
+            ),
+            false => (r.unit, r.round_us, r.alone_us),
+        })
     }
 }
 
@@ -1311,6 +1371,7 @@ mod tests {
             unit,
             round_us,
             alone_us,
+            ..Default::default()
         };
         // Unit 3 told apart in both rounds, unit 1 in the first only, unit 7 in the second.
         let rounds = vec![
@@ -1321,6 +1382,21 @@ mod tests {
         let m = round_unit_kernels_mean(&rounds);
         assert_eq!(m, vec![k(3, 11.0, 8.0), k(1, 5.0, 5.0), k(7, 2.0, 1.0)]);
         assert!(round_unit_kernels_mean(&[]).is_empty());
+        // Busy times are averaged where every round that told the unit apart has them.
+        let busy = |unit, round_busy, alone_busy| RoundUnitKernels {
+            round_busy_us: Some(round_busy),
+            alone_busy_us: Some(alone_busy),
+            ..k(unit, 20.0, 18.0)
+        };
+        let m = round_unit_kernels_mean(&[
+            vec![busy(3, 4.0, 3.0), busy(1, 5.0, 5.0)],
+            vec![busy(3, 6.0, 3.0), k(1, 20.0, 18.0)],
+        ]);
+        assert_eq!(
+            (m[0].round_busy_us, m[0].alone_busy_us),
+            (Some(5.0), Some(3.0))
+        );
+        assert_eq!((m[1].round_busy_us, m[1].alone_busy_us), (None, None));
     }
 
     #[test]

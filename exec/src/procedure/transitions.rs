@@ -19,6 +19,7 @@ use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
 use kc_core::plan::schedule::{self, Transition};
 use kc_core::plan::types::{Plan, PlanDataflow, PlanUnit, Step, UnitCall};
+use kc_core::results::fidelity::PositionKernels;
 use kc_core::results::stats::Stats;
 use kc_core::results::{
     RoundBySize, RoundUnitKernels, TransitionResult, TransitionsSummary, UnitResult,
@@ -143,21 +144,32 @@ pub(super) fn measure(
             })
             .sum()
     };
-    // Each counted unit's kernels; a lead-in's are the context, not its own.
-    let unit_kernels_of = |entries: &[schedule::RoundEntry], v: &[f64]| -> Vec<RoundUnitKernels> {
-        entries
+    // The same by busy time: (alone − the union of its kernels' intervals alone).
+    let busy_gaps_alone_of = |order: &[(u32, u32)]| -> Option<f64> {
+        order
             .iter()
-            .zip(v)
-            .filter(|(e, _)| e.counted)
-            .filter_map(|(e, &round_us)| {
-                Some(RoundUnitKernels {
-                    unit: e.unit,
-                    round_us,
-                    alone_us: ok.get(&e.unit)?.launches_verified.as_ref()?.kernels_us,
-                })
-            })
-            .collect()
+            .map(|&(u, _)| Some(alone(u)?.mean - ok.get(&u)?.launches_verified.as_ref()?.busy_us?))
+            .sum()
     };
+    // Each counted unit's kernels; a lead-in's are the context, not its own.
+    let unit_kernels_of =
+        |entries: &[schedule::RoundEntry], v: &[PositionKernels]| -> Vec<RoundUnitKernels> {
+            entries
+                .iter()
+                .zip(v)
+                .filter(|(e, _)| e.counted)
+                .filter_map(|(e, p)| {
+                    let alone = ok.get(&e.unit)?.launches_verified.as_ref()?;
+                    Some(RoundUnitKernels {
+                        unit: e.unit,
+                        round_us: p.kernels_us,
+                        alone_us: alone.kernels_us,
+                        round_busy_us: alone.busy_us.map(|_| p.busy_us),
+                        alone_busy_us: alone.busy_us,
+                    })
+                })
+                .collect()
+        };
     if first_runs.len() > 1 {
         let per_invocation = per_invocation_of(&order);
         // The round's (unit, step) places, for its censuses.
@@ -272,6 +284,8 @@ pub(super) fn measure(
                     summary.round_kernels_us = round.kernels_us;
                     summary.round_gap_extra_us = Some(gap);
                 }
+                summary.round_gap_extra_busy_us =
+                    round.gap_extra_busy_us(busy_gaps_alone_of(&order));
             }
             Err(e) => {
                 let _ = gpu.synchronize();
@@ -284,6 +298,7 @@ pub(super) fn measure(
         if let (Some(first_extra), true) = (summary.round_extra_us, spread.len() > 1) {
             let mut extra = vec![(first_extra, summary.round_extra_sem_us.unwrap_or(0.0))];
             let mut gaps: Vec<f64> = summary.round_gap_extra_us.into_iter().collect();
+            let mut busy_gaps: Vec<f64> = summary.round_gap_extra_busy_us.into_iter().collect();
             let mut kernels = vec![std::mem::take(&mut summary.round_unit_kernels)];
             for &at in &spread[1..] {
                 let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, at);
@@ -315,6 +330,12 @@ pub(super) fn measure(
                         {
                             gaps.push(gap);
                         }
+                        if let (Some(gap), false) = (
+                            round.gap_extra_busy_us(busy_gaps_alone_of(&order)),
+                            busy_gaps.is_empty(),
+                        ) {
+                            busy_gaps.push(gap);
+                        }
                         if let Some(v) = &round.unit_kernels_us {
                             kernels.push(unit_kernels_of(&entries, v));
                         }
@@ -332,6 +353,10 @@ pub(super) fn measure(
                 Some(extra.iter().map(|e| e.1 * e.1).sum::<f64>().sqrt() / n);
             if !gaps.is_empty() {
                 summary.round_gap_extra_us = Some(gaps.iter().sum::<f64>() / gaps.len() as f64);
+            }
+            if !busy_gaps.is_empty() {
+                summary.round_gap_extra_busy_us =
+                    Some(busy_gaps.iter().sum::<f64>() / busy_gaps.len() as f64);
             }
             summary.round_unit_kernels = kc_core::results::round_unit_kernels_mean(&kernels);
             summary.round_runs = extra.len() as u32;
@@ -493,7 +518,7 @@ struct Round {
     /// The kernels' durations in one cycle (CUPTI), with `--verify`.
     kernels_us: Option<f64>,
     /// Each position's kernels per cycle (CUPTI), where they could be told apart.
-    unit_kernels_us: Option<Vec<f64>>,
+    unit_kernels_us: Option<Vec<PositionKernels>>,
     /// The recorded launches' gaps between kernels and their span, per cycle (CUPTI).
     recorded_gaps_span_us: Option<(f64, f64)>,
     /// The first recorded launch's kernels per cycle (from an idle GPU; a diagnostic).
@@ -513,6 +538,14 @@ impl Round {
     fn gap_extra_us(&self, gaps_alone: Option<f64>) -> Option<f64> {
         let (k, g) = (self.kernels_us?, gaps_alone?);
         Some((self.cycle_us - k - g) / self.switches as f64)
+    }
+
+    /// The same by busy time: the timed cycle less the recorded launches' busy time per
+    /// cycle (their span less their gaps) less the entries' time alone beyond their busy
+    /// time alone (`busy_gaps_alone`), per switch.
+    fn gap_extra_busy_us(&self, busy_gaps_alone: Option<f64>) -> Option<f64> {
+        let ((gaps, span), g) = (self.recorded_gaps_span_us?, busy_gaps_alone?);
+        Some((self.cycle_us - (span - gaps) - g) / self.switches as f64)
     }
 }
 
