@@ -3438,6 +3438,71 @@ mod tests {
     }
 
     #[test]
+    fn the_part_of_the_round_a_units_launches_hold_is_read_as_the_round_is_split() {
+        let mut iso = isolated();
+        let busy = |unit, round: (f64, f64), alone: (f64, f64)| crate::results::RoundUnitKernels {
+            unit,
+            round_us: round.0,
+            alone_us: alone.0,
+            round_busy_us: Some(round.1),
+            alone_busy_us: Some(alone.1),
+        };
+        {
+            let t = transitions(&mut iso);
+            a_round_of_two_units(t);
+            t.round_gap_extra_busy_us = Some(0.05);
+            t.round_unit_kernels = vec![
+                busy(0, (55.0, 9.9), (50.0, 9.2)),
+                busy(1, (4.0, 4.0), (4.0, 4.0)),
+            ];
+        }
+        // Unit 0's kernels side by side: after its lead-ins their durations sum to 55 us
+        // (50 alone) and their busy time is 9.6 us (9.2 alone).
+        iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
+            launched_per_invocation: 1.0,
+            kernels_us: 50.0,
+            busy_us: Some(9.2),
+            ..Default::default()
+        });
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            led: 4,
+            time_us: 10.4,
+            energy_j: Some(0.0045),
+            energy_sem_j: Some(0.0001),
+            kernels: Some(crate::results::LeadInKernels {
+                unit_us: Some(55.0),
+                unit_busy_us: Some(9.6),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let n0 = iso.units[0].invocations as f64;
+        let held = |iso: &Results| {
+            let p = build(Some(&graph(66.0, 0.025)), Some(iso))
+                .prediction
+                .unwrap();
+            let l = p.lead_in_units.unwrap();
+            (
+                l.round_kernels_us.unwrap(),
+                l.round_kernels_held_us.unwrap(),
+            )
+        };
+        // Split by busy time: 0.7 us an invocation in the round, 0.4 us of it held.
+        let (all, h) = held(&iso);
+        assert!(
+            (all - 0.7 * n0).abs() < 1e-9 && (h - 0.4 * n0).abs() < 1e-9,
+            "{all} {h}"
+        );
+        // Split by durations (a unit without its busy time): 5 us in the round, all held.
+        transitions(&mut iso).round_unit_kernels[1].alone_busy_us = None;
+        let (all, h) = held(&iso);
+        assert!(
+            (all - 5.0 * n0).abs() < 1e-9 && (h - 5.0 * n0).abs() < 1e-9,
+            "{all} {h}"
+        );
+    }
+
+    #[test]
     fn the_temperatures_of_the_units_and_the_graph_windows_are_kept() {
         let w = |label: &str, t: [u32; 2]| EnergyWindow {
             label: label.into(),

@@ -710,6 +710,35 @@ mod tests {
             reversed.reverse();
             proptest::prop_assert_eq!(busy_ns(&reversed), busy);
         }
+
+        /// A round's positions, each of kernels that may overlap one another but start
+        /// after the position before it ends (the stream orders them): each position's busy
+        /// time lies between its longest kernel and its durations' sum, and the positions'
+        /// busy times add up to the round's span less its gaps.
+        #[test]
+        fn a_rounds_positions_are_busy_for_their_own_union(
+            positions in proptest::collection::vec(
+                proptest::collection::vec((0u64..3_000, 1u64..5_000), 1..5), 1..6),
+            gap in 0u64..2_000,
+        ) {
+            let (mut recs, mut at, mut longest) = (Vec::new(), 0u64, Vec::new());
+            for p in &positions {
+                let end = p.iter().map(|(s, d)| at + s + d).max().unwrap();
+                for (s, d) in p {
+                    recs.push(rec("k", recs.len() as u64, at + s, *d));
+                }
+                longest.push(p.iter().map(|(_, d)| *d).max().unwrap() as f64 / 1000.0);
+                at = end + gap;
+            }
+            let per: Vec<usize> = positions.iter().map(Vec::len).collect();
+            let by = kernels_by_position(&recs, &per, 1).unwrap();
+            for (p, l) in by.iter().zip(&longest) {
+                proptest::prop_assert!(p.busy_us >= l - 1e-9 && p.busy_us <= p.kernels_us + 1e-9);
+            }
+            let (gaps, span) = gaps_and_span_us(&recs, 1).unwrap();
+            let busy: f64 = by.iter().map(|p| p.busy_us).sum();
+            proptest::prop_assert!((busy - (span - gaps)).abs() < 1e-6, "{busy} {span} {gaps}");
+        }
     }
 
     #[test]
