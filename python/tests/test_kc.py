@@ -324,3 +324,28 @@ def test_units_after_their_lead_ins_recorded_with_cupti_sum_to_the_reports_kerne
     # longer than alone.
     assert abs(k["unit_kernels_us"] / k["alone_kernels_us"] - 1) < 0.01
     assert k["led_us"] > k["alone_us"]
+
+
+def test_the_rounds_units_give_the_slower_kernels_term_by_busy_time(tmp_path):
+    """ResNeXt-101 32x8d on an H200 (session 40, fixtures/results/README.md): two of its units
+    run kernels side by side, and the report splits the round's cost by busy time. The
+    notebook's round_units, over the units' invocations, give the report's slower-kernels
+    term; by durations they would give far more."""
+    res = kc.read_results(RESULTS / "resnext101_h200_s40.iso.json")
+    r = res.round_units
+    assert len(r) == 42 and r["round_busy_us"].notna().all()
+    n = r["unit"].map(res.units.set_index("id")["invocations"])
+    busy = ((r["round_busy_us"] - r["alone_busy_us"]) * n).sum()
+    durations = ((r["round_us"] - r["alone_us"]) * n).sum()
+    rep = kc.report(RESULTS / "resnext101_h200_s40.graph.json", isolated=RESULTS / "resnext101_h200_s40.iso.json",
+                    reference=RESULTS / "resnext101_h200_s40.reference.json", reference_entry="resnext101",
+                    output=tmp_path / "rep")
+    p = rep["prediction"]
+    assert p["round_split_by"] == "busy time"
+    term = next(t for t in p["terms"] if t["what"].startswith("kernels slower"))
+    assert term["us"] == pytest.approx(busy, rel=1e-9)
+    assert durations > busy + 100
+    # The side-by-side units alone: durations several times their busy time.
+    u = res.units
+    side = u[u["kernels_us"] > 1.5 * u["mean_us"]]
+    assert len(side) == 2 and (side["kernels_us"] > 4 * side["busy_us"]).all()

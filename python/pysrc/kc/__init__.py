@@ -212,7 +212,10 @@ class Results:
         (its lead-ins' kernels there; both missing where the kernels were not told apart by
         step), after_lead_in_lead_ins_alone_kernels_us (the lead-ins' kernels alone), and
         after_lead_in_gaps_us and after_lead_in_lead_ins_alone_gaps_us (the recorded
-        launches' gaps between kernels, with the unit and of the lead-ins alone)."""
+        launches' gaps between kernels, with the unit and of the lead-ins alone). Since
+        session 40: busy_us (the time per invocation alone during which one of its kernels
+        ran, the union of their intervals: under kernels_us where they ran side by side)
+        and after_lead_in_busy_us (the same of its own kernels after its lead-ins)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -253,9 +256,23 @@ class Results:
                     "after_lead_in_lead_ins_alone_kernels_us": k.get("lead_ins_alone_us"),
                     "after_lead_in_gaps_us": k.get("led_gaps_us"),
                     "after_lead_in_lead_ins_alone_gaps_us": k.get("lead_ins_alone_gaps_us"),
+                    "busy_us": (u.get("launches_verified") or {}).get("busy_us"),
+                    "after_lead_in_busy_us": k.get("unit_busy_us"),
                 }
             )
         return _pd.DataFrame(rows)
+
+    @property
+    def round_units(self):
+        """One row per unit the round of every unit told apart (isolated results with
+        --verify, every unit having launched as many kernels as alone): unit, round_us and
+        alone_us (its kernels' durations per invocation in the round and alone, CUPTI), and
+        since session 40 round_busy_us and alone_busy_us (their busy times, which the
+        prediction takes where every row has them). Empty without a round so recorded."""
+        t = ((self.raw.get("isolated") or {}).get("transitions") or {})
+        keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us"]
+        return _pd.DataFrame([{c: r.get(c) for c in keep} for r in t.get("round_unit_kernels", [])],
+                             columns=keep)
 
     @property
     def windows(self):
