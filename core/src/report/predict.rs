@@ -778,8 +778,9 @@ impl PredictionInputs {
                         // How much longer than alone its launches ran it: its own
                         // kernels there where CUPTI recorded them, else the launches'
                         // event-timed difference (which also holds the gaps).
-                        // By busy time where the round is split so, as the part of
-                        // the round's it is set against.
+                        // Read by busy time where the round is split so: the part
+                        // of the round's slower kernels it is set against is then
+                        // busy time too.
                         let own = a.kernels.as_ref().and_then(|k| match by_busy {
                             true => k.unit_busy_us.zip(u.launches_verified.as_ref()?.busy_us),
                             false => k
@@ -3386,13 +3387,11 @@ mod tests {
         assert_eq!(p.weighting_u_us, None);
     }
 
-    #[test]
-    fn a_round_whose_kernels_run_side_by_side_is_split_by_busy_time() {
-        let mut iso = isolated();
-        // Unit 0 (10 us alone) runs its kernels side by side: their durations sum to
-        // 50 us alone and 55 us in the round, their busy time to 9.2 and 9.9 us (ResNeXt-
-        // 101 32x8d's grouped convolutions, sessions 39-40). Split by durations, the round
-        // would read 5 us of slower kernels an invocation and take it from its gaps.
+    /// The round of two units split by busy time, 0.05 us of gap a switch: unit 0 (10 us
+    /// alone) runs its kernels side by side, their durations summing to 50 us alone and 55
+    /// us in the round, their busy time to 9.2 and 9.9 us (ResNeXt-101 32x8d's grouped
+    /// convolutions, sessions 39-40); unit 1's run one after another, as alone.
+    fn a_round_split_by_busy_time(iso: &mut Results) {
         let busy = |unit, round: (f64, f64), alone: (f64, f64)| crate::results::RoundUnitKernels {
             unit,
             round_us: round.0,
@@ -3400,20 +3399,27 @@ mod tests {
             round_busy_us: Some(round.1),
             alone_busy_us: Some(alone.1),
         };
-        {
-            let t = transitions(&mut iso);
-            a_round_of_two_units(t);
-            t.round_gap_extra_busy_us = Some(0.05);
-            t.round_unit_kernels = vec![
-                busy(0, (55.0, 9.9), (50.0, 9.2)),
-                busy(1, (4.0, 4.0), (4.0, 4.0)),
-            ];
-        }
+        let t = transitions(iso);
+        a_round_of_two_units(t);
+        t.round_gap_extra_busy_us = Some(0.05);
+        t.round_unit_kernels = vec![
+            busy(0, (55.0, 9.9), (50.0, 9.2)),
+            busy(1, (4.0, 4.0), (4.0, 4.0)),
+        ];
         iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
+            launched_per_invocation: 1.0,
             kernels_us: 50.0,
             busy_us: Some(9.2),
             ..Default::default()
         });
+    }
+
+    #[test]
+    fn a_round_whose_kernels_run_side_by_side_is_split_by_busy_time() {
+        // Split by durations, the round would read 5 us of slower kernels an invocation of
+        // unit 0 and take it from its gaps.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
         let p = r.prediction.as_ref().unwrap();
         assert!((p.terms[0].us - 7.0 * 0.05).abs() < 1e-9, "{:?}", p.terms);
@@ -3440,30 +3446,9 @@ mod tests {
     #[test]
     fn the_part_of_the_round_a_units_launches_hold_is_read_as_the_round_is_split() {
         let mut iso = isolated();
-        let busy = |unit, round: (f64, f64), alone: (f64, f64)| crate::results::RoundUnitKernels {
-            unit,
-            round_us: round.0,
-            alone_us: alone.0,
-            round_busy_us: Some(round.1),
-            alone_busy_us: Some(alone.1),
-        };
-        {
-            let t = transitions(&mut iso);
-            a_round_of_two_units(t);
-            t.round_gap_extra_busy_us = Some(0.05);
-            t.round_unit_kernels = vec![
-                busy(0, (55.0, 9.9), (50.0, 9.2)),
-                busy(1, (4.0, 4.0), (4.0, 4.0)),
-            ];
-        }
+        a_round_split_by_busy_time(&mut iso);
         // Unit 0's kernels side by side: after its lead-ins their durations sum to 55 us
         // (50 alone) and their busy time is 9.6 us (9.2 alone).
-        iso.units[0].launches_verified = Some(crate::results::fidelity::UnitLaunches {
-            launched_per_invocation: 1.0,
-            kernels_us: 50.0,
-            busy_us: Some(9.2),
-            ..Default::default()
-        });
         iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
             led: 4,
             time_us: 10.4,

@@ -182,7 +182,12 @@ impl UnitLaunches {
 /// The time during which at least one of `records` ran (the union of their intervals),
 /// nanoseconds.
 pub fn busy_ns(records: &[KernelRecord]) -> u64 {
-    let mut spans: Vec<(u64, u64)> = records.iter().map(|r| (r.start_ns, r.end_ns)).collect();
+    busy_of(records.iter())
+}
+
+/// [`busy_ns`] of records held by reference.
+fn busy_of<'r>(records: impl Iterator<Item = &'r KernelRecord>) -> u64 {
+    let mut spans: Vec<(u64, u64)> = records.map(|r| (r.start_ns, r.end_ns)).collect();
     spans.sort_unstable();
     let (mut busy, mut open): (u64, Option<(u64, u64)>) = (0, None);
     for (s, e) in spans {
@@ -333,15 +338,15 @@ pub fn kernels_by_position(
     ran.sort_by_key(|r| (r.start_ns, r.graph_node));
     let mut next = ran.into_iter();
     let mut out = vec![PositionKernels::default(); per_invocation.len()];
-    let mut chunk: Vec<KernelRecord> = Vec::new();
+    let mut chunk: Vec<&KernelRecord> = Vec::new();
     for _ in 0..cycles {
         for (slot, &k) in out.iter_mut().zip(per_invocation) {
             chunk.clear();
             for _ in 0..k {
-                chunk.push(next.next()?.clone());
+                chunk.push(next.next()?);
             }
-            slot.kernels_us += chunk.iter().map(dur_us).sum::<f64>();
-            slot.busy_us += busy_ns(&chunk) as f64 / 1000.0;
+            slot.kernels_us += chunk.iter().map(|r| dur_us(r)).sum::<f64>();
+            slot.busy_us += busy_of(chunk.iter().copied()) as f64 / 1000.0;
         }
     }
     let n = f64::from(cycles);
