@@ -5,7 +5,8 @@
 1. The round's cost split by busy time (what kc takes where recorded) against the split by
    the kernels' durations, on session 40's eleven answers (calls 1-3): the same results
    reported again without `round_gap_extra_busy_us`, which the report then splits by
-   durations (kc before session 40). Needs `target/release/kc`.
+   durations (kc before session 40), and call 4's two (kc-zc: Swin-T in TF32 again, its copy
+   units busy for none; ResNeXt-101 with --round-runs 4). Needs `target/release/kc`.
 2. ResNeXt-101 32x8d (call 1): each unit's kernels beyond alone, per iteration, in the round
    (busy time), in kc's graph of the model (durations, CUPTI `--verify`) and in its launches
    after its lead-ins (busy time), the units told apart in all three.
@@ -25,8 +26,9 @@ import sys
 KC = os.environ.get("KC", "target/release/kc")
 NAMES = {"m": ["resnext101", "resnext50", "regnety_tf32", "regnetx"],
          "n": ["resnext101_64", "regnety16", "regnetx8"],
-         "o": ["effnet_b2", "resnet50_tf32", "swin_t_tf32", "vit_b_32_train"]}
-CALLS = {"m": "call1-m-kc-zb", "n": "call2-n-kc-zb", "o": "call3-o-kc-zb"}
+         "o": ["effnet_b2", "resnet50_tf32", "swin_t_tf32", "vit_b_32_train"],
+         "p": ["resnext101", "swin_t_tf32"]}
+CALLS = {"m": "call1-m-kc-zb", "n": "call2-n-kc-zb", "o": "call3-o-kc-zb", "p": "call4-p-kc-zc"}
 
 
 def load(path):
@@ -51,22 +53,25 @@ def split(w):
             t = iso["isolated"]["transitions"]
             gaps = (t.get("round_gap_extra_us"), t.get("round_gap_extra_busy_us"))
             t.pop("round_gap_extra_busy_us", None)
-            tmp = f"{w}/durations/{n}"
+            tmp = f"{w}/split/{part}/{n}"
             os.makedirs(tmp, exist_ok=True)
             with open(f"{tmp}/iso.json", "w") as f:
                 json.dump(iso, f)
-            subprocess.run([KC, "report", f"{d}/plan.graph.json", "--isolated", f"{tmp}/iso.json",
-                            "--reference", f"{base}/reference.json", "--reference-entry", n,
-                            "-o", f"{tmp}/report"], check=True, capture_output=True)
-            dur = load(f"{tmp}/report/report.json")["prediction"]
-            r = load(f"{w}/r/{CALLS[part]}/{part}/{n}/report.json")
+            for iso_path, out in [(f"{tmp}/iso.json", "durations"), (f"{d}/plan.isolated.context.json", "busy")]:
+                subprocess.run([KC, "report", f"{d}/plan.graph.json", "--isolated", iso_path,
+                                "--reference", f"{base}/reference.json", "--reference-entry", n,
+                                "-o", f"{tmp}/{out}"], check=True, capture_output=True)
+            dur = load(f"{tmp}/durations/report.json")["prediction"]
+            r = load(f"{tmp}/busy/report.json")
             busy = r["prediction"]
             rows = r["model"]["rows"]
             kc = next(x for x in rows if x["what"] == "kc graph replay")
             run_ms = next(l.split()[2] for l in summary if l.startswith(f"{n} rc="))
             units = sum(1 for u in iso["units"] if u["status"] == "ok")
             caveat = " ⚠" if dur.get("side_by_side_caveat") else ""
-            print(f"| {n} | {units} | {int(run_ms) / 1000:.1f} s | {busy['plain_error_pct']:+.1f} / "
+            runs = t.get("round_runs") or 1
+            label = n if part != "p" else f"{n} (call 4{f', {runs} rounds' if runs > 1 else ''})"
+            print(f"| {label} | {units} | {int(run_ms) / 1000:.1f} s | {busy['plain_error_pct']:+.1f} / "
                   f"{busy['plain_energy_error_pct']:+.1f} % | {dur['error_pct']:+.1f} / "
                   f"{dur['energy_error_pct']:+.1f} %{caveat} | **{busy['error_pct']:+.1f} / "
                   f"{busy['energy_error_pct']:+.1f} %** ({busy.get('round_split_by')}) | "

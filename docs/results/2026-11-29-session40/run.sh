@@ -143,6 +143,13 @@ o) # kc-zb (session 40): models kc was not tuned on, none on the chart, in modes
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model resnet50_tf32 --model resnet50 --batch 32 --dtype fp32 --tf32 --channels-last --no-values
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model swin_t_tf32 --model swin_t --batch 16 --dtype fp32 --tf32 --no-values
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=170 model vit_b_32_train --model vit_b_32 --batch 32 --dtype bf16 --mode train --optimizer adamw-fused ;;
+p) # kc-zc (session 40, f2e3ba8): Swin-T in fp32 with TF32 again, its copy units now busy for
+   # none so that its round is split by busy time (part o's kc-zb left it split by
+   # durations), and ResNeXt-101 32x8d with four rounds spread over each unit's runs
+   # (--round-runs 4, a diagnostic): whether its round's slower kernels at the units' first
+   # runs (+220 us per iteration against kc's graph's +121) are the first runs'
+   KC_ARGS="--lead-in-kernels --round-runs 4" RUN_TIMEOUT=150 model resnext101 --model resnext101_32x8d --batch 16 --dtype bf16 --channels-last --no-values
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model swin_t_tf32 --model swin_t --batch 16 --dtype fp32 --tf32 --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
