@@ -1136,3 +1136,48 @@ fn the_rounds_cost_is_split_by_busy_time_on_a_real_run_whose_kernels_run_side_by
         p["error_pct"]
     );
 }
+
+/// The error budget splits kc's graph into its kernels and what lies between them by the
+/// kernels' busy time where the graph's record gives it (from session 40): ResNeXt-101
+/// 32x8d's grouped convolutions run kernels side by side, and by durations its budget read
+/// +2746 us of context per replay against −2152 us of launch and gaps. Its session 40
+/// graph results predate the busy time; here it is set to a figure under the replay's time,
+/// and the parts still add up to the whole.
+#[test]
+fn the_error_budget_splits_kcs_graph_by_busy_time_where_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut graph: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("resnext101_h200_s40.graph.json")).unwrap())
+            .unwrap();
+    let g = graph["graph"]["replay_us"]["mean"].as_f64().unwrap();
+    let durations = graph["graph"]["fidelity"]["in_context_kernels_us"]
+        .as_f64()
+        .unwrap();
+    assert!(durations > g, "{durations} {g}");
+    let busy = 0.95 * g;
+    graph["graph"]["fidelity"]["in_context_busy_us"] = serde_json::json!(busy);
+    let path = dir.path().join("graph.json");
+    std::fs::write(&path, serde_json::to_vec(&graph).unwrap()).unwrap();
+    let budget = |graph: &std::path::Path| {
+        let g = kc::report::read_results(graph).unwrap();
+        let i = kc::report::read_results(&fixture("resnext101_h200_s40.iso.json")).unwrap();
+        kc::report::model::build(Some(&g), Some(&i))
+            .error_budget
+            .unwrap()
+    };
+    let b = budget(&path);
+    assert_eq!(
+        b.parts[0].what,
+        "context: the units' kernels in kc's graph (busy time) vs alone"
+    );
+    assert!((b.parts[0].us - (busy - b.prediction_us)).abs() < 1e-9);
+    assert!((b.parts[1].us - 0.05 * g).abs() < 1e-9);
+    assert!(b.unexplained_us.abs() < 1e-6);
+    // Without it, by durations: the context part exceeds the whole difference.
+    let b = budget(&fixture("resnext101_h200_s40.graph.json"));
+    assert_eq!(
+        b.parts[0].what,
+        "context: the units' kernels in kc's graph vs alone"
+    );
+    assert!(b.parts[0].us > 2000.0 && b.parts[1].us < -2000.0, "{b:?}");
+}

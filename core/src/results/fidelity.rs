@@ -113,6 +113,11 @@ pub struct Fidelity {
     /// Σ of the launched kernels' durations in one replay (in context), and the traced
     /// time of the aligned steps, microseconds.
     pub in_context_kernels_us: f64,
+    /// The time in one replay during which one of those kernels ran (the union of their
+    /// intervals), microseconds, from session 40: under `in_context_kernels_us` where
+    /// kernels ran side by side, whose durations count the overlap; absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_context_busy_us: Option<f64>,
     pub aligned_traced_us: f64,
     pub aligned_in_context_us: f64,
     /// First kernel of the replay to last kernel's end, microseconds.
@@ -457,6 +462,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         kernels_traced: steps.iter().map(|s| s.kernels.len() as u64).sum(),
         steps_with_kernels: steps.iter().filter(|s| !s.kernels.is_empty()).count() as u64,
         in_context_kernels_us,
+        in_context_busy_us: Some(busy_of(recs.iter().copied()) as f64 / 1000.0),
         kernel_span_us: match (
             recs.iter().map(|r| r.start_ns).min(),
             recs.iter().map(|r| r.end_ns).max(),
@@ -886,6 +892,8 @@ mod tests {
         assert_eq!((f.kernels_aligned, f.kernels_name_matched), (3, 3));
         assert_eq!(f.steps_aligned, 3);
         assert!((f.in_context_kernels_us - 22.4).abs() < 1e-9);
+        // One after another, they are busy for their durations.
+        assert!((f.in_context_busy_us.unwrap() - 22.4).abs() < 1e-9);
         assert!((f.kernel_span_us - 23.0).abs() < 1e-9);
         assert!((f.aligned_traced_us - 22.0).abs() < 1e-9);
         // |errors|: 10 %, 20 %, 10 % -> median 10 %.
