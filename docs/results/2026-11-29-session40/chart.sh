@@ -9,7 +9,8 @@
 # during CUDA graph capture), EfficientNet-B2, ResNet-50 and Swin-T in fp32 with TF32 and
 # ViT-B/32's training step with fused AdamW (part o); Swin-T in TF32 from call 4 (part p,
 # kc-zc, its round split by busy time; its call 3 answer was split by durations). Call 4's
-# ResNeXt-101 ran --round-runs 4, a diagnostic: call 1's answer stands. The rest as session 39's chart.sh says: session 39's ("s39";
+# ResNeXt-101 ran --round-runs 4, a diagnostic. ResNeXt-101 32x8d and RegNetY-1.6GF from
+# call 5 (part q, kc-zd, whose graph record also gives its kernels' busy time), the latest. The rest as session 39's chart.sh says: session 39's ("s39";
 # kc-za, run.sh parts i, j and k), session 38's ("s38"), session 37's ("s37"), session 36's
 # ("s36"), session 35's ("s35"), session 34's ("s34"), session 32's ("s32"), session 31's
 # ("s31"), session 24's Swin V2-T ("s24"), session 22's ("s22"), session 21's BERT step
@@ -22,7 +23,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s40=$(dirname "$0") s39=$(dirname "$0")/../2026-11-29-session39 s38=$(dirname "$0")/../2026-11-29-session38 s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call1-m-kc-zb call2-n-kc-zb call3-o-kc-zb call4-p-kc-zc; do mkdir -p $w/$c; tar xJf "$s40/$c.txz" -C $w/$c; done
+for c in call1-m-kc-zb call2-n-kc-zb call3-o-kc-zb call4-p-kc-zc call5-q-kc-zd; do mkdir -p $w/$c; tar xJf "$s40/$c.txz" -C $w/$c; done
 for c in call3-i-kc-za call4-j-kc-za call5-k-kc-za; do mkdir -p $w/$c; tar xJf "$s39/$c.txz" -C $w/$c; done
 for c in call1-a-kc-x call2-c-kc-x call3-d-kc-x; do mkdir -p $w/$c; tar xJf "$s38/$c.txz" -C $w/$c; done
 for c in call2-b-kc-w; do mkdir -p $w/$c; tar xJf "$s37/$c.txz" -C $w/$c; done
@@ -56,9 +57,9 @@ rep "Swin V2-S TF32 (s39)" call3-i-kc-za/i swin_v2_s_tf32
 rep "EfficientNet-V2-M (s39)" call4-j-kc-za/j effnet_v2_m; rep "ConvNeXt-B TF32 (s39)" call4-j-kc-za/j convnext_base_tf32
 rep "MobileNetV3-L step (s39)" call4-j-kc-za/j mobilenet_v3_train
 rep "EfficientNet-B4 (s39)" call5-k-kc-za/k effnet_b4
-rep "ResNeXt-101 32x8d (s40)" call1-m-kc-zb/m resnext101; rep "ResNeXt-50 (s40)" call1-m-kc-zb/m resnext50
+rep "ResNeXt-101 32x8d (s40)" call5-q-kc-zd/q resnext101; rep "ResNeXt-50 (s40)" call1-m-kc-zb/m resnext50
 rep "RegNetY-3.2GF TF32 (s40)" call1-m-kc-zb/m regnety_tf32; rep "RegNetX-3.2GF (s40)" call1-m-kc-zb/m regnetx
-rep "ResNeXt-101 64x4d (s40)" call2-n-kc-zb/n resnext101_64; rep "RegNetY-1.6GF (s40)" call2-n-kc-zb/n regnety16
+rep "ResNeXt-101 64x4d (s40)" call2-n-kc-zb/n resnext101_64; rep "RegNetY-1.6GF (s40)" call5-q-kc-zd/q regnety16
 rep "RegNetX-8GF (s40)" call2-n-kc-zb/n regnetx8
 rep "EfficientNet-B2 (s40)" call3-o-kc-zb/o effnet_b2; rep "ResNet-50 TF32 (s40)" call3-o-kc-zb/o resnet50_tf32
 rep "Swin-T TF32 (s40)" call4-p-kc-zc/p swin_t_tf32; rep "ViT-B/32 step (s40)" call3-o-kc-zb/o vit_b_32_train

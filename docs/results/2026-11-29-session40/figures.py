@@ -6,7 +6,8 @@
    the kernels' durations, on session 40's eleven answers (calls 1-3): the same results
    reported again without `round_gap_extra_busy_us`, which the report then splits by
    durations (kc before session 40), and call 4's two (kc-zc: Swin-T in TF32 again, its copy
-   units busy for none; ResNeXt-101 with --round-runs 4). Needs `target/release/kc`.
+   units busy for none; ResNeXt-101 with --round-runs 4) and call 5's (kc-zd: ResNeXt-101 and
+   RegNetY-1.6GF again, their graph's kernels' busy time recorded). Needs `target/release/kc`.
 2. ResNeXt-101 32x8d (call 1): each unit's kernels beyond alone, per iteration, in the round
    (busy time), in kc's graph of the model (durations, CUPTI `--verify`) and in its launches
    after its lead-ins (busy time), the units told apart in all three.
@@ -27,8 +28,10 @@ KC = os.environ.get("KC", "target/release/kc")
 NAMES = {"m": ["resnext101", "resnext50", "regnety_tf32", "regnetx"],
          "n": ["resnext101_64", "regnety16", "regnetx8"],
          "o": ["effnet_b2", "resnet50_tf32", "swin_t_tf32", "vit_b_32_train"],
-         "p": ["resnext101", "swin_t_tf32"]}
-CALLS = {"m": "call1-m-kc-zb", "n": "call2-n-kc-zb", "o": "call3-o-kc-zb", "p": "call4-p-kc-zc"}
+         "p": ["resnext101", "swin_t_tf32"],
+         "q": ["resnext101", "regnety16"]}
+CALLS = {"m": "call1-m-kc-zb", "n": "call2-n-kc-zb", "o": "call3-o-kc-zb", "p": "call4-p-kc-zc",
+         "q": "call5-q-kc-zd"}
 
 
 def load(path):
@@ -70,7 +73,8 @@ def split(w):
             units = sum(1 for u in iso["units"] if u["status"] == "ok")
             caveat = " ⚠" if dur.get("side_by_side_caveat") else ""
             runs = t.get("round_runs") or 1
-            label = n if part != "p" else f"{n} (call 4{f', {runs} rounds' if runs > 1 else ''})"
+            call = CALLS[part][4]
+            label = n if part in "mno" else f"{n} (call {call}{f', {runs} rounds' if runs > 1 else ''})"
             print(f"| {label} | {units} | {int(run_ms) / 1000:.1f} s | {busy['plain_error_pct']:+.1f} / "
                   f"{busy['plain_energy_error_pct']:+.1f} % | {dur['error_pct']:+.1f} / "
                   f"{dur['energy_error_pct']:+.1f} %{caveat} | **{busy['error_pct']:+.1f} / "
@@ -86,7 +90,7 @@ def resnext101(w):
     units = {u["id"]: u for u in iso["units"]}
     iters = 3
     ctx = {u["id"]: u.get("in_context_mean_us")
-           for u in load(f"{w}/r/call1-m-kc-zb/m/resnext101/report.json")["units"]}
+           for u in load(f"{w}/split/m/resnext101/busy/report.json")["units"]}
     rows, sums = [], [0.0, 0.0, 0.0]
     for r in iso["isolated"]["transitions"]["round_unit_kernels"]:
         u = units[r["unit"]]

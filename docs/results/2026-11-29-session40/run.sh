@@ -150,6 +150,11 @@ p) # kc-zc (session 40, f2e3ba8): Swin-T in fp32 with TF32 again, its copy units
    # runs (+220 us per iteration against kc's graph's +121) are the first runs'
    KC_ARGS="--lead-in-kernels --round-runs 4" RUN_TIMEOUT=150 model resnext101 --model resnext101_32x8d --batch 16 --dtype bf16 --channels-last --no-values
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model swin_t_tf32 --model swin_t --batch 16 --dtype fp32 --tf32 --no-values ;;
+q) # kc-zd (session 40, 443da48): kc's graph record gives its kernels' busy time
+   # (fidelity.in_context_busy_us), which the error budget splits kc's graph by: ResNeXt-101
+   # 32x8d (kernels side by side) and RegNetY-1.6GF (kc's graph +2.3 % against the model's)
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=120 model resnext101 --model resnext101_32x8d --batch 16 --dtype bf16 --channels-last --no-values
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=120 model regnety16 --model regnet_y_1_6gf --batch 32 --dtype bf16 --channels-last --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
