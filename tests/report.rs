@@ -1112,10 +1112,13 @@ fn the_rounds_cost_is_split_by_busy_time_on_a_real_run_whose_kernels_run_side_by
         "{}",
         p["error_pct"]
     );
-    assert!(p["coverage"]
-        .as_str()
-        .unwrap()
-        .contains("0.41 us of it gap between kernels by busy time"));
+    let coverage = p["coverage"].as_str().unwrap();
+    assert!(coverage.contains("0.41 us of it gap between kernels by busy time"));
+    assert!(
+        coverage.contains("; 2 units run their kernels side by side alone (")
+            && coverage.ends_with("counted once by the round's split by busy time"),
+        "{coverage}"
+    );
     // The same results without the round's gap by busy time: split by durations, as kc
     // before session 40 split every round, with the caveat beside the prediction.
     let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&iso).unwrap()).unwrap();

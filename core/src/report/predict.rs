@@ -1602,6 +1602,16 @@ impl Report {
             .transitions
             .as_ref()
             .is_some_and(|t| t.round_gap_extra_us.is_some() && !t.split_by_busy());
+        // Split by busy time, units whose kernels run side by side need no caveat, but the
+        // reader is told they are there and how they were counted.
+        if split && !split_by_durations && inp.side_by_side.0 > 0 {
+            let (n, k, t) = inp.side_by_side;
+            coverage.push_str(&format!(
+                "; {} {} kernels side by side alone ({k:.1} us of kernels an invocation in {t:.1} us, each once), counted once by the round's split by busy time",
+                crate::words::count(n as u64, "unit"),
+                if n == 1 { "runs its" } else { "run their" },
+            ));
+        }
         self.prediction = Some(Prediction {
             plain_us: inp.plain_us,
             plain_u_us: inp.plain_u_us,
@@ -3428,8 +3438,14 @@ mod tests {
         assert!(p
             .coverage
             .contains("0.05 us of it gap between kernels by busy time"));
-        // Split by busy time, the kernels side by side add up to time: nothing to say.
+        // Split by busy time, the kernels side by side add up to time: no caveat, but the
+        // coverage says they are there.
         assert_eq!(p.side_by_side_caveat, None);
+        assert!(
+            p.coverage.ends_with("; 1 unit runs its kernels side by side alone (50.0 us of kernels an invocation in 10.0 us, each once), counted once by the round's split by busy time"),
+            "{}",
+            p.coverage
+        );
         assert_eq!(p.round_split_by.as_deref(), Some("busy time"));
         // A unit the round told apart without its busy time leaves the whole round split
         // by durations, as kc before session 40 did, and the caveat stands.
