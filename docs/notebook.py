@@ -4,7 +4,9 @@
 # Run cell by cell in Jupyter or VS Code (`# %%` cells), or as a script, from the checkout
 # with `../shared` beside it, after `pip install ./python matplotlib`. It ingests a shared
 # H100 trace, shows the tier table, and plots traced against isolated time per unit from
-# the results committed in `fixtures/results` (measured on an H100).
+# the results committed in `fixtures/results` (measured on an H100); then the prediction
+# from parts of an H200 run against the model's own CUDA graph, term by term, and the
+# round's slower kernels by durations and by busy time.
 
 # %%
 from pathlib import Path
@@ -51,3 +53,32 @@ fig.savefig(out, dpi=110, bbox_inches="tight")
 print("chart written to", out)
 print("predicted (sum of isolated time x count):", round((units["mean_us"] * units["invocations"]).sum(), 1), "us")
 print("wrote", out)
+
+# %% The prediction from parts on an H200 run (ResNeXt-101 32x8d, session 40)
+# `kc report` on the graph replay and the isolated pass of one `kc run`, against the model's
+# own CUDA graph measured in the same call: the plain sum, each measured term, and the
+# prediction, per replay. Written where the notebook runs.
+f = root / "fixtures" / "results"
+rep = kc.report(f / "resnext101_h200_s40.graph.json", isolated=f / "resnext101_h200_s40.iso.json",
+                reference=f / "resnext101_h200_s40.reference.json", reference_entry="resnext101",
+                output=Path.cwd() / "kc_notebook_report")
+p = rep["prediction"]
+print(f"{'':58} {'us':>9} {'J':>8}")
+print(f"{'plain: sum of isolated x count':58} {p['plain_us']:9.1f} {p['plain_energy_j']:8.4f}")
+for t in p["terms"]:
+    print(f"{'+ ' + t['what'][:56]:58} {t['us']:+9.1f} {t.get('energy_j') or 0.0:+8.4f}")
+print(f"{'prediction from parts':58} {p['predicted_us']:9.1f} {p['predicted_energy_j']:8.4f}")
+print(f"{'the model (its CUDA graph, same call)':58} {p['target_us']:9.1f} {p['target_energy_j']:8.4f}")
+print(f"error: plain {p['plain_error_pct']:+.1f} / {p['plain_energy_error_pct']:+.1f} %, "
+      f"prediction {p['error_pct']:+.1f} / {p['energy_error_pct']:+.1f} % (time / energy); "
+      f"the round split by {p['round_split_by']}")
+
+# %% The round's units: kernels side by side count once by busy time
+iso = kc.read_results(f / "resnext101_h200_s40.iso.json")
+r = iso.round_units.merge(iso.units[["id", "label", "invocations"]], left_on="unit", right_on="id")
+r["by_durations_us"] = (r["round_us"] - r["alone_us"]) * r["invocations"]
+r["by_busy_us"] = (r["round_busy_us"] - r["alone_busy_us"]) * r["invocations"]
+print(r.sort_values("by_durations_us", key=abs, ascending=False)
+      [["unit", "label", "invocations", "by_durations_us", "by_busy_us"]].head(6).round(1))
+print("slower kernels per replay: by durations", round(r["by_durations_us"].sum(), 1),
+      "us, by busy time", round(r["by_busy_us"].sum(), 1), "us")
