@@ -17,6 +17,9 @@
 4. The time with each such unit's own kernels after its lead-ins in place of its kernels in
    the round (both by busy time where the round is split so, else by durations), on the
    same answers.
+5. The slower-kernels term's time priced at the units' own mean power (the plain sum's
+   energy over its time) in place of the idle power, the gaps still at idle, on every
+   charted answer (the part of it the producers' term takes out scaled alike).
 """
 import glob
 import json
@@ -195,9 +198,32 @@ def led_in_place_of_round(w):
     print(f"  within 2 %: {within} of {kept} as kc takes it, {within_alt} with the units after their lead-ins")
 
 
+def slower_kernels_at_the_units_power(w):
+    print("\n5. The slower kernels' time at the units' own power, the gaps at idle (energy against the model)")
+    rows = []
+    for f in sorted(glob.glob(f"{w}/r/*/*/*/report.json")):
+        p = load(f).get("prediction")
+        if not p or p.get("energy_error_pct") is None or p.get("target_energy_j") is None:
+            continue
+        units_w = p["plain_energy_j"] / (p["plain_us"] * 1e-6)
+        slower = [t for t in p["terms"] if t["what"].startswith("kernels slower")]
+        us = sum(t["us"] for t in slower)
+        at_idle = sum(t.get("energy_j") or 0.0 for t in slower)
+        at_units = us * 1e-6 * units_w
+        taken_out = (p.get("lead_in_units") or {}).get("round_kernels_j") or 0.0
+        scale = at_units / at_idle if at_idle else 1.0
+        e = p["predicted_energy_j"] + at_units - at_idle - taken_out * (scale - 1.0)
+        rows.append((f.split("/")[-2], p["energy_error_pct"], 100 * (e / p["target_energy_j"] - 1)))
+    within = [sum(abs(r[i]) <= 3 for r in rows) for i in (1, 2)]
+    mean = [sum(abs(r[i]) for r in rows) / len(rows) for i in (1, 2)]
+    print(f"  {len(rows)} answers within 3 %: {within[0]} at idle (kc), {within[1]} at the units' power; "
+          f"mean |error| {mean[0]:.2f} against {mean[1]:.2f} %")
+
+
 if __name__ == "__main__":
     w = sys.argv[1]
     split(w)
     resnext101(w)
     lead_ins_at_their_power(w)
     led_in_place_of_round(w)
+    slower_kernels_at_the_units_power(w)
