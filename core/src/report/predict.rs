@@ -1594,14 +1594,8 @@ impl Report {
         // whose kernels alone were recorded over values that ran away bend it; where it
         // split it by the kernels' durations, so do units whose durations do not add up
         // to their time (split by busy time, they add up to it).
-        let split = inp
-            .transitions
-            .as_ref()
-            .is_some_and(|t| t.round_gap_split_us().is_some());
-        let split_by_durations = inp
-            .transitions
-            .as_ref()
-            .is_some_and(|t| t.round_gap_extra_us.is_some() && !t.split_by_busy());
+        let split_by = inp.transitions.as_ref().and_then(|t| t.round_split_by());
+        let (split, split_by_durations) = (split_by.is_some(), split_by == Some("durations"));
         // Split by busy time, units whose kernels run side by side need no caveat, but the
         // reader is told they are there and how they were counted.
         if split && !split_by_durations && inp.side_by_side.0 > 0 {
@@ -1664,13 +1658,7 @@ impl Report {
                     if n == 1 { "its" } else { "their" },
                 )
             }),
-            round_split_by: split.then(|| {
-                match split_by_durations {
-                    true => "durations",
-                    false => "busy time",
-                }
-                .to_string()
-            }),
+            round_split_by: split_by.map(str::to_string),
             side_by_side_caveat: (inp.side_by_side.0 > 0 && split_by_durations).then(|| {
                 let (n, k, t) = inp.side_by_side;
                 format!(

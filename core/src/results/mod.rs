@@ -1074,6 +1074,17 @@ impl TransitionsSummary {
                 .all(|r| r.round_busy_us.is_some() && r.alone_busy_us.is_some())
     }
 
+    /// What the round's cost is split into gaps and slower kernels by: "busy time" or
+    /// "durations" ([`Self::split_by_busy`]); `None` where it is not split (no CUPTI).
+    pub fn round_split_by(&self) -> Option<&'static str> {
+        self.round_gap_split_us()?;
+        Some(if self.split_by_busy() {
+            "busy time"
+        } else {
+            "durations"
+        })
+    }
+
     /// The part of a switch's cost that is gap between kernels, by busy time where the
     /// round is split so ([`Self::split_by_busy`]), else by durations.
     pub fn round_gap_split_us(&self) -> Option<f64> {

@@ -134,23 +134,18 @@ pub(super) fn measure(
             .unwrap_or_default()
     };
     // The gaps between kernels alone: each unit's time (at the model's clock) beyond its
-    // kernels' durations (CUPTI, `--verify`), which its isolated time already holds.
-    let gaps_alone_of = |order: &[(u32, u32)]| -> Option<f64> {
+    // kernels (CUPTI, `--verify`), which its isolated time already holds; `kernels` reads
+    // them from its record alone, by their durations or by their busy time.
+    let gaps_alone_of = |order: &[(u32, u32)],
+                         kernels: fn(&kc_core::results::fidelity::UnitLaunches) -> Option<f64>|
+     -> Option<f64> {
         order
             .iter()
-            .map(|&(u, _)| {
-                let r = ok.get(&u)?;
-                Some(alone(u)?.mean - r.launches_verified.as_ref()?.kernels_us)
-            })
+            .map(|&(u, _)| Some(alone(u)?.mean - kernels(ok.get(&u)?.launches_verified.as_ref()?)?))
             .sum()
     };
-    // The same by busy time: (alone − the union of its kernels' intervals alone).
-    let busy_gaps_alone_of = |order: &[(u32, u32)]| -> Option<f64> {
-        order
-            .iter()
-            .map(|&(u, _)| Some(alone(u)?.mean - ok.get(&u)?.launches_verified.as_ref()?.busy_us?))
-            .sum()
-    };
+    let durations = |l: &kc_core::results::fidelity::UnitLaunches| Some(l.kernels_us);
+    let busy = |l: &kc_core::results::fidelity::UnitLaunches| l.busy_us;
     // Each counted unit's kernels; a lead-in's are the context, not its own.
     let unit_kernels_of =
         |entries: &[schedule::RoundEntry], v: &[PositionKernels]| -> Vec<RoundUnitKernels> {
@@ -266,7 +261,7 @@ pub(super) fn measure(
                 summary.round_cycles = round.cycles;
                 summary.round_extra_us = Some(round.extra_us);
                 summary.round_extra_sem_us = Some(round.extra_sem_us);
-                let gaps_alone = gaps_alone_of(&order);
+                let gaps_alone = gaps_alone_of(&order, durations);
                 summary.round_cycle_us = Some(round.cycle_us);
                 if let Some((c, u)) = round.cycle_by_difference {
                     summary.round_cycle_by_difference_us = Some(c);
@@ -285,7 +280,7 @@ pub(super) fn measure(
                     summary.round_gap_extra_us = Some(gap);
                 }
                 summary.round_gap_extra_busy_us =
-                    round.gap_extra_busy_us(busy_gaps_alone_of(&order));
+                    round.gap_extra_busy_us(gaps_alone_of(&order, busy));
             }
             Err(e) => {
                 let _ = gpu.synchronize();
@@ -325,13 +320,14 @@ pub(super) fn measure(
                 ) {
                     Ok(round) => {
                         extra.push((round.extra_us, round.extra_sem_us));
-                        if let (Some(gap), false) =
-                            (round.gap_extra_us(gaps_alone_of(&order)), gaps.is_empty())
-                        {
+                        if let (Some(gap), false) = (
+                            round.gap_extra_us(gaps_alone_of(&order, durations)),
+                            gaps.is_empty(),
+                        ) {
                             gaps.push(gap);
                         }
                         if let (Some(gap), false) = (
-                            round.gap_extra_busy_us(busy_gaps_alone_of(&order)),
+                            round.gap_extra_busy_us(gaps_alone_of(&order, busy)),
                             busy_gaps.is_empty(),
                         ) {
                             busy_gaps.push(gap);
