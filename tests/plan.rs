@@ -85,6 +85,33 @@ fn multistream_plan_keeps_three_streams_and_waits() {
     }
 }
 
+/// cuDNN runs RegNetX's grouped convolutions on its own streams, forked from the calling
+/// stream and joined back inside the op. Replayed whole (tier 3), the op forks again, so
+/// its step goes on the calling stream: the plan has the one stream the model's program
+/// has, and no waits of its own around the library's fork.
+#[test]
+fn a_librarys_fork_replays_on_its_calling_stream() {
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/modern/regnetx32gf_b32_cl.pt.trace.json.gz");
+    let (mut g, _) = ingest(&[trace]);
+    let streams: std::collections::BTreeSet<u64> =
+        g.graph.node_weights().map(|n| n.stream).collect();
+    assert_eq!(streams.len(), 5, "{streams:?}");
+    let (_, diags) = kc::lower::lower(&mut g).expect("lower");
+    let forks: Vec<_> = diags
+        .iter()
+        .filter(|d| d.kind == "library_fork_on_calling_stream")
+        .collect();
+    assert_eq!(forks.len(), 1);
+    assert_eq!(forks[0].count, 21, "{}", forks[0].message);
+    assert!(forks[0].message.contains("aten::cudnn_convolution"));
+    // Every instance, the forked ones among them, on the stream the model launched from.
+    assert!(g.instances.iter().all(|i| i.stream == 7));
+    let p = plan::build::build(&g);
+    assert_eq!(p.streams.len(), 1);
+    assert_eq!(p.steps.iter().map(|s| s.waits_on.len()).sum::<usize>(), 0);
+}
+
 #[test]
 fn plans_round_trip_through_the_file() {
     for name in H100 {

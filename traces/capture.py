@@ -135,6 +135,7 @@ def build(a):
     dtype = getattr(torch, DTYPES[a.dtype])
     if a.model in HF:
         import transformers
+        capture_safe_eager_mask()
         cls_name, base, *auto = HF[a.model]
         cfg_kw = dict(base)
         for flag, keys in KEYS.items():
@@ -199,6 +200,39 @@ def build(a):
             with torch.no_grad():
                 call()
     return step, desc
+
+
+def capture_safe_eager_mask():
+    """transformers' eager attention mask (BLOOM's, whose ALiBi attention has no SDPA path)
+    makes its zero with `torch.tensor(0.0, device=cuda)`, a copy from pageable host memory
+    that a stream capture refuses, so the model's own CUDA graph could not be captured. The
+    mask is made the same way but with that zero filled on the device (one fill kernel in
+    place of one copy), so every run of the step, eager or captured, launches the same work."""
+    try:
+        from transformers import masking_utils as mu
+    except ImportError:  # transformers before masking_utils builds its masks otherwise
+        return
+    original = mu.eager_mask
+
+    def eager_mask(*args, **kwargs):
+        real = torch.tensor
+
+        def tensor(data, *targs, device=None, dtype=None, **tkw):
+            if (isinstance(data, (int, float)) and not targs and not tkw and device is not None
+                    and torch.device(device).type == "cuda"):
+                return torch.full((), data, device=device, dtype=dtype)
+            return real(data, *targs, device=device, dtype=dtype, **tkw)
+        torch.tensor = tensor
+        try:
+            return original(*args, **kwargs)
+        finally:
+            torch.tensor = real
+    mu.eager_mask = eager_mask
+    # The mask interface looks its functions up by name when a model builds its mask (a
+    # class-wide mapping in transformers 5, a plain dict before).
+    interface = mu.ALL_MASK_ATTENTION_FUNCTIONS
+    mapping = getattr(type(interface), "_global_mapping", None)
+    (mapping if mapping is not None else interface)["eager"] = eager_mask
 
 
 def decode_step(model, cfg, a, dtype, vocab):

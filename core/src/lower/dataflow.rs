@@ -1,4 +1,4 @@
-//! Pass 6, dataflow: gives every operand of every unit invocation an identity and a place,
+//! Pass 7, dataflow: gives every operand of every unit invocation an identity and a place,
 //! so that the replay runs over the model's memory image: a producer's result is its
 //! consumers' input, eight layers read eight weights, and a storage freed and handed out
 //! again by PyTorch's caching allocator is one storage here too.

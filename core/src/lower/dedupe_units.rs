@@ -1,4 +1,4 @@
-//! Pass 5, dedupe: unit instances with the same tier, parameters and kernel names become
+//! Pass 6, dedupe: unit instances with the same tier, parameters and kernel names become
 //! one [`ReplayUnit`] with an invocation count and the total traced time. Invariant: unit
 //! ids follow first appearance in graph order, so the same graph always yields the same
 //! numbering, and every instance points at its unit.

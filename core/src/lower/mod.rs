@@ -9,6 +9,7 @@
 
 pub mod assign_tiers;
 pub mod aten_schema;
+pub mod calling_stream;
 pub mod dataflow;
 pub mod dedupe_units;
 pub mod family;

@@ -14,6 +14,7 @@ pub const PASSES: &[(&str, Pass)] = &[
     ("group_units", super::group_units::run),
     ("recover_gemm", super::recover_gemm::run),
     ("assign_tiers", super::assign_tiers::run),
+    ("calling_stream", super::calling_stream::run),
     ("dedupe_units", super::dedupe_units::run),
     ("dataflow", super::dataflow::run),
 ];
