@@ -166,7 +166,12 @@ def build(a):
             desc["decode_context"] = a.seq
     else:
         import torchvision
-        model = torchvision.models.get_model(a.model, weights=None)
+        try:
+            # Segmentation and detection builders would fetch their backbone's ImageNet
+            # weights by default; random weights need no network.
+            model = torchvision.models.get_model(a.model, weights=None, weights_backbone=None)
+        except TypeError:  # a classifier's builder takes no backbone
+            model = torchvision.models.get_model(a.model, weights=None)
         inputs = torch.randn(a.batch, 3, a.image, a.image, device="cuda", dtype=dtype)
         labels = torch.randint(0, 1000, (a.batch,), device="cuda")
         desc = {"torchvision": a.model, "image": a.image}
