@@ -911,6 +911,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(c) = &p.side_by_side_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
+    if let Some(c) = &p.round_values_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
     if let Some(c) = &p.replay_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
