@@ -159,6 +159,14 @@ d) # kc-ze (session 41): Mixtral's training step with fused AdamW traced as its 
    # like with like), and FCN-ResNet50 (segmentation, new to the chart)
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model mixtral_train_graph --model mixtral --layers 2 --hidden 2048 --heads 16 --kv-heads 8 --intermediate 5632 --vocab 32000 --batch 4 --seq 512 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph
    KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model fcn --model fcn_resnet50 --batch 8 --image 384 --dtype bf16 --channels-last --no-values ;;
+e) # kc-zf (session 41, the round's run-away values said beside the prediction): models new to
+   # the H200 chart, kc not tuned on them: LLaMA's decode step as a CUDA graph (8 layers,
+   # batch 32, context 512: a serving graph), GPT-2's training step with fused AdamW traced
+   # as its CUDA graph (the fused optimizer on another model), and LR-ASPP MobileNetV3-L
+   # (segmentation on a mobile backbone)
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model llama_decode_graph --model llama --layers 8 --batch 32 --seq 512 --dtype bf16 --mode decode --cuda-graph
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model gpt2_train_graph --model gpt2 --layers 6 --batch 8 --seq 512 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph
+   KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model lraspp --model lraspp_mobilenet_v3_large --batch 16 --image 384 --dtype bf16 --channels-last --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
