@@ -1039,6 +1039,11 @@ pub struct TransitionsSummary {
     /// iteration) is not multiplied by every switch of the iteration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_unit_kernels: Vec<RoundUnitKernels>,
+    /// From session 41: the units of one cycle's entries in the round's order, lead-ins
+    /// included (the first round's, with `--round-runs`): what the gap part's Σ over
+    /// entries runs over, so that a report can take a unit's term out of it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_entry_units: Vec<u32>,
     /// Smaller rounds: consecutive groups of `units` units of the same order (at most a
     /// few groups per size), each cycled alone as the round is. A switch in a round of k
     /// units reaches back k − 1 distinct units, so these price a switch by how far back it

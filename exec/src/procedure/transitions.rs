@@ -281,6 +281,7 @@ pub(super) fn measure(
                 }
                 summary.round_gap_extra_busy_us =
                     round.gap_extra_busy_us(gaps_alone_of(&order, busy));
+                summary.round_entry_units = order.iter().map(|&(u, _)| u).collect();
             }
             Err(e) => {
                 let _ = gpu.synchronize();
