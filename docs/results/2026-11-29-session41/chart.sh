@@ -1,5 +1,5 @@
 #!/bin/bash
-# The README's chart (docs/prediction.svg): 66 models on the H200, each answered by `kc run`
+# The README's chart (docs/prediction.svg): 68 models on the H200, each answered by `kc run`
 # and compared with its own CUDA graph measured in the same call, each model's latest answer
 # from a build without a defect found since. Session 41's, marked "s41": call 2 (run.sh
 # part b, kc-ze, each of cuDNN's grouped convolutions forked over its own streams replayed
@@ -8,7 +8,9 @@
 # once more around cuDNN's fork); new to the chart, BLOOM's decode step as a CUDA graph
 # (call 1, part a, kc-zd: capture.py now makes its eager attention mask without a host copy);
 # Mixtral's training step with fused AdamW, eager (call 3, part c) and traced as its CUDA
-# graph (call 4, part d), DeepLabV3-ResNet50 (call 3) and FCN-ResNet50 (call 4), all kc-ze.
+# graph (call 4, part d), DeepLabV3-ResNet50 (call 3) and FCN-ResNet50 (call 4), all kc-ze;
+# LLaMA's decode step as a CUDA graph and GPT-2's training step with fused AdamW traced as
+# its graph (call 7, part e, kc-zf; its LR-ASPP was skipped for time).
 # The rest as session 40's chart.sh says: session 40's ("s40"; kc-zb, kc-zc, kc-zd),
 # session 39's ("s39"; kc-za, run.sh parts i, j and k), session 38's ("s38"), session 37's
 # ("s37"), session 36's ("s36"), session 35's ("s35"), session 34's ("s34"), session 32's
@@ -23,7 +25,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s41=$(dirname "$0") s40=$(dirname "$0")/../2026-11-29-session40 s39=$(dirname "$0")/../2026-11-29-session39 s38=$(dirname "$0")/../2026-11-29-session38 s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call1-a-kc-zd call2-b-kc-ze call3-c-kc-ze call4-d-kc-ze; do mkdir -p $w/$c; tar xJf "$s41/$c.txz" -C $w/$c; done
+for c in call1-a-kc-zd call2-b-kc-ze call3-c-kc-ze call4-d-kc-ze call7-e-kc-zf; do mkdir -p $w/$c; tar xJf "$s41/$c.txz" -C $w/$c; done
 for c in call1-m-kc-zb call2-n-kc-zb call3-o-kc-zb call4-p-kc-zc call5-q-kc-zd; do mkdir -p $w/$c; tar xJf "$s40/$c.txz" -C $w/$c; done
 for c in call3-i-kc-za call4-j-kc-za call5-k-kc-za; do mkdir -p $w/$c; tar xJf "$s39/$c.txz" -C $w/$c; done
 for c in call1-a-kc-x call2-c-kc-x call3-d-kc-x; do mkdir -p $w/$c; tar xJf "$s38/$c.txz" -C $w/$c; done
@@ -58,6 +60,7 @@ rep "RegNetY-3.2GF TF32 (s41)" call2-b-kc-ze/b regnety_tf32; rep "ResNeXt-101 32
 rep "BLOOM decode graph (s41)" call1-a-kc-zd/a bloom_decode_graph
 rep "Mixtral step (s41)" call3-c-kc-ze/c mixtral_train; rep "Mixtral step graph (s41)" call4-d-kc-ze/d mixtral_train_graph
 rep "DeepLabV3-ResNet50 (s41)" call3-c-kc-ze/c deeplabv3; rep "FCN-ResNet50 (s41)" call4-d-kc-ze/d fcn
+rep "LLaMA decode graph (s41)" call7-e-kc-zf/e llama_decode_graph; rep "GPT-2 step graph (s41)" call7-e-kc-zf/e gpt2_train_graph
 rep "EfficientNet-V2-S (s39)" call3-i-kc-za/i effnet_v2_s; rep "ResNet-50 (s39)" call3-i-kc-za/i resnet50
 rep "Swin V2-S TF32 (s39)" call3-i-kc-za/i swin_v2_s_tf32
 rep "EfficientNet-V2-M (s39)" call4-j-kc-za/j effnet_v2_m; rep "ConvNeXt-B TF32 (s39)" call4-j-kc-za/j convnext_base_tf32
