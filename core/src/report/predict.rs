@@ -503,6 +503,8 @@ const SLOW_ALONE_RECORD: f64 = 0.05;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SlowAloneRecords {
     pub units: usize,
+    /// The units taken at their time alone.
+    pub unit_ids: Vec<u32>,
     /// Σ over one cycle's entries of their busy time alone beyond their time alone, us.
     pub over_cycle_us: f64,
     /// What that takes off the round's gap part, us per switch.
@@ -546,25 +548,30 @@ fn mend_slow_alone_records(
     if slow.is_empty() {
         return None;
     }
+    // The cycle's entries (lead-ins among them where recorded), each once per entry.
     let entries_known = !t.round_entry_units.is_empty();
-    let over_cycle_us: f64 = if entries_known {
-        t.round_entry_units
-            .iter()
-            .filter_map(|u| slow.get(u))
-            .map(|s| s.1)
-            .sum()
+    let entries: Vec<u32> = if entries_known {
+        t.round_entry_units.clone()
     } else {
-        t.round_unit_kernels
-            .iter()
-            .filter_map(|r| slow.get(&r.unit))
-            .map(|s| s.1)
-            .sum()
+        t.round_unit_kernels.iter().map(|r| r.unit).collect()
     };
-    let mut mended = 0;
+    let over_cycle_us: f64 = entries
+        .iter()
+        .filter_map(|u| slow.get(u))
+        .map(|s| s.1)
+        .sum();
+    let mut unit_ids: Vec<u32> = entries
+        .into_iter()
+        .filter(|u| slow.contains_key(u))
+        .collect();
+    unit_ids.sort_unstable();
+    unit_ids.dedup();
+    if unit_ids.is_empty() {
+        return None;
+    }
     for r in &mut t.round_unit_kernels {
         if let Some(&(time, _)) = slow.get(&r.unit) {
             r.alone_busy_us = Some(time);
-            mended += 1;
         }
     }
     let gap_us = over_cycle_us / t.switches_per_cycle() as f64;
@@ -572,7 +579,8 @@ fn mend_slow_alone_records(
         *g -= gap_us;
     }
     Some(SlowAloneRecords {
-        units: mended,
+        units: unit_ids.len(),
+        unit_ids,
         over_cycle_us,
         gap_us,
         entries_known,
@@ -796,6 +804,8 @@ impl PredictionInputs {
         // Restoring units' copies measured over one window: their energy taken off, over
         // the unit's invocations.
         let mut copies_one_window: Vec<f64> = Vec::new();
+        // Restored units whose kernels alone exceed their time alone: (unit, by how much).
+        let mut restored_over: Vec<(u32, f64)> = Vec::new();
         for u in iso.units.iter().filter(|u| u.status == "ok") {
             let Some(t) = &u.time_us else { continue };
             let n = u.invocations as f64;
@@ -925,8 +935,7 @@ impl PredictionInputs {
             if let (Some(_), Some(l)) = (&u.restoring, &u.launches_verified) {
                 let over = l.busy_us.unwrap_or(l.kernels_us) - t.mean;
                 if over > KERNELS_OVER_TIME * t.mean.max(1.0) {
-                    p.restored_kernels_over.0 += 1;
-                    p.restored_kernels_over.1 += over;
+                    restored_over.push((u.id, over));
                 }
             }
             // Kernels whose durations sum past the unit's time run side by side (cuDNN's
@@ -1068,6 +1077,15 @@ impl PredictionInputs {
         }
         if let Some(t) = p.transitions.as_mut() {
             p.slow_alone_records = mend_slow_alone_records(t, &iso.units);
+        }
+        // A restored unit the split took at its time alone no longer makes the gap too
+        // long: only the others stay a caveat.
+        let mended = p.slow_alone_records.as_ref().map(|r| &r.unit_ids);
+        for (id, over) in restored_over {
+            if !mended.is_some_and(|m| m.contains(&id)) {
+                p.restored_kernels_over.0 += 1;
+                p.restored_kernels_over.1 += over;
+            }
         }
         Some(p)
     }
@@ -3655,6 +3673,11 @@ mod tests {
         let c = &r.prediction.as_ref().unwrap().coverage;
         assert!(c.contains("1 unit whose kernels alone (CUPTI, recorded right before it was timed) took over 5 % longer than both its timed launches alone and its kernels in the round, 1.0 us a cycle in all"), "{c}");
         assert!(c.contains("0.50 us a switch off the gap between kernels (these results do not record the round's lead-ins"), "{c}");
+        // Restored, it is no longer said to make the gap too long: the split took it.
+        iso.units[0].restoring = Some(crate::results::UnitRestoring::default());
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.unwrap().kernels_caveat, None);
+        iso.units[0].restoring = None;
         // The cycle's entries recorded, unit 0 among them twice (a lead-in too): twice off.
         transitions(&mut iso).round_entry_units = vec![0, 1, 0];
         let p = PredictionInputs::from_results(None, Some(&iso)).unwrap();
