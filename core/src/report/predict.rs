@@ -502,7 +502,6 @@ const SLOW_ALONE_RECORD: f64 = 0.05;
 /// The units [`mend_slow_alone_records`] took at their time alone.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SlowAloneRecords {
-    pub units: usize,
     /// The units taken at their time alone.
     pub unit_ids: Vec<u32>,
     /// Σ over one cycle's entries of their busy time alone beyond their time alone, us.
@@ -579,7 +578,6 @@ fn mend_slow_alone_records(
         *g -= gap_us;
     }
     Some(SlowAloneRecords {
-        units: unit_ids.len(),
         unit_ids,
         over_cycle_us,
         gap_us,
@@ -1753,16 +1751,17 @@ impl Report {
             ));
         }
         if let Some(r) = inp.slow_alone_records.as_ref().filter(|_| split) {
+            let n = r.unit_ids.len();
+            let (was, its) = if n == 1 {
+                ("it was", "its")
+            } else {
+                ("they were", "their")
+            };
             coverage.push_str(&format!(
-                "; {} whose kernels alone (CUPTI, recorded right before {} timed) took over {:.0} % longer than both {} timed launches alone and {} kernels in the round, {:.1} us a cycle in all (a clock, not gaps of {} own): taken at {} time alone, {:.2} us a switch off the gap between kernels{}",
-                crate::words::count(r.units as u64, "unit"),
-                if r.units == 1 { "it was" } else { "they were" },
+                "; {} whose kernels alone (CUPTI, recorded right before {was} timed) took over {:.0} % longer than both {its} timed launches alone and {its} kernels in the round, {:.1} us a cycle in all (a clock, not gaps of {its} own): taken at {its} time alone, {:.2} us a switch off the gap between kernels{}",
+                crate::words::count(n as u64, "unit"),
                 SLOW_ALONE_RECORD * 100.0,
-                if r.units == 1 { "its" } else { "their" },
-                if r.units == 1 { "its" } else { "their" },
                 r.over_cycle_us,
-                if r.units == 1 { "its" } else { "their" },
-                if r.units == 1 { "its" } else { "their" },
                 r.gap_us,
                 if r.entries_known {
                     ""
@@ -3664,7 +3663,7 @@ mod tests {
         let p = PredictionInputs::from_results(None, Some(&iso)).unwrap();
         let t = p.transitions.as_ref().unwrap();
         let slow = p.slow_alone_records.clone().unwrap();
-        assert_eq!((slow.units, slow.entries_known), (1, false));
+        assert_eq!((&slow.unit_ids, slow.entries_known), (&vec![0], false));
         assert!((slow.over_cycle_us - 1.0).abs() < 1e-9, "{slow:?}");
         assert!((t.round_gap_extra_busy_us.unwrap() - (0.4 - 0.5)).abs() < 1e-9);
         assert_eq!(t.round_unit_kernels[0].alone_busy_us, Some(10.0));
