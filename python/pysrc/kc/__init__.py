@@ -268,7 +268,10 @@ class Results:
         --verify, every unit having launched as many kernels as alone): unit, round_us and
         alone_us (its kernels' durations per invocation in the round and alone, CUPTI), and
         since session 40 round_busy_us and alone_busy_us (their busy times, which the
-        prediction takes where every row has them). Empty without a round so recorded."""
+        prediction takes where every row has them). As recorded: since session 41 the report
+        takes a unit whose busy time alone exceeds both its time alone and its busy time in
+        the round by over 5 % at its time alone (its record ran at another clock), and says
+        so in its coverage. Empty without a round so recorded."""
         t = ((self.raw.get("isolated") or {}).get("transitions") or {})
         keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us"]
         return _pd.DataFrame([{c: r.get(c) for c in keep} for r in t.get("round_unit_kernels", [])],
