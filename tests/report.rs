@@ -985,10 +985,16 @@ fn the_units_producers_price_the_predictions_energy_on_a_real_run() {
     assert!((sum - f(&p["predicted_energy_j"])).abs() < 1e-9, "{p}");
     assert!((f(&p["plain_energy_error_pct"]) - 3.17).abs() < 0.01, "{p}");
     // −0.35 % before session 39, when the term took out all of the round's kernels beyond
-    // alone on these units, not only the part their launches after their lead-ins hold.
-    assert!((f(&p["energy_error_pct"]) + 0.40).abs() < 0.01, "{p}");
+    // alone on these units, not only the part their launches after their lead-ins hold;
+    // −0.40 % before session 41 took one unit recorded slower alone than it was timed and
+    // ran in the round at its time alone (3.4 us a cycle, said in the coverage).
+    assert!((f(&p["energy_error_pct"]) + 0.43).abs() < 0.01, "{p}");
+    assert!(p["coverage"]
+        .as_str()
+        .unwrap()
+        .contains("; 1 unit whose kernels alone (CUPTI, recorded right before it was timed)"));
     let without = 100.0 * ((f(&p["predicted_energy_j"]) - e) / f(&p["target_energy_j"]) - 1.0);
-    assert!((without - 3.35).abs() < 0.01, "{without}");
+    assert!((without - 3.32).abs() < 0.01, "{without}");
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
     assert!(
         md.contains("| + the units' producers: 19 units holding 65 % of the units' energy alone")

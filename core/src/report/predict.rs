@@ -514,34 +514,52 @@ pub struct SlowAloneRecords {
 }
 
 /// The round's cost is split into gaps and slower kernels by each unit's busy time alone
-/// (CUPTI): the gap part takes Σ over the cycle's entries of (time alone − busy time
-/// alone), and each unit's slower kernels are its busy time in the round less alone. A
-/// unit whose record ran slower than its timed launches and than the round (a clock, by
-/// more than [`SLOW_ALONE_RECORD`]) would read as negative gaps of its own, which the gap
-/// part then spreads over every switch of the model, and as that much faster kernels
-/// in the round, priced by its own invocations only: on GPT-2's training step graph one
-/// 3.3 ms GEMM recorded 285 us over its time alone made the gap 3.33 us a switch and the
-/// prediction +4.6 % (session 41). Such a unit is taken at its time alone in both.
+/// (CUPTI; by its kernels' durations in results without busy times): the gap part takes Σ
+/// over the cycle's entries of (time alone − busy time alone), and each unit's slower
+/// kernels are its busy time in the round less alone. A unit whose record ran slower than
+/// its timed launches and than the round (a clock, by more than [`SLOW_ALONE_RECORD`])
+/// would read as negative gaps of its own, which the gap part then spreads over every
+/// switch of the model, and as that much faster kernels in the round, priced by its own
+/// invocations only: on GPT-2's training step graph one 3.3 ms GEMM recorded 285 us over
+/// its time alone made the gap 3.33 us a switch and the prediction +4.6 % (session 41).
+/// Such a unit is taken at its time alone in both.
 fn mend_slow_alone_records(
     t: &mut TransitionsSummary,
     units: &[crate::results::UnitResult],
 ) -> Option<SlowAloneRecords> {
-    if !t.split_by_busy() {
+    // The split's own reading of a unit's kernels: busy time, or durations where the round
+    // is split by them (results before session 40).
+    let by_busy = t.split_by_busy();
+    if !by_busy && t.round_gap_extra_us.is_none() {
         return None;
     }
     let in_round: HashMap<u32, f64> = t
         .round_unit_kernels
         .iter()
-        .filter_map(|r| Some((r.unit, r.round_busy_us?)))
+        .filter_map(|r| {
+            Some((
+                r.unit,
+                if by_busy {
+                    r.round_busy_us?
+                } else {
+                    r.round_us
+                },
+            ))
+        })
         .collect();
-    // Each such unit's time alone, and its busy time alone beyond it.
+    // Each such unit's time alone, and its kernels alone beyond it. By durations, kernels
+    // side by side sum past their time of themselves: those are not a clock.
     let slow: HashMap<u32, (f64, f64)> = units
         .iter()
         .filter_map(|u| {
             let time = u.time_at_model_clock()?.mean;
-            let busy = u.launches_verified.as_ref()?.busy_us?;
+            let l = u.launches_verified.as_ref()?;
+            let alone = if by_busy { l.busy_us? } else { l.kernels_us };
+            if !by_busy && alone - time > SIDE_BY_SIDE_OVER_TIME * time.max(1.0) {
+                return None;
+            }
             let against = in_round.get(&u.id).map_or(time, |r| r.max(time));
-            (busy > (1.0 + SLOW_ALONE_RECORD) * against).then_some((u.id, (time, busy - time)))
+            (alone > (1.0 + SLOW_ALONE_RECORD) * against).then_some((u.id, (time, alone - time)))
         })
         .collect();
     if slow.is_empty() {
@@ -570,11 +588,18 @@ fn mend_slow_alone_records(
     }
     for r in &mut t.round_unit_kernels {
         if let Some(&(time, _)) = slow.get(&r.unit) {
-            r.alone_busy_us = Some(time);
+            match by_busy {
+                true => r.alone_busy_us = Some(time),
+                false => r.alone_us = time,
+            }
         }
     }
     let gap_us = over_cycle_us / t.switches_per_cycle() as f64;
-    if let Some(g) = t.round_gap_extra_busy_us.as_mut() {
+    let gap = match by_busy {
+        true => t.round_gap_extra_busy_us.as_mut(),
+        false => t.round_gap_extra_us.as_mut(),
+    };
+    if let Some(g) = gap {
         *g -= gap_us;
     }
     Some(SlowAloneRecords {
@@ -3689,6 +3714,25 @@ mod tests {
         let p = PredictionInputs::from_results(None, Some(&iso)).unwrap();
         assert_eq!(p.slow_alone_records, None);
         assert_eq!(p.transitions.unwrap().round_gap_extra_busy_us, Some(0.4));
+        // A round split by durations (results without busy times) reads them the same way.
+        let t = transitions(&mut iso);
+        t.round_entry_units.clear();
+        t.round_gap_extra_busy_us = None;
+        t.round_gap_extra_us = Some(0.4);
+        for r in &mut t.round_unit_kernels {
+            (r.round_busy_us, r.alone_busy_us) = (None, None);
+        }
+        t.round_unit_kernels[0].round_us = 9.9;
+        let p = PredictionInputs::from_results(None, Some(&iso)).unwrap();
+        let t = p.transitions.as_ref().unwrap();
+        assert!((t.round_gap_extra_us.unwrap() - (0.4 - 0.5)).abs() < 1e-9);
+        assert_eq!(t.round_unit_kernels[0].alone_us, 10.0);
+        // But kernels whose durations sum past half their time again run side by side:
+        // not a clock.
+        iso.units[0].launches_verified.as_mut().unwrap().kernels_us = 16.0;
+        transitions(&mut iso).round_unit_kernels[0].alone_us = 16.0;
+        let p = PredictionInputs::from_results(None, Some(&iso)).unwrap();
+        assert_eq!(p.slow_alone_records, None);
     }
 
     #[test]
