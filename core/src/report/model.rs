@@ -243,6 +243,27 @@ pub const HOST_BOUND_BUSY_SHARE: f64 = 0.8;
 /// +48 % and +168 %.
 pub const OTHER_PROGRAM_TOLERANCE: f64 = 0.10;
 
+/// Where the model's own measurements (its capture and each `capture.py --remeasure`)
+/// part in energy by more than the prediction's energy target: by how much (`whose`
+/// begins the sentence), said beside the model's row and the prediction. Its energy is then that uncertain, whatever kc measures: LLaMA's
+/// decode graph drew 3.589 J an iteration captured and 3.876 J measured again right after
+/// kc's run, both at 55-56 °C and the same time (session 41).
+pub fn measurements_part(run: &super::reference::ModelRun, whose: &str) -> Option<String> {
+    let (medians, pct) = run.measurements_energy()?;
+    (pct > super::predict::ENERGY_TARGET_PCT).then(|| {
+        format!(
+            "{whose} {} measurements part by {pct:.1} % in energy ({} J per iteration, the capture first), more than the {:.0} % target: the model's energy is that uncertain",
+            medians.len(),
+            medians
+                .iter()
+                .map(|e| format!("{e:.4}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            super::predict::ENERGY_TARGET_PCT
+        )
+    })
+}
+
 impl Report {
     /// Why the model's figure is not like with like, said beside it and beside the
     /// prediction: the eager model waited on its host (`host_bound_target_of`), or
@@ -469,6 +490,7 @@ impl Report {
         // like with like, where it is not.
         let model_caveat = |run: &super::reference::ModelRun, not_alike: Option<&str>| {
             let mut v = vec![at_temperature(run)];
+            v.extend(measurements_part(run, "its").map(|w| format!("⚠ {w}")));
             v.extend(not_alike.map(|w| format!("⚠ {w}")));
             v.retain(|s| !s.is_empty());
             v.join("; ")

@@ -179,6 +179,11 @@ pub struct Prediction {
     /// within 4 us of the launch's (session 41).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_values_caveat: Option<String>,
+    /// Where the model's own measurements part in energy by more than the energy target
+    /// ([`super::model::measurements_part`]): said beside the prediction as beside the
+    /// model's row, since the target's energy is that uncertain (session 41).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_measurements_caveat: Option<String>,
     /// What the round's cost was split into gaps and slower kernels by: "busy time" (the
     /// union of the kernels' intervals, from session 40) or "durations" (their sum);
     /// absent where it was not split (no CUPTI).
@@ -1830,6 +1835,12 @@ impl Report {
             coverage,
             energy_caveat,
             target_caveat: self.target_caveat(),
+            target_measurements_caveat: self
+                .model
+                .as_ref()
+                .and_then(|m| {
+                    super::model::measurements_part(m.reference.compared().1, "the model's")
+                }),
             values_caveat: (inp.units_ran_away > 0).then(|| {
                 format!(
                     "{} measured alone over data their own repeats drove to zeros or non-finite values ({:.1} % of the plain energy): their energy is not the model's",

@@ -116,6 +116,28 @@ impl Temperature {
 }
 
 impl ModelRun {
+    /// Where the model was measured more than once (its capture and `capture.py
+    /// --remeasure` after kc), each measurement's median energy per iteration, in order,
+    /// and how far the highest lies over the lowest, percent. LLaMA's decode graph drew
+    /// 3.589 J captured and 3.876 J measured again, both at 55-56 °C (session 41).
+    pub fn measurements_energy(&self) -> Option<(Vec<f64>, f64)> {
+        let n = self.windows.iter().map(|w| w.measurement).max()? + 1;
+        let medians: Vec<f64> = (0..n)
+            .filter_map(|k| {
+                let mut e: Vec<f64> = self
+                    .windows
+                    .iter()
+                    .filter(|w| w.measurement == k)
+                    .map(|w| w.energy_j)
+                    .collect();
+                crate::results::stats::median(&mut e)
+            })
+            .collect();
+        let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (medians.len() > 1 && lo > 0.0).then(|| (medians, 100.0 * (hi / lo - 1.0)))
+    }
+
     /// The model's energy per iteration from its windows nearest kc's temperature `kc_c`:
     /// the median of those within [`TEMPERATURE_MATCH_C`], else of the nearest. None when
     /// no window records a temperature.
@@ -449,6 +471,39 @@ mod tests {
         let none = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz", "cuda_graph": {"back_to_back_us": 1.0}}}}"#;
         let none = find(none, &["m.pt.trace.json.gz".into()], None).unwrap();
         assert!(!none.cuda_graph.energy_counted_enqueued);
+    }
+
+    /// The model's own measurements set side by side: LLaMA's decode graph drew 3.589 J an
+    /// iteration captured and 3.876 J measured again after kc at one temperature (session
+    /// 41), 8.0 % apart, said beside its row and the prediction; one measurement, or two
+    /// within the energy target, say nothing.
+    #[test]
+    fn the_models_measurements_that_part_in_energy_are_said() {
+        let text = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz", "profiled_iterations": 3,
+            "cuda_graph": {"back_to_back_us": 9125.4, "back_to_back_energy_per_run_mj": 3589.3,
+                "back_to_back_energy_windows_mj": [3572.1, 3589.3, 3592.0],
+                "back_to_back_temperature_c": [55, 55, 55],
+                "remeasured": [
+                    {"back_to_back_us": 9126.6, "back_to_back_energy_windows_mj": [3863.2, 3884.1, 3876.0],
+                     "back_to_back_temperature_c": [55, 56, 56]}]}}}}"#;
+        let g = find(text, &["m.pt.trace.json.gz".into()], None)
+            .unwrap()
+            .cuda_graph;
+        let (medians, pct) = g.measurements_energy().unwrap();
+        assert_eq!(medians.len(), 2);
+        assert!((medians[0] - 3.5893).abs() < 1e-9 && (medians[1] - 3.876).abs() < 1e-9);
+        assert!((pct - 7.99).abs() < 0.01, "{pct}");
+        let c = super::super::model::measurements_part(&g, "its").unwrap();
+        assert!(c.starts_with("its 2 measurements part by 8.0 % in energy (3.5893, 3.8760 J per iteration, the capture first), more than the 3 % target"), "{c}");
+        // Within the target: nothing to say.
+        let mut near = g.clone();
+        for w in near.windows.iter_mut().filter(|w| w.measurement == 1) {
+            w.energy_j = 3.65;
+        }
+        assert_eq!(super::super::model::measurements_part(&near, "its"), None);
+        // One measurement: nothing to set it beside.
+        near.windows.retain(|w| w.measurement == 0);
+        assert_eq!(near.measurements_energy(), None);
     }
 
     #[test]

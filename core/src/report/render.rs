@@ -914,6 +914,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(c) = &p.round_values_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
+    if let Some(c) = &p.target_measurements_caveat {
+        v.insert(0, format!("⚠ {c}"));
+    }
     if let Some(c) = &p.replay_caveat {
         v.insert(0, format!("⚠ {c}"));
     }
