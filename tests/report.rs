@@ -11,6 +11,31 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `kc report` on a real run kept as a fixture (`STEM.graph.json` and `STEM.reference.json`,
+/// its entry `entry`) with the isolated results `iso` (the fixture's own, or a reading of
+/// it changed by the test), written to `out`: its report.json.
+fn report_on_fixture(
+    stem: &str,
+    entry: &str,
+    iso: &std::path::Path,
+    out: &std::path::Path,
+) -> serde_json::Value {
+    let o = kc(&[
+        "report",
+        fixture(&format!("{stem}.graph.json")).to_str().unwrap(),
+        "--isolated",
+        iso.to_str().unwrap(),
+        "--reference",
+        fixture(&format!("{stem}.reference.json")).to_str().unwrap(),
+        "--reference-entry",
+        entry,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+}
+
 fn bloom() -> (kc::exec::Results, kc::exec::Results) {
     (
         kc::report::read_results(&fixture("bloom560m_seq5.graph.json")).unwrap(),
@@ -1013,22 +1038,13 @@ fn the_units_producers_price_the_predictions_energy_on_a_real_run() {
 #[test]
 fn units_at_the_cap_after_their_lead_ins_enter_the_prediction_on_a_real_run() {
     let dir = tempfile::tempdir().unwrap();
-    let report = |iso: &std::path::Path, out: &str| -> serde_json::Value {
-        let o = kc(&[
-            "report",
-            fixture("bert_graph_h200.graph.json").to_str().unwrap(),
-            "--isolated",
-            iso.to_str().unwrap(),
-            "--reference",
-            fixture("bert_graph_h200.reference.json").to_str().unwrap(),
-            "--reference-entry",
+    let report = |iso: &std::path::Path, out: &str| {
+        report_on_fixture(
+            "bert_graph_h200",
             "bert_infer_graph",
-            "-o",
-            dir.path().join(out).to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r = std::fs::read(dir.path().join(out).join("report.json")).unwrap();
-        serde_json::from_slice(&r).unwrap()
+            iso,
+            &dir.path().join(out),
+        )
     };
     let f = |v: &serde_json::Value| v.as_f64().unwrap();
     let with = report(&fixture("bert_graph_h200.iso.json"), "with");
@@ -1088,24 +1104,13 @@ fn units_at_the_cap_after_their_lead_ins_enter_the_prediction_on_a_real_run() {
 #[test]
 fn the_rounds_cost_is_split_by_busy_time_on_a_real_run_whose_kernels_run_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
-    let report = |iso: &std::path::Path, out: &str| -> serde_json::Value {
-        let o = kc(&[
-            "report",
-            fixture("resnext101_h200_s40.graph.json").to_str().unwrap(),
-            "--isolated",
-            iso.to_str().unwrap(),
-            "--reference",
-            fixture("resnext101_h200_s40.reference.json")
-                .to_str()
-                .unwrap(),
-            "--reference-entry",
+    let report = |iso: &std::path::Path, out: &str| {
+        report_on_fixture(
+            "resnext101_h200_s40",
             "resnext101",
-            "-o",
-            dir.path().join(out).to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r = std::fs::read(dir.path().join(out).join("report.json")).unwrap();
-        serde_json::from_slice(&r).unwrap()
+            iso,
+            &dir.path().join(out),
+        )
     };
     let iso = fixture("resnext101_h200_s40.iso.json");
     let json = report(&iso, "busy");
@@ -1156,26 +1161,13 @@ fn the_rounds_cost_is_split_by_busy_time_on_a_real_run_whose_kernels_run_side_by
 #[test]
 fn a_unit_recorded_slower_alone_than_timed_is_taken_at_its_time_on_a_real_run() {
     let dir = tempfile::tempdir().unwrap();
-    let report = |iso: &std::path::Path, out: &str| -> serde_json::Value {
-        let o = kc(&[
-            "report",
-            fixture("gpt2_step_graph_h200_s41.graph.json")
-                .to_str()
-                .unwrap(),
-            "--isolated",
-            iso.to_str().unwrap(),
-            "--reference",
-            fixture("gpt2_step_graph_h200_s41.reference.json")
-                .to_str()
-                .unwrap(),
-            "--reference-entry",
+    let report = |iso: &std::path::Path, out: &str| {
+        report_on_fixture(
+            "gpt2_step_graph_h200_s41",
             "gpt2_train_graph",
-            "-o",
-            dir.path().join(out).to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r = std::fs::read(dir.path().join(out).join("report.json")).unwrap();
-        serde_json::from_slice(&r).unwrap()
+            iso,
+            &dir.path().join(out),
+        )
     };
     let iso = fixture("gpt2_step_graph_h200_s41.iso.json");
     let json = report(&iso, "mended");
