@@ -5,11 +5,13 @@
 //! and gap overhead) and how far the in-context kernels are from the traced ones (the
 //! context effect). No CUDA here: the records come from [`super::cupti`] (or a fixture).
 //!
-//! Invariant: kernels are assigned to steps in capture order: each traced kernel takes the
-//! next launched kernel of its name within a few places (what it skips is counted as
-//! launched but not traced, and timed with its step), else the next launched kernel (another
-//! name at that position: cuBLASLt or cuDNN picked another algorithm); a replay that runs
-//! out of kernels cuts the alignment there.
+//! Invariant: kernels are assigned to steps in capture order: a step takes the next launched
+//! kernels whole where they are its own by name in any order (a library that forks inside
+//! the op launches them in another order than the trace lists them), else each traced
+//! kernel takes the next launched kernel of its name within a few places (what it skips is
+//! counted as launched but not traced, and timed with its step), else the next launched
+//! kernel (another name at that position: cuBLASLt or cuDNN picked another algorithm); a
+//! replay that runs out of kernels cuts the alignment there.
 
 use crate::results::stats::{median, weighted_median};
 use serde::{Deserialize, Serialize};
@@ -498,12 +500,31 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
             ));
             break;
         }
-        // Each traced kernel takes the next launched kernel of its name within a short
+        // A library that forks inside the op (cuDNN's grouped convolutions over streams of
+        // its own) launched the step's kernels in another order than the trace lists them
+        // (by their start on several streams): where the step's next kernels are its own by
+        // name in any order, they are taken whole. Taken one by one, a kernel of a name the
+        // step holds twice took the later one and the rest of the replay slid (RegNetX-3.2GF:
+        // 251 kernels counted extra and the alignment cut at step 656 of 789, session 42).
+        let mut matched = 0usize;
+        let whole = whole_step(&recs, at, s);
+        if let Some((pairs, end)) = &whole {
+            for &(j, r) in pairs {
+                if let Some(Some(g)) = s.geometry.get(j) {
+                    f.kernels_geometry_known += 1;
+                    if same_geometry(recs[r], g) {
+                        f.kernels_geometry_matched += 1;
+                    }
+                }
+            }
+            matched = n;
+            at = *end;
+        }
+        // Else each traced kernel takes the next launched kernel of its name within a short
         // window (kernels the replay launched and the trace does not have, such as a
         // workspace memset before a cuDNN convolution, go to the step they precede), else
         // the next launched kernel whatever its name (another algorithm at that position).
-        let mut matched = 0usize;
-        for (j, k) in s.kernels.iter().enumerate() {
+        for (j, k) in s.kernels.iter().enumerate().filter(|_| whole.is_none()) {
             let base = base_name(k);
             // Up to WINDOW kernels ahead; driver copies on the way neither count toward the
             // window nor as extra kernels.
@@ -524,12 +545,8 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
             match hit {
                 Some(d) => {
                     if let Some(Some(g)) = s.geometry.get(j) {
-                        let r = recs[at + d];
-                        let same = |a: &[i32; 3], b: &[u32; 3]| {
-                            a.iter().zip(b).all(|(x, y)| i64::from(*x) == i64::from(*y))
-                        };
                         f.kernels_geometry_known += 1;
-                        if same(&r.grid, &g.grid) && same(&r.block, &g.block) {
+                        if same_geometry(recs[at + d], g) {
                             f.kernels_geometry_matched += 1;
                         }
                     }
@@ -614,6 +631,74 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     units.truncate(10);
     f.worst_units = units;
     f
+}
+
+/// The step's kernels as the next launched ones from `at`, in any order: each traced
+/// kernel paired with a launched one of its name among the next `n` that are not driver
+/// copies (those on the way go with the step), and where that ends; `None` where no such
+/// pairing exists (another kernel among them: the one-by-one search tells what it is).
+/// A pairing, not first come first served: a base name can lie inside another kernel's
+/// name (cutlass's `Kernel` in cuDNN's `cudnnKernelDataType_t`).
+fn whole_step(
+    recs: &[&KernelRecord],
+    at: usize,
+    s: &TracedStep<'_>,
+) -> Option<(Vec<(usize, usize)>, usize)> {
+    let n = s.kernels.len();
+    let block: Vec<usize> = (at..recs.len())
+        .filter(|&r| !is_driver_copy(&recs[r].name))
+        .take(n)
+        .collect();
+    if block.len() < n {
+        return None;
+    }
+    let fits: Vec<Vec<usize>> = s
+        .kernels
+        .iter()
+        .map(|k| {
+            let base = base_name(k);
+            (0..n)
+                .filter(|&b| recs[block[b]].name.contains(base))
+                .collect()
+        })
+        .collect();
+    // Kuhn's augmenting paths: a step holds at most some hundred kernels.
+    fn augment(
+        j: usize,
+        fits: &[Vec<usize>],
+        seen: &mut [bool],
+        owner: &mut [Option<usize>],
+    ) -> bool {
+        for &b in &fits[j] {
+            if !seen[b] {
+                seen[b] = true;
+                if owner[b].is_none_or(|o| augment(o, fits, seen, owner)) {
+                    owner[b] = Some(j);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    let mut owner: Vec<Option<usize>> = vec![None; n];
+    for j in 0..n {
+        if !augment(j, &fits, &mut vec![false; n], &mut owner) {
+            return None;
+        }
+    }
+    let pairs = owner
+        .iter()
+        .enumerate()
+        .map(|(b, j)| (j.expect("a full pairing owns every kernel"), block[b]))
+        .collect();
+    Some((pairs, block[n - 1] + 1))
+}
+
+/// Whether a launched kernel ran with the traced grid and block.
+fn same_geometry(r: &KernelRecord, g: &crate::plan::types::LaunchDims) -> bool {
+    let same =
+        |a: &[i32; 3], b: &[u32; 3]| a.iter().zip(b).all(|(x, y)| i64::from(*x) == i64::from(*y));
+    same(&r.grid, &g.grid) && same(&r.block, &g.block)
 }
 
 fn dur_us(r: &KernelRecord) -> f64 {
@@ -990,6 +1075,72 @@ mod tests {
         assert_eq!((f.kernels_extra, f.kernels_name_matched), (0, 1));
         assert_eq!((f.copy_kernels, f.kernels_launched), (1, 1));
         assert!((f.aligned_in_context_us - 6.0).abs() < 1e-9);
+    }
+
+    /// RegNetX-3.2GF's grouped convolution as its trace lists it (fixtures/modern, step 18):
+    /// cuDNN ran it over two streams of its own, so the trace lists its eight kernels by
+    /// their starts, interleaved, while the replay launched each stream's four in turn. Its
+    /// two transposes share a base name with the two back: taken one by one, the second
+    /// took a transpose back, the step counted two kernels extra and every step after slid.
+    #[test]
+    fn a_forked_steps_kernels_in_another_order_are_its_own_and_the_next_step_stays_aligned() {
+        let t_in = "void cudnn::engines_precompiled::genericTranspose_kernel<__nv_bfloat16, float, float, true, (cudnnKernelDataType_t)2>(int)";
+        let convert = "void cudnn::engines_precompiled::convertTensor_kernel<__nv_bfloat16, float, float, (cudnnKernelDataType_t)2>(float)";
+        let gemm = "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_s1688fprop_optimized_tf32_256x64_16x4_nhwc_align4>(int)";
+        let t_out = "void cudnn::engines_precompiled::genericTranspose_kernel<float, __nv_bfloat16, float, true, (cudnnKernelDataType_t)0>(int)";
+        let bn = "void at::native::batch_norm_transform_input_channels_last_kernel<c10::BFloat16, float, c10::BFloat16, 4>(int)";
+        let steps = [
+            TracedStep {
+                geometry: Vec::new(),
+                copies: 0,
+                unit: 12,
+                label: "aten::cudnn_convolution",
+                kernels: vec![t_in, t_in, convert, gemm, convert, gemm, t_out, t_out],
+                traced_ns: 40_000,
+                idle_before_ns: 0,
+            },
+            TracedStep {
+                geometry: Vec::new(),
+                copies: 0,
+                unit: 4,
+                label: "aten::native_batch_norm",
+                kernels: vec![bn],
+                traced_ns: 5_000,
+                idle_before_ns: 0,
+            },
+        ];
+        let (m_in, m_convert, m_gemm, m_out, m_bn) = (
+            "_ZN5cudnn19engines_precompiled23genericTranspose_kernelI13__nv_bfloat16ffLb1EL21cudnnKernelDataType_t2EEEvi",
+            "_ZN5cudnn19engines_precompiled20convertTensor_kernelI13__nv_bfloat16ffL21cudnnKernelDataType_t2EEEvf",
+            "_ZN17cutlass__5x_cudnn6KernelI51cutlass_tensorop_s1688fprop_optimized_tf32_256x64_16x4_nhwc_align4EEvi",
+            "_ZN5cudnn19engines_precompiled23genericTranspose_kernelIf13__nv_bfloat16fLb1EL21cudnnKernelDataType_t0EEEvi",
+            "_ZN2at6native45batch_norm_transform_input_channels_last_kernelIN3c108BFloat16EfS3_Li4EEEvi",
+        );
+        // Capture order: one stream's four kernels, then the other's (side by side in time).
+        let mut recs = Vec::new();
+        for (branch, start) in [(0u64, 0u64), (1, 1_000)] {
+            for (k, name) in [m_in, m_convert, m_gemm, m_out].iter().enumerate() {
+                recs.push(rec(
+                    name,
+                    1 + branch * 4 + k as u64,
+                    start + k as u64 * 10_000,
+                    9_000,
+                ));
+            }
+        }
+        recs.push(rec(m_bn, 9, 42_000, 5_000));
+        let f = measure(&steps, &recs);
+        assert_eq!((f.kernels_extra, f.kernels_name_matched), (0, 9));
+        assert!(f.cut.is_none() && f.first_mismatch.is_none());
+        // Each step holds its own kernels: the convolution's eight, the batch norm's one.
+        let unit = |u: u32| f.units.iter().find(|x| x.unit == u).unwrap();
+        assert!((unit(12).in_context_us - 72.0).abs() < 1e-9);
+        assert!((unit(4).in_context_us - 5.0).abs() < 1e-9);
+        // A kernel of another name among the step's next ones is still found one by one.
+        let mut other = recs.clone();
+        other.insert(0, rec("memset32_aligned1D", 0, 0, 500));
+        let g = measure(&steps, &other);
+        assert_eq!((g.copy_kernels, g.kernels_name_matched), (1, 9));
     }
 
     #[test]
