@@ -172,17 +172,22 @@ def build(a):
             model = torchvision.models.get_model(a.model, weights=None, weights_backbone=None)
         except TypeError:  # a classifier's builder takes no backbone
             model = torchvision.models.get_model(a.model, weights=None)
-        inputs = torch.randn(a.batch, 3, a.image, a.image, device="cuda", dtype=dtype)
-        labels = torch.randint(0, 1000, (a.batch,), device="cuda")
-        desc = {"torchvision": a.model, "image": a.image}
+        video = a.model in torchvision.models.list_models(module=torchvision.models.video)
+        # A video model reads clips: (batch, channels, frames, height, width).
+        clip = (a.frames,) if video else ()
+        inputs = torch.randn(a.batch, 3, *clip, a.image, a.image, device="cuda", dtype=dtype)
+        labels = torch.randint(0, 1000 if not video else 400, (a.batch,), device="cuda")
+        desc = {"torchvision": a.model, "image": a.image, **({"frames": a.frames} if video else {})}
 
         def loss_of(out):
             return torch.nn.functional.cross_entropy(out.float(), labels)
         call = lambda: model(inputs)
     model = model.to(device="cuda", dtype=dtype)
     if a.channels_last:
-        model = model.to(memory_format=torch.channels_last)
-        inputs = inputs.contiguous(memory_format=torch.channels_last)
+        # Channels-last of a clip (5-D) is its 3-D form.
+        fmt = torch.channels_last_3d if inputs.dim() == 5 else torch.channels_last
+        model = model.to(memory_format=fmt)
+        inputs = inputs.contiguous(memory_format=fmt)
         desc["channels_last"] = True
     if a.compile:
         # The calls above look `model` up when they run, so they run the compiled module.
@@ -955,6 +960,8 @@ def main():
     p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     p.add_argument("--seq", type=int, default=128, help="sequence length of LM inputs (default 128)")
     p.add_argument("--image", type=int, default=224, help="image side of torchvision inputs (default 224)")
+    p.add_argument("--frames", type=int, default=16,
+                   help="frames per clip of torchvision's video models (r3d_18, swin3d_t, ...; default 16)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="fp16", help="parameter and input dtype")
     p.add_argument("--iters", type=int, default=3, help="profiled iterations (default 3)")
     p.add_argument("--mode", choices=["inference", "train", "decode"], default="inference",
