@@ -349,3 +349,56 @@ fn integer_results_are_read_where_computed() {
     let s = dataflow_summary(&plan).expect("an image");
     assert_eq!(s.integer_reads_bound, integer.len());
 }
+
+/// A unit whose invocations' places chain (a result one writes overlaps an operand another
+/// reads; alone, later invocations then read what earlier ones wrote, session 42) is counted,
+/// on a real step's plan: one unit's result moved onto another invocation's operand makes it
+/// chained, and the summary's share is of the chained units' traced time.
+#[test]
+fn units_whose_places_chain_are_counted() {
+    let g = lowered_with_et("gpt2s_b4s128_et");
+    let mut plan = kc::plan::build::build(&g);
+    let (chained, several) = kc::plan::show::chained_units(&plan);
+    assert!(
+        several > 0 && chained.len() <= several,
+        "{} of {several}",
+        chained.len()
+    );
+    let df = plan.dataflow.clone().expect("an image");
+    // A unit of several invocations not chained, with a placed result and a placed operand.
+    let (unit, i, j) = plan
+        .units
+        .iter()
+        .filter(|u| !chained.contains(&u.id))
+        .find_map(|u| {
+            let steps: Vec<usize> = (0..plan.steps.len())
+                .filter(|&k| plan.steps[k].unit == u.id)
+                .collect();
+            let i = *steps
+                .iter()
+                .find(|&&k| df.steps[k].outputs.iter().flatten().next().is_some())?;
+            let j = *steps
+                .iter()
+                .find(|&&k| k != i && df.steps[k].operands.iter().flatten().next().is_some())?;
+            Some((u.id, i, j))
+        })
+        .expect("a unit of several invocations with placed results and operands");
+    let read = *df.steps[j].operands.iter().flatten().next().unwrap();
+    let d = plan.dataflow.as_mut().unwrap();
+    let out = d.steps[i].outputs.iter_mut().flatten().next().unwrap();
+    out.0 = read;
+    let (after, _) = kc::plan::show::chained_units(&plan);
+    assert!(
+        after.contains(&unit),
+        "unit {unit} chains once its result lies on its operand"
+    );
+    let s = dataflow_summary(&plan).expect("an image");
+    let traced: f64 = plan
+        .steps
+        .iter()
+        .filter(|s| after.contains(&s.unit))
+        .map(|s| s.traced_ns as f64 / 1000.0)
+        .sum();
+    assert_eq!(s.chained_units, after.len());
+    assert!((s.chained_traced_us - traced).abs() < 1e-6);
+}

@@ -174,6 +174,66 @@ pub struct DataflowSummary {
     /// Integer and boolean reads (never placed) bound to the tier-3 result that computed
     /// them (`plan::integer_reads`).
     pub integer_reads_bound: usize,
+    /// Units of several replayed invocations whose places chain ([`chained_units`]), how
+    /// many units have several, and the chained units' traced time.
+    pub chained_units: usize,
+    pub units_of_several_invocations: usize,
+    pub chained_traced_us: f64,
+}
+
+/// The replayed units of several invocations whose places chain: a result one invocation
+/// writes in the image overlaps an operand another invocation reads (the allocator hands
+/// blocks back and forth). Alone, kc unrolls a unit's invocations in model order over their
+/// places, so every invocation but the first of a launch there reads what an earlier one
+/// wrote, not the model's values; a kernel whose time depends on its data then runs
+/// another time than in the model (Swin3D-T's shifted-window softmax, whose masked logits
+/// take it 2.05 times as long as its own output does, session 42). A result's bytes are its
+/// place's, at most its largest operand's (the plan keeps no result's size); in-place
+/// writes are not counted. Returns the unit ids, and how many units have several
+/// invocations.
+pub fn chained_units(plan: &Plan) -> (Vec<u32>, usize) {
+    let Some(df) = plan.dataflow.as_ref() else {
+        return (Vec::new(), 0);
+    };
+    let mut steps_of: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, s) in plan.steps.iter().enumerate() {
+        if plan.units[s.unit as usize].tier.is_replayable() && i < df.steps.len() {
+            steps_of.entry(s.unit).or_default().push(i);
+        }
+    }
+    let several: Vec<(u32, Vec<usize>)> =
+        steps_of.into_iter().filter(|(_, v)| v.len() > 1).collect();
+    let chained = several
+        .iter()
+        .filter(|(unit, steps)| {
+            let u = &plan.units[*unit as usize];
+            let reads = |i: usize| -> Vec<(u64, u64)> {
+                df.steps[i]
+                    .operands
+                    .iter()
+                    .zip(&u.slots)
+                    .filter_map(|(o, slot)| Some(((*o)?, plan.buffers[*slot as usize].bytes)))
+                    .collect()
+            };
+            let largest = steps
+                .iter()
+                .flat_map(|&i| reads(i))
+                .map(|r| r.1)
+                .max()
+                .unwrap_or(0);
+            steps.iter().any(|&i| {
+                df.steps[i].outputs.iter().flatten().any(|&(w, avail)| {
+                    let end = w + avail.min(largest);
+                    steps
+                        .iter()
+                        .filter(|&&j| j != i)
+                        .any(|&j| reads(j).iter().any(|&(r, bytes)| w < r + bytes && r < end))
+                })
+            })
+        })
+        .map(|(unit, _)| *unit)
+        .collect();
+    (chained, several.len())
 }
 
 pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
@@ -209,6 +269,7 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
                 .is_none_or(|o| o.is_none())
         })
         .count();
+    let (chained, several) = chained_units(plan);
     Some(DataflowSummary {
         derivation: df.derivation.clone(),
         parameters: of(RegionKind::Parameter).count(),
@@ -226,6 +287,14 @@ pub fn dataflow_summary(plan: &Plan) -> Option<DataflowSummary> {
         operands_placed: placed,
         operands_private: private,
         results_placed: results,
+        chained_units: chained.len(),
+        units_of_several_invocations: several,
+        chained_traced_us: plan
+            .steps
+            .iter()
+            .filter(|s| chained.contains(&s.unit))
+            .map(|s| s.traced_ns as f64 / 1000.0)
+            .sum(),
     })
 }
 
@@ -451,7 +520,9 @@ pub fn render_text(s: &PlanSummary) -> String {
                  (peak live {}); {} allocated results read from their own {} \
                  ({} reads of them read the result itself); {} integer or boolean reads \
                  bound to the result that computed them; {} storages read before the replay writes them, those reads from their own {}; \
-                 arena {}; operands placed {} of {}, tier-3 results placed {}",
+                 arena {}; operands placed {} of {}, tier-3 results placed {}; \
+                 {} of {} units of several invocations chain (a result of one overlaps an operand of another: \
+                 alone, later invocations read what earlier ones wrote), {:.1} % of the traced time",
                 d.derivation,
                 d.parameters,
                 mib(d.parameter_bytes),
@@ -470,7 +541,10 @@ pub fn render_text(s: &PlanSummary) -> String {
                 mib(d.arena_bytes),
                 d.operands_placed,
                 d.operands_placed + d.operands_private,
-                d.results_placed
+                d.results_placed,
+                d.chained_units,
+                d.units_of_several_invocations,
+                100.0 * d.chained_traced_us / s.traced_gpu_us.max(f64::MIN_POSITIVE)
             );
         }
         None => {
