@@ -2,7 +2,7 @@
 """Profile a model with torch.profiler and record what kc needs to judge a replay.
 
     capture.py --model qwen2 [--layers 8] [--batch 1] [--seq 128] [--dtype fp16]
-               [--iters 3] [--mode inference|train|decode] [--channels-last]
+               [--iters 3] [--mode inference|train|decode] [--channels-last] [--frames 16]
                [--compile | --cuda-graph] --out DIR
 
 Writes into DIR:
@@ -176,7 +176,8 @@ def build(a):
         # A video model reads clips: (batch, channels, frames, height, width).
         clip = (a.frames,) if video else ()
         inputs = torch.randn(a.batch, 3, *clip, a.image, a.image, device="cuda", dtype=dtype)
-        labels = torch.randint(0, 1000 if not video else 400, (a.batch,), device="cuda")
+        # Kinetics-400's classes for a video model, ImageNet's for an image one.
+        labels = torch.randint(0, 400 if video else 1000, (a.batch,), device="cuda")
         desc = {"torchvision": a.model, "image": a.image, **({"frames": a.frames} if video else {})}
 
         def loss_of(out):

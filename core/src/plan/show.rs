@@ -184,10 +184,10 @@ pub struct DataflowSummary {
 /// The replayed units of several invocations whose places chain: a result one invocation
 /// writes in the image overlaps an operand another invocation reads (the allocator hands
 /// blocks back and forth). Alone, kc unrolls a unit's invocations in model order over their
-/// places, so every invocation but the first of a launch there reads what an earlier one
-/// wrote, not the model's values; a kernel whose time depends on its data then runs
-/// another time than in the model (Swin3D-T's shifted-window softmax, whose masked logits
-/// take it 2.05 times as long as its own output does, session 42). A result's bytes are its
+/// places, so an invocation there can read what an earlier one of the launch wrote, not the
+/// model's values; a kernel whose time depends on its data then runs another time than in
+/// the model (Swin3D-T's shifted-window softmax, whose masked logits take it 2.06 times as
+/// long as its own output does, session 42). A result's bytes are its
 /// place's, at most its largest operand's (the plan keeps no result's size); in-place
 /// writes are not counted. Returns the unit ids, and how many units have several
 /// invocations.

@@ -8,11 +8,11 @@
 //! Invariant: kernels are assigned to steps in capture order: where the replay launched as
 //! many kernels as the trace holds, a step takes the next launched kernels whole where they
 //! are its own by name in any order (a library that forks inside the op launches them in
-//! another order than the trace lists them), else each traced
-//! kernel takes the next launched kernel of its name within a few places (what it skips is
-//! counted as launched but not traced, and timed with its step), else the next launched
-//! kernel (another name at that position: cuBLASLt or cuDNN picked another algorithm); a
-//! replay that runs out of kernels cuts the alignment there.
+//! another order than the trace lists them); else each traced kernel takes the next
+//! launched kernel of its name within a few places (what it skips is counted as launched
+//! but not traced, and timed with its step), else the next launched kernel (another name at
+//! that position: cuBLASLt or cuDNN picked another algorithm); a replay that runs out of
+//! kernels cuts the alignment there.
 
 use crate::results::stats::{median, weighted_median};
 use serde::{Deserialize, Serialize};
