@@ -22,11 +22,19 @@ class Gpu:
         self.t0 = time.time()
         self.done_at = []
         self.idle_s = 0.0
+        self.idle_counted_to = self.t0
+
+    def sat_idle_until(self, now):
+        """Counts the time the device sat idle after its last call up to `now`, once: a
+        host that falls behind (a loaded machine) starves it before an enqueue, and before
+        an event it records on the idle device (the end of a timed window)."""
+        if self.done_at and now > self.done_at[-1]:
+            self.idle_s += now - max(self.done_at[-1], self.idle_counted_to)
+        self.idle_counted_to = max(self.idle_counted_to, now)
 
     def enqueue(self):
         now = time.time()
-        if self.done_at and now > self.done_at[-1]:
-            self.idle_s += now - self.done_at[-1]
+        self.sat_idle_until(now)
         start = max(now, self.done_at[-1] if self.done_at else now)
         self.done_at.append(start + CALL_S)
 
@@ -51,7 +59,9 @@ def back_to_back(gpu):
 
         def record(self):
             # As on a GPU: an event on an idle stream completes when it is recorded.
-            self.at = max(time.time(), gpu.last_done())
+            now = time.time()
+            gpu.sat_idle_until(now)
+            self.at = max(now, gpu.last_done())
 
         def query(self):
             return time.time() >= self.at
