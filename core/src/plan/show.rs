@@ -207,27 +207,27 @@ pub fn chained_units(plan: &Plan) -> (Vec<u32>, usize) {
         .iter()
         .filter(|(unit, steps)| {
             let u = &plan.units[*unit as usize];
-            let reads = |i: usize| -> Vec<(u64, u64)> {
-                df.steps[i]
-                    .operands
-                    .iter()
-                    .zip(&u.slots)
-                    .filter_map(|(o, slot)| Some(((*o)?, plan.buffers[*slot as usize].bytes)))
-                    .collect()
-            };
-            let largest = steps
+            // Each step's operands as (offset, bytes), read once.
+            let reads: Vec<Vec<(u64, u64)>> = steps
                 .iter()
-                .flat_map(|&i| reads(i))
-                .map(|r| r.1)
-                .max()
-                .unwrap_or(0);
-            steps.iter().any(|&i| {
+                .map(|&i| {
+                    df.steps[i]
+                        .operands
+                        .iter()
+                        .zip(&u.slots)
+                        .filter_map(|(o, slot)| Some(((*o)?, plan.buffers[*slot as usize].bytes)))
+                        .collect()
+                })
+                .collect();
+            let largest = reads.iter().flatten().map(|r| r.1).max().unwrap_or(0);
+            steps.iter().enumerate().any(|(a, &i)| {
                 df.steps[i].outputs.iter().flatten().any(|&(w, avail)| {
                     let end = w + avail.min(largest);
-                    steps
+                    reads
                         .iter()
-                        .filter(|&&j| j != i)
-                        .any(|&j| reads(j).iter().any(|&(r, bytes)| w < r + bytes && r < end))
+                        .enumerate()
+                        .filter(|&(b, _)| b != a)
+                        .any(|(_, r)| r.iter().any(|&(r, bytes)| w < r + bytes && r < end))
                 })
             })
         })

@@ -617,31 +617,28 @@ impl Report {
         // busy time where recorded, so that kernels side by side count once (ResNeXt-101
         // 32x8d's grouped convolutions: by durations, +2746 us of context per replay and
         // −2152 us of launch and gaps, session 40's call 1), else by their durations.
-        match (
+        let split = match (
             self.time.in_context_busy_us,
             self.time.in_context_kernels_us,
         ) {
-            (Some(k), _) => {
-                parts.push((
-                    "context: the units' kernels in kc's graph (busy time) vs alone".into(),
-                    k - p,
-                ));
-                parts.push((
-                    "launch and gaps in kc's graph (beyond its kernels' busy time)".into(),
-                    g - k,
-                ));
+            (Some(k), _) => Some((
+                k,
+                "context: the units' kernels in kc's graph (busy time) vs alone",
+                "launch and gaps in kc's graph (beyond its kernels' busy time)",
+            )),
+            (None, Some(k)) => Some((
+                k,
+                "context: the units' kernels in kc's graph vs alone",
+                "launch, gaps and stream overlap in kc's graph",
+            )),
+            (None, None) => None,
+        };
+        match split {
+            Some((k, context, between)) => {
+                parts.push((context.into(), k - p));
+                parts.push((between.into(), g - k));
             }
-            (None, Some(k)) => {
-                parts.push((
-                    "context: the units' kernels in kc's graph vs alone".into(),
-                    k - p,
-                ));
-                parts.push((
-                    "launch, gaps and stream overlap in kc's graph".into(),
-                    g - k,
-                ));
-            }
-            (None, None) => parts.push((
+            None => parts.push((
                 "kc's graph vs the units alone (context and overhead; --verify splits them)".into(),
                 g - p,
             )),
