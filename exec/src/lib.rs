@@ -230,6 +230,12 @@ pub struct ExecOptions {
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
     /// image's snapshot is held; `false` keeps the measurement as it ran.
     pub unit_restoring: bool,
+    /// Isolated mode, context cache, with `verify`: a unit whose launch reads at one
+    /// invocation what another wrote is recorded again with each invocation from the
+    /// model's values (its reads the launch writes, copied from the snapshot before it);
+    /// where its kernels then take another time it is measured so
+    /// ([`kc_core::results::EachInvocation`]). `false` keeps every such unit as it ran.
+    pub each_invocation_values: bool,
     /// Isolated mode, context cache: what each unit reads at its places: the values its
     /// steps read in the model (the default), or what one pass of every step left there.
     pub unit_values: kc_core::results::UnitValuesFrom,
@@ -309,6 +315,7 @@ impl Default for ExecOptions {
             kinds_left_out: false,
             lead_in_kernels: false,
             unit_restoring: true,
+            each_invocation_values: true,
             unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,
             transitions: 0,

@@ -153,6 +153,16 @@ pub struct Args {
     /// (a copy of them from the snapshot first, its own time and energy taken off).
     #[arg(long)]
     pub units_plain: bool,
+    /// Isolated mode, context cache: keep every unit as its launch ran it. By default (with
+    /// --verify) a unit whose launch reads at one invocation what another invocation wrote
+    /// (its places chain, or it writes in place) is recorded again with each invocation
+    /// from the model's values (the bytes it reads that the launch writes, copied from the
+    /// snapshot before it); where its kernels then take another time (5 % and 0.5 us), it
+    /// is measured so: its time as it ran plus its kernels' change, its energy less the
+    /// copies' own. Swin3D-T's shifted-window softmax reads its own output as it runs, 29
+    /// us, and 48 us an invocation over the model's masked logits (session 42).
+    #[arg(long)]
+    pub units_as_they_run: bool,
     /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`
     /// (the default): the values its steps read in the model; the bytes a later step of the
     /// model wrote again (the image packs tensors whose lives do not overlap into the same
@@ -323,6 +333,7 @@ pub fn run(a: Args) -> i32 {
         kinds_left_out: a.kinds_left_out,
         lead_in_kernels: a.lead_in_kernels,
         unit_restoring: !a.units_plain,
+        each_invocation_values: !a.units_as_they_run,
         unit_values: a.unit_values,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

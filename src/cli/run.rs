@@ -117,6 +117,10 @@ pub struct Args {
     /// every launch from the model's values at its places (the prediction takes it).
     #[arg(long)]
     pub units_restoring_all: bool,
+    /// As `kc exec --units-as-they-run`: keep every unit as its launch ran it, with no
+    /// invocation given the model's values again where it read another's result.
+    #[arg(long)]
+    pub units_as_they_run: bool,
     /// What each unit alone reads at its places, as `kc exec --unit-values`: the values its
     /// steps read in the model (`at-steps`, the default) or what one pass of every step
     /// left there (`after-pass`).
@@ -284,6 +288,7 @@ pub fn run(a: Args) -> i32 {
         lead_in_units: !a.no_lead_in_units,
         lead_in_share: a.lead_in_share,
         units_restoring_all: a.units_restoring_all,
+        units_as_they_run: a.units_as_they_run,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
         round_cycles: a.round_cycles,
@@ -383,6 +388,7 @@ struct ReplaySettings {
     lead_in_units: bool,
     lead_in_share: f64,
     units_restoring_all: bool,
+    units_as_they_run: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
     round_cycles: Option<u32>,
@@ -468,6 +474,7 @@ fn replay(
             lead_in_units: settings.lead_in_units,
             lead_in_share: settings.lead_in_share,
             unit_restoring_all: settings.units_restoring_all,
+            each_invocation_values: !settings.units_as_they_run,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,
             round_cycles: settings.round_cycles,

@@ -202,6 +202,34 @@ pub fn launch_rewrites_its_reads(spans: &[StepSpans], steps: &[u32]) -> bool {
     })
 }
 
+/// For each invocation of a launch that runs `steps` in turn, the bytes it reads that
+/// some invocation of the launch writes (itself in place, or another over a place the
+/// image packs into the same bytes), merged in offset order: what the launch itself can
+/// have changed before that invocation reads it, and so what must be given back to it
+/// for it to read the model's values. Only these: a read the launch never writes already
+/// holds them, and copying it too would put it in L2 where the model may read it from
+/// memory.
+pub fn reads_the_launch_writes(spans: &[StepSpans], steps: &[u32]) -> Vec<Vec<(u64, u64)>> {
+    let mut written = SpanSet::default();
+    for &st in steps {
+        for &w in spans.get(st as usize).map_or(&[][..], |s| &s.writes[..]) {
+            written.insert(w);
+        }
+    }
+    steps
+        .iter()
+        .map(|&st| {
+            let mut own = SpanSet::default();
+            for &r in spans.get(st as usize).map_or(&[][..], |s| &s.reads[..]) {
+                for o in written.overlap(r) {
+                    own.insert(o);
+                }
+            }
+            own.0.into_iter().map(|(a, b)| (a, b - a)).collect()
+        })
+        .collect()
+}
+
 /// The spans a unit measured over `steps` (in the order its launch runs them) must be
 /// given back to read what those steps read in the model, each as (step, arena offset,
 /// length), with no byte twice: where two of its steps read the same bytes the earlier
@@ -246,6 +274,26 @@ mod tests {
             reads: reads.to_vec(),
             writes: writes.to_vec(),
         }
+    }
+
+    #[test]
+    fn each_invocation_is_given_back_only_what_the_launch_writes_of_its_reads() {
+        let spans = vec![
+            // 0: reads a weight [1000, 64) and block A [0, 16), writes block B [16, 16).
+            step(&[(1000, 64), (0, 16)], &[(16, 16)]),
+            // 1: reads the weight and block B, writes block A: the places chain.
+            step(&[(1000, 64), (16, 16)], &[(0, 16)]),
+            // 2: in place over [200, 8).
+            step(&[(200, 8)], &[(200, 8)]),
+        ];
+        let got = reads_the_launch_writes(&spans, &[0, 1, 0, 1]);
+        assert_eq!(
+            got,
+            vec![vec![(0, 16)], vec![(16, 16)], vec![(0, 16)], vec![(16, 16)]]
+        );
+        // Alone, a step's reads that no step of the launch writes are not given back.
+        assert_eq!(reads_the_launch_writes(&spans, &[0]), vec![Vec::new()]);
+        assert_eq!(reads_the_launch_writes(&spans, &[2]), vec![vec![(200, 8)]]);
     }
 
     #[test]

@@ -231,6 +231,11 @@ pub struct Prediction {
     /// Units so measured on request (`--units-restoring-all`), their values not run away.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub units_restored_asked: Option<String>,
+    /// Units whose launch read at one invocation what another wrote, measured with each
+    /// invocation from the model's values where their kernels then took another time
+    /// ([`crate::results::EachInvocation`], from session 43).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_restored_each: Option<String>,
     /// Units measured after their lead-ins (kc's default; `--no-lead-in-units` skips them):
     /// their sums beside the units alone, and whether the prediction took their energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -720,6 +725,7 @@ pub struct PredictionInputs {
     /// those so measured on request (`--units-restoring-all`).
     pub restored: RestoredSums,
     pub restored_asked: RestoredSums,
+    pub restored_each: RestoredSums,
     /// Units measured after their lead-ins: the sums, the term not yet priced.
     pub lead_in: Option<LeadInUnits>,
     /// Units whose energy came from one window, and the spread the plain sum's
@@ -977,7 +983,9 @@ impl PredictionInputs {
                 }
             }
             if let Some(r) = &u.restoring {
-                let s = if r.asked {
+                let s = if r.each_invocation.is_some() {
+                    &mut p.restored_each
+                } else if r.asked {
                     &mut p.restored_asked
                 } else {
                     &mut p.restored
@@ -1913,6 +1921,9 @@ impl Report {
             ),
             units_restored_asked: inp.restored_asked.sentence(
                 "measured again on request (--units-restoring-all), their values not run away, with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off; the prediction takes these)",
+            ),
+            units_restored_each: inp.restored_each.sentence(
+                "read at one invocation what another of their launch wrote, and their kernels took another time over the model's values: measured with each invocation from them (its reads the launch writes copied from the image's snapshot before it; time as they ran plus their kernels' change, energy less the copies' own)",
             ),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
             clock_events: inp.clock_events.clone(),
@@ -3652,6 +3663,7 @@ mod tests {
             alone_us: alone.0,
             round_busy_us: Some(round.1),
             alone_busy_us: Some(alone.1),
+            alone_at_step: false,
         };
         let t = transitions(iso);
         a_round_of_two_units(t);
@@ -3680,6 +3692,7 @@ mod tests {
             alone_us: alone,
             round_busy_us: Some(round),
             alone_busy_us: Some(alone),
+            alone_at_step: false,
         };
         let mut iso = isolated();
         let t = transitions(&mut iso);
@@ -4020,6 +4033,27 @@ mod tests {
             r.starts_with("1 unit measured again on request (--units-restoring-all)")
                 && r.contains("J per replay where as they ran they gave 0.0160 J"),
             "{r}"
+        );
+        // Measured with each invocation from the model's values (its launch read another
+        // invocation's result): a sentence of its own, whatever `asked` says.
+        iso.units[0].restoring.as_mut().unwrap().each_invocation =
+            Some(crate::results::EachInvocation {
+                kernels_as_it_ran_us: 29.0,
+                kernels_us: 48.0,
+                less_copies_us: 49.5,
+            });
+        let p = build(Some(&g), Some(&iso)).prediction.unwrap();
+        assert_eq!((&p.units_restored, &p.units_restored_asked), (&None, &None));
+        let r = p.units_restored_each.as_deref().unwrap();
+        assert!(
+            r.starts_with("1 unit read at one invocation what another of their launch wrote")
+                && r.contains("us per replay where as they ran they gave 400.0 us"),
+            "{r}"
+        );
+        let md = super::super::render::prediction_notes(&p).join("; ");
+        assert!(
+            md.contains("measured with each invocation from them"),
+            "{md}"
         );
         // Results without temperatures (an older kc) leave them out.
         let p = build(Some(&graph(66.0, 0.025)), Some(&isolated()))

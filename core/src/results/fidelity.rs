@@ -176,9 +176,29 @@ pub struct UnitLaunches {
     /// launched no kernels (a copy node): 0 there since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_us: Option<f64>,
+    /// From session 43, only for a unit measured with each invocation from the model's
+    /// values ([`super::EachInvocation`]): its kernels at each step its launch ran, so that
+    /// the round's kernels at a step are set against the same step's alone, not against
+    /// the mean over steps whose data take the kernels other times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_step: Vec<StepKernels>,
+}
+
+/// A unit's kernels alone at one of its steps, per invocation, microseconds: the mean over
+/// the recorded launches' invocations at that step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepKernels {
+    pub step: u32,
+    pub kernels_us: f64,
+    pub busy_us: f64,
 }
 
 impl UnitLaunches {
+    /// Its kernels (durations, busy time) at `step` where recorded by step, else `None`.
+    pub fn at_step(&self, step: u32) -> Option<StepKernels> {
+        self.by_step.iter().find(|s| s.step == step).copied()
+    }
+
     /// Its kernels per invocation where a whole count (`None` where the invocations of a
     /// launch ran different counts): what tells a launch's kernels apart by step.
     pub fn whole_per_invocation(&self) -> Option<usize> {
@@ -228,7 +248,50 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
         },
         kernels_us: records.iter().map(dur_us).sum::<f64>() / n,
         busy_us: Some(busy_ns(records) as f64 / 1000.0 / n),
+        by_step: Vec::new(),
     }
+}
+
+/// A unit's kernels by step from `launches` recorded launches (`records`, in any order),
+/// each running the steps `steps` in turn with `per_invocation` kernels each: every
+/// position's kernels ([`kernels_by_position`]), averaged over the positions of one step,
+/// in the order the steps first run. `None` where the records do not split so.
+pub fn kernels_by_step(
+    records: &[KernelRecord],
+    per_invocation: usize,
+    steps: &[u32],
+    launches: u32,
+) -> Option<Vec<StepKernels>> {
+    let per = vec![per_invocation; steps.len()];
+    let at = kernels_by_position(records, &per, launches)?;
+    let mut out: Vec<(StepKernels, u32)> = Vec::new();
+    for (&step, p) in steps.iter().zip(&at) {
+        let i = match out.iter().position(|(s, _)| s.step == step) {
+            Some(i) => i,
+            None => {
+                out.push((
+                    StepKernels {
+                        step,
+                        ..Default::default()
+                    },
+                    0,
+                ));
+                out.len() - 1
+            }
+        };
+        out[i].0.kernels_us += p.kernels_us;
+        out[i].0.busy_us += p.busy_us;
+        out[i].1 += 1;
+    }
+    Some(
+        out.into_iter()
+            .map(|(mut s, n)| {
+                s.kernels_us /= f64::from(n);
+                s.busy_us /= f64::from(n);
+                s
+            })
+            .collect(),
+    )
 }
 
 /// The recorded launch's own timeline, per cycle: the gaps between consecutive kernels
@@ -1374,5 +1437,39 @@ mod tests {
         // A count other than alone's tells no position apart.
         assert_eq!(kernels_by_position(&recs[..5], &[1, 2], 2), None);
         assert_eq!(kernels_by_position(&recs, &[0, 0], 2), None);
+    }
+
+    #[test]
+    fn a_units_kernels_alone_are_told_apart_by_the_step_each_invocation_ran() {
+        let k = |start: u64, us: u64| KernelRecord {
+            start_ns: start,
+            end_ns: start + us * 1000,
+            ..Default::default()
+        };
+        // A launch of four invocations over two steps (7, 9, 7, 9), one kernel each, two
+        // launches: the masked step (9) runs its kernel twice as long as the plain one.
+        let recs = vec![
+            k(0, 29),
+            k(30_000, 60),
+            k(91_000, 29),
+            k(121_000, 58),
+            k(180_000, 31),
+            k(212_000, 62),
+            k(275_000, 29),
+            k(305_000, 60),
+        ];
+        let v = kernels_by_step(&recs, 1, &[7, 9, 7, 9], 2).unwrap();
+        assert_eq!(v.iter().map(|s| s.step).collect::<Vec<_>>(), vec![7, 9]);
+        assert_eq!(v[0].kernels_us, 29.5);
+        assert_eq!(v[1].kernels_us, 60.0);
+        assert_eq!(v[1].busy_us, 60.0);
+        let l = UnitLaunches {
+            by_step: v,
+            ..Default::default()
+        };
+        assert_eq!(l.at_step(9).map(|s| s.kernels_us), Some(60.0));
+        assert_eq!(l.at_step(8), None);
+        // Records that do not split into the launches' invocations give none.
+        assert_eq!(kernels_by_step(&recs[..7], 1, &[7, 9, 7, 9], 2), None);
     }
 }

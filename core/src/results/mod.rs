@@ -394,7 +394,38 @@ pub struct UnitRestoring {
     /// not measured (`as_it_ran_energy_j` is none). From session 30.
     #[serde(default)]
     pub found_after_timing: bool,
+    /// From session 43: set where each invocation, not each launch, started from the
+    /// model's values ([`EachInvocation`]); the copy's figures above are then the
+    /// launch's copies, one before each invocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each_invocation: Option<EachInvocation>,
 }
+
+/// A unit whose launch reads at one invocation what another wrote (its places chain, or
+/// an invocation writes in place what the next one reads) measured with each invocation
+/// from the model's values: before each, its reads copied from the image's snapshot. The
+/// copies' own time is taken off by the kernels: the unit's time is its time as it ran
+/// plus its kernels' change per invocation (CUPTI), so that the copies' node gaps, which
+/// interleaving adds, are not the unit's; its energy is the restoring launches' less the
+/// copies' alone (their windows). Where the kernels changed less than
+/// [`EACH_INVOCATION_CHANGE`], the unit's measurement as it ran stands and none is kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EachInvocation {
+    /// The unit's kernels per invocation as it ran and from the model's values, their
+    /// durations summed (CUPTI), microseconds.
+    pub kernels_as_it_ran_us: f64,
+    pub kernels_us: f64,
+    /// The restoring launches' time less the copies' alone, per invocation: what the
+    /// unit's time would be taking the copies off by time (a diagnostic beside it).
+    pub less_copies_us: f64,
+}
+
+/// The least relative change of a unit's kernels between its launch as it ran and each
+/// invocation from the model's values that makes the second its measurement (and the
+/// least absolute change, microseconds per invocation): under it the two are the same
+/// kernels on data of the same character, and the first is measured without copies.
+pub const EACH_INVOCATION_CHANGE: f64 = 0.05;
+pub const EACH_INVOCATION_CHANGE_US: f64 = 0.5;
 
 /// A unit's energy measured at a duty cycle: each launch is the unit's graph and then a
 /// spin kernel that keeps the GPU waiting (one warp on the global timer), so that the
@@ -843,6 +874,12 @@ pub struct RoundUnitKernels {
     pub round_busy_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_busy_us: Option<f64>,
+    /// From session 43: alone is the unit's kernels at the step the round ran it at
+    /// ([`fidelity::UnitLaunches::at_step`]: a unit measured with each invocation from
+    /// the model's values, whose steps' data take its kernels other times), not its mean
+    /// over its steps.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub alone_at_step: bool,
 }
 
 /// Each unit's kernels over several rounds (each at another of its runs): per unit, the
@@ -874,6 +911,7 @@ pub fn round_unit_kernels_mean(rounds: &[Vec<RoundUnitKernels>]) -> Vec<RoundUni
                 alone_us: mean(of, |k| Some(k.alone_us)).unwrap_or(0.0),
                 round_busy_us: mean(of, |k| k.round_busy_us),
                 alone_busy_us: mean(of, |k| k.alone_busy_us),
+                alone_at_step: of.iter().any(|k| k.alone_at_step),
             }
         })
         .collect()

@@ -215,7 +215,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             n,
             places,
             target,
-            rewrites_reads,
+            rewrites_reads.then_some(spans.as_deref()).flatten(),
             opts,
             gpu,
             en,
@@ -527,12 +527,15 @@ fn measure_unit(
     invocations: u64,
     places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
     energy_target: f64,
-    rewrites_reads: bool,
+    rewritten_by_launch: Option<&[kc_core::plan::step_values::StepSpans]>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
     notes: &mut Vec<String>,
 ) -> Result<UnitResult, ExecError> {
+    // Only a launch that writes what it reads can run its values away, or give an
+    // invocation another's result to read: its steps' spans come with it.
+    let rewrites_reads = rewritten_by_launch.is_some();
     // Tier-3 ops replay on their own tensors, so their buffers are not rotated.
     let rotation = match opts.cache {
         _ if places.is_some() => 1,
@@ -573,20 +576,24 @@ fn measure_unit(
     // In context every step of the unit runs once per cycle, in model order.
     let cycle = places.map_or(rotation, |(_, steps)| steps.len().max(1) as u32);
     let unroll = unroll_of(u, cycle, opts);
-    // The unit's `unroll` invocations, as one launch runs them.
+    // The launch's `i`-th invocation, and the unit's `unroll` invocations, as one launch
+    // runs them.
+    let enqueue_invocation = |gpu: &Gpu, i: u32| -> Result<(), ExecError> {
+        let at = match places {
+            Some((df, steps)) if !steps.is_empty() => {
+                let step = steps[(i as usize) % steps.len()];
+                At::Step {
+                    step,
+                    places: &df.steps[step as usize],
+                }
+            }
+            _ => At::Slots(i % rotation),
+        };
+        gpu.enqueue(u, 0, at)
+    };
     let enqueue_unit = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..unroll {
-            let at = match places {
-                Some((df, steps)) if !steps.is_empty() => {
-                    let step = steps[(i as usize) % steps.len()];
-                    At::Step {
-                        step,
-                        places: &df.steps[step as usize],
-                    }
-                }
-                _ => At::Slots(i % rotation),
-            };
-            gpu.enqueue(u, 0, at)?;
+            enqueue_invocation(gpu, i)?;
         }
         Ok(())
     };
@@ -718,6 +725,43 @@ fn measure_unit(
         ));
         first = as_it_runs(gpu, en, None, notes)?;
     }
+    // A unit whose launch reads at one invocation what another wrote, its values not run
+    // away: recorded with each invocation from the model's values, and measured so where
+    // its kernels then take another time.
+    let each = match (&restored, places, rewritten_by_launch, &launches_verified) {
+        (None, Some((_, steps)), Some(spans), Some(as_it_ran))
+            if restorable && opts.each_invocation_values && !steps.is_empty() =>
+        {
+            let launch_steps: Vec<u32> = (0..unroll as usize)
+                .map(|i| steps[i % steps.len()])
+                .collect();
+            match measure_each_invocation(
+                u,
+                spans,
+                &launch_steps,
+                &enqueue_invocation,
+                &label,
+                energy_target,
+                (as_it_ran, values.as_ref(), &first),
+                opts,
+                gpu,
+                en,
+                notes,
+            ) {
+                Ok(r) => r,
+                Err(e) if e.breaks_context() => return Err(e),
+                Err(e) => {
+                    let _ = gpu.synchronize();
+                    notes.push(format!(
+                        "{label}: its record with each invocation from the model's values failed ({e}): the measurement as it ran stands"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let restored = restored.or(each.map(|(m, r)| (m, values.clone(), r)));
     let (mut measured, values, restoring) = match restored {
         Some((m, values, r)) => (m, values, Some(r)),
         None => (first, values, None),
@@ -758,6 +802,171 @@ fn measure_unit(
     row.restoring = restoring;
     row.setup_ms = Some(setup);
     Ok(row)
+}
+
+/// A unit whose launch reads at one invocation what another invocation of it wrote
+/// (`spans`: what every step reads and writes; `launch_steps`: the step of each of the
+/// launch's invocations) recorded again (CUPTI) with each invocation from the model's
+/// values: before it, the bytes it reads that the launch writes, copied from the image's
+/// snapshot. Where its kernels then take another time than `as_it_ran`'s record
+/// ([`EACH_INVOCATION_CHANGE`]), the unit is measured so ([`EachInvocation`]): its time
+/// as it ran (`first`) plus its kernels' change per invocation, its energy from the
+/// restoring launches less the copies' alone; its kernels are kept by step, for the
+/// round. `None` where they did not change, or could not be told apart from the copies.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn measure_each_invocation(
+    u: &PlanUnit,
+    spans: &[kc_core::plan::step_values::StepSpans],
+    launch_steps: &[u32],
+    enqueue_invocation: &dyn Fn(&Gpu, u32) -> Result<(), ExecError>,
+    label: &str,
+    energy_target: f64,
+    (as_it_ran, values, first): (
+        &kc_core::results::fidelity::UnitLaunches,
+        Option<&UnitValues>,
+        &Measured,
+    ),
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Option<(Measured, UnitRestoring)>, ExecError> {
+    use kc_core::results::fidelity::{is_runtime_copy, kernels_by_step, unit_launches};
+    if u.kernels.iter().any(|k| is_runtime_copy(k)) {
+        return Ok(None);
+    }
+    let reads: Vec<Vec<(u64, u64)>> =
+        kc_core::plan::step_values::reads_the_launch_writes(spans, launch_steps)
+            .iter()
+            .map(|r| crate::spans::merge(r, RESTORE_MERGE_GAP))
+            .collect();
+    if reads.iter().all(Vec::is_empty) {
+        return Ok(None);
+    }
+    let copies = |gpu: &Gpu| -> Result<(), ExecError> {
+        for r in reads.iter().filter(|r| !r.is_empty()) {
+            gpu.enqueue_snapshot_spans(0, r)?;
+        }
+        Ok(())
+    };
+    let restoring = |gpu: &Gpu| -> Result<(), ExecError> {
+        for (i, r) in reads.iter().enumerate() {
+            if !r.is_empty() {
+                gpu.enqueue_snapshot_spans(0, r)?;
+            }
+            enqueue_invocation(gpu, i as u32)?;
+        }
+        Ok(())
+    };
+    let unroll = launch_steps.len() as u32;
+    let graph = gpu.capture(restoring)?;
+    gpu.restore_arena_snapshot()?;
+    gpu.warm(&graph)?;
+    let r = super::record_launches(gpu, &graph)?;
+    let own: Vec<_> = r
+        .records
+        .into_iter()
+        .filter(|k| !is_runtime_copy(&k.name))
+        .collect();
+    let traced: Vec<&str> = u
+        .kernels
+        .iter()
+        .map(String::as_str)
+        .filter(|k| !is_runtime_copy(k))
+        .collect();
+    let mut launches = unit_launches(&traced, &own, unroll * r.launches);
+    if launches.whole_per_invocation() != as_it_ran.whole_per_invocation() {
+        notes.push(format!(
+            "{label}: with each invocation from the model's values it launched {:.2} kernels an invocation, {:.2} as it ran: the measurement as it ran stands",
+            launches.launched_per_invocation, as_it_ran.launched_per_invocation
+        ));
+        return Ok(None);
+    }
+    let change = launches.kernels_us - as_it_ran.kernels_us;
+    let least = (EACH_INVOCATION_CHANGE * as_it_ran.kernels_us).max(EACH_INVOCATION_CHANGE_US);
+    if change.abs() < least {
+        return Ok(None);
+    }
+    if let Some(k) = launches.whole_per_invocation() {
+        launches.by_step = kernels_by_step(&own, k, launch_steps, r.launches).unwrap_or_default();
+    }
+    let copy_label = format!("{label}'s copies from the snapshot");
+    let (copy_t, copy_energy) = en.alone(
+        gpu,
+        &copies,
+        &copy_label,
+        (energy_target, true),
+        opts,
+        notes,
+    )?;
+    let copy_j = copy_energy.as_ref().map(|e| e.per_item_j.mean);
+    if copy_j.is_none() && first.energy.is_some() {
+        notes.push(format!(
+            "{label}: its copies from the snapshot have no energy: the measurement as it ran stands"
+        ));
+        return Ok(None);
+    }
+    let copy = Besides {
+        j: copy_j.unwrap_or(0.0),
+        s: copy_t.mean / 1e6,
+    };
+    let what = format!("{label} with each invocation from the model's values");
+    let mut m = time_and_energy(
+        gpu,
+        en,
+        u,
+        &graph,
+        &restoring,
+        &what,
+        unroll,
+        energy_target,
+        Some(copy),
+        None,
+        opts,
+        notes,
+    )?;
+    let per = f64::from(unroll);
+    let less_copies_us = Stats::of(&m.samples).mean / per;
+    // The time is the launch as it ran with its kernels' change: the copies interleaved
+    // add node gaps of their own that taking their time alone off does not cancel.
+    m.samples = first.samples.iter().map(|t| t + change * per).collect();
+    m.timed_start = first.timed_start;
+    m.timed_end = first.timed_end;
+    m.launches_verified = Some(launches);
+    let as_it_ran_us = Stats::of(&first.samples).mean / per;
+    notes.push(format!(
+        "{label}: an invocation of its launch read another's result: with each invocation from the model's values its kernels took {:.2} us, {:.2} as it ran ({:.1} MiB a launch in {} copies from the snapshot, {:.1} us alone): time {:.2} → {:.2} us an invocation ({:.2} by the copies' time taken off)",
+        as_it_ran.kernels_us + change,
+        as_it_ran.kernels_us,
+        reads.iter().flatten().map(|s| s.1).sum::<u64>() as f64 / (1u64 << 20) as f64,
+        reads.iter().map(Vec::len).sum::<usize>(),
+        copy_t.mean,
+        as_it_ran_us,
+        as_it_ran_us + change,
+        less_copies_us,
+    ));
+    let restoring = UnitRestoring {
+        bytes: reads.iter().flatten().map(|s| s.1).sum(),
+        spans: reads.iter().map(Vec::len).sum(),
+        copy_us: copy_t.mean,
+        copy_energy_j: copy_j,
+        copy_energy_sem_j: copy_energy
+            .as_ref()
+            .filter(|e| e.per_item_j.n > 1)
+            .map(|e| e.per_item_j.sem()),
+        copy_one_window: copy_energy.as_ref().is_some_and(|e| e.per_item_j.n == 1),
+        values_as_it_ran: values.cloned().unwrap_or_default(),
+        as_it_ran_us,
+        as_it_ran_energy_j: first.energy.as_ref().map(|e| e.per_item_j.mean),
+        asked: false,
+        found_after_timing: false,
+        each_invocation: Some(EachInvocation {
+            kernels_as_it_ran_us: as_it_ran.kernels_us,
+            kernels_us: as_it_ran.kernels_us + change,
+            less_copies_us,
+        }),
+    };
+    Ok(Some((m, restoring)))
 }
 
 /// What `u`'s graph (`unroll` invocations a launch) ran, with `--verify`: launches back to
@@ -1149,6 +1358,7 @@ fn measure_restoring(
         as_it_ran_energy_j: energy_of(first),
         asked: !as_it_ran.ran_away(),
         found_after_timing: first.windows_skipped,
+        each_invocation: None,
     };
     let energy_words = match (energy_of(first), energy_of(&m)) {
         (Some(a), Some(b)) => format!(", energy {:.3} → {:.3} mJ", a * 1e3, b * 1e3),
