@@ -4039,7 +4039,8 @@ mod tests {
         iso.units[0].restoring.as_mut().unwrap().each_invocation =
             Some(crate::results::EachInvocation {
                 kernels_as_it_ran_us: 29.0,
-                kernels_us: 48.0,
+                own_values_kernels_us: 30.0,
+                model_values_kernels_us: 49.0,
                 less_copies_us: 49.5,
             });
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();

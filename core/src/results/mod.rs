@@ -403,27 +403,39 @@ pub struct UnitRestoring {
 
 /// A unit whose launch reads at one invocation what another wrote (its places chain, or
 /// an invocation writes in place what the next one reads) measured with each invocation
-/// from the model's values: before each, its reads copied from the image's snapshot. The
-/// copies' own time is taken off by the kernels: the unit's time is its time as it ran
-/// plus its kernels' change per invocation (CUPTI), so that the copies' node gaps, which
-/// interleaving adds, are not the unit's; its energy is the restoring launches' less the
-/// copies' alone (their windows). Where the kernels changed less than
+/// from the model's values. Its launch is recorded (CUPTI) twice more, each invocation
+/// after two copies of the bytes it reads that the launch writes, out to scratch memory and
+/// back into the image: back from the scratch (its own values as it runs, the control) or
+/// from the image's snapshot (the model's values). The two differ only in the values, so
+/// the difference of their kernels is what the values change, the copies' own effect on
+/// the kernels being in both. The unit's time is its time as it ran plus that difference
+/// per invocation; its kernels as it ran plus it, at each step (for the round); its energy
+/// that of launches with one copy before each invocation, from the snapshot, less those
+/// copies alone (their windows). Where the difference is under
 /// [`EACH_INVOCATION_CHANGE`], the unit's measurement as it ran stands and none is kept.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EachInvocation {
-    /// The unit's kernels per invocation as it ran and from the model's values, their
-    /// durations summed (CUPTI), microseconds.
+    /// The unit's kernels per invocation (their durations summed, CUPTI), microseconds: as
+    /// it ran, after the copies over its own values, and after them over the model's.
     pub kernels_as_it_ran_us: f64,
-    pub kernels_us: f64,
+    pub own_values_kernels_us: f64,
+    pub model_values_kernels_us: f64,
     /// The restoring launches' time less the copies' alone, per invocation: what the
     /// unit's time would be taking the copies off by time (a diagnostic beside it).
     pub less_copies_us: f64,
 }
 
-/// The least relative change of a unit's kernels between its launch as it ran and each
-/// invocation from the model's values that makes the second its measurement (and the
-/// least absolute change, microseconds per invocation): under it the two are the same
-/// kernels on data of the same character, and the first is measured without copies.
+impl EachInvocation {
+    /// What the model's values change in the unit's kernels, per invocation, microseconds.
+    pub fn change_us(&self) -> f64 {
+        self.model_values_kernels_us - self.own_values_kernels_us
+    }
+}
+
+/// The least relative change (of its kernels as it ran) that the model's values make in a
+/// unit's kernels for the unit to be measured with each invocation from them, and the
+/// least absolute change, microseconds per invocation: under it the values do not set the
+/// kernels' time, and the unit is measured as it ran, without copies.
 pub const EACH_INVOCATION_CHANGE: f64 = 0.05;
 pub const EACH_INVOCATION_CHANGE_US: f64 = 0.5;
 

@@ -152,6 +152,14 @@ a) # kc-zh (session 43): units whose launch reads at one invocation what another
    PLANS=1 abflags swin3d_t "--lead-in-kernels" "--lead-in-kernels --units-as-they-run" --model swin3d_t --batch 2 --frames 16 --image 224 --dtype bf16 --no-values
    PLANS=1 abflags swin_t_tf32 "--lead-in-kernels" "--lead-in-kernels --units-as-they-run" --model swin_t --batch 16 --dtype fp32 --tf32 --no-values
    PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model t5_graph "${T5[@]}" ;;
+b) # kc-zi (session 43): part a's copies moved the kernels of data-blind units too (Swin's
+   # window copies, +6-17 % alone, none in kc's graph), so the values' change is now read
+   # against a control: each invocation after the same copies out to scratch memory and
+   # back, its own values. Swin3D-T again (new capture, both ways), Swin-T in TF32 and
+   # T5's graph with the new default
+   PLANS=1 abflags swin3d_t "--lead-in-kernels" "--lead-in-kernels --units-as-they-run" --model swin3d_t --batch 2 --frames 16 --image 224 --dtype bf16 --no-values
+   PLANS=1 KC_ARGS="--lead-in-kernels" model swin_t_tf32 --model swin_t --batch 16 --dtype fp32 --tf32 --no-values
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model t5_graph "${T5[@]}" ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

@@ -623,12 +623,31 @@ fn measure_unit(
     // What the unit's graph ran, before it is timed (CUPTI, --verify): launches back to
     // back, as it is timed, the first (from an idle GPU) left out. Its kernels alone are
     // what the round's and kc's graph's are set against, and what the gap term takes off.
-    let launches_verified = verify_launches(u, &graph, unroll, false, opts, gpu, notes);
+    // A unit whose launch reads at one invocation what another wrote is recorded by step
+    // too: where it is measured with each invocation from the model's values, its kernels
+    // at each step are these and their change there.
+    let restorable = opts.unit_restoring && !collective && gpu.has_arena_snapshot();
+    let each_candidate = restorable && rewrites_reads && opts.each_invocation_values;
+    let launch_steps: Option<Vec<u32>> = places
+        .map(|(_, steps)| steps)
+        .filter(|steps| each_candidate && !steps.is_empty())
+        .map(|steps| {
+            (0..unroll as usize)
+                .map(|i| steps[i % steps.len()])
+                .collect()
+        });
+    let mut launches_verified = verify_launches(
+        u,
+        &graph,
+        unroll,
+        false,
+        launch_steps.as_deref(),
+        opts,
+        gpu,
+        notes,
+    );
     lap(&mut setup.record);
     let label = format!("unit {} {}", u.id, u.label);
-    // Whether it can be measured again from the model's values, should its repeats run
-    // them away.
-    let restorable = opts.unit_restoring && !collective && gpu.has_arena_snapshot();
     // A unit whose launch writes what it reads is looked at after its timed launches too:
     // one that ran its values away there goes to its measurement from the model's values
     // without its windows as it ran (DenseNet-121's 65 restored units of session 29, 63 of
@@ -728,17 +747,17 @@ fn measure_unit(
     // A unit whose launch reads at one invocation what another wrote, its values not run
     // away: recorded with each invocation from the model's values, and measured so where
     // its kernels then take another time.
-    let each = match (&restored, places, rewritten_by_launch, &launches_verified) {
-        (None, Some((_, steps)), Some(spans), Some(as_it_ran))
-            if restorable && opts.each_invocation_values && !steps.is_empty() =>
-        {
-            let launch_steps: Vec<u32> = (0..unroll as usize)
-                .map(|i| steps[i % steps.len()])
-                .collect();
+    let each = match (
+        &restored,
+        &launch_steps,
+        rewritten_by_launch,
+        &launches_verified,
+    ) {
+        (None, Some(launch_steps), Some(spans), Some(as_it_ran)) => {
             match measure_each_invocation(
                 u,
                 spans,
-                &launch_steps,
+                launch_steps,
                 &enqueue_invocation,
                 &label,
                 energy_target,
@@ -761,6 +780,12 @@ fn measure_unit(
         }
         _ => None,
     };
+    // Its kernels by step only where they are its measurement's.
+    if each.is_none() {
+        if let Some(l) = launches_verified.as_mut() {
+            l.by_step.clear();
+        }
+    }
     let restored = restored.or(each.map(|(m, r)| (m, values.clone(), r)));
     let (mut measured, values, restoring) = match restored {
         Some((m, values, r)) => (m, values, Some(r)),
@@ -806,13 +831,17 @@ fn measure_unit(
 
 /// A unit whose launch reads at one invocation what another invocation of it wrote
 /// (`spans`: what every step reads and writes; `launch_steps`: the step of each of the
-/// launch's invocations) recorded again (CUPTI) with each invocation from the model's
-/// values: before it, the bytes it reads that the launch writes, copied from the image's
-/// snapshot. Where its kernels then take another time than `as_it_ran`'s record
-/// ([`EACH_INVOCATION_CHANGE`]), the unit is measured so ([`EachInvocation`]): its time
-/// as it ran (`first`) plus its kernels' change per invocation, its energy from the
-/// restoring launches less the copies' alone; its kernels are kept by step, for the
-/// round. `None` where they did not change, or could not be told apart from the copies.
+/// launch's invocations) recorded twice more (CUPTI), each invocation after two copies of
+/// the bytes it reads that the launch writes: out of the image into scratch memory, then
+/// into the image again, from the scratch (its values as it runs: the control) or from the
+/// image's snapshot (the model's values). The two launches differ only in the values the
+/// invocations read, so their kernels' difference is what the values change; the copies'
+/// own effect on the kernels (their bytes through L2) is in both. Where that difference
+/// reaches [`EACH_INVOCATION_CHANGE`], the unit is measured so ([`EachInvocation`]): its
+/// time as it ran (`first`) plus the difference per invocation, its kernels as it ran
+/// (`as_it_ran`, by step) plus the difference at each step, its energy from launches with
+/// one copy before each invocation (from the snapshot) less the copies' alone. `None`
+/// where the values changed its kernels less, or they could not be told apart.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn measure_each_invocation(
     u: &PlanUnit,
@@ -831,6 +860,7 @@ fn measure_each_invocation(
     en: &mut Energy<'_>,
     notes: &mut Vec<String>,
 ) -> Result<Option<(Measured, UnitRestoring)>, ExecError> {
+    use crate::device::ImageAt;
     use kc_core::results::fidelity::{is_runtime_copy, kernels_by_step, unit_launches};
     if u.kernels.iter().any(|k| is_runtime_copy(k)) {
         return Ok(None);
@@ -840,9 +870,96 @@ fn measure_each_invocation(
             .iter()
             .map(|r| crate::spans::merge(r, RESTORE_MERGE_GAP))
             .collect();
-    if reads.iter().all(Vec::is_empty) {
+    let most = reads
+        .iter()
+        .map(|r| r.iter().map(|s| s.1).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    if most == 0 {
         return Ok(None);
     }
+    let unroll = launch_steps.len() as u32;
+    let traced: Vec<&str> = u
+        .kernels
+        .iter()
+        .map(String::as_str)
+        .filter(|k| !is_runtime_copy(k))
+        .collect();
+    // The two recorded launches: each invocation's reads out to the scratch, then back
+    // from it (`model_values` false) or from the snapshot.
+    let scratch = gpu.alloc_scratch(most)?;
+    let record = |gpu: &mut Gpu, model_values: bool| -> Result<_, ExecError> {
+        let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
+            for (i, r) in reads.iter().enumerate() {
+                let mut at = 0;
+                for &(off, len) in r {
+                    gpu.enqueue_image_copy(
+                        ImageAt::Image(off),
+                        ImageAt::Scratch(scratch + at),
+                        len,
+                    )?;
+                    at += len;
+                }
+                let mut at = 0;
+                for &(off, len) in r {
+                    let from = match model_values {
+                        true => ImageAt::Snapshot(off),
+                        false => ImageAt::Scratch(scratch + at),
+                    };
+                    gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
+                    at += len;
+                }
+                enqueue_invocation(gpu, i as u32)?;
+            }
+            Ok(())
+        };
+        let graph = gpu.capture(enqueue)?;
+        gpu.restore_arena_snapshot()?;
+        gpu.warm(&graph)?;
+        let r = super::record_launches(gpu, &graph)?;
+        let own: Vec<_> = r
+            .records
+            .into_iter()
+            .filter(|k| !is_runtime_copy(&k.name))
+            .collect();
+        let mut l = unit_launches(&traced, &own, unroll * r.launches);
+        if let Some(k) = l.whole_per_invocation() {
+            l.by_step = kernels_by_step(&own, k, launch_steps, r.launches).unwrap_or_default();
+        }
+        Ok(l)
+    };
+    let recorded = record(gpu, false).and_then(|c| Ok((c, record(gpu, true)?)));
+    gpu.free_scratch(scratch)?;
+    let (control, model) = recorded?;
+    let counts = [&control, &model].map(|l| l.whole_per_invocation());
+    if counts != [as_it_ran.whole_per_invocation(); 2] || counts[0].is_none() {
+        notes.push(format!(
+            "{label}: after copies before each invocation it launched {:.2} and {:.2} kernels an invocation (its own values, the model's), {:.2} as it ran: the measurement as it ran stands",
+            control.launched_per_invocation, model.launched_per_invocation, as_it_ran.launched_per_invocation
+        ));
+        return Ok(None);
+    }
+    let change = model.kernels_us - control.kernels_us;
+    let least = (EACH_INVOCATION_CHANGE * as_it_ran.kernels_us).max(EACH_INVOCATION_CHANGE_US);
+    if change.abs() < least {
+        return Ok(None);
+    }
+    // Its kernels as it ran, at each step and busy, plus what the model's values change.
+    let mut launches = as_it_ran.clone();
+    launches.kernels_us += change;
+    if let (Some(b), Some(mb), Some(cb)) =
+        (launches.busy_us.as_mut(), model.busy_us, control.busy_us)
+    {
+        *b += mb - cb;
+    }
+    for s in &mut launches.by_step {
+        if let (Some(m), Some(c)) = (model.at_step(s.step), control.at_step(s.step)) {
+            s.kernels_us += m.kernels_us - c.kernels_us;
+            s.busy_us += m.busy_us - c.busy_us;
+        }
+    }
+    // Its energy: launches with one copy before each invocation, from the snapshot, less
+    // those copies alone.
     let copies = |gpu: &Gpu| -> Result<(), ExecError> {
         for r in reads.iter().filter(|r| !r.is_empty()) {
             gpu.enqueue_snapshot_spans(0, r)?;
@@ -858,38 +975,6 @@ fn measure_each_invocation(
         }
         Ok(())
     };
-    let unroll = launch_steps.len() as u32;
-    let graph = gpu.capture(restoring)?;
-    gpu.restore_arena_snapshot()?;
-    gpu.warm(&graph)?;
-    let r = super::record_launches(gpu, &graph)?;
-    let own: Vec<_> = r
-        .records
-        .into_iter()
-        .filter(|k| !is_runtime_copy(&k.name))
-        .collect();
-    let traced: Vec<&str> = u
-        .kernels
-        .iter()
-        .map(String::as_str)
-        .filter(|k| !is_runtime_copy(k))
-        .collect();
-    let mut launches = unit_launches(&traced, &own, unroll * r.launches);
-    if launches.whole_per_invocation() != as_it_ran.whole_per_invocation() {
-        notes.push(format!(
-            "{label}: with each invocation from the model's values it launched {:.2} kernels an invocation, {:.2} as it ran: the measurement as it ran stands",
-            launches.launched_per_invocation, as_it_ran.launched_per_invocation
-        ));
-        return Ok(None);
-    }
-    let change = launches.kernels_us - as_it_ran.kernels_us;
-    let least = (EACH_INVOCATION_CHANGE * as_it_ran.kernels_us).max(EACH_INVOCATION_CHANGE_US);
-    if change.abs() < least {
-        return Ok(None);
-    }
-    if let Some(k) = launches.whole_per_invocation() {
-        launches.by_step = kernels_by_step(&own, k, launch_steps, r.launches).unwrap_or_default();
-    }
     let copy_label = format!("{label}'s copies from the snapshot");
     let (copy_t, copy_energy) = en.alone(
         gpu,
@@ -910,6 +995,9 @@ fn measure_each_invocation(
         j: copy_j.unwrap_or(0.0),
         s: copy_t.mean / 1e6,
     };
+    let graph = gpu.capture(restoring)?;
+    gpu.restore_arena_snapshot()?;
+    gpu.warm(&graph)?;
     let what = format!("{label} with each invocation from the model's values");
     let mut m = time_and_energy(
         gpu,
@@ -927,18 +1015,20 @@ fn measure_each_invocation(
     )?;
     let per = f64::from(unroll);
     let less_copies_us = Stats::of(&m.samples).mean / per;
-    // The time is the launch as it ran with its kernels' change: the copies interleaved
-    // add node gaps of their own that taking their time alone off does not cancel.
+    // The time is the launch as it ran with the values' change to its kernels: the
+    // copies interleaved add node gaps that taking their time alone off does not cancel.
     m.samples = first.samples.iter().map(|t| t + change * per).collect();
     m.timed_start = first.timed_start;
     m.timed_end = first.timed_end;
     m.launches_verified = Some(launches);
     let as_it_ran_us = Stats::of(&first.samples).mean / per;
+    let bytes: u64 = reads.iter().flatten().map(|s| s.1).sum();
     notes.push(format!(
-        "{label}: an invocation of its launch read another's result: with each invocation from the model's values its kernels took {:.2} us, {:.2} as it ran ({:.1} MiB a launch in {} copies from the snapshot, {:.1} us alone): time {:.2} → {:.2} us an invocation ({:.2} by the copies' time taken off)",
-        as_it_ran.kernels_us + change,
+        "{label}: an invocation of its launch read another's result: after copies before each invocation its kernels took {:.2} us over the model's values, {:.2} over its own ({:.2} as it ran; {:.1} MiB a launch in {} copies, {:.1} us alone): time {:.2} → {:.2} us an invocation ({:.2} by the copies' time taken off)",
+        model.kernels_us,
+        control.kernels_us,
         as_it_ran.kernels_us,
-        reads.iter().flatten().map(|s| s.1).sum::<u64>() as f64 / (1u64 << 20) as f64,
+        bytes as f64 / (1u64 << 20) as f64,
         reads.iter().map(Vec::len).sum::<usize>(),
         copy_t.mean,
         as_it_ran_us,
@@ -946,7 +1036,7 @@ fn measure_each_invocation(
         less_copies_us,
     ));
     let restoring = UnitRestoring {
-        bytes: reads.iter().flatten().map(|s| s.1).sum(),
+        bytes,
         spans: reads.iter().map(Vec::len).sum(),
         copy_us: copy_t.mean,
         copy_energy_j: copy_j,
@@ -962,7 +1052,8 @@ fn measure_each_invocation(
         found_after_timing: false,
         each_invocation: Some(EachInvocation {
             kernels_as_it_ran_us: as_it_ran.kernels_us,
-            kernels_us: as_it_ran.kernels_us + change,
+            own_values_kernels_us: control.kernels_us,
+            model_values_kernels_us: model.kernels_us,
             less_copies_us,
         }),
     };
@@ -979,6 +1070,7 @@ fn verify_launches(
     graph: &crate::device::Graph,
     unroll: u32,
     restoring: bool,
+    launch_steps: Option<&[u32]>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     notes: &mut Vec<String>,
@@ -1001,11 +1093,13 @@ fn verify_launches(
                 .into_iter()
                 .filter(|k| !restoring || !is_runtime_copy(&k.name))
                 .collect();
-            Some(kc_core::results::fidelity::unit_launches(
-                &traced,
-                &own,
-                unroll * r.launches,
-            ))
+            let mut l =
+                kc_core::results::fidelity::unit_launches(&traced, &own, unroll * r.launches);
+            if let (Some(steps), Some(k)) = (launch_steps, l.whole_per_invocation()) {
+                l.by_step = kc_core::results::fidelity::kernels_by_step(&own, k, steps, r.launches)
+                    .unwrap_or_default();
+            }
+            Some(l)
         }
         Err(e) => {
             notes.push(format!("unit {} --verify: {e}", u.id));
@@ -1325,7 +1419,7 @@ fn measure_restoring(
     // drove away (EfficientNet-V2-S's in-place SiLUs: 40 us of kernels a launch, where
     // restoring they took 24 us in all), and the prediction sets the round's kernels
     // and gaps against these.
-    let launches_verified = verify_launches(u, &graph, unroll, true, opts, gpu, notes);
+    let launches_verified = verify_launches(u, &graph, unroll, true, None, opts, gpu, notes);
     let what = format!("{label} from the model's values");
     let mut m = time_and_energy(
         gpu,
