@@ -160,6 +160,13 @@ b) # kc-zi (session 43): part a's copies moved the kernels of data-blind units t
    PLANS=1 abflags swin3d_t "--lead-in-kernels" "--lead-in-kernels --units-as-they-run" --model swin3d_t --batch 2 --frames 16 --image 224 --dtype bf16 --no-values
    PLANS=1 KC_ARGS="--lead-in-kernels" model swin_t_tf32 --model swin_t --batch 16 --dtype fp32 --tf32 --no-values
    PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model t5_graph "${T5[@]}" ;;
+c) # kc-zi (session 43): the new default on chart models that part b did not reach: T5's
+   # graph (+2.9 % in session 38: its attention's mask and position bias), BERT's graph
+   # (its padding mask; energy -4.7 % in session 36) and ResNet-50 (no data-dependent
+   # kernel expected: nothing should change)
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model t5_graph "${T5[@]}"
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model bert_infer_graph --model bert --layers 12 --batch 32 --seq 256 --dtype bf16 --cuda-graph
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model resnet50 --model resnet50 --batch 32 --dtype bf16 --channels-last --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
