@@ -167,6 +167,11 @@ c) # kc-zi (session 43): the new default on chart models that part b did not rea
    PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model t5_graph "${T5[@]}"
    PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model bert_infer_graph --model bert --layers 12 --batch 32 --seq 256 --dtype bf16 --cuda-graph
    PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=150 model resnet50 --model resnet50 --batch 32 --dtype bf16 --channels-last --no-values ;;
+d) # kc-zi (session 43): the new default on two more of the chart's Swins (shifted windows,
+   # masked softmaxes): Swin V2-S in fp32 with TF32 (energy +3.7 % in session 39) and
+   # Swin-B (session 35)
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=250 model swin_v2_s_tf32 --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values
+   PLANS=1 KC_ARGS="--lead-in-kernels" RUN_TIMEOUT=200 model swin_b --model swin_b --batch 8 --dtype bf16 --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
