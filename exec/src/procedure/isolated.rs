@@ -3,7 +3,10 @@
 //! or at each invocation's own places in the memory image (context); timed until enough
 //! GPU time is measured, with its own energy windows (until the unit's energy is known as
 //! closely as its share of the model's traced time asks); then the terms of the prediction
-//! from parts ([`super::transitions`]), unless the pass is cold.
+//! from parts ([`super::transitions`]), unless the pass is cold. In context, a unit whose
+//! repeats ran its values away is measured again with every launch from the model's values,
+//! and one whose launch reads at one invocation what another wrote, with each invocation
+//! from them where those values change its kernels ([`EachInvocation`]).
 //!
 //! Invariant: the results say which cache state was measured (context without an image
 //! is measured, and labelled, warm).
@@ -1064,7 +1067,9 @@ fn measure_each_invocation(
 /// back, as it is timed, the first (from an idle GPU) left out (CUPTI). A restoring graph
 /// (`restoring`) starts with copies from the snapshot, which the driver may run as its
 /// own copy kernels: those are left out, and where the unit's own kernels are such
-/// copies too (they could not be told apart) nothing is returned.
+/// copies too (they could not be told apart) nothing is returned. With `launch_steps` (the
+/// step of each invocation of a launch) its kernels are told apart by step too.
+#[allow(clippy::too_many_arguments)]
 fn verify_launches(
     u: &PlanUnit,
     graph: &crate::device::Graph,
