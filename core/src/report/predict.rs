@@ -1460,8 +1460,16 @@ impl Report {
                             let kernels = match by_unit {
                                 Some((slower_us, equivalent)) => PredictionTerm {
                                     what: format!(
-                                        "kernels slower when the program cycles through every unit (each unit's kernels' {} in the round (CUPTI) beyond its own alone, × its invocations: {:.2} us per switch on average)",
+                                        "kernels slower when the program cycles through every unit (each unit's kernels' {} in the round (CUPTI) beyond its own alone{}, × its invocations: {:.2} us per switch on average)",
                                         if t.split_by_busy() { "busy time" } else { "durations" },
+                                        match t.round_unit_kernels.iter().filter(|r| r.alone_at_step).count() {
+                                            0 => String::new(),
+                                            k => format!(
+                                                " ({} measured with each invocation from the model's values: alone at the step the round ran {})",
+                                                crate::words::count(k as u64, "unit"),
+                                                if k == 1 { "it" } else { "them" }
+                                            ),
+                                        },
                                         slower_us / n.max(1.0)
                                     ),
                                     us: slower_us,
@@ -3619,6 +3627,18 @@ mod tests {
         assert!((p.terms[0].us - 7.0 * 0.25).abs() < 1e-9, "{:?}", p.terms);
         assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
         assert!(p.terms[1].what.contains("× its invocations"));
+        assert!(!p.terms[1].what.contains("alone at the step"));
+        // A unit set against itself alone at the round's step: the label says so.
+        let mut at_step = iso.clone();
+        transitions(&mut at_step).round_unit_kernels[0].alone_at_step = true;
+        let q = build(Some(&graph(66.0, 0.025)), Some(&at_step))
+            .prediction
+            .unwrap();
+        assert!(
+            q.terms[1].what.contains("beyond its own alone (1 unit measured with each invocation from the model's values: alone at the step the round ran it)"),
+            "{}",
+            q.terms[1].what
+        );
         // The round's extra energy per cycle (2 × 0.2 uJ) split by its extra time (gaps
         // 0.5 us, kernels 0.7 us): the gaps' share per switch (7), the kernels' share by
         // unit 0's 4 invocations.

@@ -894,6 +894,33 @@ pub struct RoundUnitKernels {
     pub alone_at_step: bool,
 }
 
+impl RoundUnitKernels {
+    /// A unit's kernels in the round at `step` (`round`, one position's) against its
+    /// kernels alone: at the same step where it was recorded by step (a unit whose steps'
+    /// data take its kernels other times, [`EachInvocation`]), else its mean; busy times
+    /// only where alone recorded one.
+    pub fn against(
+        unit: u32,
+        step: u32,
+        round: fidelity::PositionKernels,
+        alone: &fidelity::UnitLaunches,
+    ) -> RoundUnitKernels {
+        let at_step = alone.at_step(step);
+        let (alone_us, alone_busy_us) = match at_step {
+            Some(s) => (s.kernels_us, alone.busy_us.map(|_| s.busy_us)),
+            None => (alone.kernels_us, alone.busy_us),
+        };
+        RoundUnitKernels {
+            unit,
+            round_us: round.kernels_us,
+            alone_us,
+            round_busy_us: alone.busy_us.map(|_| round.busy_us),
+            alone_busy_us,
+            alone_at_step: at_step.is_some(),
+        }
+    }
+}
+
 /// Each unit's kernels over several rounds (each at another of its runs): per unit, the
 /// mean of its kernels in the rounds that told them apart, in the order the units first
 /// appear; its busy times only where every one of those rounds recorded them.
@@ -1400,6 +1427,53 @@ pub fn completion_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unit_whose_steps_take_other_times_is_set_against_itself_alone_at_the_rounds_step() {
+        use fidelity::{PositionKernels, StepKernels, UnitLaunches};
+        // Swin3D-T's third-stage softmax (session 43): 28.7 us alone at its unshifted
+        // steps, 70.4 at its shifted ones, 48.5 on average; the round runs its first step.
+        let by_step = vec![
+            StepKernels {
+                step: 165,
+                kernels_us: 28.7,
+                busy_us: 28.7,
+            },
+            StepKernels {
+                step: 210,
+                kernels_us: 70.4,
+                busy_us: 70.4,
+            },
+        ];
+        let alone = UnitLaunches {
+            kernels_us: 48.5,
+            busy_us: Some(48.5),
+            by_step,
+            ..Default::default()
+        };
+        let round = PositionKernels {
+            kernels_us: 28.6,
+            busy_us: 28.6,
+        };
+        let k = RoundUnitKernels::against(108, 165, round, &alone);
+        assert_eq!(
+            (k.alone_us, k.alone_busy_us, k.alone_at_step),
+            (28.7, Some(28.7), true)
+        );
+        assert!((k.round_us - k.alone_us).abs() < 0.2, "{k:?}");
+        // At a step it was not recorded at, and for a unit without steps, its mean.
+        let k = RoundUnitKernels::against(108, 999, round, &alone);
+        assert_eq!((k.alone_us, k.alone_at_step), (48.5, false));
+        let plain = UnitLaunches {
+            kernels_us: 30.0,
+            ..Default::default()
+        };
+        let k = RoundUnitKernels::against(7, 165, round, &plain);
+        assert_eq!(
+            (k.alone_us, k.round_busy_us, k.alone_busy_us),
+            (30.0, None, None)
+        );
+    }
 
     #[test]
     fn the_units_holding_a_share_of_the_energy_are_the_largest() {

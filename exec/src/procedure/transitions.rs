@@ -155,20 +155,7 @@ pub(super) fn measure(
                 .filter(|(e, _)| e.counted)
                 .filter_map(|(e, p)| {
                     let alone = ok.get(&e.unit)?.launches_verified.as_ref()?;
-                    // A unit whose steps' data take its kernels other times is set
-                    // against itself alone at the same step.
-                    let (alone_us, alone_busy_us) = match alone.at_step(e.step) {
-                        Some(s) => (s.kernels_us, alone.busy_us.map(|_| s.busy_us)),
-                        None => (alone.kernels_us, alone.busy_us),
-                    };
-                    Some(RoundUnitKernels {
-                        unit: e.unit,
-                        round_us: p.kernels_us,
-                        alone_us,
-                        round_busy_us: alone.busy_us.map(|_| p.busy_us),
-                        alone_busy_us,
-                        alone_at_step: alone.at_step(e.step).is_some(),
-                    })
+                    Some(RoundUnitKernels::against(e.unit, e.step, *p, alone))
                 })
                 .collect()
         };
