@@ -231,9 +231,9 @@ pub struct ExecOptions {
     /// image's snapshot is held; `false` keeps the measurement as it ran.
     pub unit_restoring: bool,
     /// Isolated mode, context cache, with `verify`: a unit whose launch reads at one
-    /// invocation what another wrote is recorded again with each invocation from the
-    /// model's values (its reads the launch writes, copied from the snapshot before it);
-    /// where its kernels then take another time it is measured so
+    /// invocation what another wrote is recorded twice more, each invocation after a copy
+    /// of its reads the launch writes, from its own values and from the model's; where the
+    /// model's values change its kernels it is measured so
     /// ([`kc_core::results::EachInvocation`]). `false` keeps every such unit as it ran.
     pub each_invocation_values: bool,
     /// Isolated mode, context cache: what each unit reads at its places: the values its

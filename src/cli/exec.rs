@@ -155,12 +155,13 @@ pub struct Args {
     pub units_plain: bool,
     /// Isolated mode, context cache: keep every unit as its launch ran it. By default (with
     /// --verify) a unit whose launch reads at one invocation what another invocation wrote
-    /// (its places chain, or it writes in place) is recorded again with each invocation
-    /// from the model's values (the bytes it reads that the launch writes, copied from the
-    /// snapshot before it); where its kernels then take another time (5 % and 0.5 us), it
-    /// is measured so: its time as it ran plus its kernels' change, its energy less the
-    /// copies' own. Swin3D-T's shifted-window softmax reads its own output as it runs, 29
-    /// us, and 48 us an invocation over the model's masked logits (session 42).
+    /// (its places chain, or it writes in place) is recorded twice more, each invocation
+    /// after a copy of the bytes it reads that the launch writes: from scratch memory
+    /// holding its own values, then from the snapshot (the model's values). Where the
+    /// model's values change its kernels (5 % and 0.5 us), it is measured so: its time as
+    /// it ran plus that change, its energy less the copies' own. Swin3D-T's shifted-window
+    /// softmax reads its own output as it runs, 29 us, and 48 us an invocation over the
+    /// model's masked logits (sessions 42-43).
     #[arg(long)]
     pub units_as_they_run: bool,
     /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`

@@ -864,8 +864,11 @@ fn measure_each_invocation(
     notes: &mut Vec<String>,
 ) -> Result<Option<(Measured, UnitRestoring)>, ExecError> {
     use crate::device::ImageAt;
-    use kc_core::results::fidelity::{is_runtime_copy, kernels_by_step, unit_launches};
-    if u.kernels.iter().any(|k| is_runtime_copy(k)) {
+    // A unit whose own kernels are copies could not be told apart from the copies.
+    if u.kernels
+        .iter()
+        .any(|k| kc_core::results::fidelity::is_runtime_copy(k))
+    {
         return Ok(None);
     }
     let reads: Vec<Vec<(u64, u64)>> =
@@ -882,58 +885,55 @@ fn measure_each_invocation(
         return Ok(None);
     }
     let unroll = launch_steps.len() as u32;
-    let traced: Vec<&str> = u
-        .kernels
-        .iter()
-        .map(String::as_str)
-        .filter(|k| !is_runtime_copy(k))
-        .collect();
     // The two recorded launches: each invocation's reads out to the scratch, then back
     // from it (`model_values` false) or from the snapshot.
     let scratch = gpu.alloc_scratch(most)?;
-    let record = |gpu: &mut Gpu, model_values: bool| -> Result<_, ExecError> {
-        let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
-            for (i, r) in reads.iter().enumerate() {
-                let mut at = 0;
-                for &(off, len) in r {
-                    gpu.enqueue_image_copy(
-                        ImageAt::Image(off),
-                        ImageAt::Scratch(scratch + at),
-                        len,
-                    )?;
-                    at += len;
+    let record =
+        |gpu: &mut Gpu, model_values: bool, notes: &mut Vec<String>| -> Result<_, ExecError> {
+            let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
+                for (i, r) in reads.iter().enumerate() {
+                    let mut at = 0;
+                    for &(off, len) in r {
+                        gpu.enqueue_image_copy(
+                            ImageAt::Image(off),
+                            ImageAt::Scratch(scratch + at),
+                            len,
+                        )?;
+                        at += len;
+                    }
+                    let mut at = 0;
+                    for &(off, len) in r {
+                        let from = match model_values {
+                            true => ImageAt::Snapshot(off),
+                            false => ImageAt::Scratch(scratch + at),
+                        };
+                        gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
+                        at += len;
+                    }
+                    enqueue_invocation(gpu, i as u32)?;
                 }
-                let mut at = 0;
-                for &(off, len) in r {
-                    let from = match model_values {
-                        true => ImageAt::Snapshot(off),
-                        false => ImageAt::Scratch(scratch + at),
-                    };
-                    gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
-                    at += len;
-                }
-                enqueue_invocation(gpu, i as u32)?;
-            }
-            Ok(())
+                Ok(())
+            };
+            let graph = gpu.capture(enqueue)?;
+            gpu.restore_arena_snapshot()?;
+            gpu.warm(&graph)?;
+            Ok(verify_launches(
+                u,
+                &graph,
+                unroll,
+                true,
+                Some(launch_steps),
+                opts,
+                gpu,
+                notes,
+            ))
         };
-        let graph = gpu.capture(enqueue)?;
-        gpu.restore_arena_snapshot()?;
-        gpu.warm(&graph)?;
-        let r = super::record_launches(gpu, &graph)?;
-        let own: Vec<_> = r
-            .records
-            .into_iter()
-            .filter(|k| !is_runtime_copy(&k.name))
-            .collect();
-        let mut l = unit_launches(&traced, &own, unroll * r.launches);
-        if let Some(k) = l.whole_per_invocation() {
-            l.by_step = kernels_by_step(&own, k, launch_steps, r.launches).unwrap_or_default();
-        }
-        Ok(l)
-    };
-    let recorded = record(gpu, false).and_then(|c| Ok((c, record(gpu, true)?)));
+    let recorded = record(gpu, false, notes).and_then(|c| Ok((c, record(gpu, true, notes)?)));
     gpu.free_scratch(scratch)?;
-    let (control, model) = recorded?;
+    // A record that failed is named in the notes by `verify_launches`.
+    let (Some(control), Some(model)) = recorded? else {
+        return Ok(None);
+    };
     let counts = [&control, &model].map(|l| l.whole_per_invocation());
     if counts != [as_it_ran.whole_per_invocation(); 2] || counts[0].is_none() {
         notes.push(format!(
@@ -978,26 +978,22 @@ fn measure_each_invocation(
         }
         Ok(())
     };
-    let copy_label = format!("{label}'s copies from the snapshot");
-    let (copy_t, copy_energy) = en.alone(
+    let what = "copies from the snapshot";
+    let Some(alone) = copies_alone(
         gpu,
+        en,
         &copies,
-        &copy_label,
-        (energy_target, true),
+        label,
+        what,
+        energy_target,
+        first,
         opts,
         notes,
-    )?;
-    let copy_j = copy_energy.as_ref().map(|e| e.per_item_j.mean);
-    if copy_j.is_none() && first.energy.is_some() {
-        notes.push(format!(
-            "{label}: its copies from the snapshot have no energy: the measurement as it ran stands"
-        ));
+    )?
+    else {
         return Ok(None);
-    }
-    let copy = Besides {
-        j: copy_j.unwrap_or(0.0),
-        s: copy_t.mean / 1e6,
     };
+    let copy = alone.besides();
     let graph = gpu.capture(restoring)?;
     gpu.restore_arena_snapshot()?;
     gpu.warm(&graph)?;
@@ -1033,7 +1029,7 @@ fn measure_each_invocation(
         as_it_ran.kernels_us,
         bytes as f64 / (1u64 << 20) as f64,
         reads.iter().map(Vec::len).sum::<usize>(),
-        copy_t.mean,
+        alone.time.mean,
         as_it_ran_us,
         as_it_ran_us + change,
         less_copies_us,
@@ -1041,13 +1037,10 @@ fn measure_each_invocation(
     let restoring = UnitRestoring {
         bytes,
         spans: reads.iter().map(Vec::len).sum(),
-        copy_us: copy_t.mean,
-        copy_energy_j: copy_j,
-        copy_energy_sem_j: copy_energy
-            .as_ref()
-            .filter(|e| e.per_item_j.n > 1)
-            .map(|e| e.per_item_j.sem()),
-        copy_one_window: copy_energy.as_ref().is_some_and(|e| e.per_item_j.n == 1),
+        copy_us: alone.time.mean,
+        copy_energy_j: alone.j,
+        copy_energy_sem_j: alone.sem_j,
+        copy_one_window: alone.one_window,
         values_as_it_ran: values.cloned().unwrap_or_default(),
         as_it_ran_us,
         as_it_ran_energy_j: first.energy.as_ref().map(|e| e.per_item_j.mean),
@@ -1358,6 +1351,62 @@ fn less_copy(samples: &mut [f64], besides: Besides) {
     }
 }
 
+/// The copies a restoring launch runs besides its unit, measured alone: their time per
+/// launch and, where measured, their energy, its standard error over two windows or more,
+/// or whether it was one window (the unit's own target: one window where its share asks no
+/// more).
+struct CopiesAlone {
+    time: Stats,
+    j: Option<f64>,
+    sem_j: Option<f64>,
+    one_window: bool,
+}
+
+impl CopiesAlone {
+    /// What a restoring launch holds besides the unit, taken off its time and energy.
+    fn besides(&self) -> Besides {
+        Besides {
+            j: self.j.unwrap_or(0.0),
+            s: self.time.mean / 1e6,
+        }
+    }
+}
+
+/// Measures `copies` alone ([`CopiesAlone`]), named `what`; `None` (and a note) where
+/// their energy could not be measured while the unit's as it ran (`first`) was or would
+/// have been: the measurement as it ran then stands.
+#[allow(clippy::too_many_arguments)]
+fn copies_alone(
+    gpu: &mut Gpu,
+    en: &mut Energy<'_>,
+    copies: &dyn Fn(&Gpu) -> Result<(), ExecError>,
+    label: &str,
+    what: &str,
+    energy_target: f64,
+    first: &Measured,
+    opts: &ExecOptions,
+    notes: &mut Vec<String>,
+) -> Result<Option<CopiesAlone>, ExecError> {
+    let name = format!("{label}'s {what}");
+    let (time, energy) = en.alone(gpu, copies, &name, (energy_target, true), opts, notes)?;
+    let j = energy.as_ref().map(|e| e.per_item_j.mean);
+    if j.is_none() && (first.energy.is_some() || first.windows_skipped) {
+        notes.push(format!(
+            "{name} has no energy: the measurement as it ran stands"
+        ));
+        return Ok(None);
+    }
+    Ok(Some(CopiesAlone {
+        time,
+        j,
+        sem_j: energy
+            .as_ref()
+            .filter(|e| e.per_item_j.n > 1)
+            .map(|e| e.per_item_j.sem()),
+        one_window: energy.as_ref().is_some_and(|e| e.per_item_j.n == 1),
+    }))
+}
+
 /// Spans of the image closer than this are copied as one: a copy node costs a few
 /// microseconds, 256 KiB about a tenth of a microsecond.
 const RESTORE_MERGE_GAP: u64 = 256 << 10;
@@ -1391,27 +1440,23 @@ fn measure_restoring(
         .map(|(off, bytes, _)| (off, bytes))
         .collect();
     let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
-    let copy_label = format!("{label}'s copy from the snapshot");
     let copies = |gpu: &Gpu| gpu.enqueue_snapshot_spans(0, &spans);
-    // The copy follows the unit's own target: one window where its share asks no more.
-    let how = (energy_target, true);
-    let (copy_t, copy_energy) = en.alone(gpu, &copies, &copy_label, how, opts, notes)?;
-    let copy_j = copy_energy.as_ref().map(|e| e.per_item_j.mean);
-    let copy_one_window = copy_energy.as_ref().is_some_and(|e| e.per_item_j.n == 1);
-    let copy_energy_sem_j = copy_energy
-        .as_ref()
-        .filter(|e| e.per_item_j.n > 1)
-        .map(|e| e.per_item_j.sem());
-    if copy_j.is_none() && (first.energy.is_some() || first.windows_skipped) {
-        notes.push(format!(
-            "{label}: its copy from the snapshot has no energy: the measurement as it ran stands"
-        ));
+    let what = "copy from the snapshot";
+    let Some(alone) = copies_alone(
+        gpu,
+        en,
+        &copies,
+        label,
+        what,
+        energy_target,
+        first,
+        opts,
+        notes,
+    )?
+    else {
         return Ok(None);
-    }
-    let copy = Besides {
-        j: copy_j.unwrap_or(0.0),
-        s: copy_t.mean / 1e6,
     };
+    let copy = alone.besides();
     let restoring_enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         gpu.enqueue_snapshot_spans(0, &spans)?;
         enqueue_unit(gpu)
@@ -1448,10 +1493,10 @@ fn measure_restoring(
     let restoring = UnitRestoring {
         bytes: crate::spans::total(&spans),
         spans: spans.len(),
-        copy_us: copy_t.mean,
-        copy_energy_j: copy_j,
-        copy_energy_sem_j,
-        copy_one_window,
+        copy_us: alone.time.mean,
+        copy_energy_j: alone.j,
+        copy_energy_sem_j: alone.sem_j,
+        copy_one_window: alone.one_window,
         values_as_it_ran: as_it_ran.clone(),
         as_it_ran_us: per_item(first),
         as_it_ran_energy_j: energy_of(first),
@@ -1471,7 +1516,7 @@ fn measure_restoring(
         as_it_ran.nonfinite_after_pct,
         restoring.bytes as f64 / (1u64 << 20) as f64,
         restoring.spans,
-        copy_t.mean,
+        alone.time.mean,
         copy.j * 1e3,
         restoring.as_it_ran_us,
         per_item(&m),
