@@ -1265,3 +1265,68 @@ fn the_error_budget_splits_kcs_graph_by_busy_time_where_recorded() {
     );
     assert!(b.parts[0].us > 2000.0 && b.parts[1].us < -2000.0, "{b:?}");
 }
+
+/// Swin3D-T on an H200 (session 43, call 2): three units whose launch read at one invocation
+/// what another wrote (two shifted-window softmaxes and a window copy) were measured with
+/// each invocation from the model's values, and the round set them against themselves alone
+/// at its step. The report reads the run as it was measured: −0.1 % in time (the same
+/// capture as the units ran read −3.2 %, session 43's MEASUREMENTS).
+#[test]
+fn units_measured_with_each_invocation_from_the_models_values_are_said_and_priced_on_a_real_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let iso = fixture("swin3d_t_h200_s43.iso.json");
+    let json = report_on_fixture("swin3d_t_h200_s43", "swin3d_t", &iso, dir.path());
+    let p = &json["prediction"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!(
+        (f(&p["error_pct"]) + 0.09).abs() < 0.01,
+        "{}",
+        p["error_pct"]
+    );
+    assert!(
+        (f(&p["energy_error_pct"]) + 1.51).abs() < 0.01,
+        "{}",
+        p["energy_error_pct"]
+    );
+    let each = p["units_restored_each"].as_str().unwrap();
+    assert!(
+        each.starts_with("3 units read at one invocation what another of their launch wrote")
+            && each.contains("1378.9 us per replay where as they ran they gave 875.5 us (+57.5 %)"),
+        "{each}"
+    );
+    // The round ran each of them at its first step, an unshifted window: set against the
+    // unit alone there, not its mean over shifted and unshifted windows.
+    let kernels = p["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["what"].as_str().unwrap().starts_with("kernels slower"))
+        .unwrap();
+    assert!(
+        kernels["what"].as_str().unwrap().contains(
+            "(3 units measured with each invocation from the model's values: alone at the step the round ran them)"
+        ),
+        "{}",
+        kernels["what"]
+    );
+    let results: serde_json::Value = serde_json::from_slice(&std::fs::read(&iso).unwrap()).unwrap();
+    let softmax = results["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["id"] == 108)
+        .unwrap();
+    let e = &softmax["restoring"]["each_invocation"];
+    assert!(f(&e["model_values_kernels_us"]) - f(&e["own_values_kernels_us"]) > 19.0);
+    let round = results["isolated"]["transitions"]["round_unit_kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["unit"] == 108)
+        .unwrap();
+    assert!(
+        (f(&round["round_us"]) - f(&round["alone_us"])).abs() < 0.5,
+        "{round}"
+    );
+    assert!(f(&softmax["launches_verified"]["kernels_us"]) - f(&round["alone_us"]) > 19.0);
+}

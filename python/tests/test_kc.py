@@ -350,3 +350,27 @@ def test_the_rounds_units_give_the_slower_kernels_term_by_busy_time(tmp_path):
     u = res.units
     side = u[u["kernels_us"] > 1.5 * u["mean_us"]]
     assert len(side) == 2 and (side["kernels_us"] > 4 * side["busy_us"]).all()
+
+
+def test_units_measured_with_each_invocation_from_the_models_values_are_columns(tmp_path):
+    """Swin3D-T on an H200 (session 43, fixtures/results/README.md): three units whose launch
+    read at one invocation what another wrote were measured with each invocation from the
+    model's values. The notebook sees which, what the model's values changed in their
+    kernels, and that the round set them against themselves alone at its step; its
+    round_units give the report's slower-kernels term."""
+    res = kc.read_results(RESULTS / "swin3d_t_h200_s43.iso.json")
+    u = res.units
+    each = u[u["each_invocation"]]
+    assert len(each) == 3 and u.loc[~u["each_invocation"], "model_values_kernels_us"].isna().all()
+    softmax = each.set_index("id").loc[108]
+    assert softmax["model_values_kernels_us"] - softmax["own_values_kernels_us"] > 19.0
+    assert softmax["mean_us"] - softmax["kernels_as_it_ran_us"] > 19.0
+    r = res.round_units
+    assert set(r.loc[r["alone_at_step"], "unit"]) == set(each["id"])
+    n = r["unit"].map(u.set_index("id")["invocations"])
+    busy = ((r["round_busy_us"] - r["alone_busy_us"]) * n).sum()
+    rep = kc.report(RESULTS / "swin3d_t_h200_s43.graph.json", isolated=RESULTS / "swin3d_t_h200_s43.iso.json",
+                    reference=RESULTS / "swin3d_t_h200_s43.reference.json", reference_entry="swin3d_t",
+                    output=tmp_path / "rep")
+    term = next(t for t in rep["prediction"]["terms"] if t["what"].startswith("kernels slower"))
+    assert term["us"] == pytest.approx(busy, rel=1e-9)

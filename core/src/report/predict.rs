@@ -1931,7 +1931,7 @@ impl Report {
                 "measured again on request (--units-restoring-all), their values not run away, with every launch from the model's values at their places (a copy from the image's snapshot, its own time and energy taken off; the prediction takes these)",
             ),
             units_restored_each: inp.restored_each.sentence(
-                "read at one invocation what another of their launch wrote, and their kernels took another time over the model's values: measured with each invocation from them (its reads the launch writes copied from the image's snapshot before it; time as they ran plus their kernels' change, energy less the copies' own)",
+                "read at one invocation what another of their launch wrote, and their kernels took another time over the model's values: measured with each invocation from them (the bytes it reads that the launch writes copied from the image's snapshot before it, against the same copies of its own values; time as they ran plus their kernels' change, energy less the copies' own)",
             ),
             graph_sm_clock_mhz: inp.graph_sm_clock_mhz,
             clock_events: inp.clock_events.clone(),

@@ -215,7 +215,13 @@ class Results:
         launches' gaps between kernels, with the unit and of the lead-ins alone). Since
         session 40: busy_us (the time per invocation alone during which one of its kernels
         ran, the union of their intervals: under kernels_us where they ran side by side)
-        and after_lead_in_busy_us (the same of its own kernels after its lead-ins)."""
+        and after_lead_in_busy_us (the same of its own kernels after its lead-ins). Since
+        session 43: each_invocation (its launch read at one invocation what another wrote,
+        and the model's values changed its kernels: it was measured with each invocation
+        from them, its time as it ran plus that change) and, for such a unit, its kernels
+        per invocation as it ran (kernels_as_it_ran_us), after a copy of its reads before
+        each invocation over its own values (own_values_kernels_us) and over the model's
+        (model_values_kernels_us)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -223,6 +229,7 @@ class Results:
             a = u.get("after_lead_in") or {}
             r = u.get("restoring") or {}
             k = a.get("kernels") or {}
+            each = r.get("each_invocation") or {}
             windows = e.get("n")
             rows.append(
                 {
@@ -258,6 +265,10 @@ class Results:
                     "after_lead_in_lead_ins_alone_gaps_us": k.get("lead_ins_alone_gaps_us"),
                     "busy_us": (u.get("launches_verified") or {}).get("busy_us"),
                     "after_lead_in_busy_us": k.get("unit_busy_us"),
+                    "each_invocation": bool(each),
+                    "kernels_as_it_ran_us": each.get("kernels_as_it_ran_us"),
+                    "own_values_kernels_us": each.get("own_values_kernels_us"),
+                    "model_values_kernels_us": each.get("model_values_kernels_us"),
                 }
             )
         return _pd.DataFrame(rows)
@@ -271,11 +282,14 @@ class Results:
         prediction takes where every row has them). As recorded: since session 41 the report
         takes a unit whose busy time alone exceeds both its time alone and its busy time in
         the round by over 5 % at its time alone (its record ran at another clock), and says
-        so in its coverage. Empty without a round so recorded."""
+        so in its coverage. Since session 43 alone_at_step: alone is the unit at the step the
+        round ran it (a unit measured with each invocation from the model's values), not its
+        mean over its steps. Empty without a round so recorded."""
         t = ((self.raw.get("isolated") or {}).get("transitions") or {})
-        keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us"]
-        return _pd.DataFrame([{c: r.get(c) for c in keep} for r in t.get("round_unit_kernels", [])],
-                             columns=keep)
+        keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us", "alone_at_step"]
+        rows = [{c: r.get(c) for c in keep} | {"alone_at_step": bool(r.get("alone_at_step"))}
+                for r in t.get("round_unit_kernels", [])]
+        return _pd.DataFrame(rows, columns=keep)
 
     @property
     def windows(self):
