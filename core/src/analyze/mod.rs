@@ -554,6 +554,18 @@ pub fn render_text(a: &Analysis, top: usize) -> String {
     o
 }
 
+/// `name` cut to `max` characters, its last one an ellipsis when cut.
+pub(crate) fn cut(name: &str, max: usize) -> String {
+    if name.chars().count() > max {
+        name.chars()
+            .take(max - 1)
+            .chain(std::iter::once('…'))
+            .collect()
+    } else {
+        name.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,17 +578,5 @@ mod tests {
         assert_eq!(overlap(&u, &union(vec![(3, 6), (11, 20)])), 3);
         assert_eq!(pct(&[1, 2, 3, 4], 50.0), 2);
         assert_eq!(pct(&[1, 2, 3, 4], 90.0), 4);
-    }
-}
-
-/// `name` cut to `max` characters, its last one an ellipsis when cut.
-pub(crate) fn cut(name: &str, max: usize) -> String {
-    if name.chars().count() > max {
-        name.chars()
-            .take(max - 1)
-            .chain(std::iter::once('…'))
-            .collect()
-    } else {
-        name.to_string()
     }
 }

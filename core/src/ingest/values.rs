@@ -248,8 +248,11 @@ pub fn attach(
 mod tests {
     use super::*;
 
+    /// One tensor of a values file: node, input, element, dtype, shape and bytes.
+    pub(crate) type Tensor<'a> = (u64, u32, Option<u32>, &'a str, Vec<i64>, Vec<u8>);
+
     /// A values file as capture.py writes it.
-    pub(crate) fn file(tensors: &[(u64, u32, Option<u32>, &str, Vec<i64>, Vec<u8>)]) -> Vec<u8> {
+    pub(crate) fn file(tensors: &[Tensor<'_>]) -> Vec<u8> {
         let mut data = Vec::new();
         let entries: Vec<serde_json::Value> = tensors
             .iter()

@@ -499,262 +499,6 @@ fn pct(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| 100.0 * a / b)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_spread_pooled_from_few_units_is_said_to_be_uncertain_and_how_it_is_widened() {
-        // Swin-T's step (session 38) pooled its one-window spread from 2 units.
-        assert!(pooled_words(2, None, None).contains("itself uncertain"));
-        assert!(pooled_words(FEW_POOLED - 1, None, None).contains("from few units"));
-        assert_eq!(pooled_words(FEW_POOLED, None, None), "");
-        assert_eq!(
-            pooled_words(2, Some(3.04), Some(1.6)),
-            ", from few units: that spread is itself uncertain; the uncertainty takes it × 1.60, Student's t at its 3.0 degrees of freedom over the normal's"
-        );
-        // Widened by under half a percent: not said.
-        assert_eq!(pooled_words(13, Some(900.0), Some(1.001)), "");
-    }
-
-    #[test]
-    fn where_a_runs_own_time_went_is_said_from_its_phases() {
-        let phase = |phase: &str, seconds: f64| crate::results::PassPhase {
-            phase: phase.into(),
-            seconds,
-        };
-        let phases = vec![
-            phase("opening the GPU and its memory", 1.25),
-            phase("every unit once", 0.5),
-            phase("the capture", 2.0),
-        ];
-        assert_eq!(
-            crate::report::model::run_phase_words("kc's graph run", &phases).unwrap(),
-            "kc's own time in kc's graph run: 3.8 s (opening the GPU and its memory 1.2 s, every unit once 0.5 s, the capture 2.0 s)"
-        );
-        // Results of kc before session 38 have no run phases: nothing said.
-        assert_eq!(
-            crate::report::model::run_phase_words("kc's graph run", &[]),
-            None
-        );
-    }
-
-    #[test]
-    fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
-        let phase = |phase: &str, seconds| crate::results::PassPhase {
-            phase: phase.into(),
-            seconds,
-        };
-        let summary = crate::results::IsolatedSummary {
-            phases: vec![
-                phase("the memory image and its steps", 1.25),
-                phase("the units alone", 40.0),
-                phase("the round and the graph launch", 2.0),
-            ],
-            ..Default::default()
-        };
-        // Two units, 0.5 and 0.3 s, their figures' windows 0.2 and 0.12 s.
-        let window = |d| crate::results::energy::EnergyWindow {
-            duration_s: d,
-            ..Default::default()
-        };
-        let unit = |wall_ms, windows: Vec<usize>| crate::results::UnitResult {
-            wall_ms: Some(wall_ms),
-            energy: Some(crate::results::EnergySummary {
-                windows,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let units = [unit(500.0, vec![0, 1]), unit(300.0, vec![2])];
-        let windows = [window(0.1), window(0.1), window(0.12)];
-        let w = crate::report::model::pass_time_words(&summary, &units, &windows).unwrap();
-        assert_eq!(
-            w,
-            "kc's own time in the isolated pass: 43.2 s (the memory image and its steps 1.2 s, the units alone 40.0 s, the round and the graph launch 2.0 s); the 2 units measured took 0.40 s each on average, 40 % of it in their energy windows"
-        );
-        // Results of kc before session 31 have no phases: nothing said.
-        assert_eq!(
-            crate::report::model::pass_time_words(
-                &crate::results::IsolatedSummary::default(),
-                &units,
-                &windows
-            ),
-            None
-        );
-        // Said in the report's notes.
-        let iso = crate::results::Results {
-            mode: "isolated".into(),
-            isolated: Some(summary),
-            units: units.to_vec(),
-            windows: windows.to_vec(),
-            ..Default::default()
-        };
-        let r = crate::report::model::build(None, Some(&iso));
-        assert!(r.notes.iter().any(|n| n == &w), "{:?}", r.notes);
-    }
-
-    use super::*;
-
-    #[test]
-    fn the_kinds_section_gives_each_kind_in_time_and_energy_and_the_whole() {
-        use crate::report::kinds::{KindCost, KindsInProgram};
-        let mut r = Report::default();
-        r.kinds_in_program = Some(KindsInProgram {
-            steps: 12,
-            whole_first_us: 1000.0,
-            whole_last_us: 1010.0,
-            whole_first_j: Some(10.0),
-            whole_last_j: Some(10.2),
-            whole_us: 1005.0,
-            whole_j: Some(10.1),
-            alone_us: 1100.0,
-            alone_j: Some(11.11),
-            alone_vs_whole_time_pct: Some(100.0 * (1100.0 / 1005.0 - 1.0)),
-            alone_vs_whole_energy_pct: Some(100.0 * (11.11 / 10.1 - 1.0)),
-            kinds: vec![KindCost {
-                kind: "aten::a|b".into(),
-                units: 2,
-                invocations: 6,
-                alone_us: 600.0,
-                alone_j: Some(6.6),
-                in_program_us: 500.0,
-                in_program_sem_us: 1.0,
-                in_program_j: Some(5.5),
-                in_program_sem_j: Some(0.05),
-                second_run_us: Some(600.0),
-                second_run_sem_us: Some(2.0),
-                second_run_j: Some(6.0),
-                second_run_sem_j: Some(0.1),
-                alone_vs_program_time_pct: Some(20.0),
-                alone_vs_program_energy_pct: Some(20.0),
-                alone_vs_second_time_pct: Some(0.0),
-                alone_vs_second_energy_pct: Some(10.0),
-                doubled_once: 3,
-            }],
-            interaction_us: 505.0,
-            interaction_j: Some(4.6),
-            ..Default::default()
-        });
-        // Results before the second runs were summed leave their cells empty.
-        let md = markdown(&r);
-        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
-        assert!(!md.contains("The kinds' second runs together"));
-        let k = r.kinds_in_program.as_mut().unwrap();
-        k.second_runs_us = Some(1000.0);
-        k.second_runs_j = Some(10.5);
-        k.alone_vs_second_runs_time_pct = Some(10.0);
-        k.alone_vs_second_runs_energy_pct = Some(100.0 * (11.11 / 10.5 - 1.0));
-        k.second_runs_vs_whole_time_pct = Some(100.0 * (1000.0 / 1005.0 - 1.0));
-        k.second_runs_vs_whole_energy_pct = Some(100.0 * (10.5 / 10.1 - 1.0));
-        let md = markdown(&r);
-        assert!(md.contains("## Each kind of unit in the model's program"));
-        // The pipe in a label is escaped; ± is two standard errors.
-        assert!(md.contains(
-            "| aten::a\\|b | 2 | 6 | 600.0 | 500.0 ± 2.0 | +20.0 % | 600.0 ± 4.0 | +0.0 % |"
-        ));
-        assert!(md.contains(
-            "| aten::a\\|b | 6.6000 | 5.5000 ± 0.1000 | +20.0 % | 6.0000 ± 0.2000 | +10.0 % |"
-        ));
-        // Every unit alone against the whole's mean: 1100 against 1005 us, 11.11 against
-        // 10.1 J.
-        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | 1000.0 | +10.0 % |"));
-        assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | 10.5000 | +5.8 % |"));
-        assert!(md.contains(
-            "The kinds' second runs together against the whole program: -0.5 % in time, +4.0 % in energy."
-        ));
-        assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
-    }
-
-    #[test]
-    fn what_the_units_alone_read_is_said_beside_the_cache_policy() {
-        let mut iso = crate::results::Results::default();
-        iso.isolated = Some(crate::results::IsolatedSummary {
-            cache: "context".into(),
-            unit_values: Some(crate::results::UnitValuesGiven {
-                at_steps: true,
-                units: 40,
-                bytes: 3 << 30,
-                shared_bytes: 512 << 20,
-                passes: 1,
-                units_left_out: 2,
-            }),
-            ..Default::default()
-        });
-        let r = crate::report::model::build(Some(&crate::results::Results::default()), Some(&iso));
-        let md = markdown(&r);
-        let top = md.split("## Does the sum").next().unwrap();
-        assert!(top.contains(
-            "Each unit alone read the values its steps read in the model: 3072 MiB that a later step wrote again were given back to 40 units from 1 pass of the model's steps; 512 MiB that two of a unit's steps read at different times held the earlier step's values; **2 units read what the pass left** (no room beside the image, or the run's notes say why)."
-        ), "{top}");
-        assert_eq!(
-            serde_json::to_value(&r).unwrap()["unit_values"]["passes"],
-            serde_json::json!(1)
-        );
-        // The old behaviour, asked for, is named as such.
-        iso.isolated.as_mut().unwrap().unit_values = Some(Default::default());
-        let r = crate::report::model::build(None, Some(&iso));
-        assert!(markdown(&r).contains(
-            "Each unit alone read what one pass of the model's steps left at its places"
-        ));
-        // Results from before session 29 say nothing of it.
-        iso.isolated.as_mut().unwrap().unit_values = None;
-        let r = crate::report::model::build(None, Some(&iso));
-        assert!(!markdown(&r).contains("Each unit alone read"));
-    }
-
-    #[test]
-    fn a_results_file_of_a_run_that_did_not_end_is_said_at_the_top() {
-        let whole = crate::results::Results::default();
-        let mut partial = whole.clone();
-        partial.unfinished = Some(
-            "the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".into(),
-        );
-        let r = crate::report::model::build(Some(&whole), Some(&partial));
-        assert_eq!(
-            r.unfinished,
-            vec!["the isolated results were written before the run ended: the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".to_string()]
-        );
-        let md = markdown(&r);
-        let top = md.split("## Does the sum").next().unwrap();
-        assert!(
-            top.contains(
-                "**Not a whole run:** the isolated results were written before the run ended"
-            ),
-            "{top}"
-        );
-        // A whole run's report says nothing of it, and its JSON leaves the field out.
-        let r = crate::report::model::build(Some(&whole), Some(&whole));
-        assert!(r.unfinished.is_empty() && !markdown(&r).contains("Not a whole run"));
-        assert!(serde_json::to_value(&r)
-            .unwrap()
-            .get("unfinished")
-            .is_none());
-    }
-
-    #[test]
-    fn csv_quotes_what_needs_quoting() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
-        let mut r = Report::default();
-        r.units.push(UnitRow {
-            id: 3,
-            label: "aten::mm".into(),
-            call: "gemm TN m=1, n=2".into(),
-            predicted_us: Some(1.5),
-            ..Default::default()
-        });
-        let text = csv(&r);
-        let row = text.lines().nth(1).unwrap();
-        assert!(
-            row.starts_with("3,,,aten::mm,\"gemm TN m=1, n=2\","),
-            "{row}"
-        );
-        // 19 columns, and the row has as many fields once the quoted call counts as one.
-        assert_eq!(text.lines().next().unwrap().split(',').count(), 19);
-        assert_eq!(row.split(',').count(), 19 + 1);
-    }
-}
-
 /// The prediction from parts: the plain sum, each measured term with its share of the
 /// gap to the target, the prediction ± two standard uncertainties, and the target.
 fn prediction(o: &mut String, r: &Report) {
@@ -1207,5 +951,265 @@ pub(crate) fn step_medians(f: &crate::results::fidelity::Fidelity) -> String {
         }
         // Results from before kc counted them.
         (None, _) => plain,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_spread_pooled_from_few_units_is_said_to_be_uncertain_and_how_it_is_widened() {
+        // Swin-T's step (session 38) pooled its one-window spread from 2 units.
+        assert!(pooled_words(2, None, None).contains("itself uncertain"));
+        assert!(pooled_words(FEW_POOLED - 1, None, None).contains("from few units"));
+        assert_eq!(pooled_words(FEW_POOLED, None, None), "");
+        assert_eq!(
+            pooled_words(2, Some(3.04), Some(1.6)),
+            ", from few units: that spread is itself uncertain; the uncertainty takes it × 1.60, Student's t at its 3.0 degrees of freedom over the normal's"
+        );
+        // Widened by under half a percent: not said.
+        assert_eq!(pooled_words(13, Some(900.0), Some(1.001)), "");
+    }
+
+    #[test]
+    fn where_a_runs_own_time_went_is_said_from_its_phases() {
+        let phase = |phase: &str, seconds: f64| crate::results::PassPhase {
+            phase: phase.into(),
+            seconds,
+        };
+        let phases = vec![
+            phase("opening the GPU and its memory", 1.25),
+            phase("every unit once", 0.5),
+            phase("the capture", 2.0),
+        ];
+        assert_eq!(
+            crate::report::model::run_phase_words("kc's graph run", &phases).unwrap(),
+            "kc's own time in kc's graph run: 3.8 s (opening the GPU and its memory 1.2 s, every unit once 0.5 s, the capture 2.0 s)"
+        );
+        // Results of kc before session 38 have no run phases: nothing said.
+        assert_eq!(
+            crate::report::model::run_phase_words("kc's graph run", &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
+        let phase = |phase: &str, seconds| crate::results::PassPhase {
+            phase: phase.into(),
+            seconds,
+        };
+        let summary = crate::results::IsolatedSummary {
+            phases: vec![
+                phase("the memory image and its steps", 1.25),
+                phase("the units alone", 40.0),
+                phase("the round and the graph launch", 2.0),
+            ],
+            ..Default::default()
+        };
+        // Two units, 0.5 and 0.3 s, their figures' windows 0.2 and 0.12 s.
+        let window = |d| crate::results::energy::EnergyWindow {
+            duration_s: d,
+            ..Default::default()
+        };
+        let unit = |wall_ms, windows: Vec<usize>| crate::results::UnitResult {
+            wall_ms: Some(wall_ms),
+            energy: Some(crate::results::EnergySummary {
+                windows,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let units = [unit(500.0, vec![0, 1]), unit(300.0, vec![2])];
+        let windows = [window(0.1), window(0.1), window(0.12)];
+        let w = crate::report::model::pass_time_words(&summary, &units, &windows).unwrap();
+        assert_eq!(
+            w,
+            "kc's own time in the isolated pass: 43.2 s (the memory image and its steps 1.2 s, the units alone 40.0 s, the round and the graph launch 2.0 s); the 2 units measured took 0.40 s each on average, 40 % of it in their energy windows"
+        );
+        // Results of kc before session 31 have no phases: nothing said.
+        assert_eq!(
+            crate::report::model::pass_time_words(
+                &crate::results::IsolatedSummary::default(),
+                &units,
+                &windows
+            ),
+            None
+        );
+        // Said in the report's notes.
+        let iso = crate::results::Results {
+            mode: "isolated".into(),
+            isolated: Some(summary),
+            units: units.to_vec(),
+            windows: windows.to_vec(),
+            ..Default::default()
+        };
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(r.notes.iter().any(|n| n == &w), "{:?}", r.notes);
+    }
+
+    use super::*;
+
+    #[test]
+    fn the_kinds_section_gives_each_kind_in_time_and_energy_and_the_whole() {
+        use crate::report::kinds::{KindCost, KindsInProgram};
+        let mut r = Report {
+            kinds_in_program: Some(KindsInProgram {
+                steps: 12,
+                whole_first_us: 1000.0,
+                whole_last_us: 1010.0,
+                whole_first_j: Some(10.0),
+                whole_last_j: Some(10.2),
+                whole_us: 1005.0,
+                whole_j: Some(10.1),
+                alone_us: 1100.0,
+                alone_j: Some(11.11),
+                alone_vs_whole_time_pct: Some(100.0 * (1100.0 / 1005.0 - 1.0)),
+                alone_vs_whole_energy_pct: Some(100.0 * (11.11 / 10.1 - 1.0)),
+                kinds: vec![KindCost {
+                    kind: "aten::a|b".into(),
+                    units: 2,
+                    invocations: 6,
+                    alone_us: 600.0,
+                    alone_j: Some(6.6),
+                    in_program_us: 500.0,
+                    in_program_sem_us: 1.0,
+                    in_program_j: Some(5.5),
+                    in_program_sem_j: Some(0.05),
+                    second_run_us: Some(600.0),
+                    second_run_sem_us: Some(2.0),
+                    second_run_j: Some(6.0),
+                    second_run_sem_j: Some(0.1),
+                    alone_vs_program_time_pct: Some(20.0),
+                    alone_vs_program_energy_pct: Some(20.0),
+                    alone_vs_second_time_pct: Some(0.0),
+                    alone_vs_second_energy_pct: Some(10.0),
+                    doubled_once: 3,
+                }],
+                interaction_us: 505.0,
+                interaction_j: Some(4.6),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // Results before the second runs were summed leave their cells empty.
+        let md = markdown(&r);
+        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | | |"));
+        assert!(!md.contains("The kinds' second runs together"));
+        let k = r.kinds_in_program.as_mut().unwrap();
+        k.second_runs_us = Some(1000.0);
+        k.second_runs_j = Some(10.5);
+        k.alone_vs_second_runs_time_pct = Some(10.0);
+        k.alone_vs_second_runs_energy_pct = Some(100.0 * (11.11 / 10.5 - 1.0));
+        k.second_runs_vs_whole_time_pct = Some(100.0 * (1000.0 / 1005.0 - 1.0));
+        k.second_runs_vs_whole_energy_pct = Some(100.0 * (10.5 / 10.1 - 1.0));
+        let md = markdown(&r);
+        assert!(md.contains("## Each kind of unit in the model's program"));
+        // The pipe in a label is escaped; ± is two standard errors.
+        assert!(md.contains(
+            "| aten::a\\|b | 2 | 6 | 600.0 | 500.0 ± 2.0 | +20.0 % | 600.0 ± 4.0 | +0.0 % |"
+        ));
+        assert!(md.contains(
+            "| aten::a\\|b | 6.6000 | 5.5000 ± 0.1000 | +20.0 % | 6.0000 ± 0.2000 | +10.0 % |"
+        ));
+        // Every unit alone against the whole's mean: 1100 against 1005 us, 11.11 against
+        // 10.1 J.
+        assert!(md.contains("| **every unit** | | | 1100.0 | 1005.0 | +9.5 % | 1000.0 | +10.0 % |"));
+        assert!(md.contains("| **every unit** | 11.1100 | 10.1000 | +10.0 % | 10.5000 | +5.8 % |"));
+        assert!(md.contains(
+            "The kinds' second runs together against the whole program: -0.5 % in time, +4.0 % in energy."
+        ));
+        assert!(md.contains("so neither of their kind's costs holds them: 3 of aten::a\\|b."));
+    }
+
+    #[test]
+    fn what_the_units_alone_read_is_said_beside_the_cache_policy() {
+        let mut iso = crate::results::Results {
+            isolated: Some(crate::results::IsolatedSummary {
+                cache: "context".into(),
+                unit_values: Some(crate::results::UnitValuesGiven {
+                    at_steps: true,
+                    units: 40,
+                    bytes: 3 << 30,
+                    shared_bytes: 512 << 20,
+                    passes: 1,
+                    units_left_out: 2,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let r = crate::report::model::build(Some(&crate::results::Results::default()), Some(&iso));
+        let md = markdown(&r);
+        let top = md.split("## Does the sum").next().unwrap();
+        assert!(top.contains(
+            "Each unit alone read the values its steps read in the model: 3072 MiB that a later step wrote again were given back to 40 units from 1 pass of the model's steps; 512 MiB that two of a unit's steps read at different times held the earlier step's values; **2 units read what the pass left** (no room beside the image, or the run's notes say why)."
+        ), "{top}");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["unit_values"]["passes"],
+            serde_json::json!(1)
+        );
+        // The old behaviour, asked for, is named as such.
+        iso.isolated.as_mut().unwrap().unit_values = Some(Default::default());
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(markdown(&r).contains(
+            "Each unit alone read what one pass of the model's steps left at its places"
+        ));
+        // Results from before session 29 say nothing of it.
+        iso.isolated.as_mut().unwrap().unit_values = None;
+        let r = crate::report::model::build(None, Some(&iso));
+        assert!(!markdown(&r).contains("Each unit alone read"));
+    }
+
+    #[test]
+    fn a_results_file_of_a_run_that_did_not_end_is_said_at_the_top() {
+        let whole = crate::results::Results::default();
+        let mut partial = whole.clone();
+        partial.unfinished = Some(
+            "the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".into(),
+        );
+        let r = crate::report::model::build(Some(&whole), Some(&partial));
+        assert_eq!(
+            r.unfinished,
+            vec!["the isolated results were written before the run ended: the diagnostic of the program without each kind of unit, and the rest of the pass after it, had not run when this was written".to_string()]
+        );
+        let md = markdown(&r);
+        let top = md.split("## Does the sum").next().unwrap();
+        assert!(
+            top.contains(
+                "**Not a whole run:** the isolated results were written before the run ended"
+            ),
+            "{top}"
+        );
+        // A whole run's report says nothing of it, and its JSON leaves the field out.
+        let r = crate::report::model::build(Some(&whole), Some(&whole));
+        assert!(r.unfinished.is_empty() && !markdown(&r).contains("Not a whole run"));
+        assert!(serde_json::to_value(&r)
+            .unwrap()
+            .get("unfinished")
+            .is_none());
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_quoting() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+        let mut r = Report::default();
+        r.units.push(UnitRow {
+            id: 3,
+            label: "aten::mm".into(),
+            call: "gemm TN m=1, n=2".into(),
+            predicted_us: Some(1.5),
+            ..Default::default()
+        });
+        let text = csv(&r);
+        let row = text.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with("3,,,aten::mm,\"gemm TN m=1, n=2\","),
+            "{row}"
+        );
+        // 19 columns, and the row has as many fields once the quoted call counts as one.
+        assert_eq!(text.lines().next().unwrap().split(',').count(), 19);
+        assert_eq!(row.split(',').count(), 19 + 1);
     }
 }
