@@ -236,6 +236,11 @@ pub struct ExecOptions {
     /// model's values change its kernels it is measured so
     /// ([`kc_core::results::EachInvocation`]). `false` keeps every such unit as it ran.
     pub each_invocation_values: bool,
+    /// With `each_invocation_values`, a diagnostic: the control's own values kept
+    /// beforehand from a launch as it runs, so that its copies read them from memory as the
+    /// model's copies read the snapshot (`EachInvocation::cold_control`), where the
+    /// launch's reads fit in a quarter of the free memory.
+    pub each_invocation_cold_control: bool,
     /// Isolated mode, context cache: what each unit reads at its places: the values its
     /// steps read in the model (the default), or what one pass of every step left there.
     pub unit_values: kc_core::results::UnitValuesFrom,
@@ -316,6 +321,7 @@ impl Default for ExecOptions {
             lead_in_kernels: false,
             unit_restoring: true,
             each_invocation_values: true,
+            each_invocation_cold_control: false,
             unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,
             transitions: 0,

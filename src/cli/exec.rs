@@ -164,6 +164,14 @@ pub struct Args {
     /// model's masked logits (sessions 42-43).
     #[arg(long)]
     pub units_as_they_run: bool,
+    /// Isolated mode, a diagnostic (from session 43, not yet measured on a GPU): the control
+    /// that a unit's record over the model's values is set against keeps each invocation's
+    /// own values beforehand, from a launch as it runs, so that its copies read them from
+    /// memory as the copies of the model's values read the snapshot. By default each
+    /// invocation's reads are copied out to scratch just before, and back: Swin's window
+    /// copies still read 5-9 % slower over the model's values than over their own so.
+    #[arg(long, conflicts_with = "units_as_they_run")]
+    pub each_invocation_cold_control: bool,
     /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`
     /// (the default): the values its steps read in the model; the bytes a later step of the
     /// model wrote again (the image packs tensors whose lives do not overlap into the same
@@ -335,6 +343,7 @@ pub fn run(a: Args) -> i32 {
         lead_in_kernels: a.lead_in_kernels,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
+        each_invocation_cold_control: a.each_invocation_cold_control,
         unit_values: a.unit_values,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

@@ -121,6 +121,10 @@ pub struct Args {
     /// invocation given the model's values again where it read another's result.
     #[arg(long)]
     pub units_as_they_run: bool,
+    /// A diagnostic, as `kc exec --each-invocation-cold-control`: the control keeps each
+    /// invocation's own values beforehand, read from memory as the model's are.
+    #[arg(long, conflicts_with = "units_as_they_run")]
+    pub each_invocation_cold_control: bool,
     /// What each unit alone reads at its places, as `kc exec --unit-values`: the values its
     /// steps read in the model (`at-steps`, the default) or what one pass of every step
     /// left there (`after-pass`).
@@ -289,6 +293,7 @@ pub fn run(a: Args) -> i32 {
         lead_in_share: a.lead_in_share,
         units_restoring_all: a.units_restoring_all,
         units_as_they_run: a.units_as_they_run,
+        each_invocation_cold_control: a.each_invocation_cold_control,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
         round_cycles: a.round_cycles,
@@ -389,6 +394,7 @@ struct ReplaySettings {
     lead_in_share: f64,
     units_restoring_all: bool,
     units_as_they_run: bool,
+    each_invocation_cold_control: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
     round_cycles: Option<u32>,
@@ -475,6 +481,7 @@ fn replay(
             lead_in_share: settings.lead_in_share,
             unit_restoring_all: settings.units_restoring_all,
             each_invocation_values: !settings.units_as_they_run,
+            each_invocation_cold_control: settings.each_invocation_cold_control,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,
             round_cycles: settings.round_cycles,

@@ -4062,6 +4062,7 @@ mod tests {
                 own_values_kernels_us: 30.0,
                 model_values_kernels_us: 49.0,
                 less_copies_us: 49.5,
+                cold_control: false,
             });
         let p = build(Some(&g), Some(&iso)).prediction.unwrap();
         assert_eq!((&p.units_restored, &p.units_restored_asked), (&None, &None));

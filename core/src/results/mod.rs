@@ -423,6 +423,12 @@ pub struct EachInvocation {
     /// The restoring launches' time less the copies' alone, per invocation: what the
     /// unit's time would be taking the copies off by time (a diagnostic beside it).
     pub less_copies_us: f64,
+    /// The control's own values were kept beforehand, from a launch as it runs, and its
+    /// copies read them from memory as the model's read the snapshot
+    /// (`--each-invocation-cold-control`, a diagnostic from session 43, not yet measured on
+    /// a GPU); false: each invocation's reads copied out to scratch just before, and back.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cold_control: bool,
 }
 
 impl EachInvocation {

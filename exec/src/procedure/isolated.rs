@@ -885,23 +885,58 @@ fn measure_each_invocation(
         return Ok(None);
     }
     let unroll = launch_steps.len() as u32;
-    // The two recorded launches: each invocation's reads out to the scratch, then back
-    // from it (`model_values` false) or from the snapshot.
-    let scratch = gpu.alloc_scratch(most)?;
+    // The control's copies: where `--each-invocation-cold-control` asks and the scratch
+    // fits, each invocation's own values are kept beforehand, once, from a launch as it
+    // runs (the second of two, as the timed launches run after others), so that its copy
+    // reads them from memory as the model's copy reads the snapshot; else each
+    // invocation's reads are copied out to the scratch just before, and back.
+    let total: u64 = reads.iter().flatten().map(|s| s.1).sum();
+    let cold = opts.each_invocation_cold_control && gpu.free_memory_bytes()? / 4 > total;
+    let scratch = gpu.alloc_scratch(if cold { total } else { most })?;
+    // Each invocation's place in the scratch (cold) or the scratch's start (warm).
+    let base: Vec<u64> = reads
+        .iter()
+        .scan(0u64, |at, r| {
+            let b = if cold { *at } else { 0 };
+            *at += r.iter().map(|s| s.1).sum::<u64>();
+            Some(b)
+        })
+        .collect();
+    let out_to_scratch = |gpu: &Gpu, i: usize| -> Result<(), ExecError> {
+        let mut at = base[i];
+        for &(off, len) in &reads[i] {
+            gpu.enqueue_image_copy(ImageAt::Image(off), ImageAt::Scratch(scratch + at), len)?;
+            at += len;
+        }
+        Ok(())
+    };
+    let kept = match cold {
+        false => Ok(()),
+        true => (|| {
+            let save = |gpu: &Gpu| -> Result<(), ExecError> {
+                for i in 0..reads.len() {
+                    out_to_scratch(gpu, i)?;
+                    enqueue_invocation(gpu, i as u32)?;
+                }
+                Ok(())
+            };
+            let graph = gpu.capture(save)?;
+            gpu.restore_arena_snapshot()?;
+            gpu.launch(&graph)?;
+            gpu.launch(&graph)?;
+            gpu.synchronize()
+        })(),
+    };
+    // The two recorded launches: each invocation's reads from its own values (`model_values`
+    // false) or from the snapshot.
     let record =
         |gpu: &mut Gpu, model_values: bool, notes: &mut Vec<String>| -> Result<_, ExecError> {
             let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
                 for (i, r) in reads.iter().enumerate() {
-                    let mut at = 0;
-                    for &(off, len) in r {
-                        gpu.enqueue_image_copy(
-                            ImageAt::Image(off),
-                            ImageAt::Scratch(scratch + at),
-                            len,
-                        )?;
-                        at += len;
+                    if !cold {
+                        out_to_scratch(gpu, i)?;
                     }
-                    let mut at = 0;
+                    let mut at = base[i];
                     for &(off, len) in r {
                         let from = match model_values {
                             true => ImageAt::Snapshot(off),
@@ -928,7 +963,9 @@ fn measure_each_invocation(
                 notes,
             ))
         };
-    let recorded = record(gpu, false, notes).and_then(|c| Ok((c, record(gpu, true, notes)?)));
+    let recorded = kept
+        .and_then(|_| record(gpu, false, notes))
+        .and_then(|c| Ok((c, record(gpu, true, notes)?)));
     gpu.free_scratch(scratch)?;
     // A record that failed is named in the notes by `verify_launches`.
     let (Some(control), Some(model)) = recorded? else {
@@ -1051,6 +1088,7 @@ fn measure_each_invocation(
             own_values_kernels_us: control.kernels_us,
             model_values_kernels_us: model.kernels_us,
             less_copies_us,
+            cold_control: cold,
         }),
     };
     Ok(Some((m, restoring)))
