@@ -1329,4 +1329,18 @@ fn units_measured_with_each_invocation_from_the_models_values_are_said_and_price
         "{round}"
     );
     assert!(f(&softmax["launches_verified"]["kernels_us"]) - f(&round["alone_us"]) > 19.0);
+    // What the round's entry holds is what core sets a round's kernels against: the unit
+    // alone at its first step (the round ran each unit's first run), from its kernels by step.
+    let typed = kc::report::read_results(&iso).unwrap();
+    let unit = typed.units.iter().find(|u| u.id == 108).unwrap();
+    let alone = unit.launches_verified.as_ref().unwrap();
+    let position = kc::results::fidelity::PositionKernels {
+        kernels_us: f(&round["round_us"]),
+        busy_us: f(&round["round_busy_us"]),
+    };
+    let k = kc::results::RoundUnitKernels::against(108, alone.by_step[0].step, position, alone);
+    assert!(
+        k.alone_at_step && (k.alone_us - f(&round["alone_us"])).abs() < 1e-9,
+        "{k:?}"
+    );
 }

@@ -245,9 +245,10 @@ pub const OTHER_PROGRAM_TOLERANCE: f64 = 0.10;
 
 /// Where the model's own measurements (its capture and each `capture.py --remeasure`)
 /// part in energy by more than the prediction's energy target: by how much (`whose`
-/// begins the sentence), said beside the model's row and the prediction. Its energy is then that uncertain, whatever kc measures: LLaMA's
-/// decode graph drew 3.589 J an iteration captured and 3.876 J measured again right after
-/// kc's run, both at 55-56 °C and the same time (session 41).
+/// begins the sentence), said beside the model's row and the prediction. Its energy is
+/// then that uncertain, whatever kc measures: LLaMA's decode graph drew 3.589 J an
+/// iteration captured and 3.876 J measured again right after kc's run, both at 55-56 °C
+/// and the same time (session 41).
 pub fn measurements_part(run: &super::reference::ModelRun, whose: &str) -> Option<String> {
     let (medians, pct) = run.measurements_energy()?;
     (pct > super::predict::ENERGY_TARGET_PCT).then(|| {

@@ -431,13 +431,6 @@ pub struct EachInvocation {
     pub cold_control: bool,
 }
 
-impl EachInvocation {
-    /// What the model's values change in the unit's kernels, per invocation, microseconds.
-    pub fn change_us(&self) -> f64 {
-        self.model_values_kernels_us - self.own_values_kernels_us
-    }
-}
-
 /// The least relative change (of its kernels as it ran) that the model's values make in a
 /// unit's kernels for the unit to be measured with each invocation from them, and the
 /// least absolute change, microseconds per invocation: under it the values do not set the

@@ -876,11 +876,11 @@ fn measure_each_invocation(
             .iter()
             .map(|r| crate::spans::merge(r, RESTORE_MERGE_GAP))
             .collect();
-    let most = reads
-        .iter()
-        .map(|r| r.iter().map(|s| s.1).sum::<u64>())
-        .max()
-        .unwrap_or(0);
+    // Each invocation's bytes, and the launch's: what the scratch and the copies hold.
+    let sizes: Vec<u64> = reads.iter().map(|r| r.iter().map(|s| s.1).sum()).collect();
+    let most = sizes.iter().copied().max().unwrap_or(0);
+    let total: u64 = sizes.iter().sum();
+    let spans: usize = reads.iter().map(Vec::len).sum();
     if most == 0 {
         return Ok(None);
     }
@@ -890,15 +890,14 @@ fn measure_each_invocation(
     // runs (the second of two, as the timed launches run after others), so that its copy
     // reads them from memory as the model's copy reads the snapshot; else each
     // invocation's reads are copied out to the scratch just before, and back.
-    let total: u64 = reads.iter().flatten().map(|s| s.1).sum();
     let cold = opts.each_invocation_cold_control && gpu.free_memory_bytes()? / 4 > total;
     let scratch = gpu.alloc_scratch(if cold { total } else { most })?;
     // Each invocation's place in the scratch (cold) or the scratch's start (warm).
-    let base: Vec<u64> = reads
+    let base: Vec<u64> = sizes
         .iter()
-        .scan(0u64, |at, r| {
+        .scan(0u64, |at, &size| {
             let b = if cold { *at } else { 0 };
-            *at += r.iter().map(|s| s.1).sum::<u64>();
+            *at += size;
             Some(b)
         })
         .collect();
@@ -1058,22 +1057,21 @@ fn measure_each_invocation(
     m.timed_end = first.timed_end;
     m.launches_verified = Some(launches);
     let as_it_ran_us = Stats::of(&first.samples).mean / per;
-    let bytes: u64 = reads.iter().flatten().map(|s| s.1).sum();
     notes.push(format!(
         "{label}: an invocation of its launch read another's result: after copies before each invocation its kernels took {:.2} us over the model's values, {:.2} over its own ({:.2} as it ran; {:.1} MiB a launch in {} copies, {:.1} us alone): time {:.2} → {:.2} us an invocation ({:.2} by the copies' time taken off)",
         model.kernels_us,
         control.kernels_us,
         as_it_ran.kernels_us,
-        bytes as f64 / (1u64 << 20) as f64,
-        reads.iter().map(Vec::len).sum::<usize>(),
+        total as f64 / (1u64 << 20) as f64,
+        spans,
         alone.time.mean,
         as_it_ran_us,
         as_it_ran_us + change,
         less_copies_us,
     ));
     let restoring = UnitRestoring {
-        bytes,
-        spans: reads.iter().map(Vec::len).sum(),
+        bytes: total,
+        spans,
         copy_us: alone.time.mean,
         copy_energy_j: alone.j,
         copy_energy_sem_j: alone.sem_j,
