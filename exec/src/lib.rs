@@ -241,6 +241,12 @@ pub struct ExecOptions {
     /// model's copies read the snapshot (`EachInvocation::cold_control`), where the
     /// launch's reads fit in a quarter of the free memory.
     pub each_invocation_cold_control: bool,
+    /// Isolated mode, with `verify` and the image's snapshot: a unit of the round whose
+    /// places held non-finite values after the round's launches, where the model's values
+    /// at them are finite, is recorded alone over both; where they took its kernels
+    /// another time, the round's kernels for it are not the model's and it is taken alone
+    /// ([`kc_core::results::RoundValues`]). `false` keeps the round's kernels as recorded.
+    pub round_values_check: bool,
     /// Isolated mode, context cache: what each unit reads at its places: the values its
     /// steps read in the model (the default), or what one pass of every step left there.
     pub unit_values: kc_core::results::UnitValuesFrom,
@@ -322,6 +328,7 @@ impl Default for ExecOptions {
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,
+            round_values_check: true,
             unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,
             transitions: 0,

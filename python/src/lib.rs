@@ -474,6 +474,7 @@ fn report(
         output,
         switches_by_reach: false,
         switch_energy_from_round: false,
+        round_as_recorded: false,
     };
     let (rep, _) = py
         .allow_threads(|| kc::report::bundle::make(&inputs))

@@ -172,6 +172,16 @@ pub struct Args {
     /// copies still read 5-9 % slower over the model's values than over their own so.
     #[arg(long, conflicts_with = "units_as_they_run")]
     pub each_invocation_cold_control: bool,
+    /// Isolated mode: keep every unit's kernels in the round as recorded. By default (with
+    /// --verify) a unit whose places held non-finite values after the round's launches,
+    /// where the model's values at them are finite, is recorded alone over both (its reads
+    /// copied in from what the round left, then from the snapshot); where those values take
+    /// its kernels another time (5 % and 0.5 us), its kernels in the round are not the
+    /// model's and the prediction takes it alone. A fused AdamW step ran 11 % longer with 1 %
+    /// of its gradients NaN, 48 % with half (session 44), and Mixtral's training step's
+    /// round ran half its places to NaN.
+    #[arg(long)]
+    pub round_as_recorded: bool,
     /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`
     /// (the default): the values its steps read in the model; the bytes a later step of the
     /// model wrote again (the image packs tensors whose lives do not overlap into the same
@@ -344,6 +354,7 @@ pub fn run(a: Args) -> i32 {
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,
+        round_values_check: !a.round_as_recorded,
         unit_values: a.unit_values,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

@@ -38,6 +38,12 @@ pub struct Args {
     /// training steps (docs/MEASUREMENTS.md, session 14): a diagnostic.
     #[arg(long)]
     pub switch_energy_from_round: bool,
+    /// Take every unit's kernels in the round as recorded (with --isolated), also where
+    /// the round ran the unit's places to non-finite values and its kernels over them ran
+    /// another time alone, so that kc took it alone (`kc exec --round-as-recorded` did not
+    /// record them): a diagnostic.
+    #[arg(long)]
+    pub round_as_recorded: bool,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
@@ -79,6 +85,7 @@ pub fn run(a: Args) -> i32 {
         output: a.output.clone(),
         switches_by_reach: a.switches_by_reach,
         switch_energy_from_round: a.switch_energy_from_round,
+        round_as_recorded: a.round_as_recorded,
     };
     let (rep, files) = match report::bundle::make(&inputs) {
         Ok(x) => x,

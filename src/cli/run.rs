@@ -125,6 +125,10 @@ pub struct Args {
     /// invocation's own values beforehand, read from memory as the model's are.
     #[arg(long, conflicts_with = "units_as_they_run")]
     pub each_invocation_cold_control: bool,
+    /// As `kc exec --round-as-recorded`: keep every unit's kernels in the round as
+    /// recorded, also where the round ran its places to non-finite values.
+    #[arg(long)]
+    pub round_as_recorded: bool,
     /// What each unit alone reads at its places, as `kc exec --unit-values`: the values its
     /// steps read in the model (`at-steps`, the default) or what one pass of every step
     /// left there (`after-pass`).
@@ -294,6 +298,7 @@ pub fn run(a: Args) -> i32 {
         units_restoring_all: a.units_restoring_all,
         units_as_they_run: a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,
+        round_as_recorded: a.round_as_recorded,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
         round_cycles: a.round_cycles,
@@ -395,6 +400,7 @@ struct ReplaySettings {
     units_restoring_all: bool,
     units_as_they_run: bool,
     each_invocation_cold_control: bool,
+    round_as_recorded: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
     round_cycles: Option<u32>,
@@ -482,6 +488,7 @@ fn replay(
             unit_restoring_all: settings.units_restoring_all,
             each_invocation_values: !settings.units_as_they_run,
             each_invocation_cold_control: settings.each_invocation_cold_control,
+            round_values_check: !settings.round_as_recorded,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,
             round_cycles: settings.round_cycles,

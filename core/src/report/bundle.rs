@@ -62,6 +62,10 @@ pub struct Inputs {
     /// Price the switches' energy at the round's own energy, not at the idle power over
     /// their time.
     pub switch_energy_from_round: bool,
+    /// Take every unit's kernels in the round as recorded, also where the round ran its
+    /// places to non-finite values and the unit was taken alone
+    /// ([`crate::results::RoundUnitKernels::as_recorded`]).
+    pub round_as_recorded: bool,
 }
 
 /// Reads and checks the inputs, builds the report and writes its files into
@@ -69,10 +73,19 @@ pub struct Inputs {
 pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportError> {
     let first = &inputs.results;
     let first_r = super::read_results(first)?;
-    let iso_r = match &inputs.isolated {
+    let mut iso_r = match &inputs.isolated {
         Some(p) => Some(super::read_results(p)?),
         None => None,
     };
+    if inputs.round_as_recorded {
+        let t = iso_r
+            .as_mut()
+            .and_then(|r| r.isolated.as_mut())
+            .and_then(|i| i.transitions.as_mut());
+        for k in t.into_iter().flat_map(|t| t.round_unit_kernels.iter_mut()) {
+            k.as_recorded();
+        }
+    }
     let (graph, isolated): (Option<&Results>, Option<&Results>) =
         match (first_r.mode.as_str(), &iso_r) {
             ("graph", i) => (Some(&first_r), i.as_ref()),

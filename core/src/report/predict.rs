@@ -179,6 +179,12 @@ pub struct Prediction {
     /// within 4 us of the launch's (session 41).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_values_caveat: Option<String>,
+    /// Where units of the round read non-finite values there that the model's values do
+    /// not hold, and were recorded alone over both ([`crate::results::RoundValues`], from
+    /// session 44): how many, and what taking alone those whose kernels the values changed
+    /// did to the round's term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_units_by_values: Option<String>,
     /// Where the model's own measurements part in energy by more than the energy target
     /// ([`super::model::measurements_part`]): said beside the prediction as beside the
     /// model's row, since the target's energy is that uncertain (session 41).
@@ -651,6 +657,93 @@ fn round_values_caveat(t: &TransitionsSummary) -> Option<String> {
         ));
     }
     Some(c)
+}
+
+/// What the prediction says of the round's units recorded alone over the values the round
+/// left at their places and over the model's ([`crate::results::RoundValues`]): how many,
+/// their non-finite shares, and, for those whose kernels the values changed (taken alone),
+/// their kernels over both and what that took off the round's term, per replay
+/// (`invocations`: each unit's per replay), by busy time where the round's split has it.
+fn round_units_by_values(
+    t: &TransitionsSummary,
+    invocations: &HashMap<u32, u64>,
+) -> Option<String> {
+    let checked: Vec<(
+        &crate::results::RoundUnitKernels,
+        &crate::results::RoundValues,
+    )> = t
+        .round_unit_kernels
+        .iter()
+        .filter_map(|k| Some((k, k.values.as_ref()?)))
+        .collect();
+    if checked.is_empty() {
+        return None;
+    }
+    let range = |f: fn(&crate::results::RoundValues) -> f64| {
+        checked
+            .iter()
+            .map(|(_, v)| f(v))
+            .fold([f64::MAX, f64::MIN], |[lo, hi], x| [lo.min(x), hi.max(x)])
+    };
+    let [round_lo, round_hi] = range(|v| v.nonfinite_round_pct);
+    let [_, model_hi] = range(|v| v.nonfinite_model_pct);
+    let one = checked.len() == 1;
+    let shares = match format!("{round_lo:.1}") == format!("{round_hi:.1}") {
+        true => format!("{round_hi:.1} %"),
+        false => format!("{round_lo:.1}-{round_hi:.1} %"),
+    };
+    let mut s = format!(
+        "{} of the round held non-finite values at {} places after it ({shares} of those sampled; the model's values there at most {model_hi:.1} %) and {} recorded alone over both",
+        crate::words::count(checked.len() as u64, "unit"),
+        if one { "its" } else { "their" },
+        if one { "was" } else { "were" },
+    );
+    let set: Vec<_> = checked.iter().filter(|(_, v)| v.set).collect();
+    let unchecked = match t.round_values_unchecked {
+        0 => String::new(),
+        n => format!(
+            "; {} more held them and {} not recorded (the most recorded are the longest in the round): their kernels in the round stand",
+            crate::words::count(n as u64, "unit"),
+            if n == 1 { "was" } else { "were" },
+        ),
+    };
+    if set.is_empty() {
+        s.push_str(": none ran its kernels another time over the round's values, and their kernels in the round stand");
+        s.push_str(&unchecked);
+        return Some(s);
+    }
+    let per = |k: &crate::results::RoundUnitKernels| {
+        invocations.get(&k.unit).copied().unwrap_or(0) as f64
+    };
+    let over_round: f64 = set
+        .iter()
+        .map(|(k, v)| per(k) * v.round_values_kernels_us)
+        .sum();
+    let over_model: f64 = set
+        .iter()
+        .map(|(k, v)| per(k) * v.model_values_kernels_us)
+        .sum();
+    let taken_off: f64 = set
+        .iter()
+        .map(|(k, v)| {
+            per(k)
+                * match (v.round_as_recorded_busy_us, k.alone_busy_us) {
+                    (Some(r), Some(a)) => r - a,
+                    _ => v.round_as_recorded_us - k.alone_us,
+                }
+        })
+        .sum();
+    s.push_str(&format!(
+        ": {} of them ran {} kernels another time over the round's values ({over_round:.1} us per replay where over the model's {over_model:.1} us), so {} kernels in the round are not the model's and the prediction takes {} alone ({:+.1} us per replay of the round's term){}",
+        set.len(),
+        if set.len() == 1 { "its" } else { "their" },
+        if set.len() == 1 { "its" } else { "their" },
+        if set.len() == 1 { "it" } else { "them" },
+        -taken_off,
+        if set.len() < checked.len() { "; the others' kernels in the round stand" } else { "" },
+    ));
+    s.push_str(&unchecked);
+    Some(s)
 }
 
 /// What the prediction needs from the isolated results (and the plan's schedule), kept
@@ -1490,8 +1583,14 @@ impl Report {
                             // The same cost per switch, as the round's event-timed extra
                             // gave it: where it differs from the shares by unit, the bar
                             // says how much.
+                            // The units taken alone for the values the round left at
+                            // their places ran slower in the round's timed cycles too: their
+                            // excess per cycle leaves the event-timed estimate as it left
+                            // the shares.
                             if by_unit.is_some() {
                                 let shared = g * n + kernels.us;
+                                let e = e - t.round_excess_set_by_values_us()
+                                    / t.switches_per_cycle().max(1) as f64;
                                 weighting_u_us = Some((e * n - shared).abs() / 12f64.sqrt());
                             }
                             // One spread for the round: the gap term carries it.
@@ -1876,6 +1975,10 @@ impl Report {
             }),
             round_split_by: split_by.map(str::to_string),
             round_values_caveat: inp.transitions.as_ref().and_then(round_values_caveat),
+            round_units_by_values: inp
+                .transitions
+                .as_ref()
+                .and_then(|t| round_units_by_values(t, &inp.unit_invocations)),
             side_by_side_caveat: (inp.side_by_side.0 > 0 && split_by_durations).then(|| {
                 let (n, k, t) = inp.side_by_side;
                 format!(
@@ -3684,6 +3787,7 @@ mod tests {
             round_busy_us: Some(round.1),
             alone_busy_us: Some(alone.1),
             alone_at_step: false,
+            values: None,
         };
         let t = transitions(iso);
         a_round_of_two_units(t);
@@ -3713,6 +3817,7 @@ mod tests {
             round_busy_us: Some(round),
             alone_busy_us: Some(alone),
             alone_at_step: false,
+            values: None,
         };
         let mut iso = isolated();
         let t = transitions(&mut iso);
@@ -3812,6 +3917,71 @@ mod tests {
         assert!(p.terms[1].what.contains("kernels' durations in the round"));
         assert!(p.side_by_side_caveat.is_some());
         assert_eq!(p.round_split_by.as_deref(), Some("durations"));
+    }
+
+    /// A unit the round ran over non-finite values, whose kernels alone ran another time
+    /// over them than over the model's (a fused AdamW step, session 44), is taken alone:
+    /// its kernels beyond alone in the round leave the term, and the report says so
+    /// beside the prediction; one the values did not change keeps the round's kernels.
+    #[test]
+    fn a_unit_the_round_ran_over_non_finite_values_is_taken_alone_where_they_changed_it() {
+        use crate::results::RoundValues;
+        let check = |round_values: f64| RoundValues {
+            step: 3,
+            nonfinite_model_pct: 0.0,
+            nonfinite_round_pct: 52.5,
+            round_values_kernels_us: round_values,
+            model_values_kernels_us: 50.0,
+            round_values_busy_us: round_values,
+            model_values_busy_us: 50.0,
+            ..Default::default()
+        };
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        // Over the round's values its kernels ran 60 us, over the model's 50: set alone.
+        transitions(&mut iso).round_unit_kernels[0].set_by_values(check(60.0));
+        let k = &transitions(&mut iso).round_unit_kernels[0];
+        assert_eq!((k.round_us, k.round_busy_us), (50.0, Some(9.2)));
+        let v = k.values.as_ref().unwrap();
+        assert_eq!(
+            (v.set, v.round_as_recorded_us, v.round_as_recorded_busy_us),
+            (true, 55.0, Some(9.9))
+        );
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        // Unit 0's 0.7 us of busy time beyond alone, 4 invocations, leave the term.
+        assert!(p.terms[1].us.abs() < 1e-9, "{:?}", p.terms);
+        let c = p.round_units_by_values.clone().unwrap();
+        assert_eq!(
+            c,
+            "1 unit of the round held non-finite values at its places after it (52.5 % of those sampled; the model's values there at most 0.0 %) and was recorded alone over both: 1 of them ran its kernels another time over the round's values (240.0 us per replay where over the model's 200.0 us), so its kernels in the round are not the model's and the prediction takes it alone (-2.8 us per replay of the round's term)"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&c));
+        // `kc report --round-as-recorded`: the round's kernels as recorded, nothing said.
+        transitions(&mut iso).round_unit_kernels[0].as_recorded();
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert_eq!(p.round_units_by_values, None);
+        // Values that changed its kernels by under 5 %: the round's kernels stand; and
+        // units beyond those recorded are said.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        transitions(&mut iso).round_unit_kernels[0].set_by_values(check(52.0));
+        transitions(&mut iso).round_values_unchecked = 2;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert!(p
+            .round_units_by_values
+            .as_deref()
+            .unwrap()
+            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 2 units more held them and were not recorded (the most recorded are the longest in the round): their kernels in the round stand"));
+        // No unit checked: nothing said.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(r.prediction.unwrap().round_units_by_values, None);
     }
 
     #[test]

@@ -891,9 +891,79 @@ pub struct RoundUnitKernels {
     /// over its steps.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alone_at_step: bool,
+    /// From session 44: the unit's places held non-finite values after the round's
+    /// launches where the model's values at them are finite, and it was recorded alone
+    /// over both ([`RoundValues`]). Where those values took its kernels another time, its
+    /// kernels in the round are not the model's, and `round_us` (and `round_busy_us`) are
+    /// its kernels alone ([`RoundUnitKernels::set_by_values`]); the round's stand in
+    /// `values.round_as_recorded_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<RoundValues>,
 }
 
+/// A unit of the round whose places held non-finite values after the round's launches
+/// where the model's values at them are finite: its one invocation at the step the round
+/// ran it at, recorded alone (CUPTI) after its reads were copied in from the values the
+/// round left and from the model's (the image's snapshot), per invocation, microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundValues {
+    pub step: u32,
+    /// Non-finite values among those sampled at its places (its operands and results),
+    /// percent: the model's (the snapshot) and after the round's launches.
+    pub nonfinite_model_pct: f64,
+    pub nonfinite_round_pct: f64,
+    /// Its kernels (durations summed) and busy time over the round's values and over the
+    /// model's.
+    pub round_values_kernels_us: f64,
+    pub model_values_kernels_us: f64,
+    pub round_values_busy_us: f64,
+    pub model_values_busy_us: f64,
+    /// Its kernels in the round as recorded (durations, busy time).
+    pub round_as_recorded_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_as_recorded_busy_us: Option<f64>,
+    /// The values changed its kernels by at least [`EACH_INVOCATION_CHANGE`] and
+    /// [`EACH_INVOCATION_CHANGE_US`]: its kernels in the round were set to alone.
+    pub set: bool,
+}
+
+/// The least share of non-finite values (percent of those sampled) at a unit's places
+/// after the round, beyond the model's values there, for the unit to be recorded over
+/// both: one per cent of its gradients non-finite took a fused AdamW step 11 % longer
+/// (session 44, `adamw_values.py`).
+pub const ROUND_VALUES_NONFINITE_PCT: f64 = 1.0;
+
 impl RoundUnitKernels {
+    /// Takes the record of the unit alone over the round's values and the model's
+    /// (`check`, its round kernels as recorded filled in here): where the values changed
+    /// its kernels by at least [`EACH_INVOCATION_CHANGE`] of them over the model's values
+    /// and [`EACH_INVOCATION_CHANGE_US`], its kernels in the round are not the model's,
+    /// and kc takes them at its kernels alone (the round adds nothing for it); else the
+    /// round's stand.
+    pub fn set_by_values(&mut self, mut check: RoundValues) {
+        let change = check.round_values_kernels_us - check.model_values_kernels_us;
+        let least =
+            (EACH_INVOCATION_CHANGE * check.model_values_kernels_us).max(EACH_INVOCATION_CHANGE_US);
+        check.round_as_recorded_us = self.round_us;
+        check.round_as_recorded_busy_us = self.round_busy_us;
+        check.set = change.abs() >= least;
+        if check.set {
+            self.round_us = self.alone_us;
+            self.round_busy_us = self.alone_busy_us;
+        }
+        self.values = Some(check);
+    }
+
+    /// Its kernels in the round as recorded, where they were set alone by the values the
+    /// round left ([`Self::set_by_values`]); the record over the values is dropped (the
+    /// diagnostic `kc report --round-as-recorded`).
+    pub fn as_recorded(&mut self) {
+        if let Some(v) = self.values.take().filter(|v| v.set) {
+            self.round_us = v.round_as_recorded_us;
+            self.round_busy_us = v.round_as_recorded_busy_us;
+        }
+    }
+
     /// A unit's kernels in the round at `step` (`round`, one position's) against its
     /// kernels alone: at the same step where it was recorded by step (a unit whose steps'
     /// data take its kernels other times, [`EachInvocation`]), else its mean; busy times
@@ -916,6 +986,7 @@ impl RoundUnitKernels {
             round_busy_us: alone.busy_us.map(|_| round.busy_us),
             alone_busy_us,
             alone_at_step: at_step.is_some(),
+            values: None,
         }
     }
 }
@@ -950,6 +1021,8 @@ pub fn round_unit_kernels_mean(rounds: &[Vec<RoundUnitKernels>]) -> Vec<RoundUni
                 round_busy_us: mean(of, |k| k.round_busy_us),
                 alone_busy_us: mean(of, |k| k.alone_busy_us),
                 alone_at_step: of.iter().any(|k| k.alone_at_step),
+                // Only the first round's units are recorded over its values.
+                values: of.iter().find_map(|k| k.values.clone()),
             }
         })
         .collect()
@@ -1115,6 +1188,12 @@ pub struct TransitionsSummary {
     /// iteration) is not multiplied by every switch of the iteration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_unit_kernels: Vec<RoundUnitKernels>,
+    /// From session 44: the round's units whose places held non-finite values after it
+    /// where the model's values are finite, but that were not recorded over both (beyond
+    /// the most recorded, or whose records could not be set against each other): their
+    /// kernels in the round stand as recorded.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub round_values_unchecked: usize,
     /// From session 41: the units of one cycle's entries in the round's order, lead-ins
     /// included (the first round's, with `--round-runs`): what the gap part's Σ over
     /// entries runs over, so that a report can take a unit's term out of it again.
@@ -1132,6 +1211,21 @@ pub struct TransitionsSummary {
 }
 
 impl TransitionsSummary {
+    /// The kernels beyond alone, per cycle, of the round's units taken alone for the values
+    /// the round left at their places ([`RoundUnitKernels::set_by_values`]), as recorded,
+    /// microseconds: by busy time where both were recorded, else by durations.
+    pub fn round_excess_set_by_values_us(&self) -> f64 {
+        self.round_unit_kernels
+            .iter()
+            .filter_map(|k| {
+                let v = k.values.as_ref().filter(|v| v.set)?;
+                Some(match (v.round_as_recorded_busy_us, k.alone_busy_us) {
+                    (Some(r), Some(a)) => r - a,
+                    _ => v.round_as_recorded_us - k.alone_us,
+                })
+            })
+            .sum()
+    }
     /// Switches between different units per cycle of the round: as recorded, or one per
     /// unit in results of kc before lead-ins (whose rounds held each unit once).
     pub fn switches_per_cycle(&self) -> usize {

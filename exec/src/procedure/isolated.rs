@@ -981,6 +981,15 @@ fn measure_each_invocation(
     let change = model.kernels_us - control.kernels_us;
     let least = (EACH_INVOCATION_CHANGE * as_it_ran.kernels_us).max(EACH_INVOCATION_CHANGE_US);
     if change.abs() < least {
+        // Said, so that a unit checked and left as it ran is told from one never checked.
+        notes.push(format!(
+            "{label}: an invocation of its launch read another's result; after copies before each invocation its kernels took {:.2} us over the model's values, {:.2} over its own ({:.2} as it ran): under {:.0} % and {} us apart, measured as it ran",
+            model.kernels_us,
+            control.kernels_us,
+            as_it_ran.kernels_us,
+            100.0 * EACH_INVOCATION_CHANGE,
+            EACH_INVOCATION_CHANGE_US,
+        ));
         return Ok(None);
     }
     // Its kernels as it ran, at each step and busy, plus what the model's values change.
@@ -1099,7 +1108,7 @@ fn measure_each_invocation(
 /// copies too (they could not be told apart) nothing is returned. With `launch_steps` (the
 /// step of each invocation of a launch) its kernels are told apart by step too.
 #[allow(clippy::too_many_arguments)]
-fn verify_launches(
+pub(super) fn verify_launches(
     u: &PlanUnit,
     graph: &crate::device::Graph,
     unroll: u32,
@@ -1445,7 +1454,7 @@ fn copies_alone(
 
 /// Spans of the image closer than this are copied as one: a copy node costs a few
 /// microseconds, 256 KiB about a tenth of a microsecond.
-const RESTORE_MERGE_GAP: u64 = 256 << 10;
+pub(super) const RESTORE_MERGE_GAP: u64 = 256 << 10;
 
 /// The unit measured again with every launch starting from the model's values at its
 /// places: the places of the steps one launch runs (`run`), copied back from the image's

@@ -22,7 +22,8 @@ use kc_core::plan::types::{Plan, PlanDataflow, PlanUnit, Step, UnitCall};
 use kc_core::results::fidelity::PositionKernels;
 use kc_core::results::stats::Stats;
 use kc_core::results::{
-    RoundBySize, RoundUnitKernels, TransitionResult, TransitionsSummary, UnitResult,
+    RoundBySize, RoundUnitKernels, RoundValues, TransitionResult, TransitionsSummary, UnitResult,
+    ROUND_VALUES_NONFINITE_PCT,
 };
 
 /// How many of the round's (unit, step) places its census samples at most.
@@ -182,6 +183,38 @@ pub(super) fn measure(
         match timed {
             Ok(round) => {
                 let switches = round.switches;
+                // Each unit's kernels in the round, and where the round ran its places to
+                // non-finite values, those units recorded alone over them and over the
+                // model's (before the energy windows restore the image).
+                let mut unit_kernels = match &round.unit_kernels_us {
+                    Some(v) => unit_kernels_of(&entries, v),
+                    None => Vec::new(),
+                };
+                if let (Some(df), true, false) = (
+                    image,
+                    opts.round_values_check && gpu.has_arena_snapshot(),
+                    unit_kernels.is_empty(),
+                ) {
+                    match check_round_values(
+                        plan,
+                        df,
+                        &entries,
+                        &mut unit_kernels,
+                        opts,
+                        gpu,
+                        notes,
+                    ) {
+                        Ok(unchecked) => summary.round_values_unchecked = unchecked,
+                        Err(e) if e.breaks_context() => return Err(e),
+                        Err(e) => {
+                            let _ = gpu.synchronize();
+                            let _ = gpu.restore_arena_snapshot();
+                            notes.push(format!(
+                                "the round's units over its values and the model's could not be recorded ({e}): their kernels in the round stand as recorded"
+                            ));
+                        }
+                    }
+                }
                 // The round's own energy: what the units cycling draw, against the units
                 // alone (each unit's energy per invocation, from its windows).
                 let alone_j: Option<(f64, f64)> = order
@@ -245,9 +278,7 @@ pub(super) fn measure(
                         summary.round_values = after.map(|a| super::isolated::unit_values(&b, &a));
                     }
                 }
-                if let Some(v) = &round.unit_kernels_us {
-                    summary.round_unit_kernels = unit_kernels_of(&entries, v);
-                }
+                summary.round_unit_kernels = unit_kernels;
                 summary.round_units = first_runs.len();
                 summary.round_lead_ins = entries.len() - first_runs.len();
                 summary.round_lead_in_steps = opts.round_lead_in;
@@ -477,6 +508,153 @@ fn measure_rounds_of_size<'s>(
         extra_us: extra / n,
         extra_sem_us: var.sqrt() / n,
     })
+}
+
+/// The round's units checked over the values it left, at most this many (the longest
+/// kernels in the round first): each costs two records alone.
+const ROUND_VALUES_CHECK_MOST: usize = 48;
+
+/// After the round's launches, while the image holds what they left: each counted entry
+/// of `entries` whose places hold at least [`ROUND_VALUES_NONFINITE_PCT`] more non-finite
+/// values (sampled) than the model's values there is recorded alone, one invocation at the
+/// step the round ran it at, after its reads are copied in from what the round left (a
+/// copy of the whole image kept in scratch) and, again, from the image's snapshot (the
+/// model's values); its entry in `kernels` is set by the two
+/// ([`RoundUnitKernels::set_by_values`]). Cycling a training step's units out of the
+/// model's dataflow ran half of Mixtral's places to NaN, and a fused AdamW step's kernels
+/// run up to 48 % longer over NaN gradients (session 44), so the round's kernels for such
+/// a unit are not the model's. Leaves the image holding the model's values. Returns how
+/// many such units were not recorded over both.
+fn check_round_values(
+    plan: &Plan,
+    df: &PlanDataflow,
+    entries: &[schedule::RoundEntry],
+    kernels: &mut [RoundUnitKernels],
+    opts: &ExecOptions,
+    gpu: &mut Gpu,
+    notes: &mut Vec<String>,
+) -> Result<usize, ExecError> {
+    use crate::device::{Census, ImageAt};
+    let pct = |c: &Census| 100.0 * c.nonfinite as f64 / c.all.max(1) as f64;
+    let census_of = |gpu: &Gpu, u: &PlanUnit, step: u32| -> Result<Census, ExecError> {
+        let mut c = Census::default();
+        for (off, bytes, d) in super::diagnose::step_spots(plan, u, &df.steps[step as usize]) {
+            c.add(&gpu.census_at(off, bytes, d)?);
+        }
+        Ok(c)
+    };
+    gpu.synchronize()?;
+    // The counted entries whose kernels the round told apart, with the non-finite share
+    // the round left at their places.
+    let mut after: Vec<(u32, u32, f64)> = Vec::new();
+    for e in entries.iter().filter(|e| e.counted) {
+        if !kernels.iter().any(|k| k.unit == e.unit) {
+            continue;
+        }
+        let c = census_of(gpu, &plan.units[e.unit as usize], e.step)?;
+        if c.all > 0 && pct(&c) >= ROUND_VALUES_NONFINITE_PCT {
+            after.push((e.unit, e.step, pct(&c)));
+        }
+    }
+    if after.is_empty() {
+        return Ok(0);
+    }
+    let bytes = gpu.arena_snapshot_bytes();
+    if gpu.free_memory_bytes()? / 2 <= bytes {
+        gpu.restore_arena_snapshot()?;
+        notes.push(format!(
+            "{} units of the round held non-finite values at their places after it, but a copy of the image ({:.0} MiB) did not fit beside it: their kernels in the round stand as recorded",
+            after.len(),
+            bytes as f64 / (1u64 << 20) as f64
+        ));
+        return Ok(after.len());
+    }
+    let scratch = gpu.alloc_scratch(bytes)?;
+    let checked = (|| -> Result<(usize, usize, usize), ExecError> {
+        gpu.enqueue_image_copy(ImageAt::Image(0), ImageAt::Scratch(scratch), bytes)?;
+        gpu.restore_arena_snapshot()?;
+        // Those whose places the round ran away from the model's values.
+        let mut ran: Vec<(u32, u32, f64, f64)> = Vec::new();
+        for (unit, step, round_pct) in after {
+            let model_pct = pct(&census_of(gpu, &plan.units[unit as usize], step)?);
+            if round_pct - model_pct >= ROUND_VALUES_NONFINITE_PCT {
+                ran.push((unit, step, model_pct, round_pct));
+            }
+        }
+        let round_us = |unit: u32| {
+            kernels
+                .iter()
+                .find(|k| k.unit == unit)
+                .map_or(0.0, |k| k.round_us)
+        };
+        ran.sort_by(|a, b| round_us(b.0).total_cmp(&round_us(a.0)));
+        let found = ran.len();
+        ran.truncate(ROUND_VALUES_CHECK_MOST);
+        let spans = kc_core::plan::step_values::step_spans(plan, df);
+        let (mut recorded, mut set) = (0, 0);
+        for (unit, step, model_pct, round_pct) in ran {
+            let u = &plan.units[unit as usize];
+            let places = &df.steps[step as usize];
+            let reads = crate::spans::merge(
+                spans.get(step as usize).map_or(&[][..], |s| &s.reads[..]),
+                super::isolated::RESTORE_MERGE_GAP,
+            );
+            // One invocation after its reads are copied in from the round's values (the
+            // scratch) or the model's (the snapshot), recorded as the units alone are.
+            let mut record = |gpu: &mut Gpu, from_round: bool| -> Result<_, ExecError> {
+                let graph = gpu.capture(|gpu| {
+                    for &(off, len) in &reads {
+                        let from = match from_round {
+                            true => ImageAt::Scratch(scratch + off),
+                            false => ImageAt::Snapshot(off),
+                        };
+                        gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
+                    }
+                    gpu.enqueue(u, 0, At::Step { step, places })
+                })?;
+                gpu.warm(&graph)?;
+                Ok(super::isolated::verify_launches(
+                    u, &graph, 1, true, None, opts, gpu, notes,
+                ))
+            };
+            let (Some(over_round), Some(over_model)) = (record(gpu, true)?, record(gpu, false)?)
+            else {
+                continue;
+            };
+            let Some(k) = kernels.iter_mut().find(|k| k.unit == unit) else {
+                continue;
+            };
+            // Records that launched another count of kernels than each other cannot be set
+            // against each other.
+            if over_round.whole_per_invocation().is_none()
+                || over_round.whole_per_invocation() != over_model.whole_per_invocation()
+            {
+                continue;
+            }
+            recorded += 1;
+            k.set_by_values(RoundValues {
+                step,
+                nonfinite_model_pct: model_pct,
+                nonfinite_round_pct: round_pct,
+                round_values_kernels_us: over_round.kernels_us,
+                model_values_kernels_us: over_model.kernels_us,
+                round_values_busy_us: over_round.busy_us.unwrap_or(over_round.kernels_us),
+                model_values_busy_us: over_model.busy_us.unwrap_or(over_model.kernels_us),
+                ..Default::default()
+            });
+            set += usize::from(k.values.as_ref().is_some_and(|v| v.set));
+        }
+        Ok((found, recorded, set))
+    })();
+    gpu.free_scratch(scratch)?;
+    gpu.restore_arena_snapshot()?;
+    let (found, recorded, set) = checked?;
+    if found > 0 {
+        notes.push(format!(
+            "{found} units of the round held non-finite values at their places after it where the model's values are finite; {recorded} recorded alone over both (at most {ROUND_VALUES_CHECK_MOST}, the longest first), {set} of them ran another time over the round's values and are taken alone"
+        ));
+    }
+    Ok(found - recorded)
 }
 
 /// Restores the model's values (where a pass restores them) and takes the census of the
