@@ -1344,3 +1344,85 @@ fn units_measured_with_each_invocation_from_the_models_values_are_said_and_price
         "{k:?}"
     );
 }
+
+/// Mixtral's training step traced as its CUDA graph, on an H200 (session 44, call 3): the
+/// round ran half its places to NaN, and its fused AdamW ran 4 874 us in the round where
+/// kc's graph ran 3 751. Recorded alone over the values the round left and over the
+/// model's, the AdamW took 4 884 and 4 200 us: the values, not the context, made it slow.
+/// The report takes the three units the values changed alone (+1.6 % in time), says so
+/// beside the prediction, and `--round-as-recorded` gives the round as recorded back
+/// (+6.8 %, session 41's miss).
+#[test]
+fn units_the_round_ran_over_non_finite_values_are_taken_alone_on_a_real_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let stem = "mixtral_train_graph_h200_s44";
+    let iso = fixture(&format!("{stem}.iso.json"));
+    let json = report_on_fixture(stem, "mixtral_train_graph", &iso, dir.path());
+    let p = &json["prediction"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!(
+        (f(&p["error_pct"]) - 1.56).abs() < 0.01,
+        "{}",
+        p["error_pct"]
+    );
+    assert!(
+        (f(&p["energy_error_pct"]) + 1.86).abs() < 0.01,
+        "{}",
+        p["energy_error_pct"]
+    );
+    let said = p["round_units_by_values"].as_str().unwrap();
+    assert!(
+        said.starts_with("41 units of the round held non-finite values at their places after it")
+            && said.contains("3 of them ran their kernels another time over the round's values (15437.8 us per replay where over the model's 13346.4 us)")
+            && said.contains("(-2185.5 us per replay of the round's term)"),
+        "{said}"
+    );
+    assert!(std::fs::read_to_string(dir.path().join("report.md"))
+        .unwrap()
+        .contains(said));
+    // The AdamW's records: the round's kernels are what its values give alone.
+    let typed = kc::report::read_results(&iso).unwrap();
+    let t = typed
+        .isolated
+        .as_ref()
+        .unwrap()
+        .transitions
+        .as_ref()
+        .unwrap();
+    let adamw = t.round_unit_kernels.iter().find(|k| k.unit == 148).unwrap();
+    let v = adamw.values.as_ref().unwrap();
+    assert!(
+        v.set && v.round_values_kernels_us - v.model_values_kernels_us > 600.0,
+        "{v:?}"
+    );
+    assert!(
+        (v.round_as_recorded_us / v.round_values_kernels_us - 1.0).abs() < 0.01,
+        "{v:?}"
+    );
+    assert_eq!(adamw.round_us, adamw.alone_us);
+    // As recorded: the round's kernels for all of them, and nothing said.
+    let o = kc(&[
+        "report",
+        fixture(&format!("{stem}.graph.json")).to_str().unwrap(),
+        "--isolated",
+        iso.to_str().unwrap(),
+        "--reference",
+        fixture(&format!("{stem}.reference.json")).to_str().unwrap(),
+        "--reference-entry",
+        "mixtral_train_graph",
+        "--round-as-recorded",
+        "-o",
+        dir.path().join("recorded").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("recorded/report.json")).unwrap())
+            .unwrap();
+    let p = &json["prediction"];
+    assert!(
+        (f(&p["error_pct"]) - 6.77).abs() < 0.01,
+        "{}",
+        p["error_pct"]
+    );
+    assert!(p.get("round_units_by_values").is_none_or(|v| v.is_null()));
+}
