@@ -981,15 +981,19 @@ fn measure_each_invocation(
     let change = model.kernels_us - control.kernels_us;
     let least = (EACH_INVOCATION_CHANGE * as_it_ran.kernels_us).max(EACH_INVOCATION_CHANGE_US);
     if change.abs() < least {
-        // Said, so that a unit checked and left as it ran is told from one never checked.
-        notes.push(format!(
+        // Said of a long unit (a fused optimizer step), so that one checked and left as it
+        // ran is told from one never checked; short ones (Swin-B's 90 fills and copies,
+        // session 44) would bury the notes.
+        if as_it_ran.kernels_us >= EACH_INVOCATION_NOTE_US {
+            notes.push(format!(
             "{label}: an invocation of its launch read another's result; after copies before each invocation its kernels took {:.2} us over the model's values, {:.2} over its own ({:.2} as it ran): under {:.0} % and {} us apart, measured as it ran",
             model.kernels_us,
             control.kernels_us,
             as_it_ran.kernels_us,
             100.0 * EACH_INVOCATION_CHANGE,
             EACH_INVOCATION_CHANGE_US,
-        ));
+            ));
+        }
         return Ok(None);
     }
     // Its kernels as it ran, at each step and busy, plus what the model's values change.
@@ -1455,6 +1459,10 @@ fn copies_alone(
 /// Spans of the image closer than this are copied as one: a copy node costs a few
 /// microseconds, 256 KiB about a tenth of a microsecond.
 pub(super) const RESTORE_MERGE_GAP: u64 = 256 << 10;
+
+/// A unit checked with each invocation from the model's values and left as it ran is named
+/// in the notes where its kernels as it ran take at least this long, microseconds.
+const EACH_INVOCATION_NOTE_US: f64 = 100.0;
 
 /// The unit measured again with every launch starting from the model's values at its
 /// places: the places of the steps one launch runs (`run`), copied back from the image's
