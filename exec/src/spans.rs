@@ -29,6 +29,27 @@ pub fn total(spans: &[(u64, u64)]) -> u64 {
     spans.iter().map(|s| s.1).sum()
 }
 
+/// Merged spans (`merge`'s) laid end to end in a scratch buffer: each span's offset in the
+/// image, its bytes and its offset in the scratch, in image order.
+pub fn packed(merged: &[(u64, u64)]) -> Vec<(u64, u64, u64)> {
+    merged
+        .iter()
+        .scan(0u64, |at, &(off, bytes)| {
+            let p = (off, bytes, *at);
+            *at += bytes;
+            Some(p)
+        })
+        .collect()
+}
+
+/// Where the image's bytes `[off, off + bytes)` lie in the scratch `packed` lays out, where
+/// one packed span holds all of them.
+pub fn packed_at(packed: &[(u64, u64, u64)], off: u64, bytes: u64) -> Option<u64> {
+    let i = packed.partition_point(|p| p.0 <= off).checked_sub(1)?;
+    let (o, b, at) = packed[i];
+    (off + bytes <= o + b).then_some(at + off - o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,6 +65,36 @@ mod tests {
         // A span inside another adds nothing.
         assert_eq!(merge(&[(0, 100), (10, 5)], 0), vec![(0, 100)]);
         assert_eq!(total(&[(0, 110), (1000, 8)]), 118);
+    }
+
+    #[test]
+    fn packed_spans_lie_end_to_end_and_are_found_within() {
+        let p = packed(&merge(&[(100, 10), (0, 50), (1000, 8)], 0));
+        assert_eq!(p, vec![(0, 50, 0), (100, 10, 50), (1000, 8, 60)]);
+        assert_eq!(packed_at(&p, 0, 50), Some(0));
+        assert_eq!(packed_at(&p, 104, 6), Some(54));
+        assert_eq!(packed_at(&p, 1000, 8), Some(60));
+        // Not held whole by one span, or not held at all.
+        assert_eq!(packed_at(&p, 40, 20), None);
+        assert_eq!(packed_at(&p, 60, 4), None);
+        assert_eq!(packed_at(&[], 0, 1), None);
+    }
+
+    proptest! {
+        #[test]
+        fn every_span_merged_is_found_in_the_packing(
+            spans in proptest::collection::vec((0u64..4096, 1u64..512), 1..40),
+            gap in 0u64..256,
+        ) {
+            let p = packed(&merge(&spans, gap));
+            for &(o, b) in &spans {
+                let at = packed_at(&p, o, b);
+                prop_assert!(at.is_some());
+                // Its bytes sit where their span's do, shifted as the span is.
+                let i = p.iter().position(|s| s.0 <= o && o + b <= s.0 + s.1).unwrap();
+                prop_assert_eq!(at.unwrap(), p[i].2 + o - p[i].0);
+            }
+        }
     }
 
     proptest! {

@@ -27,9 +27,12 @@ impl Device {
         // SAFETY: a plain allocation with a valid out-pointer.
         let r = unsafe { cu::cuMemAlloc_v2(&mut p, bytes.max(1) as usize) };
         if r == cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            // The memory free now, not at the start: an allocation mid-pass fails beside
+            // the image, its snapshot and libtorch's cached blocks (Qwen3-MoE's step read
+            // "102635 MiB free" from the start where 14 GiB did not fit, session 44).
             return Err(ExecError::OutOfMemory {
                 needed: bytes,
-                free: self.facts.free_memory,
+                free: self.memory_info().map_or(self.facts.free_memory, |m| m.0),
             });
         }
         cu_err(r, "cuMemAlloc")?;

@@ -510,6 +510,9 @@ fn measure_rounds_of_size<'s>(
     })
 }
 
+/// Room left beside the scratch that keeps what the round left at its units' reads, bytes.
+const SCRATCH_MARGIN: u64 = 1 << 30;
+
 /// The round's units checked over the values it left, at most this many (the longest
 /// kernels in the round first): each costs two records alone.
 const ROUND_VALUES_CHECK_MOST: usize = 48;
@@ -517,9 +520,9 @@ const ROUND_VALUES_CHECK_MOST: usize = 48;
 /// After the round's launches, while the image holds what they left: each counted entry
 /// of `entries` whose places hold at least [`ROUND_VALUES_NONFINITE_PCT`] more non-finite
 /// values (sampled) than the model's values there is recorded alone, one invocation at the
-/// step the round ran it at, after its reads are copied in from what the round left (a
-/// copy of the whole image kept in scratch) and, again, from the image's snapshot (the
-/// model's values); its entry in `kernels` is set by the two
+/// step the round ran it at, after its reads are copied in from what the round left (kept
+/// in scratch, those reads only) and, again, from the image's snapshot (the model's
+/// values); its entry in `kernels` is set by the two
 /// ([`RoundUnitKernels::set_by_values`]). Cycling a training step's units out of the
 /// model's dataflow ran half of Mixtral's places to NaN, and a fused AdamW step's kernels
 /// run up to 48 % longer over NaN gradients (session 44), so the round's kernels for such
@@ -559,11 +562,28 @@ fn check_round_values(
     if after.is_empty() {
         return Ok(0);
     }
-    let bytes = gpu.arena_snapshot_bytes();
-    if gpu.free_memory_bytes()? / 2 <= bytes {
+    // What the round left at their reads, kept in scratch end to end: only those bytes,
+    // since the image and its snapshot already hold most of the GPU's memory (Qwen3-MoE's
+    // training step, 30.7 GB each, session 44: a copy of the whole image did not fit).
+    let spans = kc_core::plan::step_values::step_spans(plan, df);
+    let reads_of = |step: u32| {
+        crate::spans::merge(
+            spans.get(step as usize).map_or(&[][..], |s| &s.reads[..]),
+            super::isolated::RESTORE_MERGE_GAP,
+        )
+    };
+    let all: Vec<(u64, u64)> = after.iter().flat_map(|&(_, st, _)| reads_of(st)).collect();
+    let kept = crate::spans::packed(&crate::spans::merge(&all, 0));
+    let bytes: u64 = kept.iter().map(|k| k.1).sum();
+    // libtorch's cache is given back only where the scratch would not fit beside it, so
+    // that it stays as other phases leave it (as the kinds left out do).
+    if gpu.free_memory_bytes()? <= bytes + SCRATCH_MARGIN {
+        gpu.release_cached_memory();
+    }
+    if bytes == 0 || gpu.free_memory_bytes()? <= bytes + SCRATCH_MARGIN {
         gpu.restore_arena_snapshot()?;
         notes.push(format!(
-            "{} units of the round held non-finite values at their places after it, but a copy of the image ({:.0} MiB) did not fit beside it: their kernels in the round stand as recorded",
+            "{} units of the round held non-finite values at their places after it, but their reads ({:.0} MiB) did not fit beside the image: their kernels in the round stand as recorded",
             after.len(),
             bytes as f64 / (1u64 << 20) as f64
         ));
@@ -571,7 +591,9 @@ fn check_round_values(
     }
     let scratch = gpu.alloc_scratch(bytes)?;
     let checked = (|| -> Result<(usize, usize, usize), ExecError> {
-        gpu.enqueue_image_copy(ImageAt::Image(0), ImageAt::Scratch(scratch), bytes)?;
+        for &(off, len, at) in &kept {
+            gpu.enqueue_image_copy(ImageAt::Image(off), ImageAt::Scratch(scratch + at), len)?;
+        }
         gpu.restore_arena_snapshot()?;
         // Those whose places the round ran away from the model's values.
         let mut ran: Vec<(u32, u32, f64, f64)> = Vec::new();
@@ -590,22 +612,26 @@ fn check_round_values(
         ran.sort_by(|a, b| round_us(b.0).total_cmp(&round_us(a.0)));
         let found = ran.len();
         ran.truncate(ROUND_VALUES_CHECK_MOST);
-        let spans = kc_core::plan::step_values::step_spans(plan, df);
         let (mut recorded, mut set) = (0, 0);
         for (unit, step, model_pct, round_pct) in ran {
             let u = &plan.units[unit as usize];
             let places = &df.steps[step as usize];
-            let reads = crate::spans::merge(
-                spans.get(step as usize).map_or(&[][..], |s| &s.reads[..]),
-                super::isolated::RESTORE_MERGE_GAP,
-            );
+            let reads = reads_of(step);
+            // Each read's place in the scratch (every one is within a span kept).
+            let Some(at): Option<Vec<u64>> = reads
+                .iter()
+                .map(|&(off, len)| crate::spans::packed_at(&kept, off, len))
+                .collect()
+            else {
+                continue;
+            };
             // One invocation after its reads are copied in from the round's values (the
             // scratch) or the model's (the snapshot), recorded as the units alone are.
             let mut record = |gpu: &mut Gpu, from_round: bool| -> Result<_, ExecError> {
                 let graph = gpu.capture(|gpu| {
-                    for &(off, len) in &reads {
+                    for (&(off, len), &kept_at) in reads.iter().zip(&at) {
                         let from = match from_round {
-                            true => ImageAt::Scratch(scratch + off),
+                            true => ImageAt::Scratch(scratch + kept_at),
                             false => ImageAt::Snapshot(off),
                         };
                         gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
