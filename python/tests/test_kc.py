@@ -374,3 +374,31 @@ def test_units_measured_with_each_invocation_from_the_models_values_are_columns(
                     output=tmp_path / "rep")
     term = next(t for t in rep["prediction"]["terms"] if t["what"].startswith("kernels slower"))
     assert term["us"] == pytest.approx(busy, rel=1e-9)
+
+
+def test_units_the_round_ran_over_non_finite_values_are_columns(tmp_path):
+    """Mixtral's training step graph on an H200 (session 44, fixtures/results/README.md): the
+    round ran half its places to NaN, and 41 units were recorded alone over the values it
+    left and over the model's. The notebook sees which, what the values did to their
+    kernels, and that the three they changed are taken alone; the report's slower-kernels
+    term is their busy time beyond alone."""
+    res = kc.read_results(RESULTS / "mixtral_train_graph_h200_s44.iso.json")
+    r = res.round_units
+    assert r["values_recorded"].sum() == 41 and r["values_set"].sum() == 3
+    adamw = r.set_index("unit").loc[148]
+    assert adamw["values_set"] and adamw["round_us"] == adamw["alone_us"]
+    assert adamw["round_values_kernels_us"] - adamw["model_values_kernels_us"] > 600
+    assert adamw["round_as_recorded_us"] == pytest.approx(adamw["round_values_kernels_us"], rel=0.01)
+    assert r.loc[~r["values_recorded"], "round_values_kernels_us"].isna().all()
+    u = res.units.set_index("id")
+    n = r["unit"].map(u["invocations"])
+    busy = ((r["round_busy_us"] - r["alone_busy_us"]) * n).sum()
+    rep = kc.report(RESULTS / "mixtral_train_graph_h200_s44.graph.json",
+                    isolated=RESULTS / "mixtral_train_graph_h200_s44.iso.json",
+                    reference=RESULTS / "mixtral_train_graph_h200_s44.reference.json",
+                    reference_entry="mixtral_train_graph", output=tmp_path / "rep")
+    term = next(t for t in rep["prediction"]["terms"] if t["what"].startswith("kernels slower"))
+    # One unit recorded slower alone than timed is taken at its time alone in the report's
+    # split (1.1 us a cycle, its coverage says): the term is the rest.
+    assert term["us"] == pytest.approx(busy, abs=20.0)
+    assert rep["prediction"]["round_units_by_values"].startswith("41 units of the round")

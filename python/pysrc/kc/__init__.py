@@ -284,11 +284,27 @@ class Results:
         the round by over 5 % at its time alone (its record ran at another clock), and says
         so in its coverage. Since session 43 alone_at_step: alone is the unit at the step the
         round ran it (a unit measured with each invocation from the model's values), not its
-        mean over its steps. Empty without a round so recorded."""
+        mean over its steps. Since session 44, for a unit the round ran over non-finite values
+        and that was recorded alone over them and over the model's: values_recorded,
+        round_values_kernels_us and model_values_kernels_us (its kernels alone over each),
+        round_as_recorded_us (its kernels in the round as recorded) and values_set (they
+        changed its kernels, and round_us is then its kernels alone). Empty without a round
+        so recorded."""
         t = ((self.raw.get("isolated") or {}).get("transitions") or {})
-        keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us", "alone_at_step"]
-        rows = [{c: r.get(c) for c in keep} | {"alone_at_step": bool(r.get("alone_at_step"))}
-                for r in t.get("round_unit_kernels", [])]
+        keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us", "alone_at_step",
+                "values_recorded", "round_values_kernels_us", "model_values_kernels_us",
+                "round_as_recorded_us", "values_set"]
+        rows = []
+        for r in t.get("round_unit_kernels", []):
+            v = r.get("values") or {}
+            rows.append({c: r.get(c) for c in keep[:5]} | {
+                "alone_at_step": bool(r.get("alone_at_step")),
+                "values_recorded": bool(v),
+                "round_values_kernels_us": v.get("round_values_kernels_us"),
+                "model_values_kernels_us": v.get("model_values_kernels_us"),
+                "round_as_recorded_us": v.get("round_as_recorded_us"),
+                "values_set": bool(v.get("set")),
+            })
         return _pd.DataFrame(rows, columns=keep)
 
     @property
