@@ -20,18 +20,33 @@ fn report_on_fixture(
     iso: &std::path::Path,
     out: &std::path::Path,
 ) -> serde_json::Value {
-    let o = kc(&[
+    report_on_fixture_with(stem, entry, iso, out, &[])
+}
+
+/// `report_on_fixture` with more of `kc report`'s flags (`flags`).
+fn report_on_fixture_with(
+    stem: &str,
+    entry: &str,
+    iso: &std::path::Path,
+    out: &std::path::Path,
+    flags: &[&str],
+) -> serde_json::Value {
+    let graph = fixture(&format!("{stem}.graph.json"));
+    let reference = fixture(&format!("{stem}.reference.json"));
+    let mut args = vec![
         "report",
-        fixture(&format!("{stem}.graph.json")).to_str().unwrap(),
+        graph.to_str().unwrap(),
         "--isolated",
         iso.to_str().unwrap(),
         "--reference",
-        fixture(&format!("{stem}.reference.json")).to_str().unwrap(),
+        reference.to_str().unwrap(),
         "--reference-entry",
         entry,
         "-o",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(flags);
+    let o = kc(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
 }
@@ -1401,23 +1416,13 @@ fn units_the_round_ran_over_non_finite_values_are_taken_alone_on_a_real_run() {
     );
     assert_eq!(adamw.round_us, adamw.alone_us);
     // As recorded: the round's kernels for all of them, and nothing said.
-    let o = kc(&[
-        "report",
-        fixture(&format!("{stem}.graph.json")).to_str().unwrap(),
-        "--isolated",
-        iso.to_str().unwrap(),
-        "--reference",
-        fixture(&format!("{stem}.reference.json")).to_str().unwrap(),
-        "--reference-entry",
+    let json = report_on_fixture_with(
+        stem,
         "mixtral_train_graph",
-        "--round-as-recorded",
-        "-o",
-        dir.path().join("recorded").to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("recorded/report.json")).unwrap())
-            .unwrap();
+        &iso,
+        &dir.path().join("recorded"),
+        &["--round-as-recorded"],
+    );
     let p = &json["prediction"];
     assert!(
         (f(&p["error_pct"]) - 6.77).abs() < 0.01,

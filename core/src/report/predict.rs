@@ -676,9 +676,22 @@ fn round_units_by_values(
         .iter()
         .filter_map(|k| Some((k, k.values.as_ref()?)))
         .collect();
-    if checked.is_empty() {
-        return None;
+    // Units whose places the round ran away that were not recorded over both: beyond the
+    // most recorded, their records not comparable, or their reads not fitting in memory.
+    let unchecked = |more: &str| {
+        match t.round_values_unchecked {
+        0 => None,
+        n => Some(format!(
+            "{} {more} and {} not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values",
+            crate::words::count(n as u64, "unit"),
+            if n == 1 { "was" } else { "were" },
+        )),
     }
+    };
+    if checked.is_empty() {
+        return unchecked("of the round held non-finite values at their places after it");
+    }
+    let unchecked = unchecked("more held them").map_or(String::new(), |u| format!("; {u}"));
     let range = |f: fn(&crate::results::RoundValues) -> f64| {
         checked
             .iter()
@@ -699,14 +712,6 @@ fn round_units_by_values(
         if one { "was" } else { "were" },
     );
     let set: Vec<_> = checked.iter().filter(|(_, v)| v.set).collect();
-    let unchecked = match t.round_values_unchecked {
-        0 => String::new(),
-        n => format!(
-            "; {} more held them and {} not recorded (the most recorded are the longest in the round): their kernels in the round stand",
-            crate::words::count(n as u64, "unit"),
-            if n == 1 { "was" } else { "were" },
-        ),
-    };
     if set.is_empty() {
         s.push_str(": none ran its kernels another time over the round's values, and their kernels in the round stand");
         s.push_str(&unchecked);
@@ -3976,12 +3981,19 @@ mod tests {
             .round_units_by_values
             .as_deref()
             .unwrap()
-            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 2 units more held them and were not recorded (the most recorded are the longest in the round): their kernels in the round stand"));
-        // No unit checked: nothing said.
+            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 2 units more held them and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values"));
+        // No unit checked: nothing said; none recorded where some ran away (their reads did
+        // not fit, Qwen3-MoE's step, session 44): that is said.
         let mut iso = isolated();
         a_round_split_by_busy_time(&mut iso);
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
         assert_eq!(r.prediction.unwrap().round_units_by_values, None);
+        transitions(&mut iso).round_values_unchecked = 44;
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        assert_eq!(
+            r.prediction.unwrap().round_units_by_values.as_deref(),
+            Some("44 units of the round held non-finite values at their places after it and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values")
+        );
     }
 
     #[test]
