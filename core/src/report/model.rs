@@ -56,6 +56,14 @@ pub struct TimeSummary {
     pub unit_round_vs_in_context_median_abs_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_round_vs_in_context: Option<usize>,
+    /// Per unit measured after the model's steps leading up to each invocation with its
+    /// kernels recorded (`--lead-in-kernels`: the units' producers), its own kernels in
+    /// that launch (CUPTI) against its kernels in kc's graph: the median |error| over the
+    /// units both measured, percent, and how many (session 44).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_after_lead_in_vs_in_context_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_after_lead_in_vs_in_context: Option<usize>,
     /// Which runs of each unit the round counted ([`super::predict::round_runs_words`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_runs: Option<String>,
@@ -144,6 +152,10 @@ pub struct UnitRow {
     /// percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_vs_in_context_pct: Option<f64>,
+    /// Its own kernels per invocation after its lead-ins (CUPTI, `--lead-in-kernels`)
+    /// against in kc's graph, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_lead_in_vs_in_context_pct: Option<f64>,
 }
 
 /// The least difference, as a share of the target, that the report splits into shares of
@@ -844,6 +856,31 @@ impl Report {
             self.time.units_round_vs_in_context = Some(round_errors.len());
             self.time.round_runs = transitions.map(super::predict::round_runs_words);
         }
+        // The units measured after their lead-ins, their own kernels in that launch.
+        let after_lead_in: std::collections::HashMap<u32, f64> = isolated
+            .map(|i| {
+                i.units
+                    .iter()
+                    .filter_map(|u| {
+                        Some((u.id, u.after_lead_in.as_ref()?.kernels.as_ref()?.unit_us?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut lead_errors = Vec::new();
+        for row in &mut self.units {
+            let (Some(ctx), Some(&l)) = (row.in_context_mean_us, after_lead_in.get(&row.id)) else {
+                continue;
+            };
+            if let Some(e) = pct(l, ctx).filter(|_| ctx > 0.0) {
+                row.after_lead_in_vs_in_context_pct = Some(e);
+                lead_errors.push(e.abs());
+            }
+        }
+        if let Some(m) = crate::results::stats::median(&mut lead_errors) {
+            self.time.unit_after_lead_in_vs_in_context_median_abs_pct = Some(m);
+            self.time.units_after_lead_in_vs_in_context = Some(lead_errors.len());
+        }
         let n = errors.len();
         let Some(median) = crate::results::stats::median(&mut errors) else {
             return;
@@ -938,6 +975,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 in_context_mean_us: None,
                 isolated_vs_in_context_pct: None,
                 round_vs_in_context_pct: None,
+                after_lead_in_vs_in_context_pct: None,
             }
         })
         .collect();

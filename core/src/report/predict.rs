@@ -4418,8 +4418,41 @@ mod tests {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",round_vs_in_context_pct"));
+            .ends_with(",round_vs_in_context_pct,after_lead_in_vs_in_context_pct"));
         assert!(csv.lines().nth(2).unwrap().contains(",-2.50000"), "{csv}");
+        assert!(r
+            .time
+            .unit_after_lead_in_vs_in_context_median_abs_pct
+            .is_none());
+        // Unit 0 measured after its lead-ins, its own kernels there 10.3 us against 10 in
+        // context: +3 %, over the one unit so measured (session 44).
+        iso.units[0].after_lead_in = Some(crate::results::UnitAfterLeadIn {
+            kernels: Some(crate::results::LeadInKernels {
+                unit_us: Some(10.3),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let r = build(Some(&g), Some(&iso));
+        assert!((r.units[0].after_lead_in_vs_in_context_pct.unwrap() - 3.0).abs() < 1e-9);
+        assert_eq!(r.units[1].after_lead_in_vs_in_context_pct, None);
+        assert_eq!(r.time.units_after_lead_in_vs_in_context, Some(1));
+        let md = crate::report::render::markdown(&r);
+        assert!(
+            md.contains(
+                "after the model's steps leading up to each invocation (the units measured so"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("median |error| 3.0 % over 1 units (`after_lead_in_vs_in_context_pct`"),
+            "{md}"
+        );
+        let csv = crate::report::render::csv(&r);
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",3.000000000000007"),
+            "{csv}"
+        );
         assert!(r.time.in_context_alignment_caveat.is_none());
         assert!(!md.contains("no measurement of the units"), "{md}");
         // Kernels the trace does not hold (cuDNN's other engines, RegNetX in session 15):
