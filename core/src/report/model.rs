@@ -158,6 +158,26 @@ pub struct UnitRow {
     pub after_lead_in_vs_in_context_pct: Option<f64>,
 }
 
+/// Sets each row's kernels elsewhere (`kernels`, by unit: in the round, after its lead-ins)
+/// against its kernels in kc's graph, percent, through `set`; returns the |errors| set.
+fn set_against_in_context(
+    rows: &mut [UnitRow],
+    kernels: &std::collections::HashMap<u32, f64>,
+    set: fn(&mut UnitRow, f64),
+) -> Vec<f64> {
+    let mut errors = Vec::new();
+    for row in rows {
+        let (Some(ctx), Some(&k)) = (row.in_context_mean_us, kernels.get(&row.id)) else {
+            continue;
+        };
+        if let Some(e) = pct(k, ctx).filter(|_| ctx > 0.0) {
+            set(row, e);
+            errors.push(e.abs());
+        }
+    }
+    errors
+}
+
 /// The least difference, as a share of the target, that the report splits into shares of
 /// its parts: below it the parts' shares only say how they cancel.
 pub const SHARE_FLOOR: f64 = 0.005;
@@ -841,16 +861,9 @@ impl Report {
                     .collect()
             })
             .unwrap_or_default();
-        let mut round_errors = Vec::new();
-        for row in &mut self.units {
-            let (Some(ctx), Some(&r)) = (row.in_context_mean_us, round.get(&row.id)) else {
-                continue;
-            };
-            if let Some(e) = pct(r, ctx).filter(|_| ctx > 0.0) {
-                row.round_vs_in_context_pct = Some(e);
-                round_errors.push(e.abs());
-            }
-        }
+        let mut round_errors = set_against_in_context(&mut self.units, &round, |row, e| {
+            row.round_vs_in_context_pct = Some(e)
+        });
         if let Some(m) = crate::results::stats::median(&mut round_errors) {
             self.time.unit_round_vs_in_context_median_abs_pct = Some(m);
             self.time.units_round_vs_in_context = Some(round_errors.len());
@@ -867,16 +880,9 @@ impl Report {
                     .collect()
             })
             .unwrap_or_default();
-        let mut lead_errors = Vec::new();
-        for row in &mut self.units {
-            let (Some(ctx), Some(&l)) = (row.in_context_mean_us, after_lead_in.get(&row.id)) else {
-                continue;
-            };
-            if let Some(e) = pct(l, ctx).filter(|_| ctx > 0.0) {
-                row.after_lead_in_vs_in_context_pct = Some(e);
-                lead_errors.push(e.abs());
-            }
-        }
+        let mut lead_errors = set_against_in_context(&mut self.units, &after_lead_in, |row, e| {
+            row.after_lead_in_vs_in_context_pct = Some(e)
+        });
         if let Some(m) = crate::results::stats::median(&mut lead_errors) {
             self.time.unit_after_lead_in_vs_in_context_median_abs_pct = Some(m);
             self.time.units_after_lead_in_vs_in_context = Some(lead_errors.len());
