@@ -164,12 +164,14 @@ pub struct Args {
     /// model's masked logits (sessions 42-43).
     #[arg(long)]
     pub units_as_they_run: bool,
-    /// Isolated mode, a diagnostic (from session 43, not yet measured on a GPU): the control
-    /// that a unit's record over the model's values is set against keeps each invocation's
-    /// own values beforehand, from a launch as it runs, so that its copies read them from
-    /// memory as the copies of the model's values read the snapshot. By default each
-    /// invocation's reads are copied out to scratch just before, and back: Swin's window
-    /// copies still read 5-9 % slower over the model's values than over their own so.
+    /// Isolated mode, a diagnostic (from session 43): the control that a unit's record over
+    /// the model's values is set against keeps each invocation's own values beforehand,
+    /// from a launch as it runs, so that its copies read them from memory as the copies of
+    /// the model's values read the snapshot. By default each invocation's reads are copied
+    /// out to scratch just before, and back: Swin's window copies read 5-9 % slower over
+    /// the model's values than over their own so. On Swin-B (session 44, same capture) this
+    /// control left three of its four such copies unchanged and moved the prediction +1.4 →
+    /// +1.6 % in time, −0.6 → −1.7 % in energy.
     #[arg(long, conflicts_with = "units_as_they_run")]
     pub each_invocation_cold_control: bool,
     /// Isolated mode: keep every unit's kernels in the round as recorded. By default (with

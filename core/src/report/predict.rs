@@ -730,13 +730,7 @@ fn round_units_by_values(
         .sum();
     let taken_off: f64 = set
         .iter()
-        .map(|(k, v)| {
-            per(k)
-                * match (v.round_as_recorded_busy_us, k.alone_busy_us) {
-                    (Some(r), Some(a)) => r - a,
-                    _ => v.round_as_recorded_us - k.alone_us,
-                }
-        })
+        .map(|(k, _)| per(k) * k.excess_set_by_values_us().unwrap_or(0.0))
         .sum();
     s.push_str(&format!(
         ": {} of them ran {} kernels another time over the round's values ({over_round:.1} us per replay where over the model's {over_model:.1} us), so {} kernels in the round are not the model's and the prediction takes {} alone ({:+.1} us per replay of the round's term){}",

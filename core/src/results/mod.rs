@@ -425,8 +425,9 @@ pub struct EachInvocation {
     pub less_copies_us: f64,
     /// The control's own values were kept beforehand, from a launch as it runs, and its
     /// copies read them from memory as the model's read the snapshot
-    /// (`--each-invocation-cold-control`, a diagnostic from session 43, not yet measured on
-    /// a GPU); false: each invocation's reads copied out to scratch just before, and back.
+    /// (`--each-invocation-cold-control`, a diagnostic from session 43, measured on Swin-B in
+    /// session 44); false: each invocation's reads copied out to scratch just before, and
+    /// back.
     #[serde(default, skip_serializing_if = "is_false")]
     pub cold_control: bool,
 }
@@ -954,6 +955,17 @@ impl RoundUnitKernels {
         self.values = Some(check);
     }
 
+    /// Its kernels beyond alone in the round as recorded, per invocation, where they were
+    /// set alone by the values the round left ([`Self::set_by_values`]): by busy time where
+    /// both were recorded, else by durations; `None` where they were not set.
+    pub fn excess_set_by_values_us(&self) -> Option<f64> {
+        let v = self.values.as_ref().filter(|v| v.set)?;
+        Some(match (v.round_as_recorded_busy_us, self.alone_busy_us) {
+            (Some(r), Some(a)) => r - a,
+            _ => v.round_as_recorded_us - self.alone_us,
+        })
+    }
+
     /// Its kernels in the round as recorded, where they were set alone by the values the
     /// round left ([`Self::set_by_values`]); the record over the values is dropped (the
     /// diagnostic `kc report --round-as-recorded`).
@@ -1217,13 +1229,7 @@ impl TransitionsSummary {
     pub fn round_excess_set_by_values_us(&self) -> f64 {
         self.round_unit_kernels
             .iter()
-            .filter_map(|k| {
-                let v = k.values.as_ref().filter(|v| v.set)?;
-                Some(match (v.round_as_recorded_busy_us, k.alone_busy_us) {
-                    (Some(r), Some(a)) => r - a,
-                    _ => v.round_as_recorded_us - k.alone_us,
-                })
-            })
+            .filter_map(RoundUnitKernels::excess_set_by_values_us)
             .sum()
     }
     /// Switches between different units per cycle of the round: as recorded, or one per

@@ -537,16 +537,14 @@ fn check_round_values(
     gpu: &mut Gpu,
     notes: &mut Vec<String>,
 ) -> Result<usize, ExecError> {
-    use crate::device::{Census, ImageAt};
-    let pct = |c: &Census| 100.0 * c.nonfinite as f64 / c.all.max(1) as f64;
-    let census_of = |gpu: &Gpu, u: &PlanUnit, step: u32| -> Result<Census, ExecError> {
-        let mut c = Census::default();
-        for (off, bytes, d) in super::diagnose::step_spots(plan, u, &df.steps[step as usize]) {
-            c.add(&gpu.census_at(off, bytes, d)?);
-        }
-        Ok(c)
+    use crate::device::ImageAt;
+    // The non-finite share (percent of those sampled) at a unit's places at a step now;
+    // `None` where nothing there was sampled.
+    let nonfinite_pct = |gpu: &Gpu, unit: u32, step: u32| -> Result<Option<f64>, ExecError> {
+        let at = [(&plan.units[unit as usize], step)];
+        Ok(super::isolated::census(plan, gpu, df, &at, 1)?
+            .map(|c| 100.0 * c.nonfinite as f64 / c.all as f64))
     };
-    gpu.synchronize()?;
     // The counted entries whose kernels the round told apart, with the non-finite share
     // the round left at their places.
     let mut after: Vec<(u32, u32, f64)> = Vec::new();
@@ -554,9 +552,10 @@ fn check_round_values(
         if !kernels.iter().any(|k| k.unit == e.unit) {
             continue;
         }
-        let c = census_of(gpu, &plan.units[e.unit as usize], e.step)?;
-        if c.all > 0 && pct(&c) >= ROUND_VALUES_NONFINITE_PCT {
-            after.push((e.unit, e.step, pct(&c)));
+        if let Some(p) = nonfinite_pct(gpu, e.unit, e.step)? {
+            if p >= ROUND_VALUES_NONFINITE_PCT {
+                after.push((e.unit, e.step, p));
+            }
         }
     }
     if after.is_empty() {
@@ -598,7 +597,7 @@ fn check_round_values(
         // Those whose places the round ran away from the model's values.
         let mut ran: Vec<(u32, u32, f64, f64)> = Vec::new();
         for (unit, step, round_pct) in after {
-            let model_pct = pct(&census_of(gpu, &plan.units[unit as usize], step)?);
+            let model_pct = nonfinite_pct(gpu, unit, step)?.unwrap_or(0.0);
             if round_pct - model_pct >= ROUND_VALUES_NONFINITE_PCT {
                 ran.push((unit, step, model_pct, round_pct));
             }
