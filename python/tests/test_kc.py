@@ -390,6 +390,7 @@ def test_units_the_round_ran_over_non_finite_values_are_columns(tmp_path):
     assert adamw["round_values_kernels_us"] - adamw["model_values_kernels_us"] > 600
     assert adamw["round_as_recorded_us"] == pytest.approx(adamw["round_values_kernels_us"], rel=0.01)
     assert r.loc[~r["values_recorded"], "round_values_kernels_us"].isna().all()
+    assert not r["values_in_place"].any()
     u = res.units.set_index("id")
     n = r["unit"].map(u["invocations"])
     busy = ((r["round_busy_us"] - r["alone_busy_us"]) * n).sum()

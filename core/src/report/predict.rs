@@ -689,28 +689,70 @@ fn round_units_by_values(
     }
     };
     if checked.is_empty() {
-        return unchecked("of the round held non-finite values at their places after it");
+        return unchecked(
+            "of the round held non-finite values at their places after it or ran their kernels slower in it than alone",
+        );
     }
-    let unchecked = unchecked("more held them").map_or(String::new(), |u| format!("; {u}"));
-    let range = |f: fn(&crate::results::RoundValues) -> f64| {
-        checked
-            .iter()
+    let unchecked = unchecked("more were so").map_or(String::new(), |u| format!("; {u}"));
+    // Those whose places the round ran to non-finite values, and those checked only for
+    // running slower in the round (session 45).
+    let (by_nonfinite, by_excess): (Vec<_>, Vec<_>) = checked.iter().partition(|(_, v)| {
+        v.nonfinite_round_pct - v.nonfinite_model_pct >= crate::results::ROUND_VALUES_NONFINITE_PCT
+    });
+    let range = |of: &[&(
+        &crate::results::RoundUnitKernels,
+        &crate::results::RoundValues,
+    )],
+                 f: fn(&crate::results::RoundValues) -> f64| {
+        of.iter()
             .map(|(_, v)| f(v))
             .fold([f64::MAX, f64::MIN], |[lo, hi], x| [lo.min(x), hi.max(x)])
     };
-    let [round_lo, round_hi] = range(|v| v.nonfinite_round_pct);
-    let [_, model_hi] = range(|v| v.nonfinite_model_pct);
-    let one = checked.len() == 1;
-    let shares = match format!("{round_lo:.1}") == format!("{round_hi:.1}") {
-        true => format!("{round_hi:.1} %"),
-        false => format!("{round_lo:.1}-{round_hi:.1} %"),
+    let slower = |n: usize| {
+        format!(
+            "ran {} kernels at least {:.0} % and {:.0} us longer in it than alone",
+            if n == 1 { "its" } else { "their" },
+            100.0 * crate::results::EACH_INVOCATION_CHANGE,
+            crate::results::ROUND_VALUES_EXCESS_US,
+        )
     };
-    let mut s = format!(
-        "{} of the round held non-finite values at {} places after it ({shares} of those sampled; the model's values there at most {model_hi:.1} %) and {} recorded alone over both",
-        crate::words::count(checked.len() as u64, "unit"),
-        if one { "its" } else { "their" },
-        if one { "was" } else { "were" },
-    );
+    let one = checked.len() == 1;
+    let mut s = if by_nonfinite.is_empty() {
+        let [_, round_hi] = range(&by_excess, |v| v.nonfinite_round_pct);
+        format!(
+            "{} of the round {} (the non-finite share at {} places after it at most {round_hi:.1} %) and {} recorded alone over the values it left and over the model's",
+            crate::words::count(checked.len() as u64, "unit"),
+            slower(checked.len()),
+            if one { "its" } else { "their" },
+            if one { "was" } else { "were" },
+        )
+    } else {
+        let [round_lo, round_hi] = range(&by_nonfinite, |v| v.nonfinite_round_pct);
+        let [_, model_hi] = range(&by_nonfinite, |v| v.nonfinite_model_pct);
+        let shares = match format!("{round_lo:.1}") == format!("{round_hi:.1}") {
+            true => format!("{round_hi:.1} %"),
+            false => format!("{round_lo:.1}-{round_hi:.1} %"),
+        };
+        let nf_one = by_nonfinite.len() == 1;
+        let more = match by_excess.len() {
+            0 => String::new(),
+            n => format!(", {n} more {}", slower(n)),
+        };
+        format!(
+            "{} of the round held non-finite values at {} places after it ({shares} of those sampled; the model's values there at most {model_hi:.1} %){more} and {} recorded alone over both",
+            crate::words::count(by_nonfinite.len() as u64, "unit"),
+            if nf_one { "its" } else { "their" },
+            if one { "was" } else { "were" },
+        )
+    };
+    // A unit recorded in place ran one launch each way from an idle GPU, not three after
+    // a first over copies of its reads: said, since its record is made another way.
+    for (k, _) in checked.iter().filter(|(_, v)| v.in_place) {
+        s.push_str(&format!(
+            " (unit {} in place, its reads too large to keep beside the image: one launch over the image as the round left it and one over the model's values, each from an idle GPU with no copies)",
+            k.unit
+        ));
+    }
     let set: Vec<_> = checked.iter().filter(|(_, v)| v.set).collect();
     if set.is_empty() {
         s.push_str(": none ran its kernels another time over the round's values, and their kernels in the round stand");
@@ -3956,6 +3998,39 @@ mod tests {
             "1 unit of the round held non-finite values at its places after it (52.5 % of those sampled; the model's values there at most 0.0 %) and was recorded alone over both: 1 of them ran its kernels another time over the round's values (240.0 us per replay where over the model's 200.0 us), so its kernels in the round are not the model's and the prediction takes it alone (-2.8 us per replay of the round's term)"
         );
         assert!(crate::report::render::markdown(&r).contains(&c));
+        // Recorded in place (its reads too large to keep, Qwen3-MoE's AdamW, session 45):
+        // the same term, and how it was recorded said beside it.
+        let mut in_place = isolated();
+        a_round_split_by_busy_time(&mut in_place);
+        transitions(&mut in_place).round_unit_kernels[0].set_by_values(RoundValues {
+            in_place: true,
+            ..check(60.0)
+        });
+        let q = build(Some(&graph(66.0, 0.025)), Some(&in_place));
+        let q = q.prediction.as_ref().unwrap();
+        assert_eq!(q.terms[1].us, p.terms[1].us);
+        assert_eq!(
+            q.round_units_by_values.as_deref().unwrap(),
+            c.replace(
+                "recorded alone over both:",
+                "recorded alone over both (unit 0 in place, its reads too large to keep beside the image: one launch over the image as the round left it and one over the model's values, each from an idle GPU with no copies):"
+            )
+        );
+        // Checked only for running slower in the round (its places' non-finite share did
+        // not rise, BLOOM's AdamW, session 45): said so, not as non-finite values.
+        let mut slower = isolated();
+        a_round_split_by_busy_time(&mut slower);
+        transitions(&mut slower).round_unit_kernels[0].set_by_values(RoundValues {
+            nonfinite_round_pct: 0.4,
+            slower_in_round: true,
+            ..check(60.0)
+        });
+        let q = build(Some(&graph(66.0, 0.025)), Some(&slower));
+        let q = q.prediction.as_ref().unwrap();
+        assert_eq!(q.terms[1].us, p.terms[1].us);
+        assert!(q.round_units_by_values.as_deref().unwrap().starts_with(
+            "1 unit of the round ran its kernels at least 5 % and 20 us longer in it than alone (the non-finite share at its places after it at most 0.4 %) and was recorded alone over the values it left and over the model's: 1 of them ran its kernels another time"
+        ), "{:?}", q.round_units_by_values);
         // `kc report --round-as-recorded`: the round's kernels as recorded, nothing said.
         transitions(&mut iso).round_unit_kernels[0].as_recorded();
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
@@ -3975,7 +4050,7 @@ mod tests {
             .round_units_by_values
             .as_deref()
             .unwrap()
-            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 2 units more held them and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values"));
+            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 2 units more were so and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values"));
         // No unit checked: nothing said; none recorded where some ran away (their reads did
         // not fit, Qwen3-MoE's step, session 44): that is said.
         let mut iso = isolated();
@@ -3986,7 +4061,7 @@ mod tests {
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
         assert_eq!(
             r.prediction.unwrap().round_units_by_values.as_deref(),
-            Some("44 units of the round held non-finite values at their places after it and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values")
+            Some("44 units of the round held non-finite values at their places after it or ran their kernels slower in it than alone and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values")
         );
     }
 

@@ -926,7 +926,26 @@ pub struct RoundValues {
     /// The values changed its kernels by at least [`EACH_INVOCATION_CHANGE`] and
     /// [`EACH_INVOCATION_CHANGE_US`]: its kernels in the round were set to alone.
     pub set: bool,
+    /// Recorded in place, its reads too large to keep beside the image: one launch over
+    /// the image as the round left it, then one over the model's values restored, each
+    /// from an idle GPU with no copies (else, copies of its reads before each launch,
+    /// three recorded after a first).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub in_place: bool,
+    /// Checked for its kernels in the round beyond alone
+    /// ([`RoundUnitKernels::slower_in_round`]), whatever the non-finite share the round
+    /// left at its places (from session 45; before, only that share chose units).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub slower_in_round: bool,
 }
+
+/// The least excess of a unit's kernels in the round over alone, per invocation, that has
+/// it recorded alone over the values the round left and over the model's whatever its
+/// places' non-finite share ([`RoundUnitKernels::slower_in_round`]), microseconds: fused
+/// AdamW steps ran 14-33 % longer in the round than alone (Qwen3-MoE's and BLOOM's
+/// training steps, session 45), and only a record over both tells whether the values did
+/// it.
+pub const ROUND_VALUES_EXCESS_US: f64 = 20.0;
 
 /// The least share of non-finite values (percent of those sampled) at a unit's places
 /// after the round, beyond the model's values there, for the unit to be recorded over
@@ -935,6 +954,13 @@ pub struct RoundValues {
 pub const ROUND_VALUES_NONFINITE_PCT: f64 = 1.0;
 
 impl RoundUnitKernels {
+    /// Its kernels in the round (durations) exceed alone by at least
+    /// [`EACH_INVOCATION_CHANGE`] of alone and [`ROUND_VALUES_EXCESS_US`], per invocation.
+    pub fn slower_in_round(&self) -> bool {
+        let excess = self.round_us - self.alone_us;
+        excess >= EACH_INVOCATION_CHANGE * self.alone_us && excess >= ROUND_VALUES_EXCESS_US
+    }
+
     /// Takes the record of the unit alone over the round's values and the model's
     /// (`check`, its round kernels as recorded filled in here): where the values changed
     /// its kernels by at least [`EACH_INVOCATION_CHANGE`] of them over the model's values
@@ -1602,6 +1628,24 @@ mod tests {
             units_holding_energy_share(&[], 0.9),
             Some(Default::default())
         );
+    }
+
+    /// A unit is checked over the round's values for its kernels in the round beyond
+    /// alone only where the excess is both 5 % of alone and 20 us: BLOOM's fused AdamW
+    /// (1519 us alone, 2027 in the round, session 45) is; a 4 us unit 30 % slower, or a
+    /// 10 ms one 19 us slower, is not.
+    #[test]
+    fn a_unit_is_slower_in_the_round_by_five_percent_and_twenty_microseconds() {
+        let k = |round_us, alone_us| RoundUnitKernels {
+            round_us,
+            alone_us,
+            ..Default::default()
+        };
+        assert!(k(2026.8, 1519.0).slower_in_round());
+        assert!(!k(5.2, 4.0).slower_in_round());
+        assert!(!k(10_019.0, 10_000.0).slower_in_round());
+        assert!(!k(1000.0, 1519.0).slower_in_round());
+        assert!(k(420.0, 400.0).slower_in_round());
     }
 
     #[test]

@@ -1134,31 +1134,42 @@ pub(super) fn verify_launches(
         return None;
     }
     match super::record_launches(gpu, graph) {
-        Ok(r) => {
-            let traced: Vec<&str> = u
-                .kernels
-                .iter()
-                .map(String::as_str)
-                .filter(|k| !is_runtime_copy(k))
-                .collect();
-            let own: Vec<_> = r
-                .records
-                .into_iter()
-                .filter(|k| !restoring || !is_runtime_copy(&k.name))
-                .collect();
-            let mut l =
-                kc_core::results::fidelity::unit_launches(&traced, &own, unroll * r.launches);
-            if let (Some(steps), Some(k)) = (launch_steps, l.whole_per_invocation()) {
-                l.by_step = kc_core::results::fidelity::kernels_by_step(&own, k, steps, r.launches)
-                    .unwrap_or_default();
-            }
-            Some(l)
-        }
+        Ok(r) => Some(launches_of(u, r, unroll, restoring, launch_steps)),
         Err(e) => {
             notes.push(format!("unit {} --verify: {e}", u.id));
             None
         }
     }
+}
+
+/// `u`'s kernels in recorded launches `r` of its graph (`unroll` invocations a launch),
+/// set against its traced kernels; a restoring graph's copies from the snapshot left out,
+/// and with `launch_steps` its kernels told apart by step.
+pub(super) fn launches_of(
+    u: &PlanUnit,
+    r: kc_core::results::fidelity::RecordedLaunches,
+    unroll: u32,
+    restoring: bool,
+    launch_steps: Option<&[u32]>,
+) -> kc_core::results::fidelity::UnitLaunches {
+    use kc_core::results::fidelity::is_runtime_copy;
+    let traced: Vec<&str> = u
+        .kernels
+        .iter()
+        .map(String::as_str)
+        .filter(|k| !is_runtime_copy(k))
+        .collect();
+    let own: Vec<_> = r
+        .records
+        .into_iter()
+        .filter(|k| !restoring || !is_runtime_copy(&k.name))
+        .collect();
+    let mut l = kc_core::results::fidelity::unit_launches(&traced, &own, unroll * r.launches);
+    if let (Some(steps), Some(k)) = (launch_steps, l.whole_per_invocation()) {
+        l.by_step = kc_core::results::fidelity::kernels_by_step(&own, k, steps, r.launches)
+            .unwrap_or_default();
+    }
+    l
 }
 
 /// The invocations one launch of `u`'s graph runs, where a cycle of its invocations holds

@@ -79,15 +79,25 @@ pub(super) fn record_launches(
     gpu: &mut Gpu,
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
+    record_launches_n(gpu, graph, RECORDED_LAUNCHES)
+}
+
+/// Records `n` launches of `graph` back to back and keeps those after the first where
+/// there are two or more (one launch is kept as it ran, from whatever state the GPU and
+/// the image were in).
+pub(super) fn record_launches_n(
+    gpu: &mut Gpu,
+    graph: &Graph,
+    n: usize,
+) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     let records = crate::device::cupti::record(|| {
-        for _ in 0..RECORDED_LAUNCHES {
+        for _ in 0..n {
             gpu.launch(graph)?;
         }
         gpu.synchronize()
     })?;
     Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
-        records,
-        RECORDED_LAUNCHES,
+        records, n,
     ))
 }
 

@@ -23,7 +23,7 @@ use kc_core::results::fidelity::PositionKernels;
 use kc_core::results::stats::Stats;
 use kc_core::results::{
     RoundBySize, RoundUnitKernels, RoundValues, TransitionResult, TransitionsSummary, UnitResult,
-    ROUND_VALUES_NONFINITE_PCT,
+    ROUND_VALUES_EXCESS_US, ROUND_VALUES_NONFINITE_PCT,
 };
 
 /// How many of the round's (unit, step) places its census samples at most.
@@ -519,15 +519,24 @@ const ROUND_VALUES_CHECK_MOST: usize = 48;
 
 /// After the round's launches, while the image holds what they left: each counted entry
 /// of `entries` whose places hold at least [`ROUND_VALUES_NONFINITE_PCT`] more non-finite
-/// values (sampled) than the model's values there is recorded alone, one invocation at the
-/// step the round ran it at, after its reads are copied in from what the round left (kept
-/// in scratch, those reads only) and, again, from the image's snapshot (the model's
-/// values); its entry in `kernels` is set by the two
-/// ([`RoundUnitKernels::set_by_values`]). Cycling a training step's units out of the
+/// values (sampled) than the model's values there, or whose kernels ran slower in the
+/// round than alone ([`RoundUnitKernels::slower_in_round`]), is recorded alone, one
+/// invocation at the step the round ran it at, over what the round left at its reads and
+/// over the model's values (the image's snapshot); its entry in `kernels` is set by the
+/// two ([`RoundUnitKernels::set_by_values`]). Cycling a training step's units out of the
 /// model's dataflow ran half of Mixtral's places to NaN, and a fused AdamW step's kernels
 /// run up to 48 % longer over NaN gradients (session 44), so the round's kernels for such
-/// a unit are not the model's. Leaves the image holding the model's values. Returns how
-/// many such units were not recorded over both.
+/// a unit are not the model's; a unit slower in the round over values the census does not
+/// tell apart (zeros, magnitudes) is recorded for the same question.
+///
+/// What the round left at the units' reads is kept in scratch, those reads only, the
+/// longest units in the round first while they fit beside the image and its snapshot.
+/// The longest whose reads do not fit (Qwen3-MoE's fused AdamW, 15 GB of reads, session
+/// 45) is recorded in place instead, first, before anything else writes the image: one
+/// launch over the image as the round left it, and after the snapshot is restored one
+/// over the model's values, each with no copies ([`RoundValues::in_place`]). Leaves the
+/// image holding the model's values. Returns how many such units were not recorded over
+/// both.
 fn check_round_values(
     plan: &Plan,
     df: &PlanDataflow,
@@ -545,25 +554,33 @@ fn check_round_values(
         Ok(super::isolated::census(plan, gpu, df, &at, 1)?
             .map(|c| 100.0 * c.nonfinite as f64 / c.all as f64))
     };
+    let round_us = |kernels: &[RoundUnitKernels], unit: u32| {
+        kernels
+            .iter()
+            .find(|k| k.unit == unit)
+            .map_or(0.0, |k| k.round_us)
+    };
     // The counted entries whose kernels the round told apart, with the non-finite share
-    // the round left at their places.
-    let mut after: Vec<(u32, u32, f64)> = Vec::new();
+    // the round left at their places and whether their kernels ran slower in the round
+    // than alone, the longest in the round first.
+    let mut after: Vec<(u32, u32, f64, bool)> = Vec::new();
     for e in entries.iter().filter(|e| e.counted) {
-        if !kernels.iter().any(|k| k.unit == e.unit) {
+        let Some(slower) = kernels
+            .iter()
+            .find(|k| k.unit == e.unit)
+            .map(RoundUnitKernels::slower_in_round)
+        else {
             continue;
-        }
-        if let Some(p) = nonfinite_pct(gpu, e.unit, e.step)? {
-            if p >= ROUND_VALUES_NONFINITE_PCT {
-                after.push((e.unit, e.step, p));
-            }
+        };
+        let p = nonfinite_pct(gpu, e.unit, e.step)?;
+        if slower || p.is_some_and(|p| p >= ROUND_VALUES_NONFINITE_PCT) {
+            after.push((e.unit, e.step, p.unwrap_or(0.0), slower));
         }
     }
     if after.is_empty() {
         return Ok(0);
     }
-    // What the round left at their reads, kept in scratch end to end: only those bytes,
-    // since the image and its snapshot already hold most of the GPU's memory (Qwen3-MoE's
-    // training step, 30.7 GB each, session 44: a copy of the whole image did not fit).
+    after.sort_by(|a, b| round_us(kernels, b.0).total_cmp(&round_us(kernels, a.0)));
     let spans = kc_core::plan::step_values::step_spans(plan, df);
     let reads_of = |step: u32| {
         crate::spans::merge(
@@ -571,79 +588,127 @@ fn check_round_values(
             super::isolated::RESTORE_MERGE_GAP,
         )
     };
-    let all: Vec<(u64, u64)> = after.iter().flat_map(|&(_, st, _)| reads_of(st)).collect();
-    let kept = crate::spans::packed(&crate::spans::merge(&all, 0));
-    let bytes: u64 = kept.iter().map(|k| k.1).sum();
+    let bytes_of = |s: &[(u64, u64)]| s.iter().map(|k| k.1).sum::<u64>();
+    // Which of the candidates keep their reads in scratch, and which one runs in place.
+    let candidates = &after[..after.len().min(ROUND_VALUES_CHECK_MOST)];
+    let all: Vec<(u64, u64)> = candidates
+        .iter()
+        .flat_map(|&(_, st, ..)| reads_of(st))
+        .collect();
     // libtorch's cache is given back only where the scratch would not fit beside it, so
     // that it stays as other phases leave it (as the kinds left out do).
-    if gpu.free_memory_bytes()? <= bytes + SCRATCH_MARGIN {
+    if gpu.free_memory_bytes()? <= bytes_of(&crate::spans::merge(&all, 0)) + SCRATCH_MARGIN {
         gpu.release_cached_memory();
     }
-    if bytes == 0 || gpu.free_memory_bytes()? <= bytes + SCRATCH_MARGIN {
-        gpu.restore_arena_snapshot()?;
-        notes.push(format!(
-            "{} units of the round held non-finite values at their places after it, but their reads ({:.0} MiB) did not fit beside the image: their kernels in the round stand as recorded",
-            after.len(),
-            bytes as f64 / (1u64 << 20) as f64
-        ));
-        return Ok(after.len());
-    }
-    let scratch = gpu.alloc_scratch(bytes)?;
-    let checked = (|| -> Result<(usize, usize, usize), ExecError> {
-        for &(off, len, at) in &kept {
-            gpu.enqueue_image_copy(ImageAt::Image(off), ImageAt::Scratch(scratch + at), len)?;
+    let room = gpu.free_memory_bytes()?.saturating_sub(SCRATCH_MARGIN);
+    let (mut kept_spans, mut in_scratch, mut in_place) = (Vec::new(), Vec::new(), None);
+    for &(unit, step, ..) in candidates {
+        let mut with = kept_spans.clone();
+        with.extend(reads_of(step));
+        let with = crate::spans::merge(&with, 0);
+        if bytes_of(&with) < room {
+            kept_spans = with;
+            in_scratch.push(unit);
+        } else if in_place.is_none() {
+            in_place = Some(unit);
         }
+    }
+    let kept = crate::spans::packed(&kept_spans);
+    let bytes = bytes_of(&kept_spans);
+    let scratch = match bytes {
+        0 => None,
+        _ => Some(gpu.alloc_scratch(bytes)?),
+    };
+    let checked = (|| -> Result<(usize, usize, usize), ExecError> {
+        if let Some(scratch) = scratch {
+            for &(off, len, at) in &kept {
+                gpu.enqueue_image_copy(ImageAt::Image(off), ImageAt::Scratch(scratch + at), len)?;
+            }
+            gpu.synchronize()?;
+        }
+        // One launch of a unit's invocation at `step` over the image as it is, from an
+        // idle GPU, recorded.
+        let record_in_place = |gpu: &mut Gpu,
+                               notes: &mut Vec<String>,
+                               unit: u32,
+                               step: u32|
+         -> Result<_, ExecError> {
+            let u = &plan.units[unit as usize];
+            let places = &df.steps[step as usize];
+            let graph = gpu.capture(|gpu| gpu.enqueue(u, 0, At::Step { step, places }))?;
+            Ok(match super::record_launches_n(gpu, &graph, 1) {
+                Ok(r) => Some(super::isolated::launches_of(u, r, 1, false, None)),
+                Err(e) => {
+                    notes.push(format!(
+                        "unit {} in place over the round's values: {e}",
+                        u.id
+                    ));
+                    None
+                }
+            })
+        };
+        let place_over_round = match (in_place, opts.verify) {
+            (Some(unit), true) => {
+                let step = after.iter().find(|a| a.0 == unit).map_or(0, |a| a.1);
+                record_in_place(gpu, notes, unit, step)?
+            }
+            _ => None,
+        };
         gpu.restore_arena_snapshot()?;
-        // Those whose places the round ran away from the model's values.
-        let mut ran: Vec<(u32, u32, f64, f64)> = Vec::new();
-        for (unit, step, round_pct) in after {
+        // Those whose places the round ran away from the model's values, and those
+        // slower in the round whatever their values.
+        let mut ran: Vec<(u32, u32, f64, f64, bool)> = Vec::new();
+        for &(unit, step, round_pct, slower) in &after {
             let model_pct = nonfinite_pct(gpu, unit, step)?.unwrap_or(0.0);
-            if round_pct - model_pct >= ROUND_VALUES_NONFINITE_PCT {
-                ran.push((unit, step, model_pct, round_pct));
+            if slower || round_pct - model_pct >= ROUND_VALUES_NONFINITE_PCT {
+                ran.push((unit, step, model_pct, round_pct, slower));
             }
         }
-        let round_us = |unit: u32| {
-            kernels
-                .iter()
-                .find(|k| k.unit == unit)
-                .map_or(0.0, |k| k.round_us)
-        };
-        ran.sort_by(|a, b| round_us(b.0).total_cmp(&round_us(a.0)));
         let found = ran.len();
-        ran.truncate(ROUND_VALUES_CHECK_MOST);
         let (mut recorded, mut set) = (0, 0);
-        for (unit, step, model_pct, round_pct) in ran {
+        for (unit, step, model_pct, round_pct, slower) in ran {
             let u = &plan.units[unit as usize];
             let places = &df.steps[step as usize];
             let reads = reads_of(step);
-            // Each read's place in the scratch (every one is within a span kept).
-            let Some(at): Option<Vec<u64>> = reads
-                .iter()
-                .map(|&(off, len)| crate::spans::packed_at(&kept, off, len))
-                .collect()
-            else {
-                continue;
+            let (over_round, over_model) = if in_place == Some(unit) {
+                let Some(over_round) = place_over_round.clone() else {
+                    continue;
+                };
+                (Some(over_round), record_in_place(gpu, notes, unit, step)?)
+            } else {
+                let (Some(scratch), true) = (scratch, in_scratch.contains(&unit)) else {
+                    continue;
+                };
+                // Each read's place in the scratch (every one is within a span kept).
+                let Some(at): Option<Vec<u64>> = reads
+                    .iter()
+                    .map(|&(off, len)| crate::spans::packed_at(&kept, off, len))
+                    .collect()
+                else {
+                    continue;
+                };
+                // One invocation after its reads are copied in from the round's values
+                // (the scratch) or the model's (the snapshot), recorded as the units alone
+                // are.
+                let mut record = |gpu: &mut Gpu, from_round: bool| -> Result<_, ExecError> {
+                    let graph = gpu.capture(|gpu| {
+                        for (&(off, len), &kept_at) in reads.iter().zip(&at) {
+                            let from = match from_round {
+                                true => ImageAt::Scratch(scratch + kept_at),
+                                false => ImageAt::Snapshot(off),
+                            };
+                            gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
+                        }
+                        gpu.enqueue(u, 0, At::Step { step, places })
+                    })?;
+                    gpu.warm(&graph)?;
+                    Ok(super::isolated::verify_launches(
+                        u, &graph, 1, true, None, opts, gpu, notes,
+                    ))
+                };
+                (record(gpu, true)?, record(gpu, false)?)
             };
-            // One invocation after its reads are copied in from the round's values (the
-            // scratch) or the model's (the snapshot), recorded as the units alone are.
-            let mut record = |gpu: &mut Gpu, from_round: bool| -> Result<_, ExecError> {
-                let graph = gpu.capture(|gpu| {
-                    for (&(off, len), &kept_at) in reads.iter().zip(&at) {
-                        let from = match from_round {
-                            true => ImageAt::Scratch(scratch + kept_at),
-                            false => ImageAt::Snapshot(off),
-                        };
-                        gpu.enqueue_image_copy(from, ImageAt::Image(off), len)?;
-                    }
-                    gpu.enqueue(u, 0, At::Step { step, places })
-                })?;
-                gpu.warm(&graph)?;
-                Ok(super::isolated::verify_launches(
-                    u, &graph, 1, true, None, opts, gpu, notes,
-                ))
-            };
-            let (Some(over_round), Some(over_model)) = (record(gpu, true)?, record(gpu, false)?)
-            else {
+            let (Some(over_round), Some(over_model)) = (over_round, over_model) else {
                 continue;
             };
             let Some(k) = kernels.iter_mut().find(|k| k.unit == unit) else {
@@ -665,18 +730,33 @@ fn check_round_values(
                 model_values_kernels_us: over_model.kernels_us,
                 round_values_busy_us: over_round.busy_us.unwrap_or(over_round.kernels_us),
                 model_values_busy_us: over_model.busy_us.unwrap_or(over_model.kernels_us),
+                in_place: in_place == Some(unit),
+                slower_in_round: slower,
                 ..Default::default()
             });
             set += usize::from(k.values.as_ref().is_some_and(|v| v.set));
         }
         Ok((found, recorded, set))
     })();
-    gpu.free_scratch(scratch)?;
+    if let Some(scratch) = scratch {
+        gpu.free_scratch(scratch)?;
+    }
     gpu.restore_arena_snapshot()?;
     let (found, recorded, set) = checked?;
     if found > 0 {
+        let left = candidates.len() - in_scratch.len() - usize::from(in_place.is_some());
         notes.push(format!(
-            "{found} units of the round held non-finite values at their places after it where the model's values are finite; {recorded} recorded alone over both (at most {ROUND_VALUES_CHECK_MOST}, the longest first), {set} of them ran another time over the round's values and are taken alone"
+            "{found} units of the round held non-finite values at their places after it where the model's values are finite, or ran their kernels at least 5 % and {ROUND_VALUES_EXCESS_US} us longer in it than alone; {recorded} recorded alone over both (at most {ROUND_VALUES_CHECK_MOST}, the longest first; {} with their reads kept in scratch ({:.0} MiB){}{}), {set} of them ran another time over the round's values and are taken alone",
+            in_scratch.len(),
+            bytes as f64 / (1u64 << 20) as f64,
+            match in_place {
+                Some(u) => format!(", unit {u} in place (its reads did not fit beside the image)"),
+                None => String::new(),
+            },
+            match left {
+                0 => String::new(),
+                n => format!(", {n} whose reads did not fit left as recorded"),
+            },
         ));
     }
     Ok(found - recorded)

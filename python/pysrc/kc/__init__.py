@@ -288,12 +288,14 @@ class Results:
         and that was recorded alone over them and over the model's: values_recorded,
         round_values_kernels_us and model_values_kernels_us (its kernels alone over each),
         round_as_recorded_us (its kernels in the round as recorded) and values_set (they
-        changed its kernels, and round_us is then its kernels alone). Empty without a round
-        so recorded."""
+        changed its kernels, and round_us is then its kernels alone); since session 45
+        values_in_place (its reads did not fit beside the image: recorded in place, one
+        launch each way from an idle GPU with no copies). Empty without a round so
+        recorded."""
         t = ((self.raw.get("isolated") or {}).get("transitions") or {})
         keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us", "alone_at_step",
                 "values_recorded", "round_values_kernels_us", "model_values_kernels_us",
-                "round_as_recorded_us", "values_set"]
+                "round_as_recorded_us", "values_set", "values_in_place"]
         rows = []
         for r in t.get("round_unit_kernels", []):
             v = r.get("values") or {}
@@ -304,6 +306,7 @@ class Results:
                 "model_values_kernels_us": v.get("model_values_kernels_us"),
                 "round_as_recorded_us": v.get("round_as_recorded_us"),
                 "values_set": bool(v.get("set")),
+                "values_in_place": bool(v.get("in_place")),
             })
         return _pd.DataFrame(rows, columns=keep)
 
