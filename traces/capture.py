@@ -160,7 +160,11 @@ def build(a):
                     else (lambda: model(input_ids=inputs, decoder_input_ids=targets)))
         else:
             model = getattr(transformers, (auto or ["AutoModelForCausalLM"])[0]).from_config(cfg)
-            call = (lambda: model(inputs, labels=inputs)) if a.mode == "train" else (lambda: model(inputs))
+            # A training step keeps no KV cache: without use_cache=False transformers makes
+            # one anyway, and Mistral's sliding-window cache copies a host tensor to the
+            # device on its first use, which a CUDA graph capture refuses (session 45).
+            call = ((lambda: model(inputs, labels=inputs, use_cache=False)) if a.mode == "train"
+                    else (lambda: model(inputs)))
         if a.mode == "decode":
             call = decode_step(model, cfg, a, dtype, vocab)
             desc["decode_context"] = a.seq
