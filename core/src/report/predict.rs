@@ -753,9 +753,26 @@ fn round_units_by_values(
             k.unit
         ));
     }
+    // Units the values did not change but that read results the round's own producers
+    // allocated: those operands were not in the image, so neither the census nor the
+    // record over the round's values held what the round gave them.
+    let bound: Vec<_> = checked
+        .iter()
+        .filter(|(_, v)| !v.set && v.bound_operands > 0)
+        .collect();
+    let bound = match bound.len() {
+        0 => String::new(),
+        n => format!(
+            "; {} of those standing read {} operands at {} step bound to a result an earlier step allocates, which the round serves from its own memory pool where it ran that step: neither the census nor the record over the round's values holds those, so for them the values are not ruled out",
+            crate::words::count(n as u64, "unit"),
+            bound.iter().map(|(_, v)| v.bound_operands).sum::<usize>(),
+            if n == 1 { "its" } else { "their" },
+        ),
+    };
     let set: Vec<_> = checked.iter().filter(|(_, v)| v.set).collect();
     if set.is_empty() {
         s.push_str(": none ran its kernels another time over the round's values, and their kernels in the round stand");
+        s.push_str(&bound);
         s.push_str(&unchecked);
         return Some(s);
     }
@@ -783,6 +800,7 @@ fn round_units_by_values(
         -taken_off,
         if set.len() < checked.len() { "; the others' kernels in the round stand" } else { "" },
     ));
+    s.push_str(&bound);
     s.push_str(&unchecked);
     Some(s)
 }
@@ -4031,6 +4049,20 @@ mod tests {
         assert!(q.round_units_by_values.as_deref().unwrap().starts_with(
             "1 unit of the round ran its kernels at least 5 % and 20 us longer in it than alone (the non-finite share at its places after it at most 0.4 %) and was recorded alone over the values it left and over the model's: 1 of them ran its kernels another time"
         ), "{:?}", q.round_units_by_values);
+        // One the values did not change, whose step reads results an earlier step
+        // allocates (Qwen3-MoE's AdamW, session 45): the record's gap is said.
+        transitions(&mut slower).round_unit_kernels[0].set_by_values(RoundValues {
+            slower_in_round: true,
+            bound_operands: 5,
+            ..check(50.5)
+        });
+        let q = build(Some(&graph(66.0, 0.025)), Some(&slower));
+        assert!(q
+            .prediction
+            .unwrap()
+            .round_units_by_values
+            .unwrap()
+            .ends_with(": none ran its kernels another time over the round's values, and their kernels in the round stand; 1 unit of those standing read 5 operands at its step bound to a result an earlier step allocates, which the round serves from its own memory pool where it ran that step: neither the census nor the record over the round's values holds those, so for them the values are not ruled out"));
         // `kc report --round-as-recorded`: the round's kernels as recorded, nothing said.
         transitions(&mut iso).round_unit_kernels[0].as_recorded();
         let r = build(Some(&graph(66.0, 0.025)), Some(&iso));

@@ -937,6 +937,13 @@ pub struct RoundValues {
     /// left at its places (from session 45; before, only that share chose units).
     #[serde(default, skip_serializing_if = "is_false")]
     pub slower_in_round: bool,
+    /// Operands of its step that the plan binds to a result an earlier step allocates
+    /// (`Plan::bound_reads`; from session 45). Where the round ran that producer, the unit
+    /// read the result from the round's own memory pool, not the image: neither the census
+    /// nor the record over the round's values holds those (Qwen3-MoE's AdamW reads the
+    /// embedding's 622 MB gradient so).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub bound_operands: usize,
 }
 
 /// The least excess of a unit's kernels in the round over alone, per invocation, that has

@@ -732,6 +732,7 @@ fn check_round_values(
                 model_values_busy_us: over_model.busy_us.unwrap_or(over_model.kernels_us),
                 in_place: in_place == Some(unit),
                 slower_in_round: slower,
+                bound_operands: plan.bound_reads.iter().filter(|b| b.step == step).count(),
                 ..Default::default()
             });
             set += usize::from(k.values.as_ref().is_some_and(|v| v.set));
