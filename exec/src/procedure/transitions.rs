@@ -610,7 +610,7 @@ fn check_round_values(
             kept_spans = with;
             in_scratch.push(unit);
         } else if in_place.is_none() {
-            in_place = Some(unit);
+            in_place = Some((unit, step));
         }
     }
     let kept = crate::spans::packed(&kept_spans);
@@ -648,10 +648,7 @@ fn check_round_values(
             })
         };
         let place_over_round = match (in_place, opts.verify) {
-            (Some(unit), true) => {
-                let step = after.iter().find(|a| a.0 == unit).map_or(0, |a| a.1);
-                record_in_place(gpu, notes, unit, step)?
-            }
+            (Some((unit, step)), true) => record_in_place(gpu, notes, unit, step)?,
             _ => None,
         };
         gpu.restore_arena_snapshot()?;
@@ -670,7 +667,7 @@ fn check_round_values(
             let u = &plan.units[unit as usize];
             let places = &df.steps[step as usize];
             let reads = reads_of(step);
-            let (over_round, over_model) = if in_place == Some(unit) {
+            let (over_round, over_model) = if in_place == Some((unit, step)) {
                 let Some(over_round) = place_over_round.clone() else {
                     continue;
                 };
@@ -730,7 +727,7 @@ fn check_round_values(
                 model_values_kernels_us: over_model.kernels_us,
                 round_values_busy_us: over_round.busy_us.unwrap_or(over_round.kernels_us),
                 model_values_busy_us: over_model.busy_us.unwrap_or(over_model.kernels_us),
-                in_place: in_place == Some(unit),
+                in_place: in_place == Some((unit, step)),
                 slower_in_round: slower,
                 bound_operands: plan.bound_reads.iter().filter(|b| b.step == step).count(),
                 ..Default::default()
@@ -747,11 +744,12 @@ fn check_round_values(
     if found > 0 {
         let left = candidates.len() - in_scratch.len() - usize::from(in_place.is_some());
         notes.push(format!(
-            "{found} units of the round held non-finite values at their places after it where the model's values are finite, or ran their kernels at least 5 % and {ROUND_VALUES_EXCESS_US} us longer in it than alone; {recorded} recorded alone over both (at most {ROUND_VALUES_CHECK_MOST}, the longest first; {} with their reads kept in scratch ({:.0} MiB){}{}), {set} of them ran another time over the round's values and are taken alone",
+            "{found} units of the round held non-finite values at their places after it where the model's values are finite, or ran their kernels at least {:.0} % and {ROUND_VALUES_EXCESS_US} us longer in it than alone; {recorded} recorded alone over both (at most {ROUND_VALUES_CHECK_MOST}, the longest first; {} with their reads kept in scratch ({:.0} MiB){}{}), {set} of them ran another time over the round's values and are taken alone",
+            100.0 * kc_core::results::EACH_INVOCATION_CHANGE,
             in_scratch.len(),
             bytes as f64 / (1u64 << 20) as f64,
             match in_place {
-                Some(u) => format!(", unit {u} in place (its reads did not fit beside the image)"),
+                Some((u, _)) => format!(", unit {u} in place (its reads did not fit beside the image)"),
                 None => String::new(),
             },
             match left {
