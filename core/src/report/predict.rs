@@ -1461,7 +1461,11 @@ impl Report {
         // Units that drew past the power limit alone ran there at a clock the model does
         // not hold them to: their time at the duty cycle, where their energy was measured,
         // is the model's. No energy of its own: their energy is already the duty cycle's.
+        // Where the parts together ask for more than the limit, the model runs at the cap
+        // too (below, `duty_at`).
+        let mut duty_at = None;
         if inp.duty_units > 0 && inp.duty_time_taken && inp.duty_time_us != 0.0 {
+            duty_at = Some(terms.len());
             let (them, their) = match inp.duty_units {
                 1 => ("it", "its"),
                 _ => ("them", "their"),
@@ -1849,8 +1853,8 @@ impl Report {
                 l.taken = true;
             }
         }
-        let predicted_us = inp.plain_us + terms.iter().map(|t| t.us).sum::<f64>();
-        let predicted_u_us = terms
+        let mut predicted_us = inp.plain_us + terms.iter().map(|t| t.us).sum::<f64>();
+        let mut predicted_u_us = terms
             .iter()
             .fold(inp.plain_u_us, |acc, t| acc.hypot(t.u_us))
             .hypot(weighting_u_us.unwrap_or(0.0));
@@ -1897,6 +1901,31 @@ impl Report {
             });
             predicted_energy_j = Some(e + j);
             predicted_energy_u_j = predicted_energy_u_j.map(|u| u.hypot(slope_u * excess));
+        }
+        // Where the parts ask for more than the limit at the duty cycle's time, the model
+        // runs at the cap's clock too, not at the one the duty cycle held the units that
+        // drew past it alone to: their time lies between the duty cycle's and theirs alone
+        // at the cap (a clock at least as low as the model's). kc takes the midpoint, with
+        // a rectangular spread over the two (Mistral's training step, session 45: kc's
+        // graph ran at 1 860-1 920 MHz, the duty cycles at 1 965-1 980, and the duty term,
+        // -4.4 %, put the prediction at -4.0 %).
+        if let (Some(i), Some(w), Some(e)) = (duty_at, inp.power_limit_w, predicted_energy_j) {
+            if predicted_us > 0.0 && e > w * predicted_us * 1e-6 {
+                let asked_w = e / (predicted_us * 1e-6);
+                let duty = terms[i].us;
+                let (them, their) = match inp.duty_units {
+                    1 => ("it", "its"),
+                    _ => ("them", "their"),
+                };
+                terms[i].what = format!(
+                    "{} that drew past the power limit alone: the parts ask for {asked_w:.0} W at the duty cycle's time, more than the limit, so the model runs {them} at the cap's clock too; {their} time halfway between the duty cycle's and {their} time alone at the cap, a rectangular spread over the two",
+                    crate::words::count(inp.duty_units as u64, "unit"),
+                );
+                terms[i].us = duty / 2.0;
+                terms[i].u_us = duty.abs() / 12f64.sqrt();
+                predicted_us -= duty / 2.0;
+                predicted_u_us = predicted_u_us.hypot(terms[i].u_us);
+            }
         }
         // The GPU holds a program's mean power at or under its enforced limit. Each unit
         // alone stays under it (one that did not was measured at a duty cycle, at the
@@ -3468,6 +3497,56 @@ mod tests {
             ),
             "{row}"
         );
+    }
+
+    /// Where the parts ask for more than the power limit at the duty cycle's time, a unit
+    /// that drew past it alone runs at the cap's clock in the model too: its time is taken
+    /// halfway between the duty cycle's and alone at the cap, with a rectangular spread
+    /// over the two (Mistral's training step, session 45: -4.0 → -1.8 %).
+    #[test]
+    fn a_unit_at_the_cap_alone_keeps_half_its_duty_time_where_the_parts_ask_for_more_than_the_limit(
+    ) {
+        let at = |limit: f64| {
+            let mut iso = isolated();
+            transitions(&mut iso).alone_at_model_clock = true;
+            // 5 us faster a launch at the duty cycle than alone at the cap.
+            iso.units[0].energy_at_duty = Some(crate::results::DutyEnergy {
+                alone_per_item_j: 0.0036,
+                unit_share: 0.5,
+                launch_us: 1995.0,
+                unit_launch_us: 1000.0,
+                capped_windows: 1,
+                ..Default::default()
+            });
+            iso.device.power_limit_w = Some(limit);
+            build(Some(&graph(66.0, 0.025)), Some(&iso))
+                .prediction
+                .unwrap()
+        };
+        // Under a limit the parts stay below: the duty cycle's time, whole.
+        let under = at(10_000.0);
+        let duty = under.terms[0].us;
+        assert!(duty < 0.0, "{:?}", under.terms);
+        assert!(under.terms[0]
+            .what
+            .ends_with("in place of its time alone at the cap"));
+        assert_eq!(under.terms[0].u_us, 0.0);
+        // Under 300 W (the parts ask for about 375): half of it, spread over the whole.
+        let over = at(300.0);
+        assert!((over.terms[0].us - duty / 2.0).abs() < 1e-12, "{:?} {:?}", over.terms, under.terms);
+        assert!((over.terms[0].u_us - duty.abs() / 12f64.sqrt()).abs() < 1e-12);
+        assert!((over.predicted_us - (under.predicted_us - duty / 2.0)).abs() < 1e-9);
+        assert!(over.predicted_u_us > under.predicted_u_us);
+        assert!(
+            over.terms[0]
+                .what
+                .contains("more than the limit, so the model runs it at the cap's clock too"),
+            "{:?}",
+            over.terms[0]
+        );
+        // The energy is held to the limit over the new time.
+        let e = over.predicted_energy_j.unwrap();
+        assert!((e - 300.0 * over.predicted_us * 1e-6).abs() < 1e-15, "{e}");
     }
 
     #[test]
