@@ -3533,7 +3533,12 @@ mod tests {
         assert_eq!(under.terms[0].u_us, 0.0);
         // Under 300 W (the parts ask for about 375): half of it, spread over the whole.
         let over = at(300.0);
-        assert!((over.terms[0].us - duty / 2.0).abs() < 1e-12, "{:?} {:?}", over.terms, under.terms);
+        assert!(
+            (over.terms[0].us - duty / 2.0).abs() < 1e-12,
+            "{:?} {:?}",
+            over.terms,
+            under.terms
+        );
         assert!((over.terms[0].u_us - duty.abs() / 12f64.sqrt()).abs() < 1e-12);
         assert!((over.predicted_us - (under.predicted_us - duty / 2.0)).abs() < 1e-9);
         assert!(over.predicted_u_us > under.predicted_u_us);

@@ -290,12 +290,16 @@ class Results:
         round_as_recorded_us (its kernels in the round as recorded) and values_set (they
         changed its kernels, and round_us is then its kernels alone); since session 45
         values_in_place (its reads did not fit beside the image: recorded in place, one
-        launch each way from an idle GPU with no copies). Empty without a round so
-        recorded."""
+        launch each way from an idle GPU with no copies), values_slower_in_round (checked
+        because its kernels ran at least 5 % and 20 us longer in the round than alone) and
+        values_bound_operands (operands of its step bound to results an earlier step
+        allocates, which the round read from its own memory pool and the record over the
+        round's values does not hold). Empty without a round so recorded."""
         t = ((self.raw.get("isolated") or {}).get("transitions") or {})
         keep = ["unit", "round_us", "alone_us", "round_busy_us", "alone_busy_us", "alone_at_step",
                 "values_recorded", "round_values_kernels_us", "model_values_kernels_us",
-                "round_as_recorded_us", "values_set", "values_in_place"]
+                "round_as_recorded_us", "values_set", "values_in_place", "values_slower_in_round",
+                "values_bound_operands"]
         rows = []
         for r in t.get("round_unit_kernels", []):
             v = r.get("values") or {}
@@ -307,6 +311,8 @@ class Results:
                 "round_as_recorded_us": v.get("round_as_recorded_us"),
                 "values_set": bool(v.get("set")),
                 "values_in_place": bool(v.get("in_place")),
+                "values_slower_in_round": bool(v.get("slower_in_round")),
+                "values_bound_operands": int(v.get("bound_operands") or 0),
             })
         return _pd.DataFrame(rows, columns=keep)
 
