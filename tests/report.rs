@@ -1468,3 +1468,45 @@ fn a_unit_slower_in_the_round_is_recorded_over_its_values_on_a_real_run() {
     assert!(adamw.slower_in_round() && adamw.round_us > 1.3 * adamw.alone_us);
     assert!((v.round_values_kernels_us / v.model_values_kernels_us - 1.0).abs() < 0.01);
 }
+
+/// Mistral's training step traced as its CUDA graph, on an H200 (session 45, call 3): the
+/// model runs at the power cap (kc's graph at 1 860-1 920 MHz) and its parts ask for 710 W
+/// against the 700 W limit. Its 15 units that drew past the limit alone are taken halfway
+/// between their duty cycle's time and theirs alone at the cap, with a rectangular spread
+/// over the two: -1.8 % in time where their duty cycle's time whole read -4.0 %.
+#[test]
+fn units_at_the_cap_in_a_program_at_the_cap_are_taken_halfway_on_a_real_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let stem = "mistral_train_graph_h200_s45";
+    let iso = fixture(&format!("{stem}.iso.json"));
+    let json = report_on_fixture(stem, "mistral_train_graph", &iso, dir.path());
+    let p = &json["prediction"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!(
+        (f(&p["error_pct"]) + 1.82).abs() < 0.01,
+        "{}",
+        p["error_pct"]
+    );
+    assert!(
+        (f(&p["energy_error_pct"]) + 1.35).abs() < 0.01,
+        "{}",
+        p["energy_error_pct"]
+    );
+    let duty = &p["terms"][0];
+    assert!(
+        duty["what"].as_str().unwrap().starts_with(
+            "15 units that drew past the power limit alone: the parts ask for 710 W at the duty cycle's time, more than the limit"
+        ),
+        "{duty}"
+    );
+    // Half the duty cycle's -807.3 us an iteration (3 a replay), spread over the whole.
+    let whole = 2.0 * f(&duty["us"]);
+    assert!((whole / 3.0 + 807.3).abs() < 0.1, "{duty}");
+    assert!(
+        (f(&duty["u_us"]) - whole.abs() / 12f64.sqrt()).abs() < 1e-6,
+        "{duty}"
+    );
+    // At the new time the parts ask for less than the limit: no power-limit term.
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(!md.contains("| + the GPU's power limit"), "{md}");
+}
