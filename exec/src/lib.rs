@@ -243,10 +243,16 @@ pub struct ExecOptions {
     pub each_invocation_cold_control: bool,
     /// Isolated mode, with `verify` and the image's snapshot: a unit of the round whose
     /// places held non-finite values after the round's launches, where the model's values
-    /// at them are finite, is recorded alone over both; where they took its kernels
-    /// another time, the round's kernels for it are not the model's and it is taken alone
-    /// ([`kc_core::results::RoundValues`]). `false` keeps the round's kernels as recorded.
+    /// at them are finite, or whose kernels ran slower in the round than alone
+    /// ([`kc_core::results::RoundUnitKernels::slower_in_round`]), is recorded alone over
+    /// both; where they took its kernels another time, the round's kernels for it are not
+    /// the model's and it is taken alone ([`kc_core::results::RoundValues`]). `false` keeps
+    /// the round's kernels as recorded.
     pub round_values_check: bool,
+    /// Isolated mode, a diagnostic: the pairs' and the round's float reads of a result
+    /// another step allocates read their stand-ins too
+    /// ([`crate::backends::SteeringReads::AllAsAlone`]).
+    pub round_bound_reads_as_alone: bool,
     /// Isolated mode, context cache: what each unit reads at its places: the values its
     /// steps read in the model (the default), or what one pass of every step left there.
     pub unit_values: kc_core::results::UnitValuesFrom,
@@ -329,6 +335,7 @@ impl Default for ExecOptions {
             each_invocation_values: true,
             each_invocation_cold_control: false,
             round_values_check: true,
+            round_bound_reads_as_alone: false,
             unit_values: kc_core::results::UnitValuesFrom::AtSteps,
             round_cycles: None,
             transitions: 0,

@@ -176,14 +176,23 @@ pub struct Args {
     pub each_invocation_cold_control: bool,
     /// Isolated mode: keep every unit's kernels in the round as recorded. By default (with
     /// --verify) a unit whose places held non-finite values after the round's launches,
-    /// where the model's values at them are finite, is recorded alone over both (its reads
-    /// copied in from what the round left, then from the snapshot); where those values take
-    /// its kernels another time (5 % and 0.5 us), its kernels in the round are not the
-    /// model's and the prediction takes it alone. A fused AdamW step ran 11 % longer with 1 %
-    /// of its gradients NaN, 48 % with half (session 44), and Mixtral's training step's
-    /// round ran half its places to NaN.
+    /// where the model's values at them are finite, or whose kernels ran at least 5 % and
+    /// 20 us longer in the round than alone, is recorded alone over both the values the
+    /// round left and the model's (its reads copied in from scratch, then from the
+    /// snapshot; in place where its reads do not fit); where those values take its kernels
+    /// another time (5 % and 0.5 us), its kernels in the round are not the model's and the
+    /// prediction takes it alone. A fused AdamW step ran 11 % longer with 1 % of its
+    /// gradients NaN, 48 % with half (session 44), and Mixtral's training step's round ran
+    /// half its places to NaN.
     #[arg(long)]
     pub round_as_recorded: bool,
+    /// Isolated mode, a diagnostic: the round's (and the pairs') float reads of a result
+    /// another step allocates read their stand-ins too, as the unit alone did, not the
+    /// result the cycle's own producer computed (integer and boolean ones always do). Asks
+    /// whether what a fused AdamW read from the round's memory pool slows it there
+    /// (Qwen3-MoE's, 3.0 GB of gradients, session 45).
+    #[arg(long)]
+    pub round_bound_reads_as_alone: bool,
     /// Isolated mode, context cache: what each unit alone reads at its places. `at-steps`
     /// (the default): the values its steps read in the model; the bytes a later step of the
     /// model wrote again (the image packs tensors whose lives do not overlap into the same
@@ -357,6 +366,7 @@ pub fn run(a: Args) -> i32 {
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,
         round_values_check: !a.round_as_recorded,
+        round_bound_reads_as_alone: a.round_bound_reads_as_alone,
         unit_values: a.unit_values,
         round_cycles: a.round_cycles,
         kernels_out: a.kernels_out.as_ref().map(|p| p.display().to_string()),

@@ -39,9 +39,10 @@ pub struct Args {
     #[arg(long)]
     pub switch_energy_from_round: bool,
     /// Take every unit's kernels in the round as recorded (with --isolated), also where
-    /// the round ran the unit's places to non-finite values and its kernels over them ran
-    /// another time alone, so that kc took it alone (`kc exec --round-as-recorded` did not
-    /// record them): a diagnostic.
+    /// the round ran the unit's places to non-finite values (or, from session 45, ran its
+    /// kernels slower than alone) and its kernels over the round's values ran another time
+    /// alone, so that kc took it alone (`kc exec --round-as-recorded` did not record
+    /// them): a diagnostic.
     #[arg(long)]
     pub round_as_recorded: bool,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the

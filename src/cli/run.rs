@@ -126,9 +126,14 @@ pub struct Args {
     #[arg(long, conflicts_with = "units_as_they_run")]
     pub each_invocation_cold_control: bool,
     /// As `kc exec --round-as-recorded`: keep every unit's kernels in the round as
-    /// recorded, also where the round ran its places to non-finite values.
+    /// recorded, also where the round ran its places to non-finite values or ran its
+    /// kernels slower than alone.
     #[arg(long)]
     pub round_as_recorded: bool,
+    /// A diagnostic, as `kc exec --round-bound-reads-as-alone`: the round's float reads of
+    /// allocated results read their stand-ins too.
+    #[arg(long)]
+    pub round_bound_reads_as_alone: bool,
     /// What each unit alone reads at its places, as `kc exec --unit-values`: the values its
     /// steps read in the model (`at-steps`, the default) or what one pass of every step
     /// left there (`after-pass`).
@@ -299,6 +304,7 @@ pub fn run(a: Args) -> i32 {
         units_as_they_run: a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,
         round_as_recorded: a.round_as_recorded,
+        round_bound_reads_as_alone: a.round_bound_reads_as_alone,
         unit_values: a.unit_values,
         round_runs: a.round_runs,
         round_cycles: a.round_cycles,
@@ -401,6 +407,7 @@ struct ReplaySettings {
     units_as_they_run: bool,
     each_invocation_cold_control: bool,
     round_as_recorded: bool,
+    round_bound_reads_as_alone: bool,
     unit_values: kc_core::results::UnitValuesFrom,
     round_runs: u32,
     round_cycles: Option<u32>,
@@ -489,6 +496,7 @@ fn replay(
             each_invocation_values: !settings.units_as_they_run,
             each_invocation_cold_control: settings.each_invocation_cold_control,
             round_values_check: !settings.round_as_recorded,
+            round_bound_reads_as_alone: settings.round_bound_reads_as_alone,
             unit_values: settings.unit_values,
             round_runs: settings.round_runs as usize,
             round_cycles: settings.round_cycles,

@@ -763,8 +763,11 @@ impl Torch {
             // (the model's values, from the model pass), as the unit alone read them.
             let steered = |r: &Rebind| {
                 !eager
-                    && self.steering.get() == SteeringReads::AsAlone
-                    && !aten_call::is_float(r.input.dtype)
+                    && match self.steering.get() {
+                        SteeringReads::FromProducers => false,
+                        SteeringReads::AsAlone => !aten_call::is_float(r.input.dtype),
+                        SteeringReads::AllAsAlone => true,
+                    }
             };
             for r in &p.rebinds {
                 if steered(r) {
@@ -962,7 +965,7 @@ impl super::Backend for Aten {
             );
             if as_alone > 0 {
                 note.push_str(&format!(
-                    "; {as_alone} integer or boolean reads in the pairs and the round on their stand-in, as the unit alone read them (the model's values), not on the result the round's own producer computed"
+                    "; {as_alone} integer or boolean reads (float ones too with --round-bound-reads-as-alone) in the pairs and the round on their stand-in, as the unit alone read them (the model's values), not on the result the round's own producer computed"
                 ));
             }
             note

@@ -36,6 +36,9 @@ pub enum SteeringReads {
     /// unit alone read them: captures that cycle units out of the model's dataflow (the
     /// pairs and the round), whose producers compute over what the cycle before left.
     AsAlone,
+    /// Every bound read, float ones too, from its stand-in: a diagnostic of the pairs and
+    /// the round (`--round-bound-reads-as-alone`).
+    AllAsAlone,
 }
 
 /// One tier's way of running units. Every method but `name`, `makes` and `enqueue` has a

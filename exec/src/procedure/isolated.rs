@@ -299,7 +299,10 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         // cycle before left, so that the round's terms price the switches, not other data.
         // (Measured on Qwen3-MoE's decode graph without recorded values, it changed
         // nothing: its grouped GEMMs' 6 % in the round had another cause, session 19.)
-        gpu.steer_reads(SteeringReads::AsAlone);
+        gpu.steer_reads(match opts.round_bound_reads_as_alone {
+            true => SteeringReads::AllAsAlone,
+            false => SteeringReads::AsAlone,
+        });
         let measured =
             super::transitions::measure(plan, rank, opts, gpu, en, image, pass, &rows, notes);
         gpu.steer_reads(SteeringReads::FromProducers);
