@@ -1506,7 +1506,13 @@ fn units_at_the_cap_in_a_program_at_the_cap_are_taken_halfway_on_a_real_run() {
         (f(&duty["u_us"]) - whole.abs() / 12f64.sqrt()).abs() < 1e-6,
         "{duty}"
     );
-    // At the new time the parts ask for less than the limit: no power-limit term.
+    // At the new time the parts ask for less than the limit: no power-limit term; and the
+    // time bar says what it holds for the cap's clock.
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(!md.contains("| + the GPU's power limit"), "{md}");
+    assert!((f(&p["cap_clock_u_us"]) - f(&duty["u_us"])).abs() < 1e-9);
+    assert!(
+        md.contains("the prediction's time ± also holds ± 466.1 us (2.6 %) for the clock the power cap holds the units that drew past it alone at in the model"),
+        "{md}"
+    );
 }

@@ -126,6 +126,13 @@ pub struct Prediction {
     /// ± 0.30 to ± 0.79 % (docs/MEASUREMENTS.md, session 21).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weighting_u_us: Option<f64>,
+    /// The standard uncertainty the prediction's time holds for the clock the power cap
+    /// holds the units that drew past it alone at in the model, where the parts ask for
+    /// more than the limit: their time lies anywhere between their duty cycle's and theirs
+    /// alone at the cap (a rectangular distribution: the difference / √12), microseconds
+    /// (from session 45).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_clock_u_us: Option<f64>,
     /// What is predicted: the model's own measurement (per replay: per iteration × the
     /// iterations a replay holds) when a reference is given, else kc's graph replay.
     pub target: String,
@@ -1464,6 +1471,7 @@ impl Report {
         // Where the parts together ask for more than the limit, the model runs at the cap
         // too (below, `duty_at`).
         let mut duty_at = None;
+        let mut cap_clock_u_us = None;
         if inp.duty_units > 0 && inp.duty_time_taken && inp.duty_time_us != 0.0 {
             duty_at = Some(terms.len());
             let (them, their) = match inp.duty_units {
@@ -1923,6 +1931,7 @@ impl Report {
                 );
                 terms[i].us = duty / 2.0;
                 terms[i].u_us = duty.abs() / 12f64.sqrt();
+                cap_clock_u_us = Some(terms[i].u_us);
                 predicted_us -= duty / 2.0;
                 predicted_u_us = predicted_u_us.hypot(terms[i].u_us);
             }
@@ -2014,6 +2023,7 @@ impl Report {
             predicted_energy_u_j,
             energy_pricing_u_j: energy_pricing_u_j.filter(|_| predicted_energy_u_j.is_some()),
             weighting_u_us,
+            cap_clock_u_us,
             one_window: inp.one_window.clone(),
             target,
             target_us: target_t.map(|t| t.0),
@@ -3542,6 +3552,8 @@ mod tests {
         assert!((over.terms[0].u_us - duty.abs() / 12f64.sqrt()).abs() < 1e-12);
         assert!((over.predicted_us - (under.predicted_us - duty / 2.0)).abs() < 1e-9);
         assert!(over.predicted_u_us > under.predicted_u_us);
+        assert_eq!(over.cap_clock_u_us, Some(over.terms[0].u_us));
+        assert_eq!(under.cap_clock_u_us, None);
         assert!(
             over.terms[0]
                 .what

@@ -540,6 +540,15 @@ fn prediction(o: &mut String, r: &Report) {
         ),
         _ => String::new(),
     };
+    // And the clock the cap holds units at in a program at the cap, where it does.
+    let cap_clock = match p.cap_clock_u_us {
+        Some(u) if p.predicted_us != 0.0 => format!(
+            "; the prediction's time ± also holds ± {:.1} us ({:.1} %) for the clock the power cap holds the units that drew past it alone at in the model, which asks for more than the limit: their time taken halfway between their duty cycle's and theirs alone at the cap (a rectangular spread between the two)",
+            2.0 * u / per,
+            200.0 * u / p.predicted_us.abs()
+        ),
+        _ => String::new(),
+    };
     // Units measured over one window: the spread their energy was given.
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
@@ -568,7 +577,7 @@ fn prediction(o: &mut String, r: &Report) {
     };
     let _ = writeln!(
         o,
-        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){one_window}{weighting}{pricing}.{}\n",
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){one_window}{weighting}{cap_clock}{pricing}.{}\n",
         upper_first(&p.coverage),
         r.caveat()
     );
