@@ -1472,12 +1472,12 @@ impl Report {
         // too (below, `duty_at`).
         let mut duty_at = None;
         let mut cap_clock_u_us = None;
+        let (them, their) = match inp.duty_units {
+            1 => ("it", "its"),
+            _ => ("them", "their"),
+        };
         if inp.duty_units > 0 && inp.duty_time_taken && inp.duty_time_us != 0.0 {
             duty_at = Some(terms.len());
-            let (them, their) = match inp.duty_units {
-                1 => ("it", "its"),
-                _ => ("them", "their"),
-            };
             terms.push(PredictionTerm {
                 what: format!(
                     "{} that drew past the power limit alone, at the clock the model runs {them} at: {their} time at the duty cycle {their} energy was measured at, in place of {their} time alone at the cap",
@@ -1921,10 +1921,6 @@ impl Report {
             if predicted_us > 0.0 && e > w * predicted_us * 1e-6 {
                 let asked_w = e / (predicted_us * 1e-6);
                 let duty = terms[i].us;
-                let (them, their) = match inp.duty_units {
-                    1 => ("it", "its"),
-                    _ => ("them", "their"),
-                };
                 terms[i].what = format!(
                     "{} that drew past the power limit alone: the parts ask for {asked_w:.0} W at the duty cycle's time, more than the limit, so the model runs {them} at the cap's clock too; {their} time halfway between the duty cycle's and {their} time alone at the cap, a rectangular spread over the two",
                     crate::words::count(inp.duty_units as u64, "unit"),

@@ -531,24 +531,28 @@ fn prediction(o: &mut String, r: &Report) {
         ),
         _ => String::new(),
     };
-    // And the time bar, how the round's cost is shared out, where it does.
-    let weighting = match p.weighting_u_us {
+    // What else the time bar holds (a standard uncertainty `u` of two pricings, a
+    // rectangular spread between them), where it does.
+    let time_bar_holds = |u: Option<f64>, what: &str| {
+        match u {
         Some(u) if p.predicted_us != 0.0 => format!(
-            "; the prediction's time ± also holds ± {:.1} us ({:.1} %) for how the round's cost is shared out, by each unit's invocations (the prediction) or per switch as the round's own timing gave it (a rectangular spread between the two)",
+            "; the prediction's time ± also holds ± {:.1} us ({:.1} %) for {what} (a rectangular spread between the two)",
             2.0 * u / per,
             200.0 * u / p.predicted_us.abs()
         ),
         _ => String::new(),
+    }
     };
-    // And the clock the cap holds units at in a program at the cap, where it does.
-    let cap_clock = match p.cap_clock_u_us {
-        Some(u) if p.predicted_us != 0.0 => format!(
-            "; the prediction's time ± also holds ± {:.1} us ({:.1} %) for the clock the power cap holds the units that drew past it alone at in the model, which asks for more than the limit: their time taken halfway between their duty cycle's and theirs alone at the cap (a rectangular spread between the two)",
-            2.0 * u / per,
-            200.0 * u / p.predicted_us.abs()
-        ),
-        _ => String::new(),
-    };
+    // How the round's cost is shared out.
+    let weighting = time_bar_holds(
+        p.weighting_u_us,
+        "how the round's cost is shared out, by each unit's invocations (the prediction) or per switch as the round's own timing gave it",
+    );
+    // The clock the cap holds units at in a program at the cap.
+    let cap_clock = time_bar_holds(
+        p.cap_clock_u_us,
+        "the clock the power cap holds the units that drew past it alone at in the model, which asks for more than the limit: their time taken halfway between their duty cycle's and theirs alone at the cap",
+    );
     // Units measured over one window: the spread their energy was given.
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
