@@ -173,6 +173,10 @@ pub struct ExecOptions {
     /// (lead-ins), so that the unit finds in L2 what the model leaves there
     /// ([`kc_core::plan::schedule::round_order`]). 1 by default; more is a diagnostic.
     pub round_lead_in: usize,
+    /// Isolated mode, with `parts`, a diagnostic: keep only the round's lead-ins that are
+    /// these model steps (`None`: every lead-in `round_lead_in` gives). Asks which lead-in
+    /// changes a later unit's kernels in the round.
+    pub round_lead_ins_only: Option<Vec<u32>>,
     /// Isolated mode, with `parts`, a diagnostic: how many rounds, each at other runs of
     /// every unit, spread over its runs ([`kc_core::plan::schedule::RoundAt`]); the
     /// per-switch figures and each unit's kernels in the round are their mean. 1 (the
@@ -320,6 +324,7 @@ impl Default for ExecOptions {
             parts: true,
             round_sizes: false,
             round_lead_in: 1,
+            round_lead_ins_only: None,
             round_runs: 1,
             round_restoring: true,
             round_energy: false,

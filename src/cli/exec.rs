@@ -69,6 +69,12 @@ pub struct Args {
     /// more of what the model leaves in L2, for models whose activations are small).
     #[arg(long, default_value_t = 1, conflicts_with = "round_no_lead_in")]
     pub round_lead_in_steps: usize,
+    /// Isolated mode, a diagnostic: keep only the round's lead-ins that are these model
+    /// steps (comma-separated step indices; given with none, no lead-in is kept), to find
+    /// which lead-in changes a later unit's kernels in the round. BLOOM's fused AdamW ran
+    /// 2046 us an invocation in a round with its 18 lead-ins, 1601 without (session 45).
+    #[arg(long, value_delimiter = ',', num_args = 0.., conflicts_with = "round_no_lead_in")]
+    pub round_lead_ins_only: Option<Vec<u32>>,
     /// Isolated mode, a diagnostic: how many rounds of every unit to measure, each at
     /// other runs of every unit, spread over its runs (round k of N counts the run in the
     /// middle of the k-th of N equal parts of a unit's runs); the switches' cost and each
@@ -352,6 +358,7 @@ pub fn run(a: Args) -> i32 {
         } else {
             a.round_lead_in_steps
         },
+        round_lead_ins_only: a.round_lead_ins_only.clone(),
         round_restoring: !a.round_plain,
         round_energy: a.round_energy,
         duty_energy: !a.no_duty_energy,

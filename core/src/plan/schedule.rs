@@ -386,6 +386,13 @@ pub fn round_order(
     out
 }
 
+/// The round's entries with only the lead-ins at the model steps `only` (a diagnostic,
+/// `kc exec --round-lead-ins-only`: which lead-in changes a later unit's kernels in the
+/// round); every counted entry stays, in order.
+pub fn keep_lead_ins(entries: &mut Vec<RoundEntry>, only: &[u32]) {
+    entries.retain(|e| e.counted || only.contains(&e.step));
+}
+
 /// The model's steps before each step on its stream that lead up to it, among the steps
 /// that run (`runs`), this rank's only, oldest first: back to the nearest of the last
 /// `max_back` steps that `touches` it (shares a place with it: most often the producer of
@@ -1258,6 +1265,44 @@ mod tests {
             values: Default::default(),
             bound_reads: Vec::new(),
         }
+    }
+
+    #[test]
+    fn keep_lead_ins_drops_only_the_lead_ins_not_asked_for() {
+        // One stream: u0 u1 u2 u1 u3 u0 u4; lead-ins at steps 3 (u1) and 5 (u0).
+        let p = plan(&[
+            (0, 0, &[]),
+            (1, 0, &[]),
+            (2, 0, &[]),
+            (1, 0, &[]),
+            (3, 0, &[]),
+            (0, 0, &[]),
+            (4, 0, &[]),
+        ]);
+        let all = round_order(&p, 0, |_| true, 1, RoundAt::First);
+        let steps = |only: &[u32]| {
+            let mut e = all.clone();
+            keep_lead_ins(&mut e, only);
+            e.iter().map(|e| (e.step, e.counted)).collect::<Vec<_>>()
+        };
+        let counted = [(0, true), (1, true), (2, true), (4, true), (6, true)];
+        assert_eq!(
+            steps(&[5]),
+            vec![
+                (0, true),
+                (1, true),
+                (2, true),
+                (4, true),
+                (5, false),
+                (6, true)
+            ]
+        );
+        assert_eq!(steps(&[]), counted);
+        // A counted step named among them changes nothing; every lead-in named keeps all.
+        assert_eq!(steps(&[0, 1]), counted);
+        let mut e = all.clone();
+        keep_lead_ins(&mut e, &[3, 5]);
+        assert_eq!(e, all);
     }
 
     #[test]

@@ -33,6 +33,22 @@ const ROUND_CENSUS_STEPS: usize = 32;
 const PAIR_GRAPH_NS: f64 = 500_000.0;
 const PAIR_TIMED_US: f64 = 20_000.0;
 
+/// The round's entries ([`schedule::round_order`]), less the lead-ins that
+/// `opts.round_lead_ins_only` leaves out (a diagnostic).
+fn round_entries(
+    plan: &Plan,
+    rank: u32,
+    runs: &impl Fn(&Step) -> bool,
+    opts: &ExecOptions,
+    at: schedule::RoundAt,
+) -> Vec<schedule::RoundEntry> {
+    let mut entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, at);
+    if let Some(only) = &opts.round_lead_ins_only {
+        schedule::keep_lead_ins(&mut entries, only);
+    }
+    entries
+}
+
 /// Measures the round of every unit, the graph launch overhead and up to
 /// `opts.transitions` pairs (the most frequent first), after the units were measured
 /// (`rows`).
@@ -113,7 +129,18 @@ pub(super) fn measure(
     // first of them measured whole (its energy, values, smaller rounds), the others for
     // their switches and kernels.
     let spread = schedule::RoundAt::spread(opts.round_runs);
-    let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, spread[0]);
+    let entries = round_entries(plan, rank, &runs, opts, spread[0]);
+    if opts.round_lead_ins_only.is_some() {
+        let kept: Vec<u32> = entries
+            .iter()
+            .filter(|e| !e.counted)
+            .map(|e| e.step)
+            .collect();
+        notes.push(format!(
+            "the round kept {} lead-ins, at model steps {kept:?} (--round-lead-ins-only, a diagnostic)",
+            kept.len()
+        ));
+    }
     let order: Vec<(u32, u32)> = entries.iter().map(|e| (e.unit, e.step)).collect();
     let first_runs: Vec<(u32, u32)> = entries
         .iter()
@@ -322,7 +349,7 @@ pub(super) fn measure(
             let mut busy_gaps: Vec<f64> = summary.round_gap_extra_busy_us.into_iter().collect();
             let mut kernels = vec![std::mem::take(&mut summary.round_unit_kernels)];
             for &at in &spread[1..] {
-                let entries = schedule::round_order(plan, rank, runs, opts.round_lead_in, at);
+                let entries = round_entries(plan, rank, &runs, opts, at);
                 let order: Vec<(u32, u32)> = entries.iter().map(|e| (e.unit, e.step)).collect();
                 let places: Vec<(&PlanUnit, u32)> = order
                     .iter()
