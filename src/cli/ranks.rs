@@ -79,6 +79,10 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
             a.round_lead_in_steps.to_string(),
         ]);
     }
+    if let Some(only) = &a.round_lead_ins_only {
+        v.push("--round-lead-ins-only".into());
+        v.extend(only.iter().map(|s| s.to_string()));
+    }
     v.extend(["--round-runs".into(), a.round_runs.to_string()]);
     if a.round_plain {
         v.push("--round-plain".into());
@@ -111,6 +115,21 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     }
     if a.units_plain {
         v.push("--units-plain".into());
+    }
+    if a.units_as_they_run {
+        v.push("--units-as-they-run".into());
+    }
+    if a.each_invocation_cold_control {
+        v.push("--each-invocation-cold-control".into());
+    }
+    if a.round_as_recorded {
+        v.push("--round-as-recorded".into());
+    }
+    if a.round_bound_reads_as_alone {
+        v.push("--round-bound-reads-as-alone".into());
+    }
+    if a.profile_replay {
+        v.push("--profile-replay".into());
     }
     if a.unit_values != kc_core::results::UnitValuesFrom::AtSteps {
         v.extend(["--unit-values".into(), "after-pass".into()]);
@@ -394,6 +413,60 @@ mod tests {
         let v = args(&["--no-lead-in-units"]);
         assert!(v.iter().any(|x| x == "--no-lead-in-units"), "{v:?}");
         assert!(!v.iter().any(|x| x.starts_with("--lead-in-share")), "{v:?}");
+    }
+
+    /// Every switch of `kc exec` reaches each rank's process, but the ones that only say
+    /// how this process prints or runs the job: a rank measuring with another switch
+    /// than the job's would label its figures with what it did not measure (sessions
+    /// before 46 left `--round-as-recorded` and three more behind).
+    #[test]
+    fn every_switch_reaches_each_rank() {
+        use clap::{CommandFactory, Parser};
+        #[derive(clap::Parser)]
+        struct Exec {
+            #[command(flatten)]
+            a: Args,
+        }
+        // Printing and the job itself: the parent's, not the rank's.
+        let parents = ["json", "ranks"];
+        let cmd = Exec::command();
+        let mut checked = 0;
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            let takes_value = arg.get_action().takes_values();
+            let Some(long) = arg.get_long() else { continue };
+            if takes_value || parents.contains(&id) || id == "help" {
+                continue;
+            }
+            let flag = format!("--{long}");
+            // Graph mode's switches, and the mode itself, with the plan only.
+            let base: &[&str] = if ["profile-replay", "isolated"].contains(&long) {
+                &["kc", "p.kcplan"]
+            } else {
+                &["kc", "p.kcplan", "--isolated"]
+            };
+            let e = Exec::try_parse_from(base.iter().copied().chain([flag.as_str()]))
+                .unwrap_or_else(|e| panic!("{flag}: {e}"));
+            let v = child_args(&e.a, Path::new("o.json"));
+            assert!(v.contains(&flag), "{flag} does not reach the ranks: {v:?}");
+            checked += 1;
+        }
+        assert!(checked >= 20, "only {checked} switches checked");
+        // And a diagnostic's list, whole.
+        let e = Exec::try_parse_from([
+            "kc",
+            "p.kcplan",
+            "--isolated",
+            "--round-lead-ins-only",
+            "17,361",
+        ])
+        .unwrap();
+        let v = child_args(&e.a, Path::new("o.json"));
+        assert!(
+            v.windows(3)
+                .any(|w| w == ["--round-lead-ins-only", "17", "361"]),
+            "{v:?}"
+        );
     }
 
     #[test]
