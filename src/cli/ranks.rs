@@ -43,8 +43,8 @@ pub fn job_path(out: &Path) -> PathBuf {
     out.with_file_name(format!("{stem}.job.{kind}.json"))
 }
 
-/// The child's command line: the same options, this rank's output, `--ranks env`.
-fn child_args(a: &Args, out: &Path) -> Vec<String> {
+/// The child's command line: the same options, this rank's outputs, `--ranks env`.
+fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     let mut v = vec!["exec".to_string(), a.plan.display().to_string()];
     if a.isolated {
         v.push("--isolated".into());
@@ -142,6 +142,19 @@ fn child_args(a: &Args, out: &Path) -> Vec<String> {
     }
     if a.verify {
         v.push("--verify".into());
+    }
+    // The files beside the results: each rank's own, as its results are.
+    if let Some(t) = &a.trace_out {
+        v.extend([
+            "--trace-out".into(),
+            rank_path(t, rank).display().to_string(),
+        ]);
+    }
+    if let Some(k) = &a.kernels_out {
+        v.extend([
+            "--kernels-out".into(),
+            rank_path(k, rank).display().to_string(),
+        ]);
     }
     v.extend(["-o".into(), out.display().to_string()]);
     v.extend(["--ranks".into(), "env".into()]);
@@ -279,7 +292,7 @@ pub fn run_all(a: &Args, plan: &Plan, out: &Path) -> i32 {
             }
         }
         let spawned = cmd
-            .args(child_args(a, &rout))
+            .args(child_args(a, r, &rout))
             .env("RANK", r.to_string())
             .env("WORLD_SIZE", world.to_string())
             .env("LOCAL_RANK", r.to_string())
@@ -392,7 +405,7 @@ mod tests {
         let args = |extra: &[&str]| {
             let e =
                 Exec::try_parse_from(["kc", "p.kcplan", "--isolated"].iter().chain(extra)).unwrap();
-            child_args(&e.a, Path::new("o.json"))
+            child_args(&e.a, 1, Path::new("o.json"))
         };
         let v = args(&["--unit-values", "after-pass"]);
         assert!(
@@ -447,11 +460,63 @@ mod tests {
             };
             let e = Exec::try_parse_from(base.iter().copied().chain([flag.as_str()]))
                 .unwrap_or_else(|e| panic!("{flag}: {e}"));
-            let v = child_args(&e.a, Path::new("o.json"));
+            let v = child_args(&e.a, 1, Path::new("o.json"));
             assert!(v.contains(&flag), "{flag} does not reach the ranks: {v:?}");
             checked += 1;
         }
         assert!(checked >= 20, "only {checked} switches checked");
+        // The options with a value: each with one it does not have by default.
+        let mut valued = 0;
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            let Some(long) = arg.get_long() else { continue };
+            if !arg.get_action().takes_values() || ["output", "ranks", "rank"].contains(&id) {
+                continue;
+            }
+            let value = match id {
+                "cache" => "cold",
+                "unit_values" => "after-pass",
+                "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
+                "trace_out" | "kernels_out" => "t.json",
+                "round_lead_ins_only" => "7",
+                "runs"
+                | "warmup"
+                | "energy_repeats"
+                | "transitions"
+                | "round_lead_in_steps"
+                | "round_runs"
+                | "round_cycles" => "7",
+                _ => panic!("--{long}: give the test a value for it"),
+            };
+            let flag = format!("--{long}");
+            let mut argv = vec![
+                "kc",
+                "p.kcplan",
+                "--isolated",
+                "--verify",
+                flag.as_str(),
+                value,
+            ];
+            if ["trace_out", "kernels_out"].contains(&id) {
+                argv.retain(|&x| x != "--isolated");
+            }
+            let e = Exec::try_parse_from(&argv).unwrap_or_else(|e| panic!("{flag}: {e}"));
+            let v = child_args(&e.a, 1, Path::new("o.json"));
+            let i = v.iter().position(|x| *x == flag);
+            let given = i.and_then(|i| v.get(i + 1)).map(|x| x.as_str());
+            let want = match id {
+                // A rank's own file, as its results are.
+                "trace_out" | "kernels_out" => "t.rank1.json",
+                _ => value,
+            };
+            let inline = format!("{flag}={value}");
+            assert!(
+                given == Some(want) || v.contains(&inline),
+                "{flag} {value} does not reach the ranks: {v:?}"
+            );
+            valued += 1;
+        }
+        assert!(valued >= 15, "only {valued} options with a value checked");
         // And a diagnostic's list, whole.
         let e = Exec::try_parse_from([
             "kc",
@@ -461,7 +526,7 @@ mod tests {
             "17,361",
         ])
         .unwrap();
-        let v = child_args(&e.a, Path::new("o.json"));
+        let v = child_args(&e.a, 1, Path::new("o.json"));
         assert!(
             v.windows(3)
                 .any(|w| w == ["--round-lead-ins-only", "17", "361"]),
