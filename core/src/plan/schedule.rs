@@ -1267,10 +1267,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn keep_lead_ins_drops_only_the_lead_ins_not_asked_for() {
-        // One stream: u0 u1 u2 u1 u3 u0 u4; lead-ins at steps 3 (u1) and 5 (u0).
-        let p = plan(&[
+    /// One stream: u0 u1 u2 u1 u3 u0 u4 (u3's step before it is u1's second run).
+    fn units_run_again() -> Plan {
+        plan(&[
             (0, 0, &[]),
             (1, 0, &[]),
             (2, 0, &[]),
@@ -1278,7 +1277,13 @@ mod tests {
             (3, 0, &[]),
             (0, 0, &[]),
             (4, 0, &[]),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn keep_lead_ins_drops_only_the_lead_ins_not_asked_for() {
+        // Lead-ins at steps 3 (u1) and 5 (u0).
+        let p = units_run_again();
         let all = round_order(&p, 0, |_| true, 1, RoundAt::First);
         let steps = |only: &[u32]| {
             let mut e = all.clone();
@@ -1307,16 +1312,7 @@ mod tests {
 
     #[test]
     fn round_order_leads_a_unit_in_with_the_step_before_it() {
-        // One stream: u0 u1 u2 u1 u3 (u3's step before it is u1's second run) u0 u4.
-        let p = plan(&[
-            (0, 0, &[]),
-            (1, 0, &[]),
-            (2, 0, &[]),
-            (1, 0, &[]),
-            (3, 0, &[]),
-            (0, 0, &[]),
-            (4, 0, &[]),
-        ]);
+        let p = units_run_again();
         let e = |unit, step, counted| RoundEntry {
             unit,
             step,
