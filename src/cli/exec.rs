@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1, conflicts_with = "round_no_lead_in")]
     pub round_lead_in_steps: usize,
     /// Isolated mode, a diagnostic: keep only the round's lead-ins that are these model
-    /// steps (comma-separated step indices; given with none, no lead-in is kept), to find
+    /// steps (step indices, comma- or space-separated; given with none, no lead-in is kept), to find
     /// which lead-in changes a later unit's kernels in the round. BLOOM's fused AdamW ran
     /// 2046 us an invocation in a round with its 18 lead-ins, 1601 without (session 45).
     #[arg(long, value_delimiter = ',', num_args = 0.., conflicts_with = "round_no_lead_in")]

@@ -430,8 +430,9 @@ mod tests {
 
     /// Every switch of `kc exec` reaches each rank's process, but the ones that only say
     /// how this process prints or runs the job: a rank measuring with another switch
-    /// than the job's would label its figures with what it did not measure (sessions
-    /// before 46 left `--round-as-recorded` and three more behind).
+    /// than the job's would label its figures with what it did not measure (before
+    /// session 46 six switches, `--round-as-recorded` among them, and the two files beside
+    /// the results stayed behind).
     #[test]
     fn every_switch_reaches_each_rank() {
         use clap::{CommandFactory, Parser};
@@ -478,8 +479,8 @@ mod tests {
                 "unit_values" => "after-pass",
                 "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
                 "trace_out" | "kernels_out" => "t.json",
-                "round_lead_ins_only" => "7",
-                "runs"
+                "round_lead_ins_only"
+                | "runs"
                 | "warmup"
                 | "energy_repeats"
                 | "transitions"

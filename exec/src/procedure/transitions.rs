@@ -137,7 +137,7 @@ pub(super) fn measure(
             .map(|e| e.step)
             .collect();
         notes.push(format!(
-            "the round kept {} lead-ins, at model steps {kept:?} (--round-lead-ins-only, a diagnostic)",
+            "the round kept {} lead-ins, at model steps {kept:?} (--round-lead-ins-only, a diagnostic; the first round's, where --round-runs asks for more)",
             kept.len()
         ));
     }
