@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 /// The default input: BLOOM-560M inference (seq 5) on an H100, 3 profiled iterations.
 pub const FIXTURE_NAME: &str = "bloom560m_seq5.pt.trace.json.gz";
+/// The graph replay's kernel records (CUPTI), written beside the results where `--verify`
+/// ran ([`kc_core::results::fidelity::KernelRecord`], as `kc exec --kernels-out`).
+pub const GRAPH_KERNELS: &str = "plan.graph.kernels.json";
 pub const FIXTURE: &[u8] = include_bytes!("../../fixtures/bloom560m_seq5.pt.trace.json.gz");
 
 #[derive(clap::Args)]
@@ -449,8 +452,14 @@ fn replay(
     let bytes = crate::envelope::read_bytes(&crate::plan::PLAN_FILE, plan_path)
         .map_err(|e| e.to_string())?;
     let base = ExecOptions {
-        // kc run checks what its replay launched (CUPTI), where CUPTI loads, unless told not to.
+        // kc run checks what its replay launched (CUPTI), where CUPTI loads, unless told not to,
+        // and keeps the records beside the results: which kernel a step ran where the
+        // alignment with the trace breaks is then read afterwards, not run again (BLOOM's
+        // training step lined up only to step 173 in sessions 37-46, and no records were kept).
         verify: settings.verify,
+        kernels_out: settings
+            .verify
+            .then(|| out_dir.join(GRAPH_KERNELS).display().to_string()),
         runs: settings.runs.max(1),
         timed_seconds: settings.timed_seconds,
         warmup: settings.warmup,
@@ -505,6 +514,7 @@ fn replay(
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
             )),
+            kernels_out: None,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);
