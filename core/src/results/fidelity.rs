@@ -517,6 +517,26 @@ pub fn traced_steps<'a>(
 
 /// Assigns `records` (one replay's kernels) to `steps` (the replayed steps in capture
 /// order) and measures the replay against the trace.
+/// Where the replay launched a kernel of the name `base` nearest to record `at` (in the
+/// order the alignment reads them: by graph node, then start): what a first mismatch says,
+/// since a kernel launched a record or two away is an order the replay changed, and one
+/// launched nowhere a kernel it did not launch.
+fn nearest_launch(recs: &[&KernelRecord], at: usize, base: &str) -> String {
+    let hit = (0..recs.len())
+        .filter(|&j| recs[j].name.contains(base))
+        .min_by_key(|&j| j.abs_diff(at));
+    match hit {
+        None => "the traced kernel's name is launched nowhere in the replay".into(),
+        Some(j) => format!(
+            "the traced kernel's name is launched {} record{} {} (graph node {})",
+            j.abs_diff(at),
+            if j.abs_diff(at) == 1 { "" } else { "s" },
+            if j < at { "earlier" } else { "later" },
+            recs[j].graph_node
+        ),
+    }
+}
+
 pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     let mut recs: Vec<&KernelRecord> = records.iter().collect();
     recs.sort_by_key(|r| (r.graph_node, r.start_ns));
@@ -641,11 +661,14 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         f.steps_aligned += 1;
         if matched < n && f.first_mismatch.is_none() {
             f.first_mismatch = Some(format!(
-                "step {i} ({}): traced {} / launched {}",
+                "step {i} ({}): traced {} / launched {}{}; {}",
                 s.label,
                 s.kernels[0].chars().take(80).collect::<String>(),
                 mine.first()
-                    .map_or(String::new(), |r| r.name.chars().take(80).collect())
+                    .map_or(String::new(), |r| r.name.chars().take(80).collect()),
+                mine.first()
+                    .map_or(String::new(), |r| format!(" (graph node {})", r.graph_node)),
+                nearest_launch(&recs, first, base_name(s.kernels[0]))
             ));
         }
         let in_context: f64 = mine.iter().map(|r| dur_us(r)).sum();
@@ -1120,7 +1143,39 @@ mod tests {
         ];
         let f = measure(&steps, &recs);
         assert_eq!((f.steps_aligned, f.kernels_name_matched), (2, 1));
-        assert!(f.first_mismatch.as_deref().unwrap().contains("aten::add"));
+        let m = f.first_mismatch.as_deref().unwrap();
+        assert!(
+            m.contains("aten::add") && m.contains("(graph node 2)"),
+            "{m}"
+        );
+        assert!(m.ends_with("launched nowhere in the replay"), "{m}");
+        // A kernel the replay launched out of the trace's order: the mismatch says where.
+        let step = |label, kernel| TracedStep {
+            geometry: Vec::new(),
+            copies: 0,
+            unit: 0,
+            label,
+            kernels: vec![kernel],
+            traced_ns: 1_000,
+            idle_before_ns: 0,
+        };
+        let add = "void at::native::elementwise_kernel<128, 2>(int)";
+        let moved = [
+            step("aten::mm", "nvjet_hsh_a"),
+            step("aten::add", add),
+            step("aten::mm", "nvjet_hsh_c"),
+        ];
+        let recs = [
+            rec(add, 1, 0, 1_000),
+            rec("nvjet_hsh_a", 2, 1_000, 1_000),
+            rec("nvjet_hsh_c", 3, 2_000, 1_000),
+        ];
+        let m = measure(&moved, &recs).first_mismatch.unwrap();
+        assert!(
+            m.starts_with("step 1 (aten::add)")
+                && m.ends_with("launched 2 records earlier (graph node 1)"),
+            "{m}"
+        );
         // The mismatched step's kernel is no figure of its unit's: only unit 0 has one.
         assert_eq!(f.units.iter().map(|u| u.unit).collect::<Vec<_>>(), [0]);
         let f = measure(&steps, &recs[..1]);
