@@ -817,9 +817,12 @@ impl Report {
         };
         self.time.in_context_alignment_caveat = (f.cut.is_some() || f.kernels_extra > 0).then(|| {
             format!(
-                "the replay's kernels lined up with the trace's only in part ({} launched that the trace does not hold{}): which kernels a step ran is a guess past that point, and these per-unit figures are no measurement of the units",
+                "the replay's kernels lined up with the trace's only in part ({} launched that the trace does not hold{}{}): which kernels a step ran is a guess past that point, and these per-unit figures are no measurement of the units",
                 f.kernels_extra,
-                if f.cut.is_some() { "; the alignment was cut short" } else { "" }
+                if f.cut.is_some() { "; the alignment was cut short" } else { "" },
+                f.first_mismatch
+                    .as_deref()
+                    .map_or(String::new(), |m| format!("; first at {m}"))
             )
         });
         let alone_kernels: std::collections::HashMap<u32, f64> = isolated

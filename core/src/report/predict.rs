@@ -4665,6 +4665,15 @@ mod tests {
         );
         let md = crate::report::render::markdown(&r);
         assert!(md.contains("⚠ Per unit against kc's graph"), "{md}");
+        // And where they first parted, as the results say it.
+        let f = g.graph.as_mut().unwrap().fidelity.as_mut().unwrap();
+        f.first_mismatch = Some("step 173 (aten::mul): traced a / launched b".into());
+        let r = build(Some(&g), Some(&iso));
+        let c = r.time.in_context_alignment_caveat.as_deref().unwrap();
+        assert!(
+            c.contains("does not hold; first at step 173 (aten::mul): traced a / launched b)"),
+            "{c}"
+        );
     }
 
     #[test]
