@@ -480,6 +480,12 @@ const HOST_SCALAR_KERNELS: &[&str] = &[
     "CUDAFunctorOnOther_",
 ];
 
+/// Of [`HOST_SCALAR_KERNELS`], the forms whose scalar may be the op's first operand
+/// (`self`): PyTorch's add and sub take `CUDAFunctorOnOther_` where `self` is the CPU
+/// scalar (`CUDAFunctorOnSelf_` where `other` is), and commutative ops `AUnaryFunctor`
+/// whichever it is.
+const SELF_SCALAR_KERNELS: &[&str] = &["AUnaryFunctor", "CUDAFunctorOnOther_"];
+
 /// How the outputs of a call of `schema` come to exist.
 fn outputs_of(schema: &Schema) -> Outputs {
     if schema.name.ends_with('_') || schema.args.iter().any(|a| a.mutable) {
@@ -583,14 +589,21 @@ pub fn build(op: &str, args: &[AtenArg], kernels: &[String]) -> Result<AtenCall,
         });
     }
     // A 0-dim operand after the first one, beside tensors with dimensions, was a CPU
-    // scalar when the kernel says so; the first operand (`self`) never is.
+    // scalar when the kernel says so. The first operand (`self`) was one only where the
+    // kernel is the form for a scalar `self` (`1 - x` traced as `aten::sub(1, x)`:
+    // `CUDAFunctorOnOther_add`; a commutative op's `AUnaryFunctor` either way): on a GPU
+    // it took another kernel, with a cast for each element, and BLOOM's GELU backward
+    // launched it where the trace holds a vectorized one (sessions 37-46).
     if host_scalar_kernel {
         let dimensioned = out
             .iter()
             .any(|a| matches!(a, CallArg::Tensor(t) if !t.dims.is_empty()));
-        for a in out.iter_mut().skip(1) {
+        let self_scalar_kernel = kernels
+            .iter()
+            .any(|k| SELF_SCALAR_KERNELS.iter().any(|m| k.contains(m)));
+        for (i, a) in out.iter_mut().enumerate() {
             if let CallArg::Tensor(t) = a {
-                if t.dims.is_empty() && dimensioned {
+                if t.dims.is_empty() && dimensioned && (i > 0 || self_scalar_kernel) {
                     t.host_scalar = true;
                     t.fill = Fill::Ones;
                 }

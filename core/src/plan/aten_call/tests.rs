@@ -190,6 +190,31 @@ fn every_argument_is_known_or_the_call_is_refused() {
     assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar && t.fill == Fill::Ones));
     let c = build("aten::mul", &[x(), t(&[], ElemType::F64)], &[]).unwrap();
     assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
+    // `1 - x`, traced as sub(I64[], x): `self` is the scalar where the kernel is the form
+    // for one (BLOOM's GELU backward); not where the kernel takes the scalar as `other`.
+    let on_other = ["void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctorOnOther_add<c10::BFloat16>, std::array<char*, 2ul> >".to_string()];
+    let one = AtenArg::Scalar {
+        ty: "Scalar".into(),
+        value: "1".into(),
+    };
+    let c = build(
+        "aten::sub",
+        &[t(&[], ElemType::I64), x(), one.clone()],
+        &on_other,
+    )
+    .unwrap();
+    assert!(matches!(&c.args[0], CallArg::Tensor(t) if t.host_scalar && t.fill == Fill::Ones));
+    assert!(matches!(&c.args[1], CallArg::Tensor(t) if !t.host_scalar));
+    let on_self = [on_other[0].replace("OnOther", "OnSelf")];
+    let c = build(
+        "aten::sub",
+        &[t(&[], ElemType::I64), x(), one.clone()],
+        &on_self,
+    )
+    .unwrap();
+    assert!(matches!(&c.args[0], CallArg::Tensor(t) if !t.host_scalar));
+    let c = build("aten::sub", &[x(), t(&[], ElemType::I64), one], &on_self).unwrap();
+    assert!(matches!(&c.args[1], CallArg::Tensor(t) if t.host_scalar));
     // Out forms that libtorch generates as "run, then copy" are not used.
     let ln = build(
         "aten::native_layer_norm",
