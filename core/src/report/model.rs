@@ -820,9 +820,17 @@ impl Report {
                 "the replay's kernels lined up with the trace's only in part ({} launched that the trace does not hold{}{}): which kernels a step ran is a guess past that point, and these per-unit figures are no measurement of the units",
                 f.kernels_extra,
                 if f.cut.is_some() { "; the alignment was cut short" } else { "" },
-                f.first_mismatch
-                    .as_deref()
-                    .map_or(String::new(), |m| format!("; first at {m}"))
+                [
+                    f.first_extra
+                        .as_deref()
+                        .map(|x| format!("; the first kernel the trace does not hold at {x}")),
+                    f.first_mismatch
+                        .as_deref()
+                        .map(|m| format!("; the first kernel of another name at {m}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<String>()
             )
         });
         let alone_kernels: std::collections::HashMap<u32, f64> = isolated

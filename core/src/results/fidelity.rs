@@ -156,6 +156,13 @@ pub struct Fidelity {
     pub cut: Option<String>,
     /// The first aligned step whose launched kernel has another name than the traced one.
     pub first_mismatch: Option<String>,
+    /// The first step that found its kernel only past launched kernels the trace does not
+    /// hold (counted in `kernels_extra`): the step and the first of them (from session 46).
+    /// Kernels are matched by base name, so a step that launched a kernel of another name
+    /// (BLOOM's `sub(1, x)` on a GPU scalar) leaves the next steps each taking the one after
+    /// theirs, and `first_mismatch` comes only where that runs out, steps later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_extra: Option<String>,
 }
 
 /// One unit replayed alone (`kc exec --isolated --verify`): the kernels its unrolled
@@ -637,6 +644,18 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
                         if same_geometry(recs[at + d], g) {
                             f.kernels_geometry_matched += 1;
                         }
+                    }
+                    if d > copies_on_way && f.first_extra.is_none() {
+                        let skipped = recs[at..at + d].iter().find(|r| !is_driver_copy(&r.name));
+                        f.first_extra = skipped.map(|r| {
+                            format!(
+                                "step {i} ({}): {} launched before its {base} that the trace does not hold, the first {} (graph node {})",
+                                s.label,
+                                d - copies_on_way,
+                                r.name.chars().take(80).collect::<String>(),
+                                r.graph_node
+                            )
+                        });
                     }
                     f.kernels_extra += (d - copies_on_way) as u64;
                     at += d + 1;
@@ -1170,7 +1189,16 @@ mod tests {
             rec("nvjet_hsh_a", 2, 1_000, 1_000),
             rec("nvjet_hsh_c", 3, 2_000, 1_000),
         ];
-        let m = measure(&moved, &recs).first_mismatch.unwrap();
+        let f = measure(&moved, &recs);
+        // The step before it found its own one record on, past the add's kernel.
+        let x = f.first_extra.as_deref().unwrap();
+        assert!(
+            x.starts_with("step 0 (aten::mm): 1 launched before its nvjet_hsh_a")
+                && x.contains("elementwise_kernel")
+                && x.ends_with("(graph node 1)"),
+            "{x}"
+        );
+        let m = f.first_mismatch.unwrap();
         assert!(
             m.starts_with("step 1 (aten::add)")
                 && m.ends_with("launched 2 records earlier (graph node 1)"),
