@@ -823,7 +823,7 @@ impl Report {
                 [
                     f.first_extra
                         .as_deref()
-                        .map(|x| format!("; the first kernel the trace does not hold at {x}")),
+                        .map(|x| format!("; it began to slide at {x}")),
                     f.first_mismatch
                         .as_deref()
                         .map(|m| format!("; the first kernel of another name at {m}")),

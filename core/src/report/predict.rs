@@ -4677,11 +4677,14 @@ mod tests {
         // Where a step found its own kernel only past one the trace does not hold, that
         // comes first: the alignment slid from there.
         let f = g.graph.as_mut().unwrap().fidelity.as_mut().unwrap();
-        f.first_extra = Some("step 164 (aten::sub): 1 launched before its k".into());
+        f.first_extra = Some(
+            "step 164 (aten::sub): 1 kernel(s) the trace does not hold launched before its k"
+                .into(),
+        );
         let r = build(Some(&g), Some(&iso));
         let c = r.time.in_context_alignment_caveat.as_deref().unwrap();
         assert!(
-            c.contains("does not hold; the first kernel the trace does not hold at step 164 (aten::sub): 1 launched before its k; the first kernel of another name at step 173"),
+            c.contains("does not hold; it began to slide at step 164 (aten::sub): 1 kernel(s) the trace does not hold launched before its k; the first kernel of another name at step 173"),
             "{c}"
         );
     }

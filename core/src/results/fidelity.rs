@@ -649,7 +649,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
                         let skipped = recs[at..at + d].iter().find(|r| !is_driver_copy(&r.name));
                         f.first_extra = skipped.map(|r| {
                             format!(
-                                "step {i} ({}): {} launched before its {base} that the trace does not hold, the first {} (graph node {})",
+                                "step {i} ({}): {} kernel(s) the trace does not hold launched before its {base}, the first {} (graph node {})",
                                 s.label,
                                 d - copies_on_way,
                                 r.name.chars().take(80).collect::<String>(),
@@ -1193,7 +1193,7 @@ mod tests {
         // The step before it found its own one record on, past the add's kernel.
         let x = f.first_extra.as_deref().unwrap();
         assert!(
-            x.starts_with("step 0 (aten::mm): 1 launched before its nvjet_hsh_a")
+            x.starts_with("step 0 (aten::mm): 1 kernel(s) the trace does not hold launched before its nvjet_hsh_a")
                 && x.contains("elementwise_kernel")
                 && x.ends_with("(graph node 1)"),
             "{x}"
