@@ -111,6 +111,48 @@ fn plan_show_prints_the_memory_image() {
     let o = kc(&["plan", "--json", "show", &s(&p)]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["summary"]["dataflow"]["derivation"], "execution trace");
+    assert!(v.get("round").is_none());
+    // The round of every unit, entry by entry: every replayable unit once at its first
+    // run, and each lead-in the model's step right before the entry it leads in (one
+    // stream).
+    let o = kc(&["plan", "show", &s(&p), "--round", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["summary"]["streams"], 1);
+    let entries = v["round"]["entries"].as_array().unwrap();
+    let counted: Vec<u64> = entries
+        .iter()
+        .filter(|e| e["lead_in"] == false)
+        .map(|e| e["unit"].as_u64().unwrap())
+        .collect();
+    let replayable = v["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["reason"].is_null() && !u["tier"].as_str().unwrap().contains("coll"))
+        .count();
+    let mut distinct = counted.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!((counted.len(), distinct.len()), (replayable, replayable));
+    let mut lead_ins = 0;
+    for w in entries.windows(2) {
+        if w[0]["lead_in"] == true {
+            lead_ins += 1;
+            assert_eq!(w[1]["lead_in"], false, "{w:?}");
+            assert_eq!(
+                w[0]["step"].as_u64().unwrap() + 1,
+                w[1]["step"].as_u64().unwrap()
+            );
+        }
+    }
+    assert!(lead_ins > 0);
+    let o = kc(&["plan", "show", &s(&p), "--round"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let heading = format!(
+        "{} units at their first run, {lead_ins} lead-ins",
+        counted.len()
+    );
+    assert!(text.contains(&heading), "{text}");
 }
 
 fn arb_json() -> impl Strategy<Value = serde_json::Value> {

@@ -80,6 +80,11 @@ enum PlanAction {
     Show {
         /// The plan file (.kcplan).
         plan: PathBuf,
+        /// Also the round of every unit the isolated pass measures, entry by entry: each
+        /// unit's first run and the lead-ins before them (the steps `kc exec
+        /// --round-lead-ins-only` takes), on the plan's lowest rank.
+        #[arg(long)]
+        round: bool,
     },
 }
 
@@ -103,10 +108,10 @@ pub fn main_with(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Report(args) => super::report::run(args),
         Command::Energy(args) => super::report::energy(args),
         Command::Plan {
-            action: Some(PlanAction::Show { plan }),
+            action: Some(PlanAction::Show { plan, round }),
             json,
             ..
-        } => super::plan::show_file(&plan, json),
+        } => super::plan::show_file(&plan, json, round),
         Command::Plan {
             action: None,
             graph: Some(graph),

@@ -1,4 +1,4 @@
-//! `kc plan LOWERED [-o plan.kcplan] [--json]` and `kc plan show PLAN [--json]`.
+//! `kc plan LOWERED [-o plan.kcplan] [--json]` and `kc plan show PLAN [--round] [--json]`.
 
 use crate::ingest;
 use crate::plan::{self, show};
@@ -41,34 +41,43 @@ pub fn make(
         Ok(b) => b,
         Err(e) => return super::fail(e),
     };
-    print_summary(&p, bytes, json, &out);
+    print_summary(&p, bytes, json, &out, false);
     0
 }
 
-pub fn show_file(path: &Path, json: bool) -> i32 {
+pub fn show_file(path: &Path, json: bool, round: bool) -> i32 {
     let bytes = match std::fs::metadata(path) {
         Ok(m) => m.len(),
         Err(e) => return super::fail(format!("{}: cannot read: {e}", path.display())),
     };
     match plan::read(path) {
         Ok(p) => {
-            print_summary(&p, bytes, json, path);
+            print_summary(&p, bytes, json, path, round);
             0
         }
         Err(e) => super::fail(e),
     }
 }
 
-fn print_summary(p: &plan::Plan, bytes: u64, json: bool, path: &Path) {
+fn print_summary(p: &plan::Plan, bytes: u64, json: bool, path: &Path, round: bool) {
     let s = show::summarize(p, bytes);
+    let rank = p.ranks().first().copied().unwrap_or(0);
+    let rows = round.then(|| show::round_rows(p, rank));
     if json {
-        super::print_json(&serde_json::json!({
+        let mut v = serde_json::json!({
             "plan": path.display().to_string(),
             "summary": s,
             "units": show::unit_rows(p),
-        }));
+        });
+        if let Some(r) = &rows {
+            v["round"] = serde_json::json!({ "rank": rank, "entries": r });
+        }
+        super::print_json(&v);
     } else {
         print!("{}", show::render_text(&s));
+        if let Some(r) = &rows {
+            print!("\n{}", show::render_round(r, rank));
+        }
         println!("\n  plan: {}", path.display());
     }
 }

@@ -1,6 +1,7 @@
 //! What a plan holds, for `kc plan` and `kc plan show`: units per tier, memory needed,
-//! streams, steps, the largest units, and the encoded size against JSON of the same
-//! content. Invariant: computed from the plan alone.
+//! streams, steps, the largest units, the encoded size against JSON of the same content,
+//! and (`--round`) the round of every unit the isolated pass measures. Invariant: computed
+//! from the plan alone.
 
 use super::types::{Plan, PlanTier, UnitCall};
 use serde::Serialize;
@@ -593,4 +594,60 @@ pub fn render_text(s: &PlanSummary) -> String {
         );
     }
     o
+}
+
+/// One entry of the round of every unit ([`super::schedule::round_order`]): a unit's counted
+/// run, or a lead-in (the model's step before it, run first and not counted).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RoundRow {
+    pub entry: usize,
+    pub step: u32,
+    pub unit: u32,
+    pub label: String,
+    pub lead_in: bool,
+}
+
+/// The round `kc exec --isolated` runs on `rank`, with one lead-in step, each unit at its
+/// first run, over the units that replay (not the unreplayable, not collectives). The
+/// isolated pass leaves out, besides, a unit that failed alone, so its round can be
+/// shorter; the lead-ins' steps are what `kc exec --round-lead-ins-only` takes.
+pub fn round_rows(plan: &Plan, rank: u32) -> Vec<RoundRow> {
+    let runs = |s: &super::types::Step| {
+        !matches!(
+            plan.units[s.unit as usize].call,
+            UnitCall::NotReplayable { .. } | UnitCall::Collective { .. }
+        )
+    };
+    super::schedule::round_order(plan, rank, runs, 1, super::schedule::RoundAt::First)
+        .iter()
+        .enumerate()
+        .map(|(entry, e)| RoundRow {
+            entry,
+            step: e.step,
+            unit: e.unit,
+            label: plan.units[e.unit as usize].label.clone(),
+            lead_in: !e.counted,
+        })
+        .collect()
+}
+
+/// The round as text: a heading with its counts, then an entry a line.
+pub fn render_round(rows: &[RoundRow], rank: u32) -> String {
+    let lead_ins = rows.iter().filter(|r| r.lead_in).count();
+    let mut out = format!(
+        "round of every unit, rank {rank}: {} units at their first run, {lead_ins} lead-ins\n",
+        rows.len() - lead_ins
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "  {:4}  {:7}  step {:5}  unit {:4}  {}",
+            r.entry,
+            if r.lead_in { "lead-in" } else { "" },
+            r.step,
+            r.unit,
+            r.label
+        );
+    }
+    out
 }
