@@ -430,14 +430,17 @@ fn plan(lowered: &Lowered, path: PathBuf) -> PyResult<String> {
 }
 
 fn plan_json(p: &kc::plan::Plan, bytes: u64) -> PyResult<String> {
+    let rank = p.ranks().first().copied().unwrap_or(0);
     serde_json::to_string(&serde_json::json!({
         "summary": kc::plan::show::summarize(p, bytes),
         "units": kc::plan::show::unit_rows(p),
+        "round": { "rank": rank, "entries": kc::plan::show::round_rows(p, rank) },
     }))
     .map_err(err)
 }
 
-/// Reads a plan file; returns the JSON of `kc plan show --json` (summary and units).
+/// Reads a plan file; returns the JSON of `kc plan show --round --json` (summary, units and
+/// the round of every unit).
 #[pyfunction]
 fn read_plan(path: PathBuf) -> PyResult<String> {
     let p = kc::plan::read(&path).map_err(err)?;

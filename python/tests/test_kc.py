@@ -73,6 +73,9 @@ def test_units_match_kc_lower(name, tmp_path):
     shown = cli("plan", "show", tmp_path / "p.kcplan")
     assert records(p.units()) == shown["units"]
     assert kc.read_plan(tmp_path / "p.kcplan").summary() == shown["summary"]
+    # The round of every unit, as `kc plan show --round` prints it.
+    rounded = cli("plan", "show", tmp_path / "p.kcplan", "--round")
+    assert records(kc.read_plan(tmp_path / "p.kcplan").round()) == rounded["round"]["entries"]
 
 
 def test_results_match_the_committed_files(tmp_path):

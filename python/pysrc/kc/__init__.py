@@ -180,6 +180,13 @@ class Plan:
         time, reason, kernels, buffers."""
         return _pd.DataFrame(self._shown["units"])
 
+    def round(self):
+        """The round of every unit the isolated pass measures, as `kc plan show --round`
+        prints it, one row per entry: entry, step, unit, label, lead_in (the model's step
+        before a unit's first run, run first and not counted; its step is what
+        `kc exec --round-lead-ins-only` takes)."""
+        return _pd.DataFrame(self._shown["round"]["entries"])
+
 
 class Results:
     """A results file of `kc exec` (graph or isolated mode), checked as `kc report` checks it."""
