@@ -514,7 +514,6 @@ fn replay(
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
             )),
-            kernels_out: None,
             ..base.clone()
         };
         isolated_runs.push(exec::execute(p, &iso_opts).map_err(|e| e.to_string())?);

@@ -612,12 +612,7 @@ pub struct RoundRow {
 /// isolated pass leaves out, besides, a unit that failed alone, so its round can be
 /// shorter; the lead-ins' steps are what `kc exec --round-lead-ins-only` takes.
 pub fn round_rows(plan: &Plan, rank: u32) -> Vec<RoundRow> {
-    let runs = |s: &super::types::Step| {
-        !matches!(
-            plan.units[s.unit as usize].call,
-            UnitCall::NotReplayable { .. } | UnitCall::Collective { .. }
-        )
-    };
+    let runs = |s: &super::types::Step| plan.units[s.unit as usize].tier.is_replayable();
     super::schedule::round_order(plan, rank, runs, 1, super::schedule::RoundAt::First)
         .iter()
         .enumerate()

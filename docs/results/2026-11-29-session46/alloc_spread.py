@@ -18,7 +18,7 @@ def quantile(xs, q):
 
 
 cv = {True: [], False: []}
-answers, worst = 0, []
+answers, worst, alloc_passes = 0, [], set()
 for p in sorted(Path(sys.argv[1]).glob("call*/*/*.kc/*/plan.isolated.context.json")):
     d = json.loads(p.read_text())
     answers += 1
@@ -31,12 +31,15 @@ for p in sorted(Path(sys.argv[1]).glob("call*/*/*.kc/*/plan.isolated.context.jso
         c = t["std"] / t["mean"]
         cv[u["id"] in alloc].append(c)
         if u["id"] in alloc:
+            alloc_passes.add(p)
             worst.append((c, f"{p.parts[-5]}/{p.parent.name}", u["label"], t["mean"]))
-print(f"{answers} answers; units of at least 20 us alone, their launches' coefficient of variation within the pass:")
+print(f"{answers} isolated passes; units of at least 20 us alone, their launches' coefficient of variation within the pass"
+      f" (a unit counted once per pass it ran in):")
 for k, name in ((True, "a memory allocation in its graph"), (False, "none")):
     v = cv[k]
-    print(f"  {name:33s} {len(v):5d} units: median {100 * statistics.median(v):.2f} %, "
+    print(f"  {name:33s} {len(v):5d} unit measurements: median {100 * statistics.median(v):.2f} %, "
           f"90th percentile {100 * quantile(v, 0.9):.2f} %")
+print(f"those with a memory allocation ran in {len(alloc_passes)} passes")
 print("the least steady with one:")
 for c, where, label, mean in sorted(worst, reverse=True)[:8]:
     print(f"  {100 * c:5.2f} %  {where:45s} {label} ({mean:.1f} us)")
