@@ -5,6 +5,7 @@
 use crate::common::*;
 use kc::lower::summary::{classification_rows, summarize};
 use kc_ir::{Family, NodeKind, Tier, UnitParams};
+use std::path::Path;
 
 #[test]
 fn h100_traces_replay_at_least_99_percent_of_gpu_time() {
@@ -313,6 +314,53 @@ fn inner_kernels_join_the_outer_op_that_launches_them() {
             "{}: {:?}",
             u.label,
             u.kernels
+        );
+    }
+}
+
+#[test]
+fn a_library_op_with_gemm_named_kernels_takes_its_inner_ops_in() {
+    // MobileNetV3's convolution_backward launches nvjet and CUTLASS kernels through cuDNN
+    // (GEMM by name) and sums its bias gradient through a nested aten::sum. Replaying
+    // convolution_backward launches that sum too, so it is one unit with it: kc's replay
+    // of the two as units of their own had run the sum twice (session 47).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/modern/mobilenetv3l_train_fusedadamw_b64_cl.pt.trace.json.gz");
+    let (mut g, _) = ingest(&[path]);
+    let (ctx, _) = kc::lower::lower(&mut g).expect("lower");
+    let name = |op: kc_ir::OpId| g.str(g.op(op).name).to_string();
+    let mut conv_with_inner = 0;
+    for inst in &ctx.instances {
+        let Some(op) = inst.op else { continue };
+        // No instance of its own replays an op nested in a convolution_backward that
+        // launches kernels itself.
+        assert!(
+            !g.op_chain(op)
+                .skip(1)
+                .any(|a| name(a) == "aten::convolution_backward"),
+            "an instance of {} inside a convolution_backward",
+            name(op)
+        );
+        if name(op) == "aten::convolution_backward" {
+            let family = |n: &kc_ir::NodeId| ctx.family[n.index()];
+            let gemm = inst.nodes.iter().any(|n| family(n) == kc_ir::Family::Gemm);
+            let reduce = inst
+                .nodes
+                .iter()
+                .any(|n| g.str(g.graph[*n].kind.name()).contains("reduce_kernel"));
+            if gemm && reduce {
+                conv_with_inner += 1;
+            }
+        }
+    }
+    assert!(conv_with_inner >= 10, "{conv_with_inner}");
+    // The units that remain are tier 2's one-GEMM units where the op is a GEMM op.
+    let p = kc::plan::build::build(&g);
+    for u in p.units.iter().filter(|u| u.tier.as_str() == "2") {
+        assert!(
+            u.kernels.iter().all(|k| !k.contains("reduce_kernel")),
+            "{}",
+            u.label
         );
     }
 }

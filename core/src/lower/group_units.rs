@@ -8,9 +8,13 @@
 //! calls other aten ops that launch kernels (nll_loss_backward zeroes its gradient through
 //! `zero_` -> `fill_`, then runs its own kernel), replaying the outer op launches them all:
 //! such inner kernels join the outer op's instance, so they are replayed and counted once.
-//! GEMM-family kernels never move, and never take other kernels in, so that tier 2 keeps
-//! its one-GEMM units; a memset made directly under a GEMM op (the BLAS library's own, which
-//! tier 2's call makes again) joins the GEMM's instance. Copies and fills an op makes inside another op that replays its kernels
+//! GEMM-family kernels never move, and a GEMM op (mm, addmm, bmm, ..., the ops tier 2 calls
+//! cuBLAS for) never takes other kernels in, so that tier 2 keeps its one-GEMM units; a
+//! memset made directly under a GEMM op (the BLAS library's own, which tier 2's call makes
+//! again) joins the GEMM's instance. An op that is not a GEMM op but whose library launches
+//! GEMM-named kernels (cuDNN's convolution_backward runs CUTLASS and nvjet kernels, then
+//! sums the bias gradient through a nested `aten::sum`) takes its inner ops' kernels in like
+//! any other op: its replay launches them all. Copies and fills an op makes inside another op that replays its kernels
 //! (the copies `sort` makes of its input before sorting) join that op's instance too: the
 //! op's replay makes them again, so replaying them on their own as well would run them
 //! twice.
@@ -33,27 +37,35 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
             *launches.entry(op).or_insert(false) |= gemm;
         }
     }
+    // Ops that launch GEMM kernels and are GEMM ops, or sit right under one (a cuBLAS call
+    // recorded under its own annotation): the ops tier 2 may replay by one cuBLAS call,
+    // which makes nothing else. The same three-op reach as `recover_gemm`'s.
+    let gemm_call = |op: kc_ir::OpId| -> bool {
+        launches.get(&op) == Some(&true)
+            && g.op_chain(op)
+                .take(3)
+                .any(|o| super::gemm::is_gemm_op(g.str(g.op(o).name)))
+    };
     // The op whose replay launches a kernel linked to `op`: the outermost aten ancestor that
-    // launches kernels itself, GEMM-free on both sides.
+    // launches kernels itself, below any GEMM op; a GEMM kernel stays with its own op.
     let replayed_by = |op: kc_ir::OpId| -> kc_ir::OpId {
         if launches.get(&op).copied().unwrap_or(true) {
             return op;
         }
         let mut best = op;
         for a in g.op_chain(op).skip(1) {
-            if !g.is_aten_op(a) {
+            if !g.is_aten_op(a) || gemm_call(a) {
                 break;
             }
-            match launches.get(&a) {
-                Some(true) => break,
-                Some(false) => best = a,
-                None => {}
+            if launches.contains_key(&a) {
+                best = a;
             }
         }
         best
     };
     // The ops that replay kernels, and whether a copy or fill runs inside one (its op or an
-    // aten ancestor of it replays GEMM-free kernels): then that op's replay makes it.
+    // aten ancestor of it replays kernels and is no GEMM call): then that op's replay makes
+    // it.
     let replaying: std::collections::HashSet<kc_ir::OpId> = g
         .graph
         .node_indices()
@@ -65,7 +77,7 @@ pub fn run(g: &mut KernelGraph, ctx: &mut LowerCtx) -> Vec<Diagnostic> {
     let made_by_replay = |op: kc_ir::OpId| -> Option<kc_ir::OpId> {
         g.op_chain(op)
             .take_while(|&a| g.is_aten_op(a))
-            .find(|a| replaying.contains(a) && launches.get(a) == Some(&false))
+            .find(|&a| replaying.contains(&a) && !gemm_call(a))
     };
     let mut by_op: HashMap<kc_ir::OpId, usize> = HashMap::new();
     let mut instances: Vec<PendingInstance> = Vec::new();
