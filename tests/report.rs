@@ -1516,3 +1516,54 @@ fn units_at_the_cap_in_a_program_at_the_cap_are_taken_halfway_on_a_real_run() {
         "{md}"
     );
 }
+
+/// A unit whose kernels alone were not the trace's says so beside every figure: BLOOM's
+/// training step graph of session 45 (H200), whose GELU backward's `sub(1, x)` launched a
+/// kernel of another name alone and in kc's graph (kc put the 1 on the GPU; fixed in
+/// 8a93a51), and none on Mistral's step of the same call.
+#[test]
+fn units_that_launched_other_kernels_than_traced_are_said_beside_the_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_on_fixture(
+        "bloom_train_graph_h200_s45",
+        "bloom_train_graph",
+        &fixture("bloom_train_graph_h200_s45.iso.json"),
+        dir.path(),
+    );
+    let other = r["units_other_kernels"].as_array().expect("the field");
+    assert_eq!(other.len(), 1, "{other:?}");
+    assert_eq!(other[0]["id"], 60);
+    assert_eq!(other[0]["label"], "aten::sub");
+    assert_eq!(other[0]["names_matched"], 0.0);
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let said = "1 unit launched other kernels than the trace holds, alone and in kc's graph";
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| time per replay"))
+        .expect("the time row");
+    assert!(row.contains(said), "{row}");
+    assert!(
+        row.contains("unit 60 aten::sub: 1 kernel an invocation where the trace holds 1, 0 % of the traced names launched"),
+        "{row}"
+    );
+    let p = md
+        .lines()
+        .find(|l| l.starts_with("The plain Σ isolated × count (the hypothesis)"))
+        .expect("the prediction's paragraph");
+    assert!(p.contains(said), "{p}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_on_fixture(
+        "mistral_train_graph_h200_s45",
+        "mistral_train_graph",
+        &fixture("mistral_train_graph_h200_s45.iso.json"),
+        dir.path(),
+    );
+    assert!(
+        r.get("units_other_kernels").is_none(),
+        "{}",
+        r["units_other_kernels"]
+    );
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(!md.contains("other kernels than the trace holds"));
+}

@@ -172,9 +172,15 @@ pub fn render(r: &Results) -> String {
                 })
                 .take(8)
             {
+                let not_traced = u.1.not_traced.first().map_or(String::new(), |(n, us)| {
+                    format!(
+                        ", not traced: {} ({us:.1} us)",
+                        crate::results::fidelity::readable_name(n)
+                    )
+                });
                 let _ = writeln!(
                     o,
-                    "    unit {} {}: {:.2} kernels per invocation launched, {} traced, {:.0} % of traced names",
+                    "    unit {} {}: {:.2} kernels per invocation launched, {} traced, {:.0} % of traced names{not_traced}",
                     u.0.id,
                     u.0.label,
                     u.1.launched_per_invocation,

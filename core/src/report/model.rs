@@ -178,6 +178,91 @@ fn set_against_in_context(
     errors
 }
 
+/// A unit whose kernels alone (CUPTI, `kc exec --isolated --verify`) were not the trace's:
+/// another count an invocation, or traced names it did not launch. Its time alone is then
+/// not the model's unit's, and kc's graph, which makes the same call, runs it so too.
+/// cuDNN's `convolution_backward` launched its bias gradient's reduction a second time
+/// this way before session 47 (15 units in 6 chart answers, up to 90 % over their trace).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct OtherKernels {
+    pub id: u32,
+    pub label: String,
+    pub launched_per_invocation: f64,
+    pub traced_per_invocation: u64,
+    /// Share of the traced kernels' base names found among the launched ones.
+    pub names_matched: f64,
+    /// The launched kernels the trace does not hold, readable names, microseconds per
+    /// invocation (results of session 46 on).
+    pub not_traced: Vec<(String, f64)>,
+    /// Its time alone × its invocations, per replay, microseconds.
+    pub predicted_us: Option<f64>,
+}
+
+impl OtherKernels {
+    /// "unit 132 aten::convolution_backward: 5 kernels an invocation where the trace holds
+    /// 4, at::native::reduce_kernel not traced (53.4 us)".
+    pub fn words(&self) -> String {
+        let launched = trim_count(self.launched_per_invocation);
+        let kernels = if launched == "1" { "kernel" } else { "kernels" };
+        let mut s = format!(
+            "unit {} {}: {launched} {kernels} an invocation where the trace holds {}",
+            self.id, self.label, self.traced_per_invocation
+        );
+        if self.names_matched < 1.0 {
+            s.push_str(&format!(
+                ", {:.0} % of the traced names launched",
+                100.0 * self.names_matched
+            ));
+        }
+        if let Some((name, us)) = self.not_traced.first() {
+            s.push_str(&format!(", {name} not traced ({us:.1} us)"));
+        }
+        s
+    }
+}
+
+/// A count that is whole prints whole ("5"), else with two decimals ("4.50").
+fn trim_count(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// The units whose kernels alone were not the trace's ([`OtherKernels`]), the largest
+/// share of the plain sum first.
+pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKernels> {
+    let mut v: Vec<OtherKernels> = units
+        .iter()
+        .filter_map(|u| {
+            let l = u.launches_verified.as_ref()?;
+            let same = l.names_matched >= 1.0
+                && (l.launched_per_invocation - l.traced_per_invocation as f64).abs() < 1e-9;
+            (!same).then(|| OtherKernels {
+                id: u.id,
+                label: u.label.clone(),
+                launched_per_invocation: l.launched_per_invocation,
+                traced_per_invocation: l.traced_per_invocation,
+                names_matched: l.names_matched,
+                not_traced: l
+                    .not_traced
+                    .iter()
+                    .map(|(n, us)| (crate::results::fidelity::readable_name(n), *us))
+                    .collect(),
+                predicted_us: u.predicted_us,
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.predicted_us
+            .unwrap_or(0.0)
+            .total_cmp(&a.predicted_us.unwrap_or(0.0))
+            .then(a.id.cmp(&b.id))
+    });
+    v
+}
+
 /// The least difference, as a share of the target, that the report splits into shares of
 /// its parts: below it the parts' shares only say how they cancel.
 pub const SHARE_FLOOR: f64 = 0.005;
@@ -222,6 +307,9 @@ pub struct Report {
     pub image_nonfinite_pct: Option<f64>,
     /// kc's prediction from parts beside the plain sum, with error bars.
     pub prediction: Option<super::predict::Prediction>,
+    /// The units whose kernels alone were not the trace's: every figure says so beside it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub units_other_kernels: Vec<OtherKernels>,
     /// `--kinds-left-out` (a diagnostic): what each kind of unit costs in the model's
     /// program beside its units alone, per replay.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -237,8 +325,8 @@ pub struct Report {
 
 impl Report {
     /// What stands beside a replay's figures when they are not the model's: the share of
-    /// traced GPU time not executed, and a memory image gone non-finite. Empty when
-    /// neither holds.
+    /// traced GPU time not executed, a memory image gone non-finite, and units that
+    /// launched other kernels than the trace holds. Empty when none holds.
     pub fn caveat(&self) -> String {
         let mut v = Vec::new();
         if let Some(done) = self.time.replayed_traced_us {
@@ -253,6 +341,19 @@ impl Report {
         if let Some(p) = self.image_nonfinite_pct.filter(|&p| p > 1.0) {
             v.push(format!(
                 "memory image {p:.1} % non-finite: energy not the model's"
+            ));
+        }
+        if let Some(first) = self.units_other_kernels.first() {
+            let us: f64 = self
+                .units_other_kernels
+                .iter()
+                .filter_map(|u| u.predicted_us)
+                .sum();
+            v.push(format!(
+                "{} launched other kernels than the trace holds, alone and in kc's graph ({:.1} us of the plain sum a replay; {}): there the replay is not the model's",
+                crate::words::count(self.units_other_kernels.len() as u64, "unit"),
+                us,
+                first.words()
             ));
         }
         if v.is_empty() {
@@ -1032,6 +1133,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
             }
         })
         .collect();
+    r.units_other_kernels = units_other_kernels(&units_src.units);
     r.time.units_not_executed = r.units.iter().filter(|u| u.status != "ok").count();
     r.time.not_executed_traced_us = r
         .units

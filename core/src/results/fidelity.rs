@@ -523,6 +523,41 @@ pub fn base_name(demangled: &str) -> &str {
     head.rsplit("::").next().unwrap_or(head).trim()
 }
 
+/// A kernel's qualified name for a reader: an Itanium-mangled name (`_ZN2at6native13reduce_
+/// kernelILi128E...`, as the driver reports some kernels) gives its nested name's
+/// components ("at::native::reduce_kernel"); any other name gives its base name. Never
+/// fails: a name it cannot read is given back as it is.
+pub fn readable_name(name: &str) -> String {
+    let s = name.trim();
+    let Some(rest) = s.strip_prefix("_Z") else {
+        return base_name(s).to_string();
+    };
+    let (mut rest, nested) = match rest.strip_prefix('N') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(len) = rest[..digits].parse::<usize>() else {
+            break;
+        };
+        let Some(part) = rest.get(digits..digits + len) else {
+            break;
+        };
+        parts.push(part);
+        rest = &rest[digits + len..];
+        if !nested {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        s.to_string()
+    } else {
+        parts.join("::")
+    }
+}
+
 /// The replayed steps as the trace recorded them, in the order the replay launches them
 /// (`launches`: (unit, step) in capture order).
 pub fn traced_steps<'a>(
@@ -1024,6 +1059,24 @@ mod tests {
         // The memset is no traced kernel's: named, with its time per invocation.
         assert_eq!(u.not_traced, vec![("memset32".to_string(), 0.5)]);
         assert!(unit_launches(&[], &recs, 3).not_traced.is_empty());
+    }
+
+    #[test]
+    fn readable_names_unmangle_the_nested_name_and_keep_the_rest() {
+        // As kc-zq's `not_traced` held it on ConvNeXt-T (session 47), cut to 100 characters.
+        assert_eq!(
+            readable_name("_ZN2at6native13reduce_kernelILi128ELi4ENS0_8ReduceOpIN3c108BFloat16ENS0_14func_wrapper_tIS4_ZNS0_11s"),
+            "at::native::reduce_kernel"
+        );
+        assert_eq!(readable_name("_Z11fill_kernelPfi"), "fill_kernel");
+        assert_eq!(
+            readable_name("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)"),
+            "vectorized_elementwise_kernel"
+        );
+        // Cut inside a component, or no component at all: given back as it is.
+        assert_eq!(readable_name("_ZN2at6nat"), "at");
+        assert_eq!(readable_name("_ZN"), "_ZN");
+        assert_eq!(readable_name("_Z99x"), "_Z99x");
     }
 
     #[test]
