@@ -1,12 +1,13 @@
 #!/bin/bash
-# The README's chart (docs/prediction.svg): 78 models on the H200, each answered by `kc run`
+# The README's chart (docs/prediction.svg): 79 models on the H200, each answered by `kc run`
 # and compared with its own CUDA graph measured in the same call, each model's latest answer
 # from a build without a defect found since. Session 47's, marked "s47": the five training
 # steps whose convolution_backward unit had launched its nested bias-gradient sum a second
 # time (fixed in c802d92; kc-zr): ConvNeXt-T's and MobileNetV3-L's (call 2, run.sh part b),
 # ViT-B/16's and Swin-T's (call 3, part c) and ConvNeXt-S's (call 4, part d); and BLOOM's
 # training step graph (call 1, part a, kc-zq: its GELU backward's Python-number `self` a CPU
-# scalar since 8a93a51), each in place of its earlier answer.
+# scalar since 8a93a51), each in place of its earlier answer; and a model new to the chart,
+# EfficientNet-B0's training step (call 5, part e, kc-zr).
 # The rest as session 45's chart.sh says: session 45's ("s45"), session 44's ("s44"),
 # session 43's ("s43"), session 42's ("s42"; MViT-V2-S left off, its CUDA graph could not be
 # captured), session 41's ("s41"), session 40's ("s40"; kc-zb, kc-zc, kc-zd), session 39's
@@ -22,7 +23,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s47=$(dirname "$0") s45=$(dirname "$0")/../2026-11-29-session45 s44=$(dirname "$0")/../2026-11-29-session44 s43=$(dirname "$0")/../2026-11-29-session43 s42=$(dirname "$0")/../2026-11-29-session42 s41=$(dirname "$0")/../2026-11-29-session41 s40=$(dirname "$0")/../2026-11-29-session40 s39=$(dirname "$0")/../2026-11-29-session39 s38=$(dirname "$0")/../2026-11-29-session38 s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call1-a-kc-zq call2-b-kc-zr call3-c-kc-zr call4-d-kc-zr; do mkdir -p $w/$c; tar xJf "$s47/$c.txz" -C $w/$c; done
+for c in call1-a-kc-zq call2-b-kc-zr call3-c-kc-zr call4-d-kc-zr call5-e-kc-zr; do mkdir -p $w/$c; tar xJf "$s47/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zm call2-b-kc-zn call3-c-kc-zo; do mkdir -p $w/$c; tar xJf "$s45/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zj call3-b-kc-zk call4-c-kc-zl; do mkdir -p $w/$c; tar xJf "$s44/$c.txz" -C $w/$c; done
 for c in call2-b-kc-zi call3-c-kc-zi call4-d-kc-zi; do mkdir -p $w/$c; tar xJf "$s43/$c.txz" -C $w/$c; done
@@ -79,6 +80,7 @@ rep "Swin-T step (s47)" call3-c-kc-zr/c swin_t_train
 rep "ViT-B/16 step (s47)" call3-c-kc-zr/c vit_b_16_train; rep "ResNet-101 step (s38)" call3-d-kc-x/d resnet101_train
 rep "ConvNeXt-T step (s47)" call2-b-kc-zr/b convnext_tiny_train
 rep "ConvNeXt-S step (s47)" call4-d-kc-zr/d convnext_small_train
+rep "EfficientNet-B0 step (s47)" call5-e-kc-zr/e effnet_b0_train
 rep "Wide ResNet-50-2 step (s36)" call1-k-kc-u/k wide_resnet50_train; rep "BERT graph (s43)" call3-c-kc-zi/c bert_infer_graph
 rep "ViT-B/16 TF32 (s36)" call3-m-kc-u/m vit_b_16_tf32; rep "Mixtral decode graph (s36)" call3-m-kc-u/m mixtral_decode_graph
 rep "Qwen2 step (s36)" call4-n-kc-u/n qwen2_train

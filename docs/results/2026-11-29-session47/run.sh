@@ -219,6 +219,13 @@ d) # kc-zr (session 47): ConvNeXt-S's training step, the last chart answer whose
    # convolution_backward unit launched its nested bias-gradient sum a second time (its stem,
    # 128 us alone against 67 traced in sessions 35 and 36), answered in full with kc-zr
    RUN_TIMEOUT=200 model convnext_small_train --model convnext_small --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+e) # kc-zr (session 47): a family kc was not tuned on, whose squeeze-excitation
+   # convolutions have biases (so convolution_backward sums their gradients through a nested
+   # aten::sum, which kc-zr gives to the convolution's unit): EfficientNet-B0's training
+   # step (stochastic depth, depthwise convolutions), answered in full; RegNetY-1.6GF's
+   # training step after it if time is left
+   RUN_TIMEOUT=160 model effnet_b0_train --model efficientnet_b0 --batch 64 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
+   RUN_TIMEOUT=160 model regnety16_train --model regnet_y_1_6gf --batch 64 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
