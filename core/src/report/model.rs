@@ -182,7 +182,8 @@ fn set_against_in_context(
 /// another count an invocation, or traced names it did not launch. Its time alone is then
 /// not the model's unit's, and kc's graph, which makes the same call, runs it so too.
 /// cuDNN's `convolution_backward` launched its bias gradient's reduction a second time
-/// this way before session 47 (15 units in 6 chart answers, up to 90 % over their trace).
+/// this way before session 47 (15 units in 6 answers of sessions 35-39, up to 90 % over
+/// their trace).
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct OtherKernels {
     pub id: u32,
