@@ -255,13 +255,16 @@ pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKer
             })
         })
         .collect();
-    v.sort_by(|a, b| {
-        b.predicted_us
-            .unwrap_or(0.0)
-            .total_cmp(&a.predicted_us.unwrap_or(0.0))
-            .then(a.id.cmp(&b.id))
-    });
+    v.sort_by(|a, b| largest_first((a.predicted_us, a.id), (b.predicted_us, b.id)));
     v
+}
+
+/// Units by their share of the plain sum, the largest first (none counts as 0), then by
+/// id: the order of the report's top units and of [`units_other_kernels`].
+fn largest_first(a: (Option<f64>, u32), b: (Option<f64>, u32)) -> std::cmp::Ordering {
+    b.0.unwrap_or(0.0)
+        .total_cmp(&a.0.unwrap_or(0.0))
+        .then(a.1.cmp(&b.1))
 }
 
 /// The least difference, as a share of the target, that the report splits into shares of
@@ -1104,12 +1107,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         .filter(|u| u.predicted_us.is_some())
         .cloned()
         .collect();
-    top.sort_by(|a, b| {
-        b.predicted_us
-            .unwrap_or(0.0)
-            .total_cmp(&a.predicted_us.unwrap_or(0.0))
-            .then(a.id.cmp(&b.id))
-    });
+    top.sort_by(|a, b| largest_first((a.predicted_us, a.id), (b.predicted_us, b.id)));
     top.truncate(10);
     r.top_units = top;
     let mut tiers: Vec<String> = r.units.iter().map(|u| u.tier.clone()).collect();
