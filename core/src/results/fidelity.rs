@@ -539,7 +539,8 @@ pub fn readable_name(name: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     loop {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let Ok(len) = rest[..digits].parse::<usize>() else {
+        // A component has a length of at least one.
+        let Some(len) = rest[..digits].parse::<usize>().ok().filter(|&n| n > 0) else {
             break;
         };
         let Some(part) = rest.get(digits..digits + len) else {
@@ -1077,6 +1078,35 @@ mod tests {
         assert_eq!(readable_name("_ZN2at6nat"), "at");
         assert_eq!(readable_name("_ZN"), "_ZN");
         assert_eq!(readable_name("_Z99x"), "_Z99x");
+    }
+
+    proptest::proptest! {
+        /// Any name, mangled-looking or not, reads without a panic into a non-empty name of
+        /// its own characters (and `::`), and a mangled name that parses into exactly its
+        /// components.
+        #[test]
+        fn readable_names_never_fail_and_keep_to_the_names_own_parts(
+            tail in "[0-9A-Za-z_]{0,40}",
+            parts in proptest::collection::vec("[a-z_]{1,12}", 0..4),
+            nested in proptest::bool::ANY,
+        ) {
+            for name in [format!("_Z{tail}"), format!("_ZN{tail}"), tail.clone()] {
+                let r = readable_name(&name);
+                proptest::prop_assert!(!r.is_empty() || name.is_empty(), "{name} -> {r}");
+                proptest::prop_assert!(
+                    r.chars().all(|c| c == ':' || name.contains(c)),
+                    "{name} -> {r}"
+                );
+            }
+            let mangled: String = parts.iter().map(|p| format!("{}{p}", p.len())).collect();
+            let name = format!("_Z{}{mangled}E", if nested { "N" } else { "" });
+            let r = readable_name(&name);
+            match (parts.first(), nested) {
+                (None, _) => proptest::prop_assert_eq!(r, name),
+                (Some(first), false) => proptest::prop_assert_eq!(&r, first),
+                (Some(_), true) => proptest::prop_assert_eq!(r, parts.join("::")),
+            }
+        }
     }
 
     #[test]
