@@ -150,11 +150,7 @@ pub fn render(r: &Results) -> String {
         if !verified.is_empty() {
             let exact = verified
                 .iter()
-                .filter(|u| {
-                    let v = u.launches_verified.as_ref().expect("filtered");
-                    v.names_matched >= 1.0
-                        && (v.launched_per_invocation - v.traced_per_invocation as f64).abs() < 1e-9
-                })
+                .filter(|u| u.launches_verified.as_ref().is_some_and(|v| v.as_traced()))
                 .count();
             let _ = writeln!(
                 o,
@@ -165,10 +161,7 @@ pub fn render(r: &Results) -> String {
                 .iter()
                 .filter_map(|u| {
                     let v = u.launches_verified.as_ref()?;
-                    (v.names_matched < 1.0
-                        || (v.launched_per_invocation - v.traced_per_invocation as f64).abs()
-                            >= 1e-9)
-                        .then_some((u, v))
+                    (!v.as_traced()).then_some((u, v))
                 })
                 .take(8)
             {

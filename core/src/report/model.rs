@@ -203,10 +203,12 @@ impl OtherKernels {
     /// "unit 132 aten::convolution_backward: 5 kernels an invocation where the trace holds
     /// 4, at::native::reduce_kernel not traced (53.4 us)".
     pub fn words(&self) -> String {
-        let launched = trim_count(self.launched_per_invocation);
-        let kernels = if launched == "1" { "kernel" } else { "kernels" };
+        let launched = match crate::results::fidelity::whole_count(self.launched_per_invocation) {
+            Some(n) => crate::words::count(n as u64, "kernel"),
+            None => format!("{:.2} kernels", self.launched_per_invocation),
+        };
         let mut s = format!(
-            "unit {} {}: {launched} {kernels} an invocation where the trace holds {}",
+            "unit {} {}: {launched} an invocation where the trace holds {}",
             self.id, self.label, self.traced_per_invocation
         );
         if self.names_matched < 1.0 {
@@ -222,15 +224,6 @@ impl OtherKernels {
     }
 }
 
-/// A count that is whole prints whole ("5"), else with two decimals ("4.50").
-fn trim_count(x: f64) -> String {
-    if (x - x.round()).abs() < 1e-9 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
 /// The units whose kernels alone were not the trace's ([`OtherKernels`]), the largest
 /// share of the plain sum first.
 pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKernels> {
@@ -238,9 +231,7 @@ pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKer
         .iter()
         .filter_map(|u| {
             let l = u.launches_verified.as_ref()?;
-            let same = l.names_matched >= 1.0
-                && (l.launched_per_invocation - l.traced_per_invocation as f64).abs() < 1e-9;
-            (!same).then(|| OtherKernels {
+            (!l.as_traced()).then(|| OtherKernels {
                 id: u.id,
                 label: u.label.clone(),
                 launched_per_invocation: l.launched_per_invocation,

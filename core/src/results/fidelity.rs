@@ -220,9 +220,23 @@ impl UnitLaunches {
     /// Its kernels per invocation where a whole count (`None` where the invocations of a
     /// launch ran different counts): what tells a launch's kernels apart by step.
     pub fn whole_per_invocation(&self) -> Option<usize> {
-        let l = self.launched_per_invocation;
-        ((l - l.round()).abs() < 1e-6 && l >= 0.0).then_some(l.round() as usize)
+        whole_count(self.launched_per_invocation)
     }
+
+    /// Whether it launched alone exactly the traced kernels: as many an invocation, and
+    /// every traced name among them.
+    pub fn as_traced(&self) -> bool {
+        self.names_matched >= 1.0
+            && whole_count(self.launched_per_invocation)
+                == Some(self.traced_per_invocation as usize)
+    }
+}
+
+/// A count per invocation that is whole (`None` where the invocations ran different
+/// counts, or it is negative).
+pub fn whole_count(per_invocation: f64) -> Option<usize> {
+    let l = per_invocation;
+    ((l - l.round()).abs() < 1e-6 && l >= 0.0).then_some(l.round() as usize)
 }
 
 /// The time during which at least one of `records` ran (the union of their intervals),
@@ -594,8 +608,6 @@ pub fn traced_steps<'a>(
         .collect()
 }
 
-/// Assigns `records` (one replay's kernels) to `steps` (the replayed steps in capture
-/// order) and measures the replay against the trace.
 /// Where the replay launched a kernel of the name `base` nearest to record `at` (in the
 /// order the alignment reads them: by graph node, then start): what a first mismatch says,
 /// since a kernel launched a record or two away is an order the replay changed, and one
@@ -616,6 +628,8 @@ fn nearest_launch(recs: &[&KernelRecord], at: usize, base: &str) -> String {
     }
 }
 
+/// Assigns `records` (one replay's kernels) to `steps` (the replayed steps in capture
+/// order) and measures the replay against the trace.
 pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
     let mut recs: Vec<&KernelRecord> = records.iter().collect();
     recs.sort_by_key(|r| (r.graph_node, r.start_ns));
