@@ -364,3 +364,54 @@ fn a_library_op_with_gemm_named_kernels_takes_its_inner_ops_in() {
         );
     }
 }
+
+#[test]
+fn autograds_clone_of_an_in_place_ops_input_replays_on_its_own() {
+    // MobileNetV3's training step runs hardswish_ in place; its derivative needs the input,
+    // so PyTorch's autograd kernel clones it first (aten::clone -> aten::copy_ -> a
+    // device-to-device memcpy, under hardswish_). Tier 3 calls hardswish_ below autograd
+    // and makes no copy, so the copy is an instance of its own (tier 1), not a part of
+    // hardswish_'s unit that the trace holds and the replay never runs (session 48).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/modern/mobilenetv3l_train_fusedadamw_b64_cl.pt.trace.json.gz");
+    let (mut g, _) = ingest(&[path]);
+    let (ctx, _) = kc::lower::lower(&mut g).expect("lower");
+    let name = |op: kc_ir::OpId| g.str(g.op(op).name).to_string();
+    let mut saved_inputs = 0;
+    for inst in &ctx.instances {
+        let memcpy = |n: &kc_ir::NodeId| matches!(g.graph[*n].kind, kc_ir::NodeKind::Memcpy { .. });
+        if inst.op.is_some_and(|op| name(op) == "aten::hardswish_") {
+            assert!(
+                !inst.nodes.iter().any(memcpy),
+                "a copy in hardswish_'s instance"
+            );
+        }
+        for n in inst.nodes.iter().filter(|n| memcpy(n)) {
+            let Some(op) = g.graph[*n].op else { continue };
+            let chain: Vec<String> = g.op_chain(op).map(name).collect();
+            if chain
+                .windows(2)
+                .any(|w| w == ["aten::clone", "aten::hardswish_"])
+            {
+                saved_inputs += 1;
+                assert_eq!(inst.nodes.len(), 1, "{chain:?}");
+            }
+        }
+    }
+    // 21 hardswish_ calls an iteration, 3 iterations.
+    assert_eq!(saved_inputs, 63);
+    let p = kc::plan::build::build(&g);
+    let hardswish: Vec<_> = p
+        .units
+        .iter()
+        .filter(|u| u.label == "aten::hardswish_")
+        .collect();
+    assert!(!hardswish.is_empty());
+    for u in hardswish {
+        assert!(
+            u.kernels.iter().all(|k| !k.starts_with("Memcpy")),
+            "{:?}",
+            u.kernels
+        );
+    }
+}

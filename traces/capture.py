@@ -832,26 +832,30 @@ def profile_capture(step, name, a):
     return g, trace_gz, et_gz
 
 
-def cuda_graph(step):
-    """Times `step` captured in one CUDA graph, or returns why it cannot be captured."""
+def cuda_graph(step, keep=None):
+    """Times `step` captured in one CUDA graph, or returns why it cannot be captured. With
+    `keep` (a path ending .json), the profiled replays of the graph are kept there, gzipped
+    (`replay_trace`): the model's own graph kernel by kernel, which `kc report` sets beside
+    kc's graph."""
     try:
         g = capture_graph(step)
         r = time_runs(g.replay)
         r.update(energy(g.replay))
         r.update(back_to_back(g.replay, r["median_us"]))
-        r.update(graph_kernels(g.replay))
+        r.update(graph_kernels(g.replay, keep=keep))
         return r
     except Exception as e:
         return {"error": repr(e)}
 
 
-def graph_kernels(replay, iters=5):
+def graph_kernels(replay, iters=5, keep=None):
     """What the GPU ran inside the model's own CUDA graph: kernels (and copies/fills) per
     replay and the sum of their durations, from a profiler trace of `iters` replays; the
-    rest of a replay's time is launch and gap overhead between them."""
+    rest of a replay's time is launch and gap overhead between them. With `keep`, that
+    trace is kept there (gzipped) and named in the result (`replay_trace`)."""
     import tempfile
     try:
-        path = os.path.join(tempfile.mkdtemp(), "graph_replay.json")
+        path = keep or os.path.join(tempfile.mkdtemp(), "graph_replay.json")
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             for _ in range(iters):
                 replay()
@@ -859,7 +863,10 @@ def graph_kernels(replay, iters=5):
         prof.export_chrome_trace(path)
         with open(path) as f:
             events = json.load(f).get("traceEvents", [])
-        return replay_activities(events, iters)
+        r = replay_activities(events, iters)
+        if keep:
+            r["replay_trace"] = os.path.basename(gzip_file(path))
+        return r
     except Exception as e:  # the profiler is optional here: times and energy stand alone
         return {"kernel_error": repr(e)}
 
@@ -1077,7 +1084,7 @@ def main():
     eager = time_runs(step)
     eager.update(energy(step))
     eager.update(back_to_back(step, eager["median_us"]))
-    graph = cuda_graph(step)
+    graph = cuda_graph(step, keep=os.path.join(a.out, f"{name}.graph_replays.trace.json"))
     env = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
            "cudnn": torch.backends.cudnn.version()}
     # The math modes the trace cannot say: what the model's kernels were chosen under.
@@ -1099,7 +1106,8 @@ def main():
     how = ("capture.py: eager = CUDA-event time of one iteration, median/min/max over 50 runs after 10 "
            "warm-ups; cuda_graph = the same for the iteration captured in one CUDA graph; "
            "energy_per_run_mj = NVML total-energy delta over a >= 2 s loop / runs; cuda_graph.kernel_time_us = "
-           "the sum of the GPU's kernel, copy and fill durations per graph replay (profiler, 5 replays); "
+           "the sum of the GPU's kernel, copy and fill durations per graph replay (profiler, 5 replays; those replays "
+           "kept as cuda_graph.replay_trace); "
            "back_to_back_us / back_to_back_energy_per_run_mj = calls run back to back over 3 windows of >= 2 s, "
            "each starting and ending at a tick of NVML's energy counter (median; spread = (max-min)/median), "
            "the like-with-like figure for kc's replay time and energy. Each trace holds "
