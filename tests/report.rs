@@ -1567,3 +1567,76 @@ fn units_that_launched_other_kernels_than_traced_are_said_beside_the_figures() {
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(!md.contains("other kernels than the trace holds"));
 }
+
+/// kc's graph beside the model's own, kernel by kernel, on LLaMA's training step (H200,
+/// session 48, call 1): the model's graph under capture ran 23 kernels an iteration the
+/// traced step does not hold (its causal mask and positions built on the GPU), and the
+/// kernels both ran at the same place took 19.5 us less in kc's.
+#[test]
+fn kcs_graph_is_set_beside_the_models_kernel_by_kernel() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/modern");
+    let model = dir.join("llama2l_train_fusedadamw_b4s256.graph_replays.trace.json.gz");
+    let kernels = dir.join("llama2l_train_fusedadamw_b4s256.graph.kernels.json.gz");
+    // The plan of an earlier capture of the same step gives the kernels their units.
+    let (mut g, _) = kc::ingest::ingest(
+        &[dir.join("llama2l_train_fusedadamw_b4s256.pt.trace.json.gz")],
+        &Default::default(),
+    )
+    .unwrap();
+    kc::lower::lower(&mut g).unwrap();
+    let plan = kc::plan::build::build(&g);
+    let mut r = kc::report::model::Report::default();
+    r.set_iterations(3, "ProfilerStep markers");
+    kc::report::add_side_by_side(&mut r, &model, &kernels, Some(&plan)).unwrap();
+    let s = r.graphs_side_by_side.clone().unwrap();
+    assert_eq!((s.model_replays, s.model_replays_used), (5, 4));
+    assert_eq!((s.model_kernels, s.model_copies), (314, 16));
+    assert_eq!(s.kc_iterations, 3);
+    assert!((s.kc_kernels - 293.0).abs() < 0.5, "{}", s.kc_kernels);
+    assert!(
+        (s.kc_driver_copies - 5.0).abs() < 0.5,
+        "{}",
+        s.kc_driver_copies
+    );
+    assert!((s.matched - 291.0).abs() < 0.5, "{s:?}");
+    assert!((s.model_only_kernels - 23.0).abs() < 0.5);
+    assert!((s.matched_kc_us - s.matched_model_us + 19.5).abs() < 0.1);
+    // The kernels of the model's graph that an earlier trace of the step holds have their
+    // traced units (273 of its 314, where kc's graph matched 291).
+    assert!(
+        s.model_kernels_in_units >= 270.0,
+        "{}",
+        s.model_kernels_in_units
+    );
+    assert!(!s.furthest_units.is_empty());
+    let md = kc::report::render::markdown(&r);
+    assert!(
+        md.contains("## kc's graph beside the model's, kernel by kernel"),
+        "{md}"
+    );
+    assert!(md.contains("Kernels only the model's graph ran:"));
+    // Either record alone is refused, naming what is missing.
+    let out = kc(&[
+        "report",
+        dir.join("../results/gpt2s_b4s128_et.graph.json")
+            .to_str()
+            .unwrap(),
+        "--model-graph",
+        model.to_str().unwrap(),
+        "-o",
+        tempfile::tempdir().unwrap().path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kc's CUPTI record of its graph"), "{err}");
+    // A trace without graph replays is no model graph.
+    let e = kc::report::add_side_by_side(
+        &mut r,
+        &dir.join("llama2l_train_fusedadamw_b4s256.pt.trace.json.gz"),
+        &kernels,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("holds no CUDA-graph replay"), "{e}");
+}

@@ -478,6 +478,8 @@ fn report(
         switches_by_reach: false,
         switch_energy_from_round: false,
         round_as_recorded: false,
+        model_graph: None,
+        graph_kernels: None,
     };
     let (rep, _) = py
         .allow_threads(|| kc::report::bundle::make(&inputs))

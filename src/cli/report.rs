@@ -45,6 +45,15 @@ pub struct Args {
     /// them): a diagnostic.
     #[arg(long)]
     pub round_as_recorded: bool,
+    /// The model's profiled CUDA-graph replays (capture.py's NAME.graph_replays.trace.json.gz)
+    /// to set kc's graph beside, kernel by kernel; default: the one --reference names, where
+    /// it is there.
+    #[arg(long, value_name = "TRACE")]
+    pub model_graph: Option<PathBuf>,
+    /// kc's CUPTI record of its graph (`kc exec --kernels-out`); default:
+    /// plan.graph.kernels.json beside RESULTS, where it is there.
+    #[arg(long, value_name = "KERNELS.json")]
+    pub graph_kernels: Option<PathBuf>,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
@@ -87,6 +96,8 @@ pub fn run(a: Args) -> i32 {
         switches_by_reach: a.switches_by_reach,
         switch_energy_from_round: a.switch_energy_from_round,
         round_as_recorded: a.round_as_recorded,
+        model_graph: a.model_graph.clone(),
+        graph_kernels: a.graph_kernels.clone(),
     };
     let (rep, files) = match report::bundle::make(&inputs) {
         Ok(x) => x,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub const FIXTURE_NAME: &str = "bloom560m_seq5.pt.trace.json.gz";
 /// The graph replay's kernel records (CUPTI), written beside the results where `--verify`
 /// ran ([`kc_core::results::fidelity::KernelRecord`], as `kc exec --kernels-out`).
-pub const GRAPH_KERNELS: &str = "plan.graph.kernels.json";
+pub const GRAPH_KERNELS: &str = kc_core::report::bundle::GRAPH_KERNELS;
 pub const FIXTURE: &[u8] = include_bytes!("../../fixtures/bloom560m_seq5.pt.trace.json.gz");
 
 #[derive(clap::Args)]
@@ -527,6 +527,16 @@ fn replay(
     if let Some(r) = &settings.reference {
         crate::report::add_reference(&mut rep, r, settings.reference_entry.as_deref())
             .map_err(|e| e.to_string())?;
+        // kc's graph beside the model's, kernel by kernel, where capture.py kept the
+        // model's graph replays and the graph replay was recorded.
+        let kernels = out_dir.join(GRAPH_KERNELS);
+        if let (Some(m), true) = (
+            crate::report::model_graph_of_reference(&rep, r),
+            kernels.is_file(),
+        ) {
+            crate::report::add_side_by_side(&mut rep, &m, &kernels, Some(p))
+                .map_err(|e| e.to_string())?;
+        }
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;

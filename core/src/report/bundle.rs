@@ -47,6 +47,10 @@ pub fn files(
     files
 }
 
+/// Where `kc run` and `kc exec --verify` keep kc's CUPTI record of its graph, beside the
+/// graph results.
+pub const GRAPH_KERNELS: &str = "plan.graph.kernels.json";
+
 /// What a report is made from (the arguments of `kc report RESULTS`).
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
@@ -66,6 +70,12 @@ pub struct Inputs {
     /// places to non-finite values and the unit was taken alone
     /// ([`crate::results::RoundUnitKernels::as_recorded`]).
     pub round_as_recorded: bool,
+    /// The model's profiled CUDA-graph replays to set kc's graph beside, kernel by kernel
+    /// (default: the reference entry's `replay_trace`, where the file is there).
+    pub model_graph: Option<PathBuf>,
+    /// kc's CUPTI record of its graph (default: plan.graph.kernels.json beside the graph
+    /// results, where it is there).
+    pub graph_kernels: Option<PathBuf>,
 }
 
 /// Reads and checks the inputs, builds the report and writes its files into
@@ -131,12 +141,42 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     if let Some(rp) = &inputs.reference {
         super::add_reference(&mut rep, rp, inputs.reference_entry.as_deref())?;
     }
+    // The two graphs side by side, where both records are there: asked for by name, or
+    // found where capture.py and kc run write them.
+    let model_graph = inputs.model_graph.clone().or_else(|| {
+        inputs
+            .reference
+            .as_deref()
+            .and_then(|r| super::model_graph_of_reference(&rep, r))
+    });
+    let graph_kernels = inputs.graph_kernels.clone().or_else(|| {
+        let p = first.parent()?.join(GRAPH_KERNELS);
+        (graph.is_some() && p.is_file()).then_some(p)
+    });
+    match (&model_graph, &graph_kernels) {
+        (Some(m), Some(k)) => super::add_side_by_side(&mut rep, m, k, plan.as_ref())?,
+        (Some(m), None) if inputs.model_graph.is_some() => {
+            return Err(ReportError::Refused(format!(
+                "{}: the model's graph is set beside kc's CUPTI record of its graph, and there is none (kc exec --verify --kernels-out, or --graph-kernels)",
+                m.display()
+            )))
+        }
+        (None, Some(k)) if inputs.graph_kernels.is_some() => {
+            return Err(ReportError::Refused(format!(
+                "{}: kc's graph is set beside the model's profiled graph replays, and there are none (capture.py's replay_trace, or --model-graph)",
+                k.display()
+            )))
+        }
+        _ => {}
+    }
     let source = graph.or(isolated).expect("one results file");
     let files = files(&rep, source, plan.as_ref(), &inputs.output);
     let mut read: Vec<&Path> = vec![first.as_path()];
     read.extend(inputs.isolated.as_deref());
     read.extend(inputs.reference.as_deref());
     read.extend(inputs.plan.as_deref());
+    read.extend(model_graph.as_deref());
+    read.extend(graph_kernels.as_deref());
     for (p, _) in &files {
         crate::files::check_output(p, &read).map_err(ReportError::Refused)?;
     }

@@ -17,6 +17,7 @@ pub mod powerlog;
 pub mod predict;
 pub mod reference;
 pub mod render;
+pub mod side_by_side;
 pub mod svg;
 pub mod trace_out;
 
@@ -253,6 +254,83 @@ pub fn add_reference(
         path: path.display().to_string(),
         why,
     })
+}
+
+/// The model's profiled graph replays that the reference at `reference` names for the
+/// report's entry (`cuda_graph.replay_trace`, beside the reference), where that file is
+/// there.
+pub fn model_graph_of_reference(
+    rep: &model::Report,
+    reference: &Path,
+) -> Option<std::path::PathBuf> {
+    let name = rep
+        .model
+        .as_ref()?
+        .reference
+        .cuda_graph
+        .replay_trace
+        .as_ref()?;
+    let p = reference.parent().unwrap_or(Path::new(".")).join(name);
+    p.is_file().then_some(p)
+}
+
+/// Sets kc's graph beside the model's own, kernel by kernel: `model_graph` is a trace of
+/// the model's profiled CUDA-graph replays (capture.py's `replay_trace`), `graph_kernels`
+/// kc's CUPTI record of its graph (`kc exec --kernels-out`, `kc run`'s
+/// plan.graph.kernels.json); `plan` gives the kernels their units.
+pub fn add_side_by_side(
+    rep: &mut model::Report,
+    model_graph: &Path,
+    graph_kernels: &Path,
+    plan: Option<&crate::plan::Plan>,
+) -> Result<(), ReportError> {
+    let mp = model_graph.display().to_string();
+    let opts = crate::ingest::IngestOptions::default();
+    let (g, _) = crate::ingest::ingest(&[model_graph.to_path_buf()], &opts).map_err(|e| {
+        ReportError::Input {
+            path: mp.clone(),
+            why: e.to_string(),
+        }
+    })?;
+    let model = side_by_side::model_iteration(&g).map_err(|why| ReportError::Input {
+        path: mp.clone(),
+        why,
+    })?;
+    let kp = graph_kernels.display().to_string();
+    let bytes =
+        crate::files::read_capped(graph_kernels, 1 << 30, "kernel records").map_err(|source| {
+            ReportError::Io {
+                path: kp.clone(),
+                source,
+            }
+        })?;
+    // Gzipped records (as fixtures keep them) are read through the same cap.
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(flate2::read::GzDecoder::new(&bytes[..]), 1 << 30),
+            &mut text,
+        )
+        .map_err(|source| ReportError::Io {
+            path: kp.clone(),
+            source,
+        })?;
+        text
+    } else {
+        bytes
+    };
+    let records: Vec<crate::results::fidelity::KernelRecord> = serde_json::from_slice(&bytes)
+        .map_err(|e| ReportError::Input {
+            path: kp.clone(),
+            why: format!("not kc's kernel records (kc exec --kernels-out): {e}"),
+        })?;
+    let iterations = rep.iterations_per_replay.unwrap_or(1);
+    rep.graphs_side_by_side = Some(side_by_side::compare(&model, &records, iterations, plan));
+    // The sentence beside the prediction names what parts the two graphs.
+    if rep.prediction.is_some() {
+        rep.compute_prediction();
+    }
+    Ok(())
 }
 
 /// Reads a reference file and finds the entry of the trace `sources` name (or `entry`,

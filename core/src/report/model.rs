@@ -296,6 +296,10 @@ pub struct Report {
     pub error_budget: Option<ErrorBudget>,
     /// What the graph replay launched against the trace (`kc exec --verify`).
     pub fidelity: Option<crate::results::fidelity::Fidelity>,
+    /// kc's graph beside the model's own, kernel by kernel (the model's profiled graph
+    /// replays and kc's CUPTI record of its graph).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graphs_side_by_side: Option<super::side_by_side::GraphsSideBySide>,
     /// The share of the memory image's float values that were NaN or infinite after the
     /// graph replay, percent: above 1 % the replay's energy is not the model's, and every
     /// table says so beside the figure.

@@ -500,6 +500,15 @@ impl Report {
                 ));
             }
         }
+        // Where the model's own graph was set beside kc's, kernel by kernel: what parts
+        // them, in one clause (the section below the table says the rest).
+        if let Some(g) = self
+            .graphs_side_by_side
+            .as_ref()
+            .filter(|g| g.not_aligned.is_none())
+        {
+            s.push_str(&format!("; {}", g.summary()));
+        }
         Some(s)
     }
 }

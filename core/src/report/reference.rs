@@ -36,6 +36,11 @@ pub struct ModelRun {
     /// blur ([`super::model::Report::other_kernels_of`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernels_only_per_replay: Option<f64>,
+    /// The file (beside the reference) holding those profiled replays of the model's graph
+    /// (capture.py since session 48): kc's graph is set beside it kernel by kernel
+    /// ([`super::side_by_side`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_trace: Option<String>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
     /// Every back-to-back energy window of the model, from its capture and from each
@@ -291,6 +296,11 @@ fn run(v: Option<&Value>) -> ModelRun {
         kernel_time_us: num("kernel_time_us"),
         kernels_per_replay: num("kernels_per_replay"),
         kernels_only_per_replay: num("kernels_only_per_replay"),
+        replay_trace: v
+            .get("replay_trace")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
         missing: v
             .get("error")
             .and_then(Value::as_str)

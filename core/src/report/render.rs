@@ -346,6 +346,9 @@ pub fn markdown(r: &Report) -> String {
             let _ = writeln!(o, "\n{x}");
         }
     }
+    if let Some(s) = &r.graphs_side_by_side {
+        side_by_side(&mut o, s);
+    }
     if let Some(b) = &r.error_budget {
         let per_iter = |x: f64| {
             r.per_iteration(Some(x))
@@ -977,6 +980,83 @@ pub(crate) fn step_medians(f: &crate::results::fidelity::Fidelity) -> String {
         }
         // Results from before kc counted them.
         (None, _) => plain,
+    }
+}
+
+/// The section that sets kc's graph beside the model's own, kernel by kernel.
+fn side_by_side(o: &mut String, s: &super::side_by_side::GraphsSideBySide) {
+    let _ = writeln!(
+        o,
+        "\n## kc's graph beside the model's, kernel by kernel\n\nPer model iteration: the model's CUDA graph as its profiled replays ran it ({} of {} replays, medians), kc's graph as CUPTI recorded one replay of it ({} iterations). Copies and fills CUPTI records only where the graph ran them as the driver's kernels.\n\n| | kernels | kernel time | copies and fills | their time |\n|---|---|---|---|---|\n| model's graph | {} | {:.1} us | {} | {:.1} us |\n| kc's graph | {:.1} | {:.1} us | {:.1} (driver kernels) | {:.1} us |\n| matched (same kernel, same place) | {:.1} | model {:.1} us, kc {:.1} us ({:+.1} us) | | |",
+        s.model_replays_used,
+        s.model_replays,
+        s.kc_iterations,
+        s.model_kernels,
+        s.model_kernel_us,
+        s.model_copies,
+        s.model_copy_us,
+        s.kc_kernels,
+        s.kc_kernel_us,
+        s.kc_driver_copies,
+        s.kc_driver_copy_us,
+        s.matched,
+        s.matched_model_us,
+        s.matched_kc_us,
+        s.matched_kc_us - s.matched_model_us,
+    );
+    if let Some(why) = &s.not_aligned {
+        let _ = writeln!(o, "\n⚠ {why}.");
+        return;
+    }
+    let groups = |o: &mut String, title: &str, g: &[super::side_by_side::KernelGroup]| {
+        if g.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "\n{title}\n\n| kernel | grid | per iteration | us |\n|---|---|---|---|"
+        );
+        for k in g {
+            let _ = writeln!(
+                o,
+                "| {} | {}×{}×{} | {:.1} | {:.1} |",
+                k.kernel, k.grid[0], k.grid[1], k.grid[2], k.per_iteration, k.us
+            );
+        }
+    };
+    groups(o, "Kernels only the model's graph ran:", &s.model_only);
+    groups(o, "Kernels only kc's graph ran:", &s.kc_only);
+    if !s.furthest_units.is_empty() {
+        let _ = writeln!(o, "\nUnits whose matched kernels ran furthest apart ({:.1} of the model's kernels an iteration in a traced unit):\n\n| unit | label | kernels per iteration | model us | kc us | kc − model |\n|---|---|---|---|---|---|", s.model_kernels_in_units);
+        for u in &s.furthest_units {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {:.1} | {:.1} | {:.1} | {:+.1} us |",
+                u.unit,
+                u.label,
+                u.kernels_per_iteration,
+                u.model_us,
+                u.kc_us,
+                u.kc_us - u.model_us
+            );
+        }
+    }
+    if !s.furthest_kernels.is_empty() {
+        let _ = writeln!(o, "\nMatched kernels furthest apart:\n\n| kernel | grid | per iteration | model us | kc us | kc − model |\n|---|---|---|---|---|---|");
+        for k in &s.furthest_kernels {
+            let _ = writeln!(
+                o,
+                "| {} | {}×{}×{} | {:.1} | {:.1} | {:.1} | {:+.1} us |",
+                k.kernel,
+                k.grid[0],
+                k.grid[1],
+                k.grid[2],
+                k.per_iteration,
+                k.model_us,
+                k.kc_us,
+                k.kc_us - k.model_us
+            );
+        }
     }
 }
 

@@ -528,11 +528,21 @@ pub fn lead_in_kernels(
 }
 
 /// The identifier a kernel name is known by: the last `::` segment before its template
-/// arguments or parameters ("vectorized_elementwise_kernel", "nvjet_hsh_128x256_...").
+/// arguments or parameters ("vectorized_elementwise_kernel", "nvjet_hsh_128x256_..."). An
+/// `(anonymous namespace)` on the way is a namespace, not the parameters: before session
+/// 48 it ended the name there and gave "", which every launched name contains.
 pub fn base_name(demangled: &str) -> &str {
+    const ANONYMOUS: &str = "(anonymous namespace)";
     let s = demangled.trim();
     let s = s.strip_prefix("void ").unwrap_or(s);
-    let end = s.find(['<', '(']).unwrap_or(s.len());
+    let mut from = 0;
+    let end = loop {
+        match s[from..].find(['<', '(']) {
+            Some(p) if s[from + p..].starts_with(ANONYMOUS) => from += p + ANONYMOUS.len(),
+            Some(p) => break from + p,
+            None => break s.len(),
+        }
+    };
     let head = &s[..end];
     head.rsplit("::").next().unwrap_or(head).trim()
 }
@@ -1136,6 +1146,15 @@ mod tests {
         assert_eq!(
             base_name("void cutlass::Kernel2<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8::Params)"),
             "Kernel2"
+        );
+        // Kernels in an anonymous namespace (Qwen2's training step, session 48).
+        assert_eq!(
+            base_name("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous namespace)::OpaqueType<2u>*, unsigned int)"),
+            "CatArrayBatchedCopy"
+        );
+        assert_eq!(
+            base_name("void (anonymous namespace)::softmax_warp_forward<float>(float*)"),
+            "softmax_warp_forward"
         );
     }
 
