@@ -1640,3 +1640,33 @@ fn kcs_graph_is_set_beside_the_models_kernel_by_kernel() {
     .to_string();
     assert!(e.contains("holds no CUDA-graph replay"), "{e}");
 }
+
+/// A graph replay that ran fewer copies and fills than the trace holds for its steps (an
+/// in-place op's autograd clone folded into the op's unit, EfficientNet-B0's training step
+/// before a79957b: 216 run of 363 a replay) says so beside every figure.
+#[test]
+fn copies_the_replay_did_not_run_are_said_beside_the_figures() {
+    let mut r = kc::report::model::Report {
+        fidelity: Some(kc::results::fidelity::Fidelity {
+            copies_traced: 363,
+            copies_launched: Some(216),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let c = r.caveat();
+    assert!(
+        c.contains("kc's graph ran 216 copies and fills where the trace holds 363 for the replayed steps: traced work it did not run"),
+        "{c}"
+    );
+    let md = kc::report::render::markdown(&r);
+    assert!(
+        md.contains("216 run, 363 traced for the replayed steps ⚠"),
+        "{md}"
+    );
+    // As many as traced, or not recorded (results before session 48): nothing said.
+    for launched in [Some(363), None] {
+        r.fidelity.as_mut().unwrap().copies_launched = launched;
+        assert_eq!(r.caveat(), "");
+    }
+}

@@ -83,6 +83,18 @@ pub fn render(r: &Results) -> String {
                 f.aligned_in_context_us,
                 crate::report::render::step_medians(f)
             );
+            if let Some(ran) = f.copies_launched {
+                let _ = writeln!(
+                    o,
+                    "    copies and fills: {ran} run, {} traced for the replayed steps{}",
+                    f.copies_traced,
+                    if ran == f.copies_traced {
+                        ""
+                    } else {
+                        " ⚠ the replay is not the traced program"
+                    }
+                );
+            }
             if f.kernels_geometry_known > 0 {
                 let _ = writeln!(
                     o,

@@ -355,11 +355,39 @@ impl Report {
                 first.words()
             ));
         }
+        if let Some(w) = self.copies_not_as_traced() {
+            v.push(w);
+        }
         if v.is_empty() {
             String::new()
         } else {
             format!(" ⚠ {}", v.join("; "))
         }
+    }
+
+    /// Where kc's graph ran another count of copies and fills than the trace holds for
+    /// the replayed steps (CUPTI's copy activity, since session 48): the words beside
+    /// every figure. A replay that runs fewer runs less than the model: EfficientNet-B0's
+    /// step lost 147 autograd clones a replay before a79957b.
+    pub fn copies_not_as_traced(&self) -> Option<String> {
+        let f = self.fidelity.as_ref()?;
+        let ran = f.copies_launched?;
+        (ran != f.copies_traced).then(|| {
+            format!(
+                "kc's graph ran {} where the trace holds {} for the replayed steps: {}",
+                if ran == 1 {
+                    "1 copy or fill".to_string()
+                } else {
+                    format!("{ran} copies and fills")
+                },
+                f.copies_traced,
+                if ran < f.copies_traced {
+                    "traced work it did not run"
+                } else {
+                    "work the trace does not hold"
+                }
+            )
+        })
     }
 }
 

@@ -284,6 +284,14 @@ pub fn markdown(r: &Report) -> String {
             f.aligned_traced_us,
             step_medians(f)
         );
+        if let Some(ran) = f.copies_launched {
+            let _ = writeln!(
+                o,
+                "\nCopies and fills (CUPTI's copy and fill activity and the driver's copy kernels, one per graph node): {ran} run, {} traced for the replayed steps{}.",
+                f.copies_traced,
+                if ran == f.copies_traced { "" } else { " ⚠" }
+            );
+        }
         if f.kernels_geometry_known > 0 {
             let _ = writeln!(
                 o,

@@ -35,6 +35,36 @@ pub struct KernelRecord {
     pub graph_node: u64,
 }
 
+/// A copy or fill the GPU ran, as CUPTI's memcpy and memset activity records it
+/// (`--verify`, graph mode, since session 48).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CopyRecord {
+    /// A fill (memset), else a copy.
+    pub fill: bool,
+    pub bytes: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The copy or fill node's id in the executable graph.
+    pub graph_node: u64,
+}
+
+/// The copies and fills one replay ran: the graph nodes recorded as copy or fill activity
+/// or as the driver's copy kernel (`memcpy128`), each node once (a node CUPTI records
+/// both ways counts once).
+pub fn copies_run(kernels: &[KernelRecord], copies: &[CopyRecord]) -> u64 {
+    let nodes: std::collections::BTreeSet<u64> = copies
+        .iter()
+        .map(|c| c.graph_node)
+        .chain(
+            kernels
+                .iter()
+                .filter(|k| is_driver_copy(&k.name))
+                .map(|k| k.graph_node),
+        )
+        .collect();
+    nodes.len() as u64
+}
+
 /// One replayed step as the trace recorded it.
 #[derive(Clone, Debug)]
 pub struct TracedStep<'a> {
@@ -152,6 +182,16 @@ pub struct Fidelity {
     /// takes as many at its place, and a traced kernel's search skips them.
     #[serde(default)]
     pub copy_kernels: u64,
+    /// Copies and fills the trace holds for the replayed steps, and (where CUPTI recorded
+    /// copy and fill activity, since session 48) those the replay ran: the graph's nodes
+    /// recorded as a copy or fill, or as the driver's copy kernel, each once. A unit whose
+    /// replay makes fewer copies than the trace holds for it (an in-place op's autograd
+    /// clone, folded into the op's unit before a79957b) shows here, where the kernels alone
+    /// cannot show it.
+    #[serde(default)]
+    pub copies_traced: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies_launched: Option<u64>,
     /// Where the alignment was cut (the replay launched fewer kernels), if it was.
     pub cut: Option<String>,
     /// The first aligned step whose launched kernel has another name than the traced one.
@@ -649,6 +689,7 @@ pub fn measure(steps: &[TracedStep<'_>], records: &[KernelRecord]) -> Fidelity {
         copy_kernels: copies as u64,
         kernels_launched: (recs.len() - copies) as u64,
         kernels_traced: steps.iter().map(|s| s.kernels.len() as u64).sum(),
+        copies_traced: steps.iter().map(|s| s.copies as u64).sum(),
         steps_with_kernels: steps.iter().filter(|s| !s.kernels.is_empty()).count() as u64,
         in_context_kernels_us,
         in_context_busy_us: Some(busy_of(recs.iter().copied()) as f64 / 1000.0),
@@ -1131,6 +1172,49 @@ mod tests {
                 (Some(_), true) => proptest::prop_assert_eq!(r, parts.join("::")),
             }
         }
+    }
+
+    /// A copy node CUPTI recorded both as copy activity and as the driver's kernel counts
+    /// once; a fill counts; kernels do not.
+    #[test]
+    fn copies_run_are_the_copy_and_fill_nodes() {
+        let copy = |node: u64, fill: bool| CopyRecord {
+            fill,
+            bytes: 4096,
+            start_ns: node * 10,
+            end_ns: node * 10 + 5,
+            graph_node: node,
+        };
+        let kernels = [
+            rec("memcpy128", 3, 30, 5),
+            rec("_ZN2at6native29vectorized_elementwise_kernel", 4, 40, 5),
+            rec("memcpy32_post", 9, 90, 5),
+        ];
+        let copies = [copy(3, false), copy(5, true), copy(7, false)];
+        assert_eq!(copies_run(&kernels, &copies), 4);
+        assert_eq!(copies_run(&kernels, &[]), 2);
+        assert_eq!(copies_run(&[], &[]), 0);
+        // The replayed steps' traced copies.
+        let plan_steps = [TracedStep {
+            unit: 0,
+            label: "aten::silu_",
+            kernels: vec!["void at::native::vectorized_elementwise_kernel<8, silu>(int)"],
+            copies: 1,
+            geometry: Vec::new(),
+            traced_ns: 10_000,
+            idle_before_ns: 0,
+        }];
+        let f = measure(
+            &plan_steps,
+            &[rec(
+                "_ZN2at6native29vectorized_elementwise_kernel",
+                1,
+                10,
+                5,
+            )],
+        );
+        assert_eq!(f.copies_traced, 1);
+        assert_eq!(f.copies_launched, None);
     }
 
     #[test]

@@ -182,6 +182,26 @@ b) # kc-zt (session 48). The decode graphs where kc's own graph misses the model
    PLANS=1 RUN_TIMEOUT=150 model mixtral_decode_graph --model mixtral --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    PLANS=1 RUN_TIMEOUT=170 model effnet_v2_s_train --model efficientnet_v2_s --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
    PLANS=1 RUN_TIMEOUT=170 model regnety16_train --model regnet_y_1_6gf --batch 64 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+d) # kc-zu (session 48): kc's graph verification records copies and fills (CUPTI's memcpy
+   # and memset activity) and sets them against the trace's for the replayed steps.
+   # EfficientNet-B0's kept plans, graph mode only, time only: kc-zr's (call 1: the
+   # autograd clones folded into silu_'s units, not run) and kc-zs's (call 2: run)
+   for t in zr zs; do
+     p=.device/plans/effnet_$t.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+     mark "copies effnet_$t"
+     timeout 70 $kc exec $p --verify --no-energy -o $out/effnet_$t.graph.json --json > $out/effnet_$t.graph.log 2>&1
+     echo "copies effnet_$t rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+     python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['graph']['fidelity']; print(sys.argv[1], 'copies launched', f.get('copies_launched'), 'traced', f.get('copies_traced'), 'copy_kernels', f.get('copy_kernels'))" $out/effnet_$t.graph.json >> $out/summary.txt 2>&1
+   done ;;
+e) # kc-zu (session 48): part d's check on two plans of other families, as controls
+   # (BLOOM's and LLaMA's training steps traced as their graphs, kept in sessions 47 and 46)
+   for n in bloom_train_graph llama_train_graph; do
+     p=.device/plans/$n.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+     mark "copies $n"
+     timeout 50 $kc exec $p --verify --no-energy -o $out/$n.graph.json --json > $out/$n.graph.log 2>&1
+     echo "copies $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+     python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['graph']['fidelity']; print(sys.argv[1], 'copies launched', f.get('copies_launched'), 'traced', f.get('copies_traced'), 'copy_kernels', f.get('copy_kernels'))" $out/$n.graph.json >> $out/summary.txt 2>&1
+   done ;;
 c) # kc-zs (session 48). Call 1 set EfficientNet-B0's two graphs side by side: the same
    # 1 082 kernels an iteration within 0.1 %, but 102 device-to-device copies in the model's
    # (437 us) of which kc ran only some: 49 are autograd's clones of silu_'s input, which

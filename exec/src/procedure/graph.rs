@@ -342,18 +342,20 @@ fn verify(
             _ => None,
         }),
     );
-    match crate::device::cupti::record(|| {
+    match crate::device::cupti::record_with_copies(|| {
         gpu.launch(graph)?;
         gpu.synchronize()
     }) {
-        Ok(records) => {
+        Ok((records, copies)) => {
             if let Some(path) = &opts.kernels_out {
                 let text = serde_json::to_vec(&records).unwrap_or_default();
                 if let Err(e) = kc_core::files::write_atomic(std::path::Path::new(path), &text) {
                     notes.push(format!("{path}: cannot write the kernel records: {e}"));
                 }
             }
-            Some(kc_core::results::fidelity::measure(&steps, &records))
+            let mut f = kc_core::results::fidelity::measure(&steps, &records);
+            f.copies_launched = Some(kc_core::results::fidelity::copies_run(&records, &copies));
+            Some(f)
         }
         Err(e) => {
             notes.push(format!("--verify: {e}"));
