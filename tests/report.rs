@@ -1670,3 +1670,55 @@ fn copies_the_replay_did_not_run_are_said_beside_the_figures() {
         assert_eq!(r.caveat(), "");
     }
 }
+
+/// Where kc's graph's copies and fills on the copy engine were recorded (since session 48),
+/// the error budget counts them with its kernels on both sides of kc's graph: the units
+/// alone hold the copy units' time, the model's profiled kernel time its copies. The parts
+/// still add up to the whole.
+#[test]
+fn the_error_budget_counts_kcs_copies_with_its_kernels() {
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/results/h100-2026-11-24-session3/c4");
+    let g = kc::report::read_results(&root.join("t5_b8s256_fp32tf32.graph.json")).unwrap();
+    let i =
+        kc::report::read_results(&root.join("t5_b8s256_fp32tf32.isolated.context.json")).unwrap();
+    let budget = |copies: Option<(u64, f64)>| {
+        let mut r = kc::report::model::build(Some(&g), Some(&i));
+        r.set_iterations(3, "ProfilerStep markers");
+        if let (Some(f), Some((n, us))) = (r.fidelity.as_mut(), copies) {
+            f.copies_launched = Some(n);
+            f.copies_us = Some(us);
+        }
+        kc::report::add_reference(
+            &mut r,
+            &root.join("reference.json"),
+            Some("t5_b8s256_fp32tf32"),
+        )
+        .unwrap();
+        r.error_budget.clone().unwrap()
+    };
+    let (plain, with) = (budget(None), budget(Some((141, 300.0))));
+    let part = |b: &kc::report::model::ErrorBudget, start: &str| {
+        b.parts
+            .iter()
+            .find(|p| p.what.starts_with(start))
+            .unwrap()
+            .us
+    };
+    assert!((part(&with, "context") - part(&plain, "context") - 300.0).abs() < 1e-6);
+    assert!((part(&with, "launch") - part(&plain, "launch") + 300.0).abs() < 1e-6);
+    let model = with
+        .parts
+        .iter()
+        .find(|p| {
+            p.what
+                .starts_with("the model's kernels, copies and fills vs kc's")
+        })
+        .unwrap();
+    assert!(
+        model.what.contains("and 47 copies and fills in kc's"),
+        "{}",
+        model.what
+    );
+    assert!(with.unexplained_us.abs() < 1e-6 && plain.unexplained_us.abs() < 1e-6);
+}

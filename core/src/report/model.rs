@@ -778,21 +778,32 @@ impl Report {
         // busy time where recorded, so that kernels side by side count once (ResNeXt-101
         // 32x8d's grouped convolutions: by durations, +2746 us of context per replay and
         // −2152 us of launch and gaps, session 40's call 1), else by their durations.
+        // Where the replay's copies and fills on the copy engine were recorded (since
+        // session 48), they go with its kernels: the units alone hold the copy units' time,
+        // and the model's profiled kernel time holds its copies and fills.
+        let copies_us = self.fidelity.as_ref().and_then(|f| f.copies_us);
+        let with_copies = |k: f64| k + copies_us.unwrap_or(0.0);
         let split = match (
             self.time.in_context_busy_us,
             self.time.in_context_kernels_us,
+            copies_us,
         ) {
-            (Some(k), _) => Some((
+            (Some(k), _, None) => Some((
                 k,
                 "context: the units' kernels in kc's graph (busy time) vs alone",
                 "launch and gaps in kc's graph (beyond its kernels' busy time)",
             )),
-            (None, Some(k)) => Some((
-                k,
+            (Some(k), _, Some(_)) => Some((
+                with_copies(k),
+                "context: the units' kernels (busy time), copies and fills in kc's graph vs alone",
+                "launch and gaps in kc's graph (beyond its kernels' busy time, copies and fills)",
+            )),
+            (None, Some(k), _) => Some((
+                with_copies(k),
                 "context: the units' kernels in kc's graph vs alone",
                 "launch, gaps and stream overlap in kc's graph",
             )),
-            (None, None) => None,
+            (None, None, _) => None,
         };
         match split {
             Some((k, context, between)) => {
@@ -824,7 +835,10 @@ impl Report {
                     "work kc does not replay (its traced time)".into(),
                     not_replayed,
                 ));
-                match (model_kernels, self.time.in_context_kernels_us) {
+                match (
+                    model_kernels,
+                    self.time.in_context_kernels_us.map(with_copies),
+                ) {
                     // With the kernels of the model's own run measured, its excess splits
                     // into kernels (the model's vs kc's in context) and the overhead
                     // between them (the model's vs kc's).
@@ -833,8 +847,17 @@ impl Report {
                         // (kernels, copies and fills) and kc's graph under CUPTI (kernels); a
                         // model's CUDA graph often runs another program than its eager step.
                         let kc_count = self.time.in_context_kernels.map(|c| c as f64 / n);
-                        let what = match (model_count, kc_count) {
-                            (Some(mc), Some(kc)) => format!(
+                        let kc_copies = self
+                            .fidelity
+                            .as_ref()
+                            .filter(|f| f.copies_us.is_some())
+                            .and_then(|f| f.copies_launched)
+                            .map(|c| c as f64 / n);
+                        let what = match (model_count, kc_count, kc_copies) {
+                            (Some(mc), Some(kc), Some(cc)) => format!(
+                                "the model's kernels, copies and fills vs kc's in context ({mc:.0} GPU activities per iteration in the model's graph, {kc:.0} kernels and {cc:.0} copies and fills in kc's)"
+                            ),
+                            (Some(mc), Some(kc), None) => format!(
                                 "the model's kernels vs kc's in context ({mc:.0} GPU activities per iteration in the model's graph, {kc:.0} kernels in kc's)"
                             ),
                             _ => "the model's kernels vs kc's in context".to_string(),

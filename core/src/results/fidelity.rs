@@ -65,6 +65,22 @@ pub fn copies_run(kernels: &[KernelRecord], copies: &[CopyRecord]) -> u64 {
     nodes.len() as u64
 }
 
+/// The time of the copies and fills one replay ran that no kernel record holds (a node
+/// recorded as the driver's copy kernel is in the kernels' time), microseconds.
+pub fn copies_beyond_kernels_us(kernels: &[KernelRecord], copies: &[CopyRecord]) -> f64 {
+    let as_kernels: std::collections::BTreeSet<u64> = kernels
+        .iter()
+        .filter(|k| is_driver_copy(&k.name))
+        .map(|k| k.graph_node)
+        .collect();
+    copies
+        .iter()
+        .filter(|c| !as_kernels.contains(&c.graph_node))
+        .map(|c| c.end_ns.saturating_sub(c.start_ns) as f64 / 1000.0)
+        .sum::<f64>()
+        + 0.0
+}
+
 /// One replayed step as the trace recorded it.
 #[derive(Clone, Debug)]
 pub struct TracedStep<'a> {
@@ -192,6 +208,11 @@ pub struct Fidelity {
     pub copies_traced: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies_launched: Option<u64>,
+    /// Their time in the replay, microseconds, beyond the driver's copy kernels (which
+    /// `in_context_kernels_us` holds): the copy engine's copies and fills, which no kernel
+    /// record shows (since session 48).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies_us: Option<f64>,
     /// Where the alignment was cut (the replay launched fewer kernels), if it was.
     pub cut: Option<String>,
     /// The first aligned step whose launched kernel has another name than the traced one.
@@ -1192,6 +1213,8 @@ mod tests {
         ];
         let copies = [copy(3, false), copy(5, true), copy(7, false)];
         assert_eq!(copies_run(&kernels, &copies), 4);
+        // Node 3 ran as the driver's kernel: its time is the kernels'.
+        assert!((copies_beyond_kernels_us(&kernels, &copies) - 0.010).abs() < 1e-12);
         assert_eq!(copies_run(&kernels, &[]), 2);
         assert_eq!(copies_run(&[], &[]), 0);
         // The replayed steps' traced copies.
