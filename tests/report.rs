@@ -1615,6 +1615,23 @@ fn kcs_graph_is_set_beside_the_models_kernel_by_kernel() {
         "{md}"
     );
     assert!(md.contains("Kernels only the model's graph ran:"));
+    // Where kc's verification recorded its copies and fills (since session 48), the
+    // side-by-side holds them all: the copy engine's and the driver's copy kernels.
+    let mut r2 = kc::report::model::Report {
+        fidelity: Some(kc::results::fidelity::Fidelity {
+            copies_launched: Some(48),
+            copies_us: Some(30.0),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    r2.set_iterations(3, "ProfilerStep markers");
+    kc::report::add_side_by_side(&mut r2, &model, &kernels, None).unwrap();
+    let s2 = r2.graphs_side_by_side.unwrap();
+    assert_eq!(s2.kc_copies, Some(16.0));
+    assert!((s2.kc_copy_us.unwrap() - 10.0 - s2.kc_driver_copy_us).abs() < 1e-9);
+    assert!(s2.summary().contains("and kc's graph's 16 took"), "{}", s2.summary());
+    assert!(s.summary().contains("(kc's graph's copies are not in its kernel record)"));
     // Either record alone is refused, naming what is missing.
     let out = kc(&[
         "report",
@@ -1639,6 +1656,17 @@ fn kcs_graph_is_set_beside_the_models_kernel_by_kernel() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("holds no CUDA-graph replay"), "{e}");
+    // Records that are not kc's are refused, naming the file.
+    let dir2 = tempfile::tempdir().unwrap();
+    let bad = dir2.path().join("plan.graph.kernels.json");
+    std::fs::write(&bad, b"{\"not\": \"records\"}").unwrap();
+    let e = kc::report::add_side_by_side(&mut r, &model, &bad, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("plan.graph.kernels.json") && e.contains("not kc's kernel records"),
+        "{e}"
+    );
 }
 
 /// A graph replay that ran fewer copies and fills than the trace holds for its steps (an

@@ -154,7 +154,17 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
         (graph.is_some() && p.is_file()).then_some(p)
     });
     match (&model_graph, &graph_kernels) {
-        (Some(m), Some(k)) => super::add_side_by_side(&mut rep, m, k, plan.as_ref())?,
+        // Asked for by name, a comparison that cannot be made is an error; found by
+        // default, a note.
+        (Some(m), Some(k)) => {
+            if let Err(e) = super::add_side_by_side(&mut rep, m, k, plan.as_ref()) {
+                if inputs.model_graph.is_some() || inputs.graph_kernels.is_some() {
+                    return Err(e);
+                }
+                rep.notes
+                    .push(format!("kc's graph not set beside the model's: {e}"));
+            }
+        }
         (Some(m), None) if inputs.model_graph.is_some() => {
             return Err(ReportError::Refused(format!(
                 "{}: the model's graph is set beside kc's CUPTI record of its graph, and there is none (kc exec --verify --kernels-out, or --graph-kernels)",

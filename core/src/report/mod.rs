@@ -325,7 +325,17 @@ pub fn add_side_by_side(
             why: format!("not kc's kernel records (kc exec --kernels-out): {e}"),
         })?;
     let iterations = rep.iterations_per_replay.unwrap_or(1);
-    rep.graphs_side_by_side = Some(side_by_side::compare(&model, &records, iterations, plan));
+    let mut s = side_by_side::compare(&model, &records, iterations, plan);
+    // All of kc's copies and fills, where its verification recorded them: the driver's
+    // copy kernels are in the records, the copy engine's only in the fidelity section.
+    if let Some(f) = rep.fidelity.as_ref() {
+        if let (Some(n), Some(us)) = (f.copies_launched, f.copies_us) {
+            let its = f64::from(iterations.max(1));
+            s.kc_copies = Some(n as f64 / its);
+            s.kc_copy_us = Some(us / its + s.kc_driver_copy_us);
+        }
+    }
+    rep.graphs_side_by_side = Some(s);
     // The sentence beside the prediction names what parts the two graphs.
     if rep.prediction.is_some() {
         rep.compute_prediction();

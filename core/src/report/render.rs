@@ -995,18 +995,26 @@ pub(crate) fn step_medians(f: &crate::results::fidelity::Fidelity) -> String {
 fn side_by_side(o: &mut String, s: &super::side_by_side::GraphsSideBySide) {
     let _ = writeln!(
         o,
-        "\n## kc's graph beside the model's, kernel by kernel\n\nPer model iteration: the model's CUDA graph as its profiled replays ran it ({} of {} replays, medians), kc's graph as CUPTI recorded one replay of it ({} iterations). Copies and fills CUPTI records only where the graph ran them as the driver's kernels.\n\n| | kernels | kernel time | copies and fills | their time |\n|---|---|---|---|---|\n| model's graph | {} | {:.1} us | {} | {:.1} us |\n| kc's graph | {:.1} | {:.1} us | {:.1} (driver kernels) | {:.1} us |\n| matched (same kernel, same place) | {:.1} | model {:.1} us, kc {:.1} us ({:+.1} us) | | |",
+        "\n## kc's graph beside the model's, kernel by kernel\n\nPer model iteration: the model's CUDA graph as its profiled replays ran it ({} of {} replays, medians), kc's graph as CUPTI recorded one replay of it ({} iterations). {}\n\n| | kernels | kernel time | copies and fills | their time |\n|---|---|---|---|---|\n| model's graph | {} | {:.1} us | {} | {:.1} us |\n| kc's graph | {:.1} | {:.1} us | {} | {:.1} us |\n| matched (same kernel, same place) | {:.1} | model {:.1} us, kc {:.1} us ({:+.1} us) | | |",
         s.model_replays_used,
         s.model_replays,
         s.kc_iterations,
+        if s.kc_copies.is_some() {
+            "kc's copies and fills as its verification recorded them (copy and fill activity and the driver's copy kernels)."
+        } else {
+            "kc's copies and fills only where its graph ran them as the driver's kernels (results before session 48 record no other)."
+        },
         s.model_kernels,
         s.model_kernel_us,
         s.model_copies,
         s.model_copy_us,
         s.kc_kernels,
         s.kc_kernel_us,
-        s.kc_driver_copies,
-        s.kc_driver_copy_us,
+        s.kc_copies.map_or_else(
+            || format!("{:.1} (driver kernels)", s.kc_driver_copies),
+            |n| format!("{n:.1}")
+        ),
+        s.kc_copy_us.unwrap_or(s.kc_driver_copy_us),
         s.matched,
         s.matched_model_us,
         s.matched_kc_us,

@@ -156,6 +156,13 @@ pub struct GraphsSideBySide {
     pub kc_kernel_us: f64,
     pub kc_driver_copies: f64,
     pub kc_driver_copy_us: f64,
+    /// All the copies and fills kc's graph ran and their time, where its verification
+    /// recorded copy and fill activity (`fidelity.copies_launched`, since session 48):
+    /// the driver's copy kernels and the copy engine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kc_copies: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kc_copy_us: Option<f64>,
     /// Kernels both launched at the aligned place, and their time on each side.
     pub matched: f64,
     pub matched_model_us: f64,
@@ -193,7 +200,7 @@ impl GraphsSideBySide {
             }
         };
         format!(
-            "kernel by kernel beside the model's graph (per iteration): the {:.0} kernels both ran at the same place took {:+.1} us in kc's ({:.1} against {:.1} us), the model's graph ran {mn:.0} {} kc's did not ({mu:.1} us) and kc's {kn:.0} {} the model's did not ({ku:.1} us), and the model's graph's {} copies and fills took {:.1} us (kc's graph's copies are not in its CUPTI record)",
+            "kernel by kernel beside the model's graph (per iteration): the {:.0} kernels both ran at the same place took {:+.1} us in kc's ({:.1} against {:.1} us), the model's graph ran {mn:.0} {} kc's did not ({mu:.1} us) and kc's {kn:.0} {} the model's did not ({ku:.1} us), and the model's graph's {} copies and fills took {:.1} us {}",
             self.matched,
             self.matched_kc_us - self.matched_model_us,
             self.matched_kc_us,
@@ -202,6 +209,10 @@ impl GraphsSideBySide {
             kernels(kn),
             self.model_copies,
             self.model_copy_us,
+            match (self.kc_copies, self.kc_copy_us) {
+                (Some(n), Some(us)) => format!("and kc's graph's {n:.0} took {us:.1} us"),
+                _ => "(kc's graph's copies are not in its kernel record)".to_string(),
+            }
         )
     }
 }
@@ -209,7 +220,8 @@ impl GraphsSideBySide {
 /// How many groups each list keeps.
 const LISTED: usize = 8;
 /// The most edits the alignment searches: sides this far apart are different programs.
-const MAX_EDITS: usize = 20_000;
+/// Its memory grows with the square (at this bound, 16 M diagonals' ends: 128 MB).
+const MAX_EDITS: usize = 4_000;
 
 /// A kernel's identifier for the alignment: the last component of its readable name.
 fn identifier(name: &str) -> String {
@@ -353,13 +365,11 @@ pub fn compare(
             kc_us: per(ku),
         })
         .collect();
-    kd.sort_by(|a, b| {
-        (b.kc_us - b.model_us)
-            .abs()
-            .total_cmp(&(a.kc_us - a.model_us).abs())
-            .then_with(|| a.kernel.cmp(&b.kernel))
-    });
-    kd.truncate(LISTED);
+    keep_furthest(
+        &mut kd,
+        |k| (k.model_us, k.kc_us),
+        |a, b| a.kernel.cmp(&b.kernel),
+    );
     out.furthest_kernels = kd;
     if let Some(p) = plan {
         let mut ud: Vec<UnitDiff> = by_unit
@@ -375,16 +385,30 @@ pub fn compare(
                 kc_us: per(ku),
             })
             .collect();
-        ud.sort_by(|a, b| {
-            (b.kc_us - b.model_us)
-                .abs()
-                .total_cmp(&(a.kc_us - a.model_us).abs())
-                .then_with(|| a.unit.cmp(&b.unit))
-        });
-        ud.truncate(LISTED);
+        keep_furthest(
+            &mut ud,
+            |u| (u.model_us, u.kc_us),
+            |a, b| a.unit.cmp(&b.unit),
+        );
         out.furthest_units = ud;
     }
     out
+}
+
+/// Keeps the [`LISTED`] items whose two times (`times`: the model's, kc's) lie furthest
+/// apart, furthest first; `tie` orders equal gaps, so the list does not depend on hash
+/// order.
+fn keep_furthest<T>(
+    v: &mut Vec<T>,
+    times: impl Fn(&T) -> (f64, f64),
+    tie: impl Fn(&T, &T) -> std::cmp::Ordering,
+) {
+    let gap = |x: &T| {
+        let (model, kc) = times(x);
+        (kc - model).abs()
+    };
+    v.sort_by(|a, b| gap(b).total_cmp(&gap(a)).then_with(|| tie(a, b)));
+    v.truncate(LISTED);
 }
 
 /// The unit of each of the model's kernels repeated `its` times: the traced steps' kernels
