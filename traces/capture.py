@@ -34,6 +34,9 @@ Writes into DIR:
                           --capture ... --shapes ...), and the values its integer and boolean
                           tensors held, from one eager run of the step as the capture sees it,
                           keyed by the capture ET's node ids (--values)
+  NAME.graph_replays.trace.json.gz  the profiled replays of the step's CUDA graph (5, CUDA
+                          activities), which kc report sets kc's graph beside kernel by
+                          kernel (reference.json's cuda_graph.replay_trace)
   reference.json          eager and CUDA-graph time per iteration (CUDA events, median/
                           min/max over 50 runs after 10 warm-ups) and NVML energy per run
                           (total-energy counter over a >= 2 s loop), like
