@@ -336,6 +336,7 @@ pub fn add_side_by_side(
         }
     }
     rep.graphs_side_by_side = Some(s);
+    rep.set_against_model_graph();
     // The sentence beside the prediction names what parts the two graphs.
     if rep.prediction.is_some() {
         rep.compute_prediction();

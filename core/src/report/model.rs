@@ -48,6 +48,17 @@ pub struct TimeSummary {
     pub units_isolated_vs_in_context: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolated_vs_in_context_basis: Option<String>,
+    /// Per unit, against its kernels in the model's own graph (where set beside kc's,
+    /// since session 48): its kernels alone (CUPTI) and its kernels in kc's graph, the
+    /// median |error| over the units measured, percent, and how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_isolated_vs_model_graph_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_isolated_vs_model_graph: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_kc_graph_vs_model_graph_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_kc_graph_vs_model_graph: Option<usize>,
     /// Per unit, its kernels in the round (every unit once, in model order, at its places;
     /// CUPTI) against its kernels in kc's graph: the median |error| over the units both
     /// measured, percent, and how many. Units alone repeat one kernel back to back; in the
@@ -156,6 +167,19 @@ pub struct UnitRow {
     /// against in kc's graph, percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_lead_in_vs_in_context_pct: Option<f64>,
+    /// Its kernels per invocation alone (CUPTI, `--isolated --verify`), where recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone_kernels_us: Option<f64>,
+    /// Its kernels per invocation in the model's own CUDA graph (the profiled replays
+    /// capture.py keeps, where all its traced kernels aligned there; since session 48),
+    /// and against it, percent: the unit alone (its kernels, CUPTI) and its kernels in
+    /// kc's graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_graph_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated_vs_model_graph_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kc_graph_vs_model_graph_pct: Option<f64>,
 }
 
 /// Sets each row's kernels elsewhere (`kernels`, by unit: in the round, after its lead-ins)
@@ -995,6 +1019,7 @@ impl Report {
         let cupti = !alone_kernels.is_empty();
         let mut errors = Vec::new();
         for row in &mut self.units {
+            row.alone_kernels_us = alone_kernels.get(&row.id).copied();
             let Some(fu) = f.units.iter().find(|x| x.unit == row.id && x.steps > 0) else {
                 continue;
             };
@@ -1063,6 +1088,37 @@ impl Report {
             }
             .into(),
         );
+    }
+
+    /// Sets each unit whole in the model's own graph ([`super::side_by_side`]) against
+    /// that graph: its kernels alone (CUPTI) and its kernels in kc's graph, per invocation.
+    pub fn set_against_model_graph(&mut self) {
+        let Some(s) = self.graphs_side_by_side.as_ref() else {
+            return;
+        };
+        let its = f64::from(self.iterations_per_replay.unwrap_or(1).max(1));
+        let (mut alone, mut kc) = (Vec::new(), Vec::new());
+        for w in &s.units_whole {
+            let Some(row) = self.units.iter_mut().find(|r| r.id == w.unit) else {
+                continue;
+            };
+            let per_iteration = row.invocations as f64 / its;
+            if per_iteration <= 0.0 || w.model_us <= 0.0 {
+                continue;
+            }
+            let model = w.model_us / per_iteration;
+            row.in_model_graph_us = Some(model);
+            row.isolated_vs_model_graph_pct = row.alone_kernels_us.and_then(|a| pct(a, model));
+            row.kc_graph_vs_model_graph_pct = row.in_context_mean_us.and_then(|k| pct(k, model));
+            alone.extend(row.isolated_vs_model_graph_pct.map(f64::abs));
+            kc.extend(row.kc_graph_vs_model_graph_pct.map(f64::abs));
+        }
+        self.time.units_isolated_vs_model_graph = Some(alone.len()).filter(|&n| n > 0);
+        self.time.unit_isolated_vs_model_graph_median_abs_pct =
+            crate::results::stats::median(&mut alone);
+        self.time.units_kc_graph_vs_model_graph = Some(kc.len()).filter(|&n| n > 0);
+        self.time.unit_kc_graph_vs_model_graph_median_abs_pct =
+            crate::results::stats::median(&mut kc);
     }
 
     /// Takes the iteration count from the plan when the results did not record it.
@@ -1144,6 +1200,10 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 isolated_vs_in_context_pct: None,
                 round_vs_in_context_pct: None,
                 after_lead_in_vs_in_context_pct: None,
+                alone_kernels_us: None,
+                in_model_graph_us: None,
+                isolated_vs_model_graph_pct: None,
+                kc_graph_vs_model_graph_pct: None,
             }
         })
         .collect();

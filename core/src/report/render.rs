@@ -355,7 +355,7 @@ pub fn markdown(r: &Report) -> String {
         }
     }
     if let Some(s) = &r.graphs_side_by_side {
-        side_by_side(&mut o, s);
+        side_by_side(&mut o, r, s);
     }
     if let Some(b) = &r.error_budget {
         let per_iter = |x: f64| {
@@ -992,7 +992,7 @@ pub(crate) fn step_medians(f: &crate::results::fidelity::Fidelity) -> String {
 }
 
 /// The section that sets kc's graph beside the model's own, kernel by kernel.
-fn side_by_side(o: &mut String, s: &super::side_by_side::GraphsSideBySide) {
+fn side_by_side(o: &mut String, r: &Report, s: &super::side_by_side::GraphsSideBySide) {
     let _ = writeln!(
         o,
         "\n## kc's graph beside the model's, kernel by kernel\n\nPer model iteration: the model's CUDA graph as its profiled replays ran it ({} of {} replays, medians), kc's graph as CUPTI recorded one replay of it ({} iterations). {}\n\n| | kernels | kernel time | copies and fills | their time |\n|---|---|---|---|---|\n| model's graph | {} | {:.1} us | {} | {:.1} us |\n| kc's graph | {:.1} | {:.1} us | {} | {:.1} us |\n| matched (same kernel, same place) | {:.1} | model {:.1} us, kc {:.1} us ({:+.1} us) | | |",
@@ -1040,6 +1040,23 @@ fn side_by_side(o: &mut String, s: &super::side_by_side::GraphsSideBySide) {
             );
         }
     };
+    if let (Some(m), Some(n)) = (
+        r.time.unit_isolated_vs_model_graph_median_abs_pct,
+        r.time.units_isolated_vs_model_graph,
+    ) {
+        let _ = writeln!(
+            o,
+            "\nPer unit, alone (its kernels, CUPTI) against its kernels in the model's own graph: median |error| {m:.1} % over {n} units{} (`isolated_vs_model_graph_pct` per unit in report.json).",
+            match (
+                r.time.unit_kc_graph_vs_model_graph_median_abs_pct,
+                r.time.units_kc_graph_vs_model_graph
+            ) {
+                (Some(k), Some(kn)) =>
+                    format!("; its kernels in kc's graph against the same, {k:.1} % over {kn}"),
+                _ => String::new(),
+            }
+        );
+    }
     groups(o, "Kernels only the model's graph ran:", &s.model_only);
     groups(o, "Kernels only kc's graph ran:", &s.kc_only);
     if !s.furthest_units.is_empty() {

@@ -137,6 +137,15 @@ pub struct UnitDiff {
     pub kc_us: f64,
 }
 
+/// A unit whose traced kernels the model's graph ran, each at its aligned place: their
+/// time there per model iteration.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct UnitInModelGraph {
+    pub unit: u32,
+    pub kernels_per_iteration: f64,
+    pub model_us: f64,
+}
+
 /// The two graphs side by side, per model iteration.
 #[derive(Serialize, Clone, Debug, Default, PartialEq)]
 pub struct GraphsSideBySide {
@@ -180,6 +189,11 @@ pub struct GraphsSideBySide {
     pub furthest_units: Vec<UnitDiff>,
     /// The model's kernels the traced steps account for (with a plan), per iteration.
     pub model_kernels_in_units: f64,
+    /// With a plan: every unit all of whose traced kernels the model's graph ran at their
+    /// aligned places, by unit id, with their time there (the reference a unit alone is
+    /// set against in the report).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub units_whole: Vec<UnitInModelGraph>,
     /// Where the alignment gave up: the sides differ in more places than it searches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_aligned: Option<String>,
@@ -284,8 +298,29 @@ pub fn compare(
     let m = model.kernels.len().max(1);
     let mk = |i: usize| &model.kernels[i % m];
     // The unit of each of the model's kernels, through the traced steps.
-    let unit_of = plan.map(|p| model_units(p, model, its)).unwrap_or_default();
+    let (unit_of, traced_of) = plan.map(|p| model_units(p, model, its)).unwrap_or_default();
     out.model_kernels_in_units = per(unit_of.iter().filter(|u| u.is_some()).count() as f64);
+    // A unit is whole in the model's graph where as many of its kernels aligned there as
+    // the trace holds for it.
+    let mut in_model: HashMap<u32, (usize, f64)> = HashMap::new();
+    for (i, u) in unit_of.iter().enumerate() {
+        if let Some(u) = u {
+            let e = in_model.entry(*u).or_default();
+            e.0 += 1;
+            e.1 += mk(i).dur_us;
+        }
+    }
+    let mut whole: Vec<UnitInModelGraph> = in_model
+        .into_iter()
+        .filter(|(u, (n, _))| traced_of.get(u) == Some(n))
+        .map(|(unit, (n, us))| UnitInModelGraph {
+            unit,
+            kernels_per_iteration: per(n as f64),
+            model_us: per(us),
+        })
+        .collect();
+    whole.sort_by_key(|w| w.unit);
+    out.units_whole = whole;
     let mut matched_m = vec![false; m_keys.len()];
     let mut matched_k = vec![false; k_keys.len()];
     let mut by_kernel: HashMap<u32, (String, [u32; 3], usize, f64, f64)> = HashMap::new();
@@ -413,8 +448,12 @@ fn keep_furthest<T>(
 
 /// The unit of each of the model's kernels repeated `its` times: the traced steps' kernels
 /// (plan order by traced start; the same Kineto names as the model's trace) aligned with
-/// them by name.
-fn model_units<'a>(plan: &'a Plan, model: &'a ModelIteration, its: usize) -> Vec<Option<u32>> {
+/// them by name; and how many kernels the traced steps hold per unit.
+fn model_units<'a>(
+    plan: &'a Plan,
+    model: &'a ModelIteration,
+    its: usize,
+) -> (Vec<Option<u32>>, HashMap<u32, usize>) {
     let mut steps: Vec<&crate::plan::types::Step> = plan.steps.iter().collect();
     steps.sort_by_key(|s| s.traced_start_ns);
     let mut names: HashMap<&str, u32> = HashMap::new();
@@ -440,7 +479,11 @@ fn model_units<'a>(plan: &'a Plan, model: &'a ModelIteration, its: usize) -> Vec
     for (i, j) in shortest_edit_pairs(&m_ids, &t_ids, MAX_EDITS).unwrap_or_default() {
         out[i] = Some(traced[j].1);
     }
-    out
+    let mut per_unit: HashMap<u32, usize> = HashMap::new();
+    for t in &traced {
+        *per_unit.entry(t.1).or_default() += 1;
+    }
+    (out, per_unit)
 }
 
 /// The pairs (i, j) with a[i] == b[j] that a shortest edit script from `a` to `b` keeps
