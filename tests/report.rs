@@ -1809,3 +1809,58 @@ fn units_alone_are_set_against_the_models_own_graph() {
     assert!((r.time.unit_isolated_vs_model_graph_median_abs_pct.unwrap() - 10.0).abs() < 1e-9);
     assert!((r.time.unit_kc_graph_vs_model_graph_median_abs_pct.unwrap() - 0.5).abs() < 1e-9);
 }
+
+mod kernel_records_fuzzish {
+    use proptest::prelude::*;
+    use std::path::PathBuf;
+
+    fn real() -> Vec<u8> {
+        let gz = std::fs::read(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/modern/llama2l_train_fusedadamw_b4s256.graph.kernels.json.gz"),
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut raw).unwrap();
+        raw
+    }
+
+    /// The fuzz entry point on real records, plain and gzipped: all of them read.
+    #[test]
+    fn real_records_read_whole() {
+        let raw = real();
+        assert_eq!(kc::fuzzing::kernel_records(&raw), 894);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap();
+        assert_eq!(kc::fuzzing::kernel_records(&gz.finish().unwrap()), 894);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes: no panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
+            let _ = kc::fuzzing::kernel_records(&bytes);
+        }
+
+        /// Real records with bytes flipped, cut or spliced: no panic.
+        #[test]
+        fn mutated_real_records_never_panic(
+            at in 0usize..300_000,
+            len in 0usize..64,
+            with in proptest::collection::vec(any::<u8>(), 0..64),
+            cut in any::<bool>(),
+        ) {
+            let mut b = real();
+            let at = at % (b.len() + 1);
+            let end = (at + len).min(b.len());
+            if cut {
+                b.truncate(at);
+            } else {
+                b.splice(at..end, with);
+            }
+            let _ = kc::fuzzing::kernel_records(&b);
+        }
+    }
+}

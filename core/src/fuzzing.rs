@@ -106,3 +106,35 @@ pub fn shapes(bytes: &[u8]) -> usize {
     }
     n
 }
+
+/// kc's kernel records (`kc report --graph-kernels`): the bytes read as records, then set
+/// beside a small model graph; and the bytes' two halves aligned with each other as
+/// [`crate::report::side_by_side`] aligns kernel sequences. Returns how many records
+/// were read.
+pub fn kernel_records(bytes: &[u8]) -> usize {
+    use crate::report::side_by_side::*;
+    let half = bytes.len() / 2;
+    let _ = shortest_edit_pairs(&bytes[..half], &bytes[half..], 64);
+    let Ok(records) = read_kernel_records(bytes) else {
+        return 0;
+    };
+    let model = ModelIteration {
+        replays: 2,
+        replays_used: 1,
+        kernels: records
+            .iter()
+            .take(8)
+            .map(|r| ModelKernel {
+                name: r.name.clone(),
+                grid: r.grid.map(|x| x.max(0) as u32),
+                block: r.block.map(|x| x.max(0) as u32),
+                dur_us: 1.0,
+            })
+            .collect(),
+        copies: 1,
+        copy_us: 1.0,
+    };
+    let s = compare(&model, &records, 2, None);
+    let _ = s.summary();
+    records.len()
+}

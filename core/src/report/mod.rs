@@ -298,32 +298,15 @@ pub fn add_side_by_side(
     })?;
     let kp = graph_kernels.display().to_string();
     let bytes =
-        crate::files::read_capped(graph_kernels, 1 << 30, "kernel records").map_err(|source| {
-            ReportError::Io {
+        crate::files::read_capped(graph_kernels, side_by_side::RECORDS_CAP, "kernel records")
+            .map_err(|source| ReportError::Io {
                 path: kp.clone(),
                 source,
-            }
-        })?;
-    // Gzipped records (as fixtures keep them) are read through the same cap.
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(flate2::read::GzDecoder::new(&bytes[..]), 1 << 30),
-            &mut text,
-        )
-        .map_err(|source| ReportError::Io {
-            path: kp.clone(),
-            source,
-        })?;
-        text
-    } else {
-        bytes
-    };
-    let records: Vec<crate::results::fidelity::KernelRecord> = serde_json::from_slice(&bytes)
-        .map_err(|e| ReportError::Input {
-            path: kp.clone(),
-            why: format!("not kc's kernel records (kc exec --kernels-out): {e}"),
-        })?;
+            })?;
+    let records = side_by_side::read_kernel_records(&bytes).map_err(|why| ReportError::Input {
+        path: kp.clone(),
+        why,
+    })?;
     let iterations = rep.iterations_per_replay.unwrap_or(1);
     let mut s = side_by_side::compare(&model, &records, iterations, plan);
     // All of kc's copies and fills, where its verification recorded them: the driver's

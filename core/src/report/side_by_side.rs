@@ -108,6 +108,31 @@ pub fn model_iteration(g: &KernelGraph) -> Result<ModelIteration, String> {
     Ok(it)
 }
 
+/// The most bytes kc's kernel records may hold, gzipped or not (a replay of 100 000
+/// kernels is some 30 MB).
+pub const RECORDS_CAP: u64 = 1 << 30;
+
+/// kc's CUPTI record of its graph (`kc exec --kernels-out`, `kc run`'s
+/// plan.graph.kernels.json), plain or gzipped, read through [`RECORDS_CAP`]; an error
+/// says what is wrong, never a panic.
+pub fn read_kernel_records(bytes: &[u8]) -> Result<Vec<KernelRecord>, String> {
+    let text;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(flate2::read::GzDecoder::new(bytes), RECORDS_CAP),
+            &mut out,
+        )
+        .map_err(|e| format!("not a gzip stream: {e}"))?;
+        text = out;
+        &text[..]
+    } else {
+        bytes
+    };
+    serde_json::from_slice(bytes)
+        .map_err(|e| format!("not kc's kernel records (kc exec --kernels-out): {e}"))
+}
+
 /// Kernels of one identifier and geometry, with their count and time per iteration.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct KernelGroup {
