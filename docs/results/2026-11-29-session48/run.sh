@@ -202,6 +202,10 @@ e) # kc-zu (session 48): part d's check on two plans of other families, as contr
      echo "copies $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
      python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['graph']['fidelity']; print(sys.argv[1], 'copies launched', f.get('copies_launched'), 'traced', f.get('copies_traced'), 'copy_kernels', f.get('copy_kernels'))" $out/$n.graph.json >> $out/summary.txt 2>&1
    done ;;
+f) # Not run in session 48 (no device time left): the next call's first question.
+   # RegNetY-1.6GF's training step (skipped twice for time), answered in full with the
+   # copies counted in --verify and the error budget's copy time (9d03586), plans kept
+   PLANS=1 RUN_TIMEOUT=170 model regnety16_train --model regnet_y_1_6gf --batch 64 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
 c) # kc-zs (session 48). Call 1 set EfficientNet-B0's two graphs side by side: the same
    # 1 082 kernels an iteration within 0.1 %, but 102 device-to-device copies in the model's
    # (437 us) of which kc ran only some: 49 are autograd's clones of silu_'s input, which
