@@ -248,6 +248,30 @@ impl OtherKernels {
     }
 }
 
+/// The units whose copies and fills alone (recorded since session 48) were another count
+/// an invocation than the trace holds: a note naming how many and the first, said as
+/// recorded, not judged (the count is not yet checked on a GPU against replays that are
+/// the model's, so it stays out of [`units_other_kernels`]).
+pub fn units_other_copies(units: &[crate::results::UnitResult]) -> Option<String> {
+    let other: Vec<(&crate::results::UnitResult, f64, u64)> = units
+        .iter()
+        .filter_map(|u| {
+            let l = u.launches_verified.as_ref()?;
+            let c = l.copies_per_invocation?;
+            (crate::results::fidelity::whole_count(c)
+                != Some(l.traced_copies_per_invocation as usize))
+            .then_some((u, c, l.traced_copies_per_invocation))
+        })
+        .collect();
+    let (u, c, t) = other.first()?;
+    Some(format!(
+        "{} alone ran another count of copies and fills an invocation than the trace holds (the first, unit {} {}: {c:.2} where the trace holds {t}); recorded since session 48 and not yet judged",
+        crate::words::count(other.len() as u64, "unit"),
+        u.id,
+        u.label
+    ))
+}
+
 /// The units whose kernels alone were not the trace's ([`OtherKernels`]), the largest
 /// share of the plain sum first.
 pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKernels> {
@@ -1239,6 +1263,9 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         })
         .collect();
     r.units_other_kernels = units_other_kernels(&units_src.units);
+    if let Some(note) = units_other_copies(&units_src.units) {
+        r.notes.push(note);
+    }
     r.time.units_not_executed = r.units.iter().filter(|u| u.status != "ok").count();
     r.time.not_executed_traced_us = r
         .units

@@ -81,6 +81,18 @@ pub fn copies_beyond_kernels_us(kernels: &[KernelRecord], copies: &[CopyRecord])
         + 0.0
 }
 
+/// The copies and fills in records of one or more launches: each copy or fill activity,
+/// and each driver copy kernel whose graph node no copy activity was recorded for (a node
+/// CUPTI records both ways counts once a launch).
+pub fn copies_in(kernels: &[KernelRecord], copies: &[CopyRecord]) -> u64 {
+    let nodes: std::collections::BTreeSet<u64> = copies.iter().map(|c| c.graph_node).collect();
+    copies.len() as u64
+        + kernels
+            .iter()
+            .filter(|k| is_driver_copy(&k.name) && !nodes.contains(&k.graph_node))
+            .count() as u64
+}
+
 /// One replayed step as the trace recorded it.
 #[derive(Clone, Debug)]
 pub struct TracedStep<'a> {
@@ -258,6 +270,19 @@ pub struct UnitLaunches {
     /// ViT-B/16 steps; which kernel it was is read here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_traced: Vec<(String, f64)>,
+    /// From session 48, where the unit's graph alone holds no restoring copies: the copies
+    /// and fills its launches ran per invocation (CUPTI's copy and fill activity and the
+    /// driver's copy kernels, [`copies_in`]), and those the trace holds for one invocation.
+    /// Recorded, not yet judged: [`UnitLaunches::as_traced`] does not read them until a GPU
+    /// run has shown the count agrees where the replay is the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies_per_invocation: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub traced_copies_per_invocation: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How many of a unit's kernels the trace does not hold [`UnitLaunches::not_traced`] names.
@@ -343,6 +368,8 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
         busy_us: Some(busy_ns(records) as f64 / 1000.0 / n),
         by_step: Vec::new(),
         not_traced: not_traced(traced, records, n),
+        copies_per_invocation: None,
+        traced_copies_per_invocation: 0,
     }
 }
 
@@ -1217,6 +1244,12 @@ mod tests {
         assert!((copies_beyond_kernels_us(&kernels, &copies) - 0.010).abs() < 1e-12);
         assert_eq!(copies_run(&kernels, &[]), 2);
         assert_eq!(copies_run(&[], &[]), 0);
+        // Over two launches of one graph: every record counts, a node recorded both ways
+        // once a launch.
+        let twice: Vec<CopyRecord> = copies.iter().chain(copies.iter()).cloned().collect();
+        let kernels_twice: Vec<KernelRecord> =
+            kernels.iter().chain(kernels.iter()).cloned().collect();
+        assert_eq!(copies_in(&kernels_twice, &twice), 8);
         // The replayed steps' traced copies.
         let plan_steps = [TracedStep {
             unit: 0,

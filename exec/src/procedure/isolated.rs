@@ -1136,8 +1136,17 @@ pub(super) fn verify_launches(
     if !opts.verify || (restoring && own_copies) {
         return None;
     }
-    match super::record_launches(gpu, graph) {
-        Ok(r) => Some(launches_of(u, r, unroll, restoring, launch_steps)),
+    match super::record_launches_with_copies(gpu, graph) {
+        Ok((r, copies)) => {
+            let mut l = launches_of(u, r, unroll, restoring, launch_steps);
+            // A restoring graph holds the snapshot's copies beside the unit's own.
+            if !restoring {
+                l.copies_per_invocation = Some(copies / f64::from(unroll.max(1)));
+                l.traced_copies_per_invocation =
+                    u.kernels.iter().filter(|k| is_runtime_copy(k)).count() as u64;
+            }
+            Some(l)
+        }
         Err(e) => {
             notes.push(format!("unit {} --verify: {e}", u.id));
             None

@@ -101,6 +101,26 @@ pub(super) fn record_launches_n(
     ))
 }
 
+/// [`record_launches`], with the copies and fills the launches ran, per launch (CUPTI's
+/// copy and fill activity too, [`kc_core::results::fidelity::copies_in`]).
+pub(super) fn record_launches_with_copies(
+    gpu: &mut Gpu,
+    graph: &Graph,
+) -> Result<(kc_core::results::fidelity::RecordedLaunches, f64), ExecError> {
+    let n = RECORDED_LAUNCHES;
+    let (records, copies) = crate::device::cupti::record_with_copies(|| {
+        for _ in 0..n {
+            gpu.launch(graph)?;
+        }
+        gpu.synchronize()
+    })?;
+    let per_launch = kc_core::results::fidelity::copies_in(&records, &copies) as f64 / n as f64;
+    Ok((
+        kc_core::results::fidelity::RecordedLaunches::after_first(records, n),
+        per_launch,
+    ))
+}
+
 /// What both replay modes read and fill: the plan and the rank replayed, the options, the
 /// GPU, the energy meter, the units that failed their trial run (left out and reported), the
 /// results being written and the notes that go with them.
