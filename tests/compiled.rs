@@ -299,13 +299,7 @@ mod fuzzish {
         ) {
             let m = cache_members();
             let mut b = m[pick % m.len()].1.clone();
-            let at = at % (b.len() + 1);
-            let end = (at + len).min(b.len());
-            if cut {
-                b.truncate(at);
-            } else {
-                b.splice(at..end, with);
-            }
+            crate::common::mutate(&mut b, at, len, with, cut);
             let _ = kc::fuzzing::inductor_cache(&b);
         }
     }

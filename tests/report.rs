@@ -1853,13 +1853,7 @@ mod kernel_records_fuzzish {
             cut in any::<bool>(),
         ) {
             let mut b = real();
-            let at = at % (b.len() + 1);
-            let end = (at + len).min(b.len());
-            if cut {
-                b.truncate(at);
-            } else {
-                b.splice(at..end, with);
-            }
+            crate::common::mutate(&mut b, at, len, with, cut);
             let _ = kc::fuzzing::kernel_records(&b);
         }
     }

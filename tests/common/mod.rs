@@ -86,3 +86,15 @@ pub fn insta_settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s
 }
+
+/// Real bytes mutated as the fuzz-like proptests do: cut at `at`, or `len` bytes from `at`
+/// replaced by `with` (`at` taken modulo the length, the span clipped to it).
+pub fn mutate(b: &mut Vec<u8>, at: usize, len: usize, with: Vec<u8>, cut: bool) {
+    let at = at % (b.len() + 1);
+    let end = (at + len).min(b.len());
+    if cut {
+        b.truncate(at);
+    } else {
+        b.splice(at..end, with);
+    }
+}

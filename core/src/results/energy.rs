@@ -75,7 +75,7 @@ pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 
-fn is_zero(b: &u64) -> bool {
+pub(crate) fn is_zero(b: &u64) -> bool {
     *b == 0
 }
 

@@ -48,23 +48,6 @@ pub struct CopyRecord {
     pub graph_node: u64,
 }
 
-/// The copies and fills one replay ran: the graph nodes recorded as copy or fill activity
-/// or as the driver's copy kernel (`memcpy128`), each node once (a node CUPTI records
-/// both ways counts once).
-pub fn copies_run(kernels: &[KernelRecord], copies: &[CopyRecord]) -> u64 {
-    let nodes: std::collections::BTreeSet<u64> = copies
-        .iter()
-        .map(|c| c.graph_node)
-        .chain(
-            kernels
-                .iter()
-                .filter(|k| is_driver_copy(&k.name))
-                .map(|k| k.graph_node),
-        )
-        .collect();
-    nodes.len() as u64
-}
-
 /// The time of the copies and fills one replay ran that no kernel record holds (a node
 /// recorded as the driver's copy kernel is in the kernels' time), microseconds.
 pub fn copies_beyond_kernels_us(kernels: &[KernelRecord], copies: &[CopyRecord]) -> f64 {
@@ -83,7 +66,8 @@ pub fn copies_beyond_kernels_us(kernels: &[KernelRecord], copies: &[CopyRecord])
 
 /// The copies and fills in records of one or more launches: each copy or fill activity,
 /// and each driver copy kernel whose graph node no copy activity was recorded for (a node
-/// CUPTI records both ways counts once a launch).
+/// CUPTI records both ways counts once a launch). Over one graph replay, the copy and fill
+/// nodes it ran.
 pub fn copies_in(kernels: &[KernelRecord], copies: &[CopyRecord]) -> u64 {
     let nodes: std::collections::BTreeSet<u64> = copies.iter().map(|c| c.graph_node).collect();
     copies.len() as u64
@@ -277,12 +261,8 @@ pub struct UnitLaunches {
     /// run has shown the count agrees where the replay is the model's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies_per_invocation: Option<f64>,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::energy::is_zero")]
     pub traced_copies_per_invocation: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// How many of a unit's kernels the trace does not hold [`UnitLaunches::not_traced`] names.
@@ -1225,7 +1205,7 @@ mod tests {
     /// A copy node CUPTI recorded both as copy activity and as the driver's kernel counts
     /// once; a fill counts; kernels do not.
     #[test]
-    fn copies_run_are_the_copy_and_fill_nodes() {
+    fn copies_in_are_the_copy_and_fill_nodes() {
         let copy = |node: u64, fill: bool| CopyRecord {
             fill,
             bytes: 4096,
@@ -1239,11 +1219,11 @@ mod tests {
             rec("memcpy32_post", 9, 90, 5),
         ];
         let copies = [copy(3, false), copy(5, true), copy(7, false)];
-        assert_eq!(copies_run(&kernels, &copies), 4);
+        assert_eq!(copies_in(&kernels, &copies), 4);
         // Node 3 ran as the driver's kernel: its time is the kernels'.
         assert!((copies_beyond_kernels_us(&kernels, &copies) - 0.010).abs() < 1e-12);
-        assert_eq!(copies_run(&kernels, &[]), 2);
-        assert_eq!(copies_run(&[], &[]), 0);
+        assert_eq!(copies_in(&kernels, &[]), 2);
+        assert_eq!(copies_in(&[], &[]), 0);
         // Over two launches of one graph: every record counts, a node recorded both ways
         // once a launch.
         let twice: Vec<CopyRecord> = copies.iter().chain(copies.iter()).cloned().collect();

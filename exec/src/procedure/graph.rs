@@ -354,7 +354,7 @@ fn verify(
                 }
             }
             let mut f = kc_core::results::fidelity::measure(&steps, &records);
-            f.copies_launched = Some(kc_core::results::fidelity::copies_run(&records, &copies));
+            f.copies_launched = Some(kc_core::results::fidelity::copies_in(&records, &copies));
             f.copies_us = Some(kc_core::results::fidelity::copies_beyond_kernels_us(
                 &records, &copies,
             ));

@@ -90,15 +90,19 @@ pub(super) fn record_launches_n(
     graph: &Graph,
     n: usize,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    let records = crate::device::cupti::record(|| {
-        for _ in 0..n {
-            gpu.launch(graph)?;
-        }
-        gpu.synchronize()
-    })?;
+    let records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
     Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
         records, n,
     ))
+}
+
+/// `n` launches of `graph` back to back, then the device synchronised: what the recorders
+/// above record.
+fn launch_n(gpu: &mut Gpu, graph: &Graph, n: usize) -> Result<(), ExecError> {
+    for _ in 0..n {
+        gpu.launch(graph)?;
+    }
+    gpu.synchronize()
 }
 
 /// [`record_launches`], with the copies and fills the launches ran, per launch (CUPTI's
@@ -108,12 +112,7 @@ pub(super) fn record_launches_with_copies(
     graph: &Graph,
 ) -> Result<(kc_core::results::fidelity::RecordedLaunches, f64), ExecError> {
     let n = RECORDED_LAUNCHES;
-    let (records, copies) = crate::device::cupti::record_with_copies(|| {
-        for _ in 0..n {
-            gpu.launch(graph)?;
-        }
-        gpu.synchronize()
-    })?;
+    let (records, copies) = crate::device::cupti::record_with_copies(|| launch_n(gpu, graph, n))?;
     let per_launch = kc_core::results::fidelity::copies_in(&records, &copies) as f64 / n as f64;
     Ok((
         kc_core::results::fidelity::RecordedLaunches::after_first(records, n),
