@@ -40,7 +40,10 @@ Writes into DIR:
   reference.json          eager and CUDA-graph time per iteration (CUDA events, median/
                           min/max over 50 runs after 10 warm-ups) and NVML energy per run
                           (total-energy counter over a >= 2 s loop), like
-                          ../shared/traces/h100/reference.json
+                          ../shared/traces/h100/reference.json; cuda_graph.replay_against_eager
+                          (and, with --cuda-graph, replay_against_eager for the profiled
+                          graph): whether one replay's output matches one eager step's
+                          (inference and decode; a training step changes its weights)
 
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
 llama, gpt2, bloom, mixtral and qwen3_moe (mixtures of experts)) or the encoder-decoder t5 (T5-base shapes;
@@ -57,6 +60,7 @@ under its own name and keeps the others (one with the same name is replaced, and
 import argparse
 import gzip
 import json
+import math
 import os
 import shutil
 import statistics
@@ -214,9 +218,9 @@ def build(a):
     else:
         model.eval()
 
-        def step():  # inference and decode
+        def step():  # inference and decode: the output, for `replay_against_eager`
             with torch.no_grad():
-                call()
+                return call()
     return step, desc
 
 
@@ -255,8 +259,19 @@ def capture_safe_eager_mask():
 
 def decode_step(model, cfg, a, dtype, vocab):
     """One decode step of `a.batch` sequences after a prefilled context of `a.seq` tokens:
-    the step appends one token to the KV cache, and the cache is cropped back to the context
-    after it (views, no GPU work), so every step is the same and a CUDA graph can replay it."""
+    the step appends one token to the KV cache, and the cache is put back to the prefilled
+    context after it (the same tensors, no GPU work), so every step is the same and a CUDA
+    graph can replay it.
+
+    Why put back rather than crop: the cache's `update` concatenates into a new tensor, so
+    after a crop the cache holds a view of the previous step's result. A CUDA graph then
+    reads, on every replay, the tensors the cache held when it was captured, which the
+    capture's own step drops: freed, that memory is handed to whatever runs next, and the
+    graph's attention (and a mixture of experts' routing after it) read someone else's
+    data. Until session 49 the Mixtral decode graph measured as the model ran its second
+    layer's experts on such data. Keeping the prefilled tensors referenced here and
+    restoring them after every step makes eager steps, captures and replays read the same
+    live context."""
     import transformers
     model.to(device="cuda", dtype=dtype)
     cache = transformers.DynamicCache()
@@ -264,12 +279,34 @@ def decode_step(model, cfg, a, dtype, vocab):
     with torch.no_grad():
         model(context, past_key_values=cache, use_cache=True)
     token = torch.randint(0, vocab, (a.batch, 1), device="cuda")
+    prefilled = cache_state(cache)
+    if cache.get_seq_length() != a.seq:
+        sys.exit(f"capture.py: the prefilled cache holds {cache.get_seq_length()} tokens, not --seq {a.seq}")
 
     def call():
         out = model(token, past_key_values=cache, use_cache=True)
-        cache.crop(a.seq)
+        restore_cache(cache, prefilled)
         return out
     return call
+
+
+def cache_state(cache):
+    """A shallow snapshot of a transformers cache: its attributes and each of its layers'
+    (the tensors themselves, not copies; lists copied), which `restore_cache` puts back.
+    Covers both layouts transformers has used: per-layer objects (`cache.layers`, each
+    with `keys` and `values`) and the older `key_cache`/`value_cache` lists."""
+    layers = list(getattr(cache, "layers", None) or [])
+    attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in vars(cache).items()}
+    return attrs, layers, [dict(vars(layer)) for layer in layers]
+
+
+def restore_cache(cache, state):
+    attrs, layers, layer_attrs = state
+    for layer, saved in zip(layers, layer_attrs):
+        layer.__dict__.clear()
+        layer.__dict__.update(saved)
+    for k, v in attrs.items():
+        setattr(cache, k, list(v) if isinstance(v, list) else v)
 
 
 def time_runs(fn, warmup=10, runs=50):
@@ -800,12 +837,62 @@ def warm_up_for_capture(step):
 
 
 def capture_graph(step):
-    """`step` captured in one CUDA graph (after warm-ups on a side stream, as PyTorch asks)."""
+    """`step` captured in one CUDA graph (after warm-ups on a side stream, as PyTorch asks),
+    and the output the capture left (the tensors each replay writes)."""
     warm_up_for_capture(step)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        step()
-    return g
+        out = step()
+    return g, out
+
+
+# A replay matches its eager step where its output differs from the eager one's by at most
+# this share of the eager output's largest magnitude. Not bit for bit: a mixture of experts
+# sums its experts' outputs with atomics (index_add_), in an order that varies run to run.
+REPLAY_MATCH_RELATIVE = 1e-2
+
+
+def output_tensor(out):
+    """The tensor a step's output leads with (a language model's logits, a classifier's
+    scores), or None where the step returns none (a training step)."""
+    if isinstance(out, torch.Tensor):
+        return out
+    logits = getattr(out, "logits", None)
+    if isinstance(logits, torch.Tensor):
+        return logits
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        return out[0]
+    return None
+
+
+def finite_or_none(x):
+    return x if math.isfinite(x) else None
+
+
+def replay_against_eager(g, static_out, step):
+    """Whether a replay of the step's CUDA graph computes what the step computes eagerly:
+    the graph's output after one replay against one eager step's, as the largest difference
+    relative to the eager output's largest magnitude. A graph that reads memory its capture
+    freed (the decode steps before session 49) computes something else, and its time is
+    then not the model's. Not made for a training step: it returns nothing, and changes its
+    weights every call."""
+    ref = output_tensor(static_out)
+    if ref is None:
+        return {"checked": False, "why": "the step returns no output (a training step changes its weights every call)"}
+    g.replay()
+    torch.cuda.synchronize()
+    replayed = ref.detach().float().clone()
+    eager = output_tensor(step())
+    if eager is None or eager.shape != replayed.shape:
+        return {"checked": False, "why": "the eager step's output is not the replay's shape"}
+    eager = eager.detach().float()
+    finite = bool(torch.isfinite(replayed).all().item() and torch.isfinite(eager).all().item())
+    scale = eager.abs().max().item()
+    diff = (replayed - eager).abs().max().item()
+    rel = diff / scale if scale > 0 else diff
+    return {"checked": True, "max_abs_diff": finite_or_none(diff), "eager_max_abs": finite_or_none(scale),
+            "relative": finite_or_none(rel), "finite": finite,
+            "matches": finite and rel <= REPLAY_MATCH_RELATIVE, "tolerance_relative": REPLAY_MATCH_RELATIVE}
 
 
 def profile_capture(step, name, a):
@@ -814,7 +901,8 @@ def profile_capture(step, name, a):
     (no kernel runs during a capture, so the trace holds the runtime calls without GPU
     activities). `kc ingest GRAPH --capture CAPTURE --shapes CAPTURE_ET` links each kernel
     the graph replays to the op that launched it here. Returns the graph (the one whose
-    replays are then profiled) and the trace and ET paths (gzipped; the ET may be None)."""
+    replays are then profiled), the output the capture left, and the trace and ET paths
+    (gzipped; the ET may be None)."""
     warm_up_for_capture(step)
     torch.cuda.synchronize()
     trace = os.path.join(a.out, f"{name}.pt.trace.json")
@@ -827,12 +915,12 @@ def profile_capture(step, name, a):
         execution_trace_observer=et,
     ) as prof:
         with torch.cuda.graph(g):
-            step()
+            out = step()
         torch.cuda.synchronize()
     prof.export_chrome_trace(trace)
     trace_gz = gzip_file(trace)
     et_gz = gzip_file(et_path) if os.path.exists(et_path) else None
-    return g, trace_gz, et_gz
+    return g, out, trace_gz, et_gz
 
 
 def cuda_graph(step, keep=None):
@@ -841,11 +929,12 @@ def cuda_graph(step, keep=None):
     (`replay_trace`): the model's own graph kernel by kernel, which `kc report` sets beside
     kc's graph."""
     try:
-        g = capture_graph(step)
+        g, out = capture_graph(step)
         r = time_runs(g.replay)
         r.update(energy(g.replay))
         r.update(back_to_back(g.replay, r["median_us"]))
         r.update(graph_kernels(g.replay, keep=keep))
+        r["replay_against_eager"] = replay_against_eager(g, out, step)
         return r
     except Exception as e:
         return {"error": repr(e)}
@@ -927,7 +1016,7 @@ def remeasure(step, name, a):
     key, fn = "eager", step
     if "error" not in entry.get("cuda_graph", {"error": "not measured"}):
         try:
-            key, fn = "cuda_graph", capture_graph(step).replay
+            key, fn = "cuda_graph", capture_graph(step)[0].replay
         except Exception as e:  # measured at capture time, not now: the eager step stands in
             print(f"capture.py: --remeasure: the CUDA graph failed to capture ({e!r}); measuring eager", file=sys.stderr)
     once = time_runs(fn, runs=20)
@@ -946,7 +1035,7 @@ def profile_replay(step, a):
     `kc exec --profile-replay` does for kc's replay."""
     fn = step
     if a.cuda_graph:
-        fn = capture_graph(step).replay
+        fn = capture_graph(step)[0].replay
         for _ in range(3):
             fn()
     torch.cuda.synchronize()
@@ -1056,7 +1145,7 @@ def main():
         with capturing_as_seen_by_python():
             twin_gz, twin_et = profile(step, f"{twin}_eager", a)
         # The graph whose replays are profiled is the one whose capture is profiled.
-        g, cap_gz, cap_et = profile_capture(step, f"{twin}_capture", a)
+        g, cap_out, cap_gz, cap_et = profile_capture(step, f"{twin}_capture", a)
         # The values the captured program's integer tensors hold (indices, routing): from
         # one eager run of the step as the capture sees it, keyed by the capture ET's nodes.
         if cap_et and not a.no_values:
@@ -1066,6 +1155,9 @@ def main():
             except Exception as e:  # the capture and its ET stand without the values
                 extra["values"] = {"error": repr(e)}
         trace_gz, et_gz = profile(g.replay, name, a, with_et=False)
+        # Whether the profiled graph computes what its eager step does (the values above
+        # come from an eager run, so a graph that does not is replayed on other data).
+        extra["replay_against_eager"] = replay_against_eager(g, cap_out, step)
         extra.update({"eager_twin": os.path.basename(twin_gz), "eager_twin_execution_trace": twin_et and os.path.basename(twin_et),
                  "capture_trace": os.path.basename(cap_gz),
                  "capture_execution_trace": cap_et and os.path.basename(cap_et),

@@ -675,6 +675,15 @@ impl Report {
                 ));
             }
         }
+        if let Some(w) = m
+            .traced_graph_against_eager
+            .as_ref()
+            .and_then(|c| c.mismatch("the traced CUDA graph"))
+        {
+            self.notes.push(format!(
+                "against the model: ⚠ {w}; kc's recorded values come from an eager run of the step, so kc's replay and the trace ran on different data"
+            ));
+        }
         let (basis, model) = m.compared();
         let vs = |x: Option<f64>, base: Option<f64>| Some(100.0 * (x? - base?) / base?);
         let caveat = self.caveat();
@@ -699,6 +708,12 @@ impl Report {
         // like with like, where it is not.
         let model_caveat = |run: &super::reference::ModelRun, not_alike: Option<&str>| {
             let mut v = vec![at_temperature(run)];
+            v.extend(
+                run.replay_against_eager
+                    .as_ref()
+                    .and_then(|c| c.mismatch("this graph"))
+                    .map(|w| format!("⚠ {w}")),
+            );
             v.extend(measurements_part(run, "its").map(|w| format!("⚠ {w}")));
             v.extend(not_alike.map(|w| format!("⚠ {w}")));
             v.retain(|s| !s.is_empty());

@@ -3004,6 +3004,37 @@ mod tests {
         (r, c)
     }
 
+    /// A model's CUDA graph whose replay computed other than its eager step is said so
+    /// beside its row (and the traced graph's, in the notes): its figures are not the
+    /// model's (session 49's decode graphs over a freed KV cache).
+    #[test]
+    fn a_model_graph_that_computed_other_than_its_eager_step_is_said_so_beside_its_row() {
+        use crate::report::reference::ReplayCheck;
+        let off = ReplayCheck {
+            matches: false,
+            relative: Some(0.5),
+            finite: true,
+        };
+        let mut m = model_reference(80.0, Some(66.0));
+        m.cuda_graph.replay_against_eager = Some(off.clone());
+        m.traced_graph_against_eager = Some(off);
+        let (r, _) = against(m);
+        let rows = &r.model.as_ref().unwrap().rows;
+        let graph = rows
+            .iter()
+            .find(|w| w.what.starts_with("model, CUDA graph"))
+            .unwrap();
+        assert!(graph.caveat.contains("⚠ this graph did not compute what the model's eager step does (an output off by 50.0 %"), "{}", graph.caveat);
+        assert!(r
+            .notes
+            .iter()
+            .any(|n| n.contains("the traced CUDA graph did not compute")));
+        let (r, _) = against(model_reference(80.0, Some(66.0)));
+        let rows = &r.model.as_ref().unwrap().rows;
+        assert!(rows.iter().all(|w| !w.caveat.contains("did not compute")));
+        assert!(r.notes.iter().all(|n| !n.contains("did not compute")));
+    }
+
     /// A model's own measurement: its eager step and, where given, its CUDA graph.
     fn model_reference(
         eager_us: f64,
@@ -3022,6 +3053,7 @@ mod tests {
                 time_us: graph_us,
                 ..Default::default()
             },
+            traced_graph_against_eager: None,
         }
     }
 

@@ -41,6 +41,11 @@ pub struct ModelRun {
     /// ([`super::side_by_side`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_trace: Option<String>,
+    /// Whether a replay of this CUDA graph computed what the step computes eagerly
+    /// (capture.py since session 49; `replay_against_eager`): where it did not, the graph
+    /// read other data than the model's, and its time and energy are not the model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_against_eager: Option<ReplayCheck>,
     /// Why the figures are missing (the capture's error), if they are.
     pub missing: Option<String>,
     /// Every back-to-back energy window of the model, from its capture and from each
@@ -63,6 +68,50 @@ pub struct ModelRun {
     /// reads 1-3 % low (docs/MEASUREMENTS.md, session 17).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub energy_counted_enqueued: bool,
+}
+
+/// One replay of the model's CUDA graph against one eager run of its step: the largest
+/// difference between their outputs, relative to the eager output's largest magnitude
+/// (capture.py's `replay_against_eager`, where it was `checked`).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct ReplayCheck {
+    pub matches: bool,
+    /// None where either output held a value that is not finite.
+    pub relative: Option<f64>,
+    pub finite: bool,
+}
+
+impl ReplayCheck {
+    fn of(v: Option<&Value>) -> Option<ReplayCheck> {
+        let v = v?;
+        if v.get("checked").and_then(Value::as_bool) != Some(true) {
+            return None;
+        }
+        Some(ReplayCheck {
+            matches: v.get("matches").and_then(Value::as_bool)?,
+            relative: v
+                .get("relative")
+                .and_then(Value::as_f64)
+                .filter(|x| x.is_finite()),
+            finite: v.get("finite").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }
+
+    /// What a figure of `graph` (e.g. "the model's CUDA graph") says where the check failed:
+    /// None where it matched.
+    pub fn mismatch(&self, graph: &str) -> Option<String> {
+        if self.matches {
+            return None;
+        }
+        let by = match (self.finite, self.relative) {
+            (false, _) => "an output that is not finite".to_string(),
+            (true, Some(r)) => format!("an output off by {:.1} % of its largest value", 100.0 * r),
+            (true, None) => "an output that differs".to_string(),
+        };
+        Some(format!(
+            "{graph} did not compute what the model's eager step does ({by}): its replays read other data than the model's, so its figures are not the model's"
+        ))
+    }
 }
 
 /// What the model's row says of an energy counted over calls enqueued.
@@ -231,6 +280,10 @@ pub struct ModelReference {
     pub profiled_iterations: Option<u32>,
     pub eager: ModelRun,
     pub cuda_graph: ModelRun,
+    /// With `--cuda-graph`: whether the traced graph (the one whose replays were profiled,
+    /// and whose values came from an eager run) computed what the eager step does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_graph_against_eager: Option<ReplayCheck>,
 }
 
 impl ModelReference {
@@ -296,6 +349,7 @@ fn run(v: Option<&Value>) -> ModelRun {
         kernel_time_us: num("kernel_time_us"),
         kernels_per_replay: num("kernels_per_replay"),
         kernels_only_per_replay: num("kernels_only_per_replay"),
+        replay_against_eager: ReplayCheck::of(v.get("replay_against_eager")),
         replay_trace: v
             .get("replay_trace")
             .and_then(Value::as_str)
@@ -392,6 +446,7 @@ pub fn find(text: &str, sources: &[String], entry: Option<&str>) -> Result<Model
             .map(|n| n as u32),
         eager: run(v.get("eager")),
         cuda_graph: run(v.get("cuda_graph")),
+        traced_graph_against_eager: ReplayCheck::of(v.get("replay_against_eager")),
     })
 }
 
@@ -481,6 +536,54 @@ mod tests {
         let none = r#"{"results": {"m": {"trace": "m.pt.trace.json.gz", "cuda_graph": {"back_to_back_us": 1.0}}}}"#;
         let none = find(none, &["m.pt.trace.json.gz".into()], None).unwrap();
         assert!(!none.cuda_graph.energy_counted_enqueued);
+    }
+
+    /// capture.py's replay-against-eager check (session 49): a CUDA graph whose replay
+    /// computed other than the eager step (the decode graphs that read a freed KV cache)
+    /// is said to be no measurement of the model; a matching or unchecked one says nothing.
+    #[test]
+    fn a_graph_that_computed_other_than_its_eager_step_is_said_to_be_no_measurement() {
+        let entry = |graph: &str, traced: &str| {
+            format!(
+                r#"{{"results": {{"m": {{"trace": "m.pt.trace.json.gz", {traced}
+                "cuda_graph": {{"back_to_back_us": 2970.2, "replay_against_eager": {graph}}}}}}}}}"#
+            )
+        };
+        let off = r#"{"checked": true, "matches": false, "relative": 0.734, "finite": true}"#;
+        let same = r#"{"checked": true, "matches": true, "relative": 0.0004, "finite": true}"#;
+        let training = r#"{"checked": false, "why": "the step returns no output"}"#;
+        let nan = r#"{"checked": true, "matches": false, "relative": null, "finite": false}"#;
+        let src = ["m.pt.trace.json.gz".to_string()];
+        let m = find(
+            &entry(off, &format!(r#""replay_against_eager": {nan},"#)),
+            &src,
+            None,
+        )
+        .unwrap();
+        let said = m
+            .cuda_graph
+            .replay_against_eager
+            .as_ref()
+            .unwrap()
+            .mismatch("this graph");
+        assert!(
+            said.as_deref().unwrap().contains("off by 73.4 %"),
+            "{said:?}"
+        );
+        assert!(said.unwrap().contains("not the model's"));
+        let traced = m
+            .traced_graph_against_eager
+            .unwrap()
+            .mismatch("the traced CUDA graph");
+        assert!(traced.unwrap().contains("not finite"));
+        let m = find(&entry(same, ""), &src, None).unwrap();
+        assert_eq!(
+            m.cuda_graph.replay_against_eager.unwrap().mismatch("g"),
+            None
+        );
+        let m = find(&entry(training, ""), &src, None).unwrap();
+        assert_eq!(m.cuda_graph.replay_against_eager, None);
+        assert_eq!(m.traced_graph_against_eager, None);
     }
 
     /// The model's own measurements set side by side: LLaMA's decode graph drew 3.589 J an
