@@ -1638,9 +1638,9 @@ impl Report {
                                         match t.round_unit_kernels.iter().filter(|r| r.alone_at_step).count() {
                                             0 => String::new(),
                                             k => format!(
-                                                " ({} measured with each invocation from the model's values: alone at the step the round ran {})",
-                                                crate::words::count(k as u64, "unit"),
-                                                if k == 1 { "it" } else { "them" }
+                                                " at the step the round ran it ({} of {} recorded alone by step; the rest against their mean over their steps)",
+                                                k,
+                                                crate::words::count(t.round_unit_kernels.len() as u64, "unit")
                                             ),
                                         },
                                         slower_us / n.max(1.0)
@@ -3930,7 +3930,7 @@ mod tests {
             .prediction
             .unwrap();
         assert!(
-            q.terms[1].what.contains("beyond its own alone (1 unit measured with each invocation from the model's values: alone at the step the round ran it)"),
+            q.terms[1].what.contains("beyond its own alone at the step the round ran it (1 of 2 units recorded alone by step; the rest against their mean over their steps)"),
             "{}",
             q.terms[1].what
         );

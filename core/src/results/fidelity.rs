@@ -240,10 +240,12 @@ pub struct UnitLaunches {
     /// launched no kernels (a copy node): 0 there since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_us: Option<f64>,
-    /// From session 43, only for a unit measured with each invocation from the model's
-    /// values ([`super::EachInvocation`]): its kernels at each step its launch ran, so that
-    /// the round's kernels at a step are set against the same step's alone, not against
-    /// the mean over steps whose data take the kernels other times.
+    /// Its kernels at each step its launch ran, so that the round's kernels at a step are
+    /// set against the same step's alone, not against the mean over steps whose data take
+    /// the kernels other times. Sessions 43-48: only for a unit measured with each
+    /// invocation from the model's values ([`super::EachInvocation`]); from session 49 for
+    /// every unit measured at its places in the memory image, not for one measured again
+    /// with every launch restoring the model's values (which records no steps).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_step: Vec<StepKernels>,
     /// From session 46, where the trace holds kernels for the unit: the launched kernels

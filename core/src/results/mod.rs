@@ -887,9 +887,10 @@ pub struct RoundUnitKernels {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_busy_us: Option<f64>,
     /// From session 43: alone is the unit's kernels at the step the round ran it at
-    /// ([`fidelity::UnitLaunches::at_step`]: a unit measured with each invocation from
-    /// the model's values, whose steps' data take its kernels other times), not its mean
-    /// over its steps.
+    /// ([`fidelity::UnitLaunches::at_step`]), not its mean over its steps, whose data can
+    /// take its kernels other times. Sessions 43-48 recorded steps only for a unit
+    /// measured with each invocation from the model's values; from session 49 every unit
+    /// measured at its places in the memory image is.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alone_at_step: bool,
     /// From session 44: the unit's places held non-finite values after the round's

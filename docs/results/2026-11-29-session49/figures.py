@@ -17,6 +17,10 @@ ANSWERS = [
     ("Qwen3-MoE decode graph", "call1-a-kc-zv", "a", "qwen3_moe_decode_graph"),
     ("LLaMA decode graph", "call1-a-kc-zv", "a", "llama_decode_graph"),
     ("RegNetY-1.6GF step (new)", "call2-b-kc-zv", "b", "regnety16_train"),
+    ("Mistral decode graph", "call3-c-kc-zv", "c", "mistral_decode_graph"),
+    ("Qwen2 decode graph", "call3-c-kc-zv", "c", "qwen2_decode_graph"),
+    ("GPT-2 decode graph", "call3-c-kc-zv", "c", "gpt2_decode_graph"),
+    ("BLOOM decode graph", "call3-c-kc-zv", "c", "bloom_decode_graph"),
 ]
 
 

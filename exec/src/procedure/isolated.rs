@@ -629,14 +629,18 @@ fn measure_unit(
     // What the unit's graph ran, before it is timed (CUPTI, --verify): launches back to
     // back, as it is timed, the first (from an idle GPU) left out. Its kernels alone are
     // what the round's and kc's graph's are set against, and what the gap term takes off.
-    // A unit whose launch reads at one invocation what another wrote is recorded by step
-    // too: where it is measured with each invocation from the model's values, its kernels
-    // at each step are these and their change there.
+    // Its kernels are recorded by step too, so that the round's kernels at the unit's
+    // counted step are set against the same step alone (session 49): the mean over its
+    // steps would read as the round's a difference the steps' own data make (Qwen3-MoE's
+    // decode graph: its experts' grouped GEMM at layer 0, the round's step, ran 6 % over
+    // its mean over both layers' offsets). A unit whose launch reads at one invocation
+    // what another wrote, measured with each invocation from the model's values, takes
+    // these and their change there.
     let restorable = opts.unit_restoring && !collective && gpu.has_arena_snapshot();
     let each_candidate = restorable && rewrites_reads && opts.each_invocation_values;
     let launch_steps: Option<Vec<u32>> = places
         .map(|(_, steps)| steps)
-        .filter(|steps| each_candidate && !steps.is_empty())
+        .filter(|steps| !steps.is_empty())
         .map(|steps| {
             (0..unroll as usize)
                 .map(|i| steps[i % steps.len()])
@@ -755,7 +759,7 @@ fn measure_unit(
     // its kernels then take another time.
     let each = match (
         &restored,
-        &launch_steps,
+        &launch_steps.as_ref().filter(|_| each_candidate),
         rewritten_by_launch,
         &launches_verified,
     ) {
@@ -786,8 +790,9 @@ fn measure_unit(
         }
         _ => None,
     };
-    // Its kernels by step only where they are its measurement's.
-    if each.is_none() {
+    // Its kernels by step only where they are its measurement's: not where it was measured
+    // again from the model's values, all launches restoring, which records no steps.
+    if each.is_none() && restored.is_some() {
         if let Some(l) = launches_verified.as_mut() {
             l.by_step.clear();
         }
