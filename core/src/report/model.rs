@@ -221,11 +221,18 @@ pub struct OtherKernels {
     pub not_traced: Vec<(String, f64)>,
     /// Its time alone × its invocations, per replay, microseconds.
     pub predicted_us: Option<f64>,
+    /// Where its copies and fills alone were another count than traced (session 49): how
+    /// many an invocation, and how many the trace holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copies_per_invocation: Option<f64>,
+    #[serde(skip_serializing_if = "crate::results::energy::is_zero")]
+    pub traced_copies_per_invocation: u64,
 }
 
 impl OtherKernels {
     /// "unit 132 aten::convolution_backward: 5 kernels an invocation where the trace holds
-    /// 4, at::native::reduce_kernel not traced (53.4 us)".
+    /// 4, at::native::reduce_kernel not traced (53.4 us)"; "unit 54 aten::histc: 2 kernels
+    /// an invocation where the trace holds 2, 1 copy or fill where it holds 0".
     pub fn words(&self) -> String {
         let launched = match crate::results::fidelity::whole_count(self.launched_per_invocation) {
             Some(n) => crate::words::count(n as u64, "kernel"),
@@ -244,32 +251,19 @@ impl OtherKernels {
         if let Some((name, us)) = self.not_traced.first() {
             s.push_str(&format!(", {name} not traced ({us:.1} us)"));
         }
+        if let Some(c) = self.copies_per_invocation {
+            let copies = match crate::results::fidelity::whole_count(c) {
+                Some(1) => "1 copy or fill".to_string(),
+                Some(n) => format!("{n} copies and fills"),
+                None => format!("{c:.2} copies and fills"),
+            };
+            s.push_str(&format!(
+                ", {copies} where it holds {}",
+                self.traced_copies_per_invocation
+            ));
+        }
         s
     }
-}
-
-/// The units whose copies and fills alone (recorded since session 48) were another count
-/// an invocation than the trace holds: a note naming how many and the first, said as
-/// recorded, not judged (the count is not yet checked on a GPU against replays that are
-/// the model's, so it stays out of [`units_other_kernels`]).
-pub fn units_other_copies(units: &[crate::results::UnitResult]) -> Option<String> {
-    let other: Vec<(&crate::results::UnitResult, f64, u64)> = units
-        .iter()
-        .filter_map(|u| {
-            let l = u.launches_verified.as_ref()?;
-            let c = l.copies_per_invocation?;
-            (crate::results::fidelity::whole_count(c)
-                != Some(l.traced_copies_per_invocation as usize))
-            .then_some((u, c, l.traced_copies_per_invocation))
-        })
-        .collect();
-    let (u, c, t) = other.first()?;
-    Some(format!(
-        "{} alone ran another count of copies and fills an invocation than the trace holds (the first, unit {} {}: {c:.2} where the trace holds {t}); recorded since session 48 and not yet judged",
-        crate::words::count(other.len() as u64, "unit"),
-        u.id,
-        u.label
-    ))
 }
 
 /// The units whose kernels alone were not the trace's ([`OtherKernels`]), the largest
@@ -291,6 +285,12 @@ pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKer
                     .map(|(n, us)| (crate::results::fidelity::readable_name(n), *us))
                     .collect(),
                 predicted_us: u.predicted_us,
+                copies_per_invocation: l.copies_per_invocation.filter(|_| !l.copies_as_traced()),
+                traced_copies_per_invocation: if l.copies_as_traced() {
+                    0
+                } else {
+                    l.traced_copies_per_invocation
+                },
             })
         })
         .collect();
@@ -397,7 +397,7 @@ impl Report {
                 .filter_map(|u| u.predicted_us)
                 .sum();
             v.push(format!(
-                "{} launched other kernels than the trace holds, alone and in kc's graph ({:.1} us of the plain sum a replay; {}): there the replay is not the model's",
+                "{} launched other kernels (or copies and fills) than the trace holds, alone and in kc's graph ({:.1} us of the plain sum a replay; {}): there the replay is not the model's",
                 crate::words::count(self.units_other_kernels.len() as u64, "unit"),
                 us,
                 first.words()
@@ -1278,9 +1278,6 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
         })
         .collect();
     r.units_other_kernels = units_other_kernels(&units_src.units);
-    if let Some(note) = units_other_copies(&units_src.units) {
-        r.notes.push(note);
-    }
     r.time.units_not_executed = r.units.iter().filter(|u| u.status != "ok").count();
     r.time.not_executed_traced_us = r
         .units

@@ -4,9 +4,11 @@
 # from a build without a defect found since. Session 49's, marked "s49": the seven decode
 # graphs, captured anew since capture.py's decode step no longer lets its CUDA graph read a
 # KV cache its capture freed (fff7409; every graph checked against its eager step):
-# Mixtral's, Qwen3-MoE's and LLaMA's (call 1, run.sh part a, kc-zv), Mistral's, Qwen2's,
-# GPT-2's and BLOOM's (call 3, part c), each in place of its earlier answer; and a model new
-# to the chart, RegNetY-1.6GF's training step (call 2, part b).
+# LLaMA's (call 1, run.sh part a, kc-zv), Mistral's, Qwen2's, GPT-2's and BLOOM's (call 3,
+# part c), and Mixtral's and Qwen3-MoE's answered again by kc-zw (call 4, part d: every
+# unit's kernels alone recorded by step, so the round's kernels at a unit's counted step
+# are set against that step alone), with T5's graph (call 4), each in place of its earlier
+# answer; and a model new to the chart, RegNetY-1.6GF's training step (call 2, part b).
 # Session 48's, marked "s48": EfficientNet-B0's and
 # MobileNetV3-L's training steps (call 2, run.sh part c, kc-zs: autograd's clones of their
 # in-place activations' inputs replayed on their own since a79957b), LLaMA's and Qwen2's
@@ -34,7 +36,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s49=$(dirname "$0") s48=$(dirname "$0")/../2026-11-29-session48 s47=$(dirname "$0")/../2026-11-29-session47 s45=$(dirname "$0")/../2026-11-29-session45 s44=$(dirname "$0")/../2026-11-29-session44 s43=$(dirname "$0")/../2026-11-29-session43 s42=$(dirname "$0")/../2026-11-29-session42 s41=$(dirname "$0")/../2026-11-29-session41 s40=$(dirname "$0")/../2026-11-29-session40 s39=$(dirname "$0")/../2026-11-29-session39 s38=$(dirname "$0")/../2026-11-29-session38 s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call1-a-kc-zv call2-b-kc-zv call3-c-kc-zv; do mkdir -p $w/$c; tar xJf "$s49/$c.txz" -C $w/$c; done
+for c in call1-a-kc-zv call2-b-kc-zv call3-c-kc-zv call4-d-kc-zw; do mkdir -p $w/$c; tar xJf "$s49/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zr call2-c-kc-zs call3-b-kc-zt; do mkdir -p $w/$c; tar xJf "$s48/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zq call2-b-kc-zr call3-c-kc-zr call4-d-kc-zr call5-e-kc-zr; do mkdir -p $w/$c; tar xJf "$s47/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zm call2-b-kc-zn call3-c-kc-zo; do mkdir -p $w/$c; tar xJf "$s45/$c.txz" -C $w/$c; done
@@ -67,7 +69,7 @@ again() { # LABEL CALL/PART NAME: the second run on the same capture (`run.sh`'s
     --reference-entry $3 -o $w/r/$2/$3.again --json > /dev/null
   args+=("$1=$w/r/$2/$3.again/report.json")
 }
-rep "T5 graph (s44)" call1-a-kc-zj/a t5_graph
+rep "T5 graph (s49)" call4-d-kc-zw/d t5_graph
 rep "RegNetY-1.6GF (s41)" call2-b-kc-ze/b regnety16; rep "RegNetX-3.2GF (s42)" call1-a-kc-zg/a regnetx
 rep "R3D-18 (s42)" call1-a-kc-zg/a r3d18; rep "LR-ASPP MobileNetV3-L (s42)" call1-a-kc-zg/a lraspp
 rep "Swin3D-T (s43)" call2-b-kc-zi/b swin3d_t; rep "S3D (s42)" call3-c-kc-zg/c s3d; rep "R(2+1)D-18 (s42)" call3-c-kc-zg/c r2plus1d
@@ -95,7 +97,7 @@ rep "EfficientNet-B0 step (s48)" call2-c-kc-zs/c effnet_b0_train
 rep "EfficientNet-V2-S step (s48)" call3-b-kc-zt/b effnet_v2_s_train
 rep "RegNetY-1.6GF step (s49)" call2-b-kc-zv/b regnety16_train
 rep "Wide ResNet-50-2 step (s36)" call1-k-kc-u/k wide_resnet50_train; rep "BERT graph (s43)" call3-c-kc-zi/c bert_infer_graph
-rep "ViT-B/16 TF32 (s36)" call3-m-kc-u/m vit_b_16_tf32; rep "Mixtral decode graph (s49)" call1-a-kc-zv/a mixtral_decode_graph
+rep "ViT-B/16 TF32 (s36)" call3-m-kc-u/m vit_b_16_tf32; rep "Mixtral decode graph (s49)" call4-d-kc-zw/d mixtral_decode_graph
 rep "Qwen2 step (s48)" call1-a-kc-zr/a qwen2_train
 rep "T5 step (s44)" call3-b-kc-zk/b t5_train; rep "Swin-B (s44)" call4-c-kc-zl/c swin_b
 rep "ResNeXt-50 step (s35)" call3-h-kc-s/h resnext50_train
@@ -108,7 +110,7 @@ rep "ViT-L/16 (s31)" call2-b-kc-k/b vit_l_16
 rep "Swin V2-T (s24)" call3-c-kc-p/c swin_v2_t
 rep "BERT step graph (s45)" call1-a-kc-zm/a bert_train_graph
 rep "Qwen2 decode graph (s49)" call3-c-kc-zv/c qwen2_decode_graph
-rep "Qwen3-MoE decode graph (s49)" call1-a-kc-zv/a qwen3_moe_decode_graph
+rep "Qwen3-MoE decode graph (s49)" call4-d-kc-zw/d qwen3_moe_decode_graph
 rep "GPT-2 decode graph (s49)" call3-c-kc-zv/c gpt2_decode_graph
 rep "VGG-16-BN (s19)" call4-d-kc-c/d vgg16_bn
 rep "ResNet-34" call6-f-kc-w/f resnet34; rep "ConvNeXt-S" call1-a-kc-u/a convnext_small

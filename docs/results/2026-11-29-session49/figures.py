@@ -21,6 +21,9 @@ ANSWERS = [
     ("Qwen2 decode graph", "call3-c-kc-zv", "c", "qwen2_decode_graph"),
     ("GPT-2 decode graph", "call3-c-kc-zv", "c", "gpt2_decode_graph"),
     ("BLOOM decode graph", "call3-c-kc-zv", "c", "bloom_decode_graph"),
+    ("Qwen3-MoE decode graph, kc-zw", "call4-d-kc-zw", "d", "qwen3_moe_decode_graph"),
+    ("Mixtral decode graph, kc-zw", "call4-d-kc-zw", "d", "mixtral_decode_graph"),
+    ("T5 graph, kc-zw", "call4-d-kc-zw", "d", "t5_graph"),
 ]
 
 
