@@ -343,7 +343,7 @@ fn a_remeasure_lands_beside_the_run_it_brackets() {
            'g': {{'eager': {{'median_us': 9.0}}, 'cuda_graph': {{'back_to_back_us': 5.0}}}},\n\
            'e': {{'eager': {{'median_us': 9.0}}, 'cuda_graph': {{'error': 'RuntimeError()'}}}}}}}}\n\
          json.dump(ref, open(out + '/reference.json', 'w'))\n\
-         c.capture_graph = lambda step: types.SimpleNamespace(replay=lambda: None)\n\
+         c.capture_graph = lambda step: (types.SimpleNamespace(replay=lambda: None), None)\n\
          c.time_runs = lambda fn, runs=50: {{'median_us': 5.5}}\n\
          c.back_to_back = lambda fn, us: {{'back_to_back_us': 5.1, 'back_to_back_energy_windows_mj': [2.0, 2.1, 2.2], 'back_to_back_temperature_c': [40, 41, 41]}}\n\
          a = types.SimpleNamespace(out=out, cuda_graph=False)\n\
@@ -377,7 +377,7 @@ fn capture_profiles_exactly_one_replay_in_its_range() {
          prof = types.SimpleNamespace(start=lambda: log.append('start'), stop=lambda: log.append('stop'))\n\
          cuda = types.SimpleNamespace(profiler=prof, synchronize=lambda: None)\n\
          c.torch = types.SimpleNamespace(cuda=cuda)\n\
-         c.capture_graph = lambda step: types.SimpleNamespace(replay=lambda: log.append('replay'))\n\
+         c.capture_graph = lambda step: (types.SimpleNamespace(replay=lambda: log.append('replay')), None)\n\
          c.profile_replay(lambda: log.append('step'), types.SimpleNamespace(cuda_graph=True))\n\
          assert log == ['replay'] * 3 + ['start', 'replay', 'stop'], log\n\
          log.clear()\n\

@@ -1319,7 +1319,7 @@ fn units_measured_with_each_invocation_from_the_models_values_are_said_and_price
         .unwrap();
     assert!(
         kernels["what"].as_str().unwrap().contains(
-            "(3 units measured with each invocation from the model's values: alone at the step the round ran them)"
+            "beyond its own alone at the step the round ran it (3 of 165 units recorded alone by step; the rest against their mean over their steps)"
         ),
         "{}",
         kernels["what"]
@@ -1536,7 +1536,8 @@ fn units_that_launched_other_kernels_than_traced_are_said_beside_the_figures() {
     assert_eq!(other[0]["label"], "aten::sub");
     assert_eq!(other[0]["names_matched"], 0.0);
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
-    let said = "1 unit launched other kernels than the trace holds, alone and in kc's graph";
+    let said =
+        "1 unit launched other kernels (or copies and fills) than the trace holds, alone and in kc's graph";
     let row = md
         .lines()
         .find(|l| l.starts_with("| time per replay"))
