@@ -486,10 +486,23 @@ const HOST_SCALAR_KERNELS: &[&str] = &[
 /// whichever it is.
 const SELF_SCALAR_KERNELS: &[&str] = &["AUnaryFunctor", "CUDAFunctorOnOther_"];
 
+/// Ops whose CUDA `.out` kernel is written by hand as the functional op into a temporary
+/// and a copy into `out` (so the registry, which tells libtorch's generated out forms
+/// apart, counts it a kernel of its own): called through it, the replay runs a copy the
+/// model's call did not. PyTorch's `_histc_out_cuda` (aten/src/ATen/native/cuda/
+/// SummaryOps.cu) is `_histc_cuda(...)` then `result.copy_(ret)`; a mixture of experts'
+/// routing calls the functional `histc`, and kc's graph and its unit alone ran one copy an
+/// invocation the trace does not hold (session 49, CUPTI). They allocate instead, as the
+/// model did.
+const OUT_KERNELS_THAT_COPY: &[&str] = &["aten::histc"];
+
 /// How the outputs of a call of `schema` come to exist.
 fn outputs_of(schema: &Schema) -> Outputs {
     if schema.name.ends_with('_') || schema.args.iter().any(|a| a.mutable) {
         return Outputs::InPlace;
+    }
+    if OUT_KERNELS_THAT_COPY.contains(&schema.name.as_str()) {
+        return Outputs::Allocates;
     }
     match aten_schema::registry().real_out_variant(schema) {
         Some(o) => Outputs::OutVariant(o.overload.clone()),

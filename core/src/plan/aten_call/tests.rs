@@ -365,3 +365,29 @@ fn a_bound_read_takes_its_producers_result_unless_recorded_values_or_its_own_reg
     assert!(takes_bound_result(table, false, false, true));
     assert!(!takes_bound_result(table, false, false, false));
 }
+
+/// `histc` allocates, as the model's functional call does: its CUDA `.out` kernel computes
+/// into a temporary and copies (PyTorch's `_histc_out_cuda`), a copy the trace does not
+/// hold (session 49: one an invocation in Mixtral's and Qwen3-MoE's routing). An op whose
+/// `.out` kernel is its own keeps it.
+#[test]
+fn an_op_whose_out_kernel_copies_allocates_as_the_model_did() {
+    let h = build(
+        "aten::histc",
+        &[t(&[32], ElemType::F32), s("8"), s("0"), s("7")],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(h.outputs, Outputs::Allocates);
+    assert!(aten_schema::registry()
+        .overloads("aten::histc")
+        .iter()
+        .any(|o| o.overload == "out" && o.cuda_out_kernel));
+    let c = build(
+        "aten::cumsum",
+        &[t(&[8], ElemType::F32), s("0"), AtenArg::None],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.outputs, Outputs::OutVariant("out".into()));
+}
