@@ -475,13 +475,23 @@ pub fn measurements_part(run: &super::reference::ModelRun, whose: &str) -> Optio
 
 impl Report {
     /// Why the model's figure is not like with like, said beside it and beside the
-    /// prediction: the eager model waited on its host (`host_bound_target_of`), or
-    /// its CUDA graph ran another program than the traced step
-    /// ([`OTHER_PROGRAM_TOLERANCE`]).
+    /// prediction: the eager model waited on its host (`host_bound_target_of`), its CUDA
+    /// graph ran another program than the traced step ([`OTHER_PROGRAM_TOLERANCE`]), or
+    /// that graph computed other than the model's eager step (capture.py's
+    /// `replay_against_eager`: the decode graphs over a freed KV cache before session 49).
     pub fn target_caveat(&self) -> Option<String> {
         let m = self.model.as_ref()?;
+        let graph_not_the_model = || {
+            let r = &m.reference;
+            r.cuda_graph.time_us?;
+            r.cuda_graph
+                .replay_against_eager
+                .as_ref()?
+                .mismatch("the model's CUDA graph")
+        };
         self.host_bound_target_of(&m.reference, m.iterations)
             .or_else(|| self.other_program_target_of(&m.reference, m.iterations))
+            .or_else(graph_not_the_model)
     }
 
     /// Where the model's figure is its CUDA graph and that graph's kernels took more than

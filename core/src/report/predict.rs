@@ -3018,7 +3018,13 @@ mod tests {
         let mut m = model_reference(80.0, Some(66.0));
         m.cuda_graph.replay_against_eager = Some(off.clone());
         m.traced_graph_against_eager = Some(off);
-        let (r, _) = against(m);
+        let (r, target) = against(m);
+        assert!(
+            target
+                .as_deref()
+                .is_some_and(|t| t.starts_with("the model's CUDA graph did not compute")),
+            "{target:?}"
+        );
         let rows = &r.model.as_ref().unwrap().rows;
         let graph = rows
             .iter()
@@ -3029,7 +3035,8 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("the traced CUDA graph did not compute")));
-        let (r, _) = against(model_reference(80.0, Some(66.0)));
+        let (r, target) = against(model_reference(80.0, Some(66.0)));
+        assert_eq!(target, None);
         let rows = &r.model.as_ref().unwrap().rows;
         assert!(rows.iter().all(|w| !w.caveat.contains("did not compute")));
         assert!(r.notes.iter().all(|n| !n.contains("did not compute")));
