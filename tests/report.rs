@@ -1906,3 +1906,131 @@ fn units_alone_with_other_copies_are_judged_beside_the_figures() {
     let r = kc::report::model::build(Some(&g), Some(&i));
     assert_eq!(r.units_other_kernels, before.units_other_kernels);
 }
+
+/// `--method-spread`: other models' answers give the method's own spread (1.4826 × their
+/// median |error|), set beside the prediction's bar with the target judged against both;
+/// the reported model's own answer (its reference entry) never enters it. A file that is
+/// not answers is refused naming it, and nothing is written.
+#[test]
+fn the_methods_spread_over_other_answers_stands_beside_the_bar() {
+    let dir = tempfile::tempdir().unwrap();
+    let iso = fixture("swin3d_t_h200_s43.iso.json");
+    let mut answers: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({"entry": format!("m{i}"), "label": format!("model {i}"),
+                "time_error_pct": if i % 2 == 0 { 1.0 } else { -1.0 }, "energy_error_pct": 2.0})
+        })
+        .collect();
+    answers.push(serde_json::json!({"entry": "swin3d_t", "time_error_pct": 50.0}));
+    let file = dir.path().join("answers.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({"source": "a test's answers", "answers": answers}).to_string(),
+    )
+    .unwrap();
+    let out = dir.path().join("r");
+    let json = report_on_fixture_with(
+        "swin3d_t_h200_s43",
+        "swin3d_t",
+        &iso,
+        &out,
+        &["--method-spread", file.to_str().unwrap()],
+    );
+    let p = &json["prediction"];
+    let m = &p["method_spread"];
+    assert_eq!(m["left_out"], 1);
+    assert_eq!(m["time_answers"], 12);
+    assert!(
+        (m["time_sd_pct"].as_f64().unwrap() - 1.4826).abs() < 1e-9,
+        "{m}"
+    );
+    assert!(
+        (m["energy_sd_pct"].as_f64().unwrap() - 2.0 * 1.4826).abs() < 1e-9,
+        "{m}"
+    );
+    // The bar alone stands as it was; the judgement with the spread is beside it.
+    let plain = report_on_fixture("swin3d_t_h200_s43", "swin3d_t", &iso, &dir.path().join("p"));
+    assert_eq!(p["predicted_u_us"], plain["prediction"]["predicted_u_us"]);
+    assert_eq!(p["time_outside"], plain["prediction"]["time_outside"]);
+    assert!(plain["prediction"].get("method_spread").is_none());
+    let d = (p["predicted_us"].as_f64().unwrap() - p["target_us"].as_f64().unwrap()).abs();
+    let u = p["predicted_u_us"]
+        .as_f64()
+        .unwrap()
+        .hypot(p["target_u_us"].as_f64().unwrap_or(0.0))
+        .hypot(0.014826 * p["predicted_us"].as_f64().unwrap());
+    assert_eq!(m["time_outside"], d > 2.0 * u);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("the method's own spread over other models' answers (a test's answers; this model's 1 left out)"),
+        "{md}"
+    );
+    // Not answers: refused, naming the file; the output folder is not made.
+    std::fs::write(&file, r#"{"source": "s", "answers": [{"entry": 3}]}"#).unwrap();
+    let graph = fixture("swin3d_t_h200_s43.graph.json");
+    let bad_out = dir.path().join("bad");
+    let o = kc(&[
+        "report",
+        graph.to_str().unwrap(),
+        "--isolated",
+        iso.to_str().unwrap(),
+        "--method-spread",
+        file.to_str().unwrap(),
+        "-o",
+        bad_out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("answers.json") && err.contains("line 1 column"),
+        "{err}"
+    );
+    assert!(!bad_out.exists());
+}
+
+mod method_spread_fuzzish {
+    use proptest::prelude::*;
+
+    fn real() -> Vec<u8> {
+        std::fs::read(
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("docs/results/2026-11-29-session49/answers.json"),
+        )
+        .unwrap()
+    }
+
+    /// The chart's answers read whole: 81, none of them left out of another's spread.
+    #[test]
+    fn the_charts_answers_read_whole() {
+        let a = kc::report::method_spread::parse(&String::from_utf8(real()).unwrap()).unwrap();
+        assert_eq!(a.answers.len(), 81);
+        let s = kc::report::method_spread::spread(&a, "t5_graph");
+        assert_eq!((s.left_out, s.time_answers), (1, 80));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Arbitrary text: no panic.
+        #[test]
+        fn arbitrary_text_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = kc::report::method_spread::parse(&String::from_utf8_lossy(&bytes));
+        }
+
+        /// The real answers with bytes flipped, cut or spliced: no panic, and whatever
+        /// reads gives a spread without one.
+        #[test]
+        fn mutated_answers_never_panic(
+            at in 0usize..20_000,
+            len in 0usize..32,
+            with in proptest::collection::vec(any::<u8>(), 0..32),
+            cut in any::<bool>(),
+        ) {
+            let mut b = real();
+            crate::common::mutate(&mut b, at, len, with, cut);
+            if let Ok(a) = kc::report::method_spread::parse(&String::from_utf8_lossy(&b)) {
+                let _ = kc::report::method_spread::spread(&a, "t5_graph");
+            }
+        }
+    }
+}

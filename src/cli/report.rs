@@ -54,6 +54,12 @@ pub struct Args {
     /// plan.graph.kernels.json beside RESULTS, where it is there.
     #[arg(long, value_name = "KERNELS.json")]
     pub graph_kernels: Option<PathBuf>,
+    /// Other models' answers (tools/prediction_residuals.py writes them from reports):
+    /// their prediction errors give the method's own spread, 1.4826 × their median |error|,
+    /// set beside the prediction's error bar with the target judged against both (this
+    /// model's own answers, by its reference entry, left out).
+    #[arg(long, value_name = "ANSWERS.json")]
+    pub method_spread: Option<PathBuf>,
     /// Compare two results files (OLD NEW) and exit 1 if NEW regressed beyond the
     /// thresholds; runs that differ in cache policy, device, kc version or plan are refused.
     #[arg(long)]
@@ -98,6 +104,7 @@ pub fn run(a: Args) -> i32 {
         round_as_recorded: a.round_as_recorded,
         model_graph: a.model_graph.clone(),
         graph_kernels: a.graph_kernels.clone(),
+        method_spread: a.method_spread.clone(),
     };
     let (rep, files) = match report::bundle::make(&inputs) {
         Ok(x) => x,

@@ -76,6 +76,9 @@ pub struct Inputs {
     /// kc's CUPTI record of its graph (default: plan.graph.kernels.json beside the graph
     /// results, where it is there).
     pub graph_kernels: Option<PathBuf>,
+    /// Other models' answers (`tools/prediction_residuals.py`), whose errors give the
+    /// method's own spread beside the prediction's bar ([`super::method_spread`]).
+    pub method_spread: Option<PathBuf>,
 }
 
 /// Reads and checks the inputs, builds the report and writes its files into
@@ -179,6 +182,18 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
         }
         _ => {}
     }
+    // Last: the side-by-side above builds the prediction again.
+    if let Some(mp) = &inputs.method_spread {
+        let text = std::fs::read_to_string(mp).map_err(|source| ReportError::Io {
+            path: mp.display().to_string(),
+            source,
+        })?;
+        let answers = super::method_spread::parse(&text).map_err(|why| ReportError::Input {
+            path: mp.display().to_string(),
+            why: format!("not a file of answers (tools/prediction_residuals.py): {why}"),
+        })?;
+        rep.add_method_spread(&answers);
+    }
     let source = graph.or(isolated).expect("one results file");
     let files = files(&rep, source, plan.as_ref(), &inputs.output);
     let mut read: Vec<&Path> = vec![first.as_path()];
@@ -187,6 +202,7 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     read.extend(inputs.plan.as_deref());
     read.extend(model_graph.as_deref());
     read.extend(graph_kernels.as_deref());
+    read.extend(inputs.method_spread.as_deref());
     for (p, _) in &files {
         crate::files::check_output(p, &read).map_err(ReportError::Refused)?;
     }

@@ -12,6 +12,7 @@ pub mod bundle;
 pub mod exec_summary;
 pub mod job;
 pub mod kinds;
+pub mod method_spread;
 pub mod model;
 pub mod powerlog;
 pub mod predict;

@@ -147,6 +147,10 @@ pub struct Prediction {
     /// Whether the target lies outside the prediction ± 2 combined standard uncertainties.
     pub time_outside: Option<bool>,
     pub energy_outside: Option<bool>,
+    /// With `kc report --method-spread`: the method's own spread over other models'
+    /// answers, and the target judged with it beside the bar (session 49).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_spread: Option<super::method_spread::MethodSpread>,
     /// What the switch term rests on (the round, the switches per replay), or why no
     /// term was measured.
     pub coverage: String,
@@ -2045,6 +2049,7 @@ impl Report {
                 .zip(target_e)
                 .and_then(|(e, t)| pct(e, t.0)),
             time_outside: outside(predicted_us, predicted_u_us, target_t),
+            method_spread: None,
             energy_outside: predicted_energy_j
                 .zip(predicted_energy_u_j)
                 .and_then(|(e, u)| outside(e, u, target_e)),

@@ -662,6 +662,43 @@ fn prediction(o: &mut String, r: &Report) {
     }
 }
 
+/// "with the method's spread over 80 other models' answers (…), ± 0.69 % in time and ± 2.05 %
+/// in energy as one standard deviation, the target's time lies within ±2 of the combined
+/// uncertainty, its energy within".
+fn method_spread_words(m: &super::method_spread::MethodSpread) -> String {
+    let part = |sd: Option<f64>, n: usize, what: &str| match sd {
+        Some(s) => format!("± {s:.2} % in {what} (over {n})"),
+        None => format!(
+            "none in {what} ({n} answers, fewer than {})",
+            super::method_spread::MIN_ANSWERS
+        ),
+    };
+    let judged = |o: Option<bool>, what: &str| match o {
+        Some(true) => format!("the target's {what} lies outside"),
+        Some(false) => format!("the target's {what} lies within"),
+        None => String::new(),
+    };
+    let j: Vec<String> = [
+        judged(m.time_outside, "time"),
+        judged(m.energy_outside, "energy"),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect();
+    format!(
+        "the method's own spread over other models' answers ({}; this model's {} left out), 1.4826 × their median |error| as one standard deviation: {}, {}{}",
+        m.source,
+        m.left_out,
+        part(m.time_sd_pct, m.time_answers, "time"),
+        part(m.energy_sd_pct, m.energy_answers, "energy"),
+        if j.is_empty() {
+            String::new()
+        } else {
+            format!("; with it beside the bar, {}", j.join(", "))
+        }
+    )
+}
+
 /// The sentences under the prediction's table: where the target lies against the error bar,
 /// the caveats, and the temperatures and clocks the energy windows ran at.
 pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
@@ -677,6 +714,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     .into_iter()
     .filter(|s| !s.is_empty())
     .collect();
+    if let Some(m) = &p.method_spread {
+        v.push(method_spread_words(m));
+    }
     if let Some(c) = &p.energy_caveat {
         v.push(c.clone());
     }

@@ -128,5 +128,8 @@ rep "Inception-v3 (s17)" call5-d-kc-t/d inception_v3
 python3 tools/prediction_chart.py --device H200 docs/prediction.svg "${args[@]}"
 # The counts the README quotes.
 python3 "$s21/counts.py" "${args[@]}"
+# The answers' errors, for `kc report --method-spread` (session 49).
+python3 tools/prediction_residuals.py "$s49/answers.json" \
+  "session 49's H200 chart, 81 answers (docs/results/2026-11-29-session49/chart.sh)" "${args[@]}"
 echo "${#args[@]} answers"
 [ -n "${W:-}" ] || rm -rf "$w"
