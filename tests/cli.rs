@@ -261,6 +261,37 @@ fn run_without_a_gpu_does_not_call_the_traced_sum_a_prediction() {
     assert!(text.contains("--features torch"), "{text}");
 }
 
+/// `kc run --method-spread` reads and checks its answers before any replay: a file that is
+/// not answers is refused naming it, with or without a GPU; the chart's answers are read.
+#[test]
+fn run_refuses_a_method_spread_that_is_not_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("answers.json");
+    std::fs::write(&bad, b"{\"source\": 1}").unwrap();
+    let trace = h100("multistream_gemm_bf16");
+    let run = |answers: &std::path::Path, out: &str| {
+        kc(&[
+            "run",
+            trace.to_str().unwrap(),
+            "--method-spread",
+            answers.to_str().unwrap(),
+            "-o",
+            dir.path().join(out).to_str().unwrap(),
+        ])
+    };
+    let o = run(&bad, "bad");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("answers.json") && err.contains("not a file of answers"),
+        "{err}"
+    );
+    let good = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/results/2026-11-29-session49/answers.json");
+    let o = run(&good, "good");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Runs python3 with `args` (no bytecode written); None, said on stderr, where this
 /// machine has no python3.
 fn python_with<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<std::process::Output> {

@@ -178,6 +178,11 @@ pub struct Args {
     /// the replayed trace); an entry of another trace is refused.
     #[arg(long, value_name = "NAME", requires = "reference")]
     pub reference_entry: Option<String>,
+    /// As `kc report --method-spread`: other models' answers, whose errors give the
+    /// method's own spread beside the prediction's error bar (read and checked before the
+    /// replay).
+    #[arg(long, value_name = "ANSWERS.json")]
+    pub method_spread: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -284,6 +289,15 @@ pub fn run(a: Args) -> i32 {
             ));
         }
     }
+    let method_spread = match a
+        .method_spread
+        .as_deref()
+        .map(crate::report::read_method_spread)
+    {
+        Some(Err(e)) => return super::fail(e),
+        Some(Ok(m)) => Some(m),
+        None => None,
+    };
     let settings = ReplaySettings {
         cache: a.cache,
         all_caches: a.all_caches,
@@ -318,6 +332,7 @@ pub fn run(a: Args) -> i32 {
         progress: !a.json,
         reference: a.reference.clone(),
         reference_entry: a.reference_entry.clone(),
+        method_spread,
     };
     let (gpu, report) = if crate::exec::gpu_present() {
         match replay(&p, &plan_path, &out_dir, &settings) {
@@ -421,6 +436,7 @@ struct ReplaySettings {
     progress: bool,
     reference: Option<PathBuf>,
     reference_entry: Option<String>,
+    method_spread: Option<crate::report::method_spread::Answers>,
 }
 
 /// The GPU half of `kc run`: the plan as one graph, every unit in isolation, and the
@@ -541,6 +557,10 @@ fn replay(
                     .push(format!("kc's graph not set beside the model's: {e}"));
             }
         }
+    }
+    // Last: the side-by-side above builds the prediction again.
+    if let Some(m) = &settings.method_spread {
+        rep.add_method_spread(m);
     }
     let rdir = out_dir.join("report");
     std::fs::create_dir_all(&rdir).map_err(|e| format!("{}: {e}", rdir.display()))?;

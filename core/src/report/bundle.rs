@@ -184,15 +184,7 @@ pub fn make(inputs: &Inputs) -> Result<(model::Report, Vec<PathBuf>), ReportErro
     }
     // Last: the side-by-side above builds the prediction again.
     if let Some(mp) = &inputs.method_spread {
-        let text = std::fs::read_to_string(mp).map_err(|source| ReportError::Io {
-            path: mp.display().to_string(),
-            source,
-        })?;
-        let answers = super::method_spread::parse(&text).map_err(|why| ReportError::Input {
-            path: mp.display().to_string(),
-            why: format!("not a file of answers (tools/prediction_residuals.py): {why}"),
-        })?;
-        rep.add_method_spread(&answers);
+        rep.add_method_spread(&super::read_method_spread(mp)?);
     }
     let source = graph.or(isolated).expect("one results file");
     let files = files(&rep, source, plan.as_ref(), &inputs.output);

@@ -346,6 +346,23 @@ pub fn read_reference(
     reference::find(text, sources, entry).map_err(|why| ReportError::Input { path: p, why })
 }
 
+/// Reads a file of other models' answers for the method's spread
+/// ([`method_spread::Answers`]), refused naming the file and where it is wrong.
+pub fn read_method_spread(path: &Path) -> Result<method_spread::Answers, ReportError> {
+    let p = path.display().to_string();
+    let bytes = crate::files::read_capped(path, 16 << 20, "answers file").map_err(|source| {
+        ReportError::Io {
+            path: p.clone(),
+            source,
+        }
+    })?;
+    let text = read_text(&bytes, &p, "answers of tools/prediction_residuals.py")?;
+    method_spread::parse(text).map_err(|why| ReportError::Input {
+        path: p,
+        why: format!("not a file of answers (tools/prediction_residuals.py): {why}"),
+    })
+}
+
 /// Writes every file or none ([`crate::files::write_all`]).
 pub fn write_all(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), ReportError> {
     crate::files::write_all(files).map_err(|(path, source)| ReportError::Write {
