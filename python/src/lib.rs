@@ -458,7 +458,8 @@ fn read_results(path: PathBuf) -> PyResult<String> {
 /// Writes the report of `kc report` into `output` and returns report.json's text. Prints
 /// nothing and touches no file descriptor, so threads may call it at once.
 #[pyfunction]
-#[pyo3(signature = (results, output, isolated=None, plan=None, reference=None, reference_entry=None))]
+#[pyo3(signature = (results, output, isolated=None, plan=None, reference=None, reference_entry=None, method_spread=None))]
+#[allow(clippy::too_many_arguments)]
 fn report(
     py: Python<'_>,
     results: PathBuf,
@@ -467,6 +468,7 @@ fn report(
     plan: Option<PathBuf>,
     reference: Option<PathBuf>,
     reference_entry: Option<String>,
+    method_spread: Option<PathBuf>,
 ) -> PyResult<String> {
     let inputs = kc::report::bundle::Inputs {
         results,
@@ -480,6 +482,7 @@ fn report(
         round_as_recorded: false,
         model_graph: None,
         graph_kernels: None,
+        method_spread,
     };
     let (rep, _) = py
         .allow_threads(|| kc::report::bundle::make(&inputs))

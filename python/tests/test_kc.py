@@ -148,6 +148,24 @@ def test_report_gives_the_prediction_from_parts_against_the_model(tmp_path):
     assert p["predicted_u_us"] > 0
 
 
+def test_report_sets_the_methods_spread_over_the_charts_answers_beside_the_bar(tmp_path):
+    # The H200 chart's 81 answers (session 49): their spread stands beside the bar, which
+    # stays the repeats' own.
+    answers = ROOT / "docs" / "results" / "2026-11-29-session49" / "answers.json"
+    args = dict(isolated=RESULTS / "qwen2_4l_decode_graph.iso.json",
+                reference=RESULTS / "qwen2_4l_decode_graph.reference.json",
+                reference_entry="qwen2_4l_decode_b4_graph")
+    rep = kc.report(RESULTS / "qwen2_4l_decode_graph.graph.json", output=tmp_path / "m",
+                    method_spread=answers, **args)
+    plain = kc.report(RESULTS / "qwen2_4l_decode_graph.graph.json", output=tmp_path / "p", **args)
+    m = rep["prediction"]["method_spread"]
+    assert m["time_answers"] == 81 and m["left_out"] == 0
+    assert m["time_sd_pct"] == pytest.approx(0.68, abs=0.01)
+    assert m["time_outside"] is False
+    assert rep["prediction"]["predicted_u_us"] == plain["prediction"]["predicted_u_us"]
+    assert "method_spread" not in plain["prediction"]
+
+
 def test_bad_input_raises_kc_error_naming_the_file(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": ')

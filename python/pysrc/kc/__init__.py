@@ -381,12 +381,15 @@ def read_results(path):
     return Results(_json.loads(_native.read_results(_path(path))))
 
 
-def report(results, isolated=None, plan=None, output="kc-report", reference=None, reference_entry=None):
+def report(results, isolated=None, plan=None, output="kc-report", reference=None, reference_entry=None,
+           method_spread=None):
     """Writes the report of `kc report` (JSON, Markdown, CSV, SVG, Chrome trace) into
     `output` and returns report.json as a dict (its `prediction`: the plain Σ isolated ×
     count and kc's prediction from parts, each term and figure with its standard
     uncertainty, against the target); `reference` is capture.py's reference.json
-    (the model's own measurement), `reference_entry` the entry to use. Raises `KcError`
+    (the model's own measurement), `reference_entry` the entry to use; `method_spread`
+    other models' answers (tools/prediction_residuals.py), whose errors give the method's
+    own spread beside the prediction's bar (`prediction.method_spread`). Raises `KcError`
     with kc's message when kc refuses the inputs. Safe to call from several threads: it
     prints nothing and leaves the process's file descriptors alone."""
     text = _native.report(
@@ -396,5 +399,6 @@ def report(results, isolated=None, plan=None, output="kc-report", reference=None
         _opt_path(plan, "plan"),
         _opt_path(reference, "reference"),
         reference_entry,
+        _opt_path(method_spread, "method_spread"),
     )
     return _json.loads(text)

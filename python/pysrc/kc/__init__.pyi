@@ -62,4 +62,5 @@ def report(
     output: _Path = "kc-report",
     reference: Optional[_Path] = None,
     reference_entry: Optional[str] = None,
+    method_spread: Optional[_Path] = None,
 ) -> dict[str, Any]: ...
