@@ -18,12 +18,11 @@ pub const MIN_ANSWERS: usize = 10;
 /// The normal distribution's standard deviation over its median absolute deviation.
 const MAD_TO_SD: f64 = 1.4826;
 
-/// One answer of the file: its reference entry and its prediction's errors, percent.
+/// One answer of the file: its reference entry and its prediction's errors, percent (the
+/// file's `label`, for a reader, is not read).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 pub struct Answer {
     pub entry: String,
-    #[serde(default)]
-    pub label: String,
     pub time_error_pct: Option<f64>,
     #[serde(default)]
     pub energy_error_pct: Option<f64>,
@@ -160,7 +159,6 @@ mod tests {
             answers: (0..n)
                 .map(|i| Answer {
                     entry: format!("m{i}"),
-                    label: String::new(),
                     time_error_pct: Some(if i % 2 == 0 { err } else { -err }),
                     energy_error_pct: (i < 5).then_some(3.0),
                 })

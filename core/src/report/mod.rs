@@ -74,16 +74,19 @@ pub fn read_text<'a>(bytes: &'a [u8], path: &str, expected: &str) -> Result<&'a 
     })
 }
 
+/// A report input's bytes, at most `limit` (`what` names it in the refusal); a failure
+/// names the file.
+fn read_input(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, ReportError> {
+    crate::files::read_capped(path, limit, what).map_err(|source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 /// Reads a results file, checking its schema version before anything else.
 pub fn read_results(path: &Path) -> Result<Results, ReportError> {
     let p = path.display().to_string();
-    let bytes =
-        crate::files::read_capped(path, MAX_RESULTS_BYTES, "results file").map_err(|source| {
-            ReportError::Io {
-                path: p.clone(),
-                source,
-            }
-        })?;
+    let bytes = read_input(path, MAX_RESULTS_BYTES, "results file")?;
     let text = read_text(&bytes, &p, "results file (the JSON `kc exec` writes)")?;
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| ReportError::NotResults {
         path: p.clone(),
@@ -298,12 +301,7 @@ pub fn add_side_by_side(
         why,
     })?;
     let kp = graph_kernels.display().to_string();
-    let bytes =
-        crate::files::read_capped(graph_kernels, side_by_side::RECORDS_CAP, "kernel records")
-            .map_err(|source| ReportError::Io {
-                path: kp.clone(),
-                source,
-            })?;
+    let bytes = read_input(graph_kernels, side_by_side::RECORDS_CAP, "kernel records")?;
     let records = side_by_side::read_kernel_records(&bytes).map_err(|why| ReportError::Input {
         path: kp.clone(),
         why,
@@ -336,12 +334,7 @@ pub fn read_reference(
     entry: Option<&str>,
 ) -> Result<reference::ModelReference, ReportError> {
     let p = path.display().to_string();
-    let bytes = crate::files::read_capped(path, 64 << 20, "reference file").map_err(|source| {
-        ReportError::Io {
-            path: p.clone(),
-            source,
-        }
-    })?;
+    let bytes = read_input(path, 64 << 20, "reference file")?;
     let text = read_text(&bytes, &p, "reference.json of traces/capture.py")?;
     reference::find(text, sources, entry).map_err(|why| ReportError::Input { path: p, why })
 }
@@ -350,12 +343,7 @@ pub fn read_reference(
 /// ([`method_spread::Answers`]), refused naming the file and where it is wrong.
 pub fn read_method_spread(path: &Path) -> Result<method_spread::Answers, ReportError> {
     let p = path.display().to_string();
-    let bytes = crate::files::read_capped(path, 16 << 20, "answers file").map_err(|source| {
-        ReportError::Io {
-            path: p.clone(),
-            source,
-        }
-    })?;
+    let bytes = read_input(path, 16 << 20, "answers file")?;
     let text = read_text(&bytes, &p, "answers of tools/prediction_residuals.py")?;
     method_spread::parse(text).map_err(|why| ReportError::Input {
         path: p,

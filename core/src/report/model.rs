@@ -273,6 +273,8 @@ pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKer
         .iter()
         .filter_map(|u| {
             let l = u.launches_verified.as_ref()?;
+            // The copies' counts only where they are what differs.
+            let copies_other = !l.copies_as_traced();
             (!l.as_traced()).then(|| OtherKernels {
                 id: u.id,
                 label: u.label.clone(),
@@ -285,11 +287,11 @@ pub fn units_other_kernels(units: &[crate::results::UnitResult]) -> Vec<OtherKer
                     .map(|(n, us)| (crate::results::fidelity::readable_name(n), *us))
                     .collect(),
                 predicted_us: u.predicted_us,
-                copies_per_invocation: l.copies_per_invocation.filter(|_| !l.copies_as_traced()),
-                traced_copies_per_invocation: if l.copies_as_traced() {
-                    0
-                } else {
+                copies_per_invocation: l.copies_per_invocation.filter(|_| copies_other),
+                traced_copies_per_invocation: if copies_other {
                     l.traced_copies_per_invocation
+                } else {
+                    0
                 },
             })
         })

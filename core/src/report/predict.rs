@@ -1982,8 +1982,9 @@ impl Report {
                 t.pct_of_gap = resolved.then(|| 100.0 * t.us / gap);
             }
         }
+        // The bar alone: no method's spread beside it.
         let outside = |p: f64, up: f64, t: Option<(f64, Option<f64>)>| {
-            t.map(|(t, ut)| (p - t).abs() > 2.0 * up.hypot(ut.unwrap_or(0.0)))
+            super::method_spread::outside(p, up, t, Some(0.0))
         };
         // Where the round split its cost into gaps and slower kernels (CUPTI), units
         // whose kernels alone were recorded over values that ran away bend it; where it

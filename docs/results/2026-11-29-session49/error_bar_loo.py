@@ -44,7 +44,16 @@ def covered(k, widen):
     return inside, n, spreads
 
 
+def median_z(k):
+    """The median of |error| over the bar's combined standard uncertainty (0.67 where the
+    bar holds the errors as a normal spread)."""
+    z = [abs(a[k][0] - a[k][2]) / (a[k][1] ** 2 + a[k][3] ** 2) ** 0.5
+         for a in answers if k in a and (a[k][1] or a[k][3])]
+    return statistics.median(z)
+
+
 for k in ("time", "energy"):
+    print(f"{k}: median |error| / u {median_z(k):.2f}")
     i0, n, _ = covered(k, False)
     i1, _, s = covered(k, True)
     print(f"{k}: the model within the stated ± 2u on {i0} of {n}; with the method's spread "
