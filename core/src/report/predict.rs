@@ -196,6 +196,12 @@ pub struct Prediction {
     /// did to the round's term.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_units_by_values: Option<String>,
+    /// Where the round ran its values away and its units' kernels were recorded in each
+    /// launch's first cycle too ([`crate::results::RoundFirstCycle`], from session 50):
+    /// which of them the cycles after the first ran another time, and what taking them at
+    /// the first cycles' did to the round's term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_units_by_first_cycle: Option<String>,
     /// Where the model's own measurements part in energy by more than the energy target
     /// ([`super::model::measurements_part`]): said beside the prediction as beside the
     /// model's row, since the target's energy is that uncertain (session 41).
@@ -775,20 +781,39 @@ fn round_units_by_values(
     }
     // Units the values did not change but that read results the round's own producers
     // allocated: those operands were not in the image, so neither the census nor the
-    // record over the round's values held what the round gave them.
-    let bound: Vec<_> = checked
+    // record over the round's values held what the round gave them. Each launch's first
+    // cycle, where recorded, computed them from the model's values: a unit it did not
+    // set apart ran them as the cycles after it did.
+    let (by_first, unruled): (Vec<_>, Vec<_>) = checked
         .iter()
         .filter(|(_, v)| !v.set && v.bound_operands > 0)
-        .collect();
-    let bound = match bound.len() {
-        0 => String::new(),
-        n => format!(
+        .partition(|(k, _)| k.first_cycle.is_some());
+    let operands = |of: &[&(
+        &crate::results::RoundUnitKernels,
+        &crate::results::RoundValues,
+    )]| of.iter().map(|(_, v)| v.bound_operands).sum::<usize>();
+    let mut bound = String::new();
+    if !unruled.is_empty() {
+        let n = unruled.len();
+        bound.push_str(&format!(
             "; {} of those standing read {} operands at {} step bound to a result an earlier step allocates, which the round serves from its own memory pool where it ran that step: neither the census nor the record over the round's values holds those, so for them the values are not ruled out",
             crate::words::count(n as u64, "unit"),
-            bound.iter().map(|(_, v)| v.bound_operands).sum::<usize>(),
+            operands(&unruled),
             if n == 1 { "its" } else { "their" },
-        ),
-    };
+        ));
+    }
+    if !by_first.is_empty() {
+        let n = by_first.len();
+        bound.push_str(&format!(
+            "; {} of those standing read {} operands at {} step bound to a result an earlier step allocates, which the round serves from its own memory pool: each launch's first cycle, from the model's values, ran {} kernels within {:.0} % or {:.0} us of the cycles after it, so those values did not change them",
+            crate::words::count(n as u64, "unit"),
+            operands(&by_first),
+            if n == 1 { "its" } else { "their" },
+            if n == 1 { "its" } else { "their" },
+            100.0 * crate::results::EACH_INVOCATION_CHANGE,
+            crate::results::ROUND_VALUES_EXCESS_US,
+        ));
+    }
     let set: Vec<_> = checked.iter().filter(|(_, v)| v.set).collect();
     if set.is_empty() {
         s.push_str(": none ran its kernels another time over the round's values, and their kernels in the round stand");
@@ -823,6 +848,63 @@ fn round_units_by_values(
     s.push_str(&bound);
     s.push_str(&unchecked);
     Some(s)
+}
+
+/// What the prediction says of the round's units recorded in each launch's first cycle
+/// ([`crate::results::RoundFirstCycle`]) where the round ran its values away: those whose
+/// kernels the cycles after the first ran another time, taken at the first cycles', with
+/// both figures and what that did to the round's term per replay (`invocations`: each
+/// unit's per replay), by busy time where the round's split has it; or that none was.
+/// Nothing where the values did not run away or no first cycle was told apart.
+fn round_units_by_first_cycle(
+    t: &TransitionsSummary,
+    invocations: &HashMap<u32, u64>,
+) -> Option<String> {
+    t.round_timed_values.as_ref().filter(|v| v.ran_away())?;
+    let recorded: Vec<(
+        &crate::results::RoundUnitKernels,
+        &crate::results::RoundFirstCycle,
+    )> = t
+        .round_unit_kernels
+        .iter()
+        .filter_map(|k| Some((k, k.first_cycle.as_ref()?)))
+        .collect();
+    let cycles = recorded.first()?.1.cycles;
+    let limits = format!(
+        "{:.0} % and {:.0} us",
+        100.0 * crate::results::EACH_INVOCATION_CHANGE,
+        crate::results::ROUND_VALUES_EXCESS_US
+    );
+    let set: Vec<_> = recorded.iter().filter(|(_, f)| f.set).collect();
+    if set.is_empty() {
+        return Some(format!(
+            "each launch's first cycle of the round starts from the model's values (the results its steps allocate too): over {} no unit's kernels ran at least {limits} another time than over all its cycles, and the round's kernels stand",
+            crate::words::count(u64::from(cycles), "first cycle"),
+        ));
+    }
+    let per = |k: &crate::results::RoundUnitKernels| {
+        invocations.get(&k.unit).copied().unwrap_or(0) as f64
+    };
+    let first: f64 = set.iter().map(|(k, f)| per(k) * f.kernels_us).sum();
+    let all: f64 = set
+        .iter()
+        .map(|(k, f)| per(k) * f.round_as_recorded_us)
+        .sum();
+    let taken_off: f64 = set
+        .iter()
+        .map(|(k, _)| per(k) * k.excess_set_by_first_cycle_us().unwrap_or(0.0))
+        .sum();
+    let n = set.len();
+    let units: Vec<String> = set.iter().map(|(k, _)| k.unit.to_string()).collect();
+    Some(format!(
+        "{} of the round ({}) ran {} kernels at least {limits} another time over all its cycles than in each launch's first, which starts from the model's values (the results its steps allocate too; {}): {} kernels in the round are taken at the first cycles', {first:.1} us per replay where over all cycles {all:.1} us ({:+.1} us per replay of the round's term)",
+        crate::words::count(n as u64, "unit"),
+        if n == 1 { format!("unit {}", units[0]) } else { format!("units {}", units.join(", ")) },
+        if n == 1 { "its" } else { "their" },
+        crate::words::count(u64::from(cycles), "first cycle"),
+        if n == 1 { "its" } else { "their" },
+        -taken_off,
+    ))
 }
 
 /// What the prediction needs from the isolated results (and the plan's schedule), kept
@@ -1673,7 +1755,8 @@ impl Report {
                             // the shares.
                             if by_unit.is_some() {
                                 let shared = g * n + kernels.us;
-                                let e = e - t.round_excess_set_by_values_us()
+                                let e = e - (t.round_excess_set_by_values_us()
+                                    + t.round_excess_set_by_first_cycle_us())
                                     / t.switches_per_cycle().max(1) as f64;
                                 weighting_u_us = Some((e * n - shared).abs() / 12f64.sqrt());
                             }
@@ -2088,6 +2171,10 @@ impl Report {
                 .transitions
                 .as_ref()
                 .and_then(|t| round_units_by_values(t, &inp.unit_invocations)),
+            round_units_by_first_cycle: inp
+                .transitions
+                .as_ref()
+                .and_then(|t| round_units_by_first_cycle(t, &inp.unit_invocations)),
             side_by_side_caveat: (inp.side_by_side.0 > 0 && split_by_durations).then(|| {
                 let (n, k, t) = inp.side_by_side;
                 format!(
@@ -3019,6 +3106,7 @@ mod tests {
         let off = ReplayCheck {
             matches: false,
             relative: Some(0.5),
+            relative_rms: None,
             finite: true,
         };
         let mut m = model_reference(80.0, Some(66.0));
@@ -3993,6 +4081,7 @@ mod tests {
             alone_busy_us: Some(alone.1),
             alone_at_step: false,
             values: None,
+            first_cycle: None,
         };
         let t = transitions(iso);
         a_round_of_two_units(t);
@@ -4023,6 +4112,7 @@ mod tests {
             alone_busy_us: Some(alone),
             alone_at_step: false,
             values: None,
+            first_cycle: None,
         };
         let mut iso = isolated();
         let t = transitions(&mut iso);
@@ -4241,6 +4331,123 @@ mod tests {
             r.prediction.unwrap().round_units_by_values.as_deref(),
             Some("44 units of the round held non-finite values at their places after it or ran their kernels slower in it than alone and were not recorded over both (beyond the longest recorded, records not comparable, or their reads not fitting beside the image): their kernels in the round stand as recorded, not over the model's values")
         );
+    }
+
+    /// Where the round ran its values away, a unit whose kernels the cycles after each
+    /// launch's first ran another time (Qwen3-MoE's fused AdamW over gradients the round
+    /// serves from its own pool, session 50) is taken at its first cycles' kernels: the
+    /// rest of its excess leaves the term and the report says so beside the prediction.
+    /// Where the values did not run away nothing is set or said; where no unit differed,
+    /// that is said; a bound unit the first cycles cover is no longer "not ruled out".
+    #[test]
+    fn a_unit_the_rounds_later_cycles_ran_another_time_is_taken_at_its_first_cycles() {
+        use crate::results::fidelity::PositionKernels;
+        use crate::results::RoundValues;
+        let away = crate::results::UnitValues {
+            sampled: 100,
+            nonfinite_after_pct: 16.5,
+            ..Default::default()
+        };
+        let first = PositionKernels {
+            kernels_us: 30.0,
+            busy_us: 9.3,
+        };
+        let same = PositionKernels {
+            kernels_us: 4.0,
+            busy_us: 4.0,
+        };
+        // The values did not run away: recorded, not set, nothing said.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        transitions(&mut iso).round_unit_kernels[0].set_by_first_cycle(first, 3, false);
+        let k = &transitions(&mut iso).round_unit_kernels[0];
+        assert_eq!((k.round_us, k.round_busy_us), (55.0, Some(9.9)));
+        assert!(!k.first_cycle.as_ref().unwrap().set);
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert_eq!(p.round_units_by_first_cycle, None);
+        // Ran away: unit 0's first cycles (30 us, 9.3 busy) stand for its round; unit 1's
+        // ran as its later cycles and stand as they were.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        transitions(&mut iso).round_timed_values = Some(away.clone());
+        transitions(&mut iso).round_unit_kernels[0].set_by_first_cycle(first, 3, true);
+        transitions(&mut iso).round_unit_kernels[1].set_by_first_cycle(same, 3, true);
+        let t = transitions(&mut iso);
+        assert_eq!(
+            (
+                t.round_unit_kernels[0].round_us,
+                t.round_unit_kernels[0].round_busy_us
+            ),
+            (30.0, Some(9.3))
+        );
+        assert!(!t.round_unit_kernels[1].first_cycle.as_ref().unwrap().set);
+        assert!((t.round_excess_set_by_first_cycle_us() - 0.6).abs() < 1e-9);
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        // Unit 0's busy time beyond alone is 0.1 us now, 4 invocations.
+        assert!((p.terms[1].us - 4.0 * 0.1).abs() < 1e-9, "{:?}", p.terms);
+        let c = p.round_units_by_first_cycle.clone().unwrap();
+        assert_eq!(
+            c,
+            "1 unit of the round (unit 0) ran its kernels at least 5 % and 20 us another time over all its cycles than in each launch's first, which starts from the model's values (the results its steps allocate too; 3 first cycles): its kernels in the round are taken at the first cycles', 120.0 us per replay where over all cycles 220.0 us (-2.4 us per replay of the round's term)"
+        );
+        assert!(crate::report::render::markdown(&r).contains(&c));
+        // A unit already taken alone by its values is not set again by its first cycles.
+        let mut by_values = isolated();
+        a_round_split_by_busy_time(&mut by_values);
+        let k = &mut transitions(&mut by_values).round_unit_kernels[0];
+        k.set_by_values(RoundValues {
+            nonfinite_round_pct: 52.5,
+            round_values_kernels_us: 60.0,
+            model_values_kernels_us: 50.0,
+            ..Default::default()
+        });
+        k.set_by_first_cycle(first, 3, true);
+        assert_eq!(k.round_us, 50.0);
+        assert!(!k.first_cycle.as_ref().unwrap().set);
+        // `kc report --round-as-recorded`: the round's kernels as recorded, nothing said.
+        for k in &mut transitions(&mut iso).round_unit_kernels {
+            k.as_recorded();
+        }
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert_eq!(p.round_units_by_first_cycle, None);
+        // No unit differed (under 20 us for unit 0): said, and a unit whose step reads
+        // results an earlier step allocates, standing after its record over both, is
+        // covered by its first cycles.
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        transitions(&mut iso).round_timed_values = Some(away);
+        let k = &mut transitions(&mut iso).round_unit_kernels[0];
+        k.set_by_values(RoundValues {
+            nonfinite_round_pct: 52.5,
+            round_values_kernels_us: 50.5,
+            model_values_kernels_us: 50.0,
+            slower_in_round: true,
+            bound_operands: 5,
+            ..Default::default()
+        });
+        k.set_by_first_cycle(
+            PositionKernels {
+                kernels_us: 45.0,
+                busy_us: 9.8,
+            },
+            3,
+            true,
+        );
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert_eq!(
+            p.round_units_by_first_cycle.as_deref(),
+            Some("each launch's first cycle of the round starts from the model's values (the results its steps allocate too): over 3 first cycles no unit's kernels ran at least 5 % and 20 us another time than over all its cycles, and the round's kernels stand")
+        );
+        assert!(p.round_units_by_values.as_deref().unwrap().ends_with(
+            "; 1 unit of those standing read 5 operands at its step bound to a result an earlier step allocates, which the round serves from its own memory pool: each launch's first cycle, from the model's values, ran its kernels within 5 % or 20 us of the cycles after it, so those values did not change them"
+        ), "{:?}", p.round_units_by_values);
     }
 
     #[test]

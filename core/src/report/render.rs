@@ -776,6 +776,9 @@ pub(super) fn prediction_notes(p: &super::predict::Prediction) -> Vec<String> {
     if let Some(r) = &p.round_units_by_values {
         v.push(r.clone());
     }
+    if let Some(r) = &p.round_units_by_first_cycle {
+        v.push(r.clone());
+    }
     if let Some(l) = &p.lead_in_units {
         v.push(lead_in_units_line(l));
     }

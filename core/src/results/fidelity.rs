@@ -539,6 +539,17 @@ pub fn kernels_by_position(
     per_invocation: &[usize],
     cycles: u32,
 ) -> Option<Vec<PositionKernels>> {
+    let each = kernels_by_position_each_cycle(records, per_invocation, cycles)?;
+    Some(mean_of_cycles(&each, |_| true))
+}
+
+/// Each position's kernels in every cycle apart (`cycles` of them, in the order they
+/// ran), as [`kernels_by_position`] tells them apart; `None` where it would.
+pub fn kernels_by_position_each_cycle(
+    records: &[KernelRecord],
+    per_invocation: &[usize],
+    cycles: u32,
+) -> Option<Vec<Vec<PositionKernels>>> {
     let per_cycle: usize = per_invocation.iter().sum();
     if per_cycle == 0 || cycles == 0 || records.len() != per_cycle * cycles as usize {
         return None;
@@ -546,24 +557,51 @@ pub fn kernels_by_position(
     let mut ran: Vec<&KernelRecord> = records.iter().collect();
     ran.sort_by_key(|r| (r.start_ns, r.graph_node));
     let mut next = ran.into_iter();
-    let mut out = vec![PositionKernels::default(); per_invocation.len()];
     let mut chunk: Vec<&KernelRecord> = Vec::new();
+    let mut out = Vec::with_capacity(cycles as usize);
     for _ in 0..cycles {
-        for (slot, &k) in out.iter_mut().zip(per_invocation) {
+        let mut cycle = vec![PositionKernels::default(); per_invocation.len()];
+        for (slot, &k) in cycle.iter_mut().zip(per_invocation) {
             chunk.clear();
             for _ in 0..k {
                 chunk.push(next.next()?);
             }
-            slot.kernels_us += chunk.iter().map(|r| dur_us(r)).sum::<f64>();
-            slot.busy_us += busy_of(chunk.iter().copied()) as f64 / 1000.0;
+            slot.kernels_us = chunk.iter().map(|r| dur_us(r)).sum::<f64>();
+            slot.busy_us = busy_of(chunk.iter().copied()) as f64 / 1000.0;
+        }
+        out.push(cycle);
+    }
+    Some(out)
+}
+
+/// Each position's mean over the cycles `pick` takes (by their index in the order they
+/// ran); empty where it takes none.
+pub fn mean_of_cycles(
+    each: &[Vec<PositionKernels>],
+    pick: impl Fn(usize) -> bool,
+) -> Vec<PositionKernels> {
+    let taken: Vec<&Vec<PositionKernels>> = each
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| pick(*i))
+        .map(|(_, c)| c)
+        .collect();
+    let Some(first) = taken.first() else {
+        return Vec::new();
+    };
+    let n = taken.len() as f64;
+    let mut out = vec![PositionKernels::default(); first.len()];
+    for cycle in &taken {
+        for (slot, p) in out.iter_mut().zip(cycle.iter()) {
+            slot.kernels_us += p.kernels_us;
+            slot.busy_us += p.busy_us;
         }
     }
-    let n = f64::from(cycles);
     for p in &mut out {
         p.kernels_us /= n;
         p.busy_us /= n;
     }
-    Some(out)
+    out
 }
 
 /// What both recorded launches of a unit after its lead-ins are made of
@@ -1808,6 +1846,37 @@ mod tests {
         // A count other than alone's tells no position apart.
         assert_eq!(kernels_by_position(&recs[..5], &[1, 2], 2), None);
         assert_eq!(kernels_by_position(&recs, &[0, 0], 2), None);
+    }
+
+    #[test]
+    fn each_launchs_first_cycle_is_told_apart_from_the_cycles_after_it() {
+        let k = |start: u64, us: u64| KernelRecord {
+            name: "k".into(),
+            start_ns: start,
+            end_ns: start + us * 1000,
+            ..Default::default()
+        };
+        // Two launches of three cycles of one unit of one kernel: the first cycle of each
+        // launch runs 10 us, the cycles after it 13 us (a run-away value, say).
+        let mut recs = Vec::new();
+        for launch in 0..2u64 {
+            for cycle in 0..3u64 {
+                let us = if cycle == 0 { 10 } else { 13 };
+                recs.push(k((launch * 3 + cycle) * 20_000, us));
+            }
+        }
+        recs.reverse();
+        let each = kernels_by_position_each_cycle(&recs, &[1], 6).unwrap();
+        assert_eq!(each.len(), 6);
+        let durations: Vec<f64> = each.iter().map(|c| c[0].kernels_us).collect();
+        assert_eq!(durations, vec![10.0, 13.0, 13.0, 10.0, 13.0, 13.0]);
+        let first = mean_of_cycles(&each, |i| i % 3 == 0);
+        assert_eq!(first[0].kernels_us, 10.0);
+        assert_eq!(first[0].busy_us, 10.0);
+        let all = kernels_by_position(&recs, &[1], 6).unwrap();
+        assert_eq!(all, mean_of_cycles(&each, |_| true));
+        assert_eq!(all[0].kernels_us, 12.0);
+        assert!(mean_of_cycles(&each, |_| false).is_empty());
     }
 
     #[test]

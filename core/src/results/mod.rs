@@ -901,6 +901,37 @@ pub struct RoundUnitKernels {
     /// `values.round_as_recorded_us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<RoundValues>,
+    /// From session 50: its kernels in each launch's first cycle of a restoring round,
+    /// which starts from the model's values (the results its earlier steps allocate in
+    /// that cycle too), against the round's cycles as recorded
+    /// ([`RoundUnitKernels::set_by_first_cycle`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_cycle: Option<RoundFirstCycle>,
+}
+
+/// A unit's kernels per invocation in the first cycle of each launch of a restoring round
+/// (CUPTI), microseconds. That cycle starts from the model's values: the image restored,
+/// and every result an earlier step allocates computed from them in the same cycle, so
+/// it also holds the operands the round serves from its own memory pool
+/// ([`RoundValues::bound_operands`]), which no record over the image holds. Where the
+/// round ran its values away and the cycles after the first ran this unit's kernels
+/// another time, those cycles are not the model's (Qwen3-MoE's fused AdamW read its
+/// gradients so, session 46).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundFirstCycle {
+    /// How many first cycles it was recorded in (one per recorded launch).
+    pub cycles: u32,
+    pub kernels_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_us: Option<f64>,
+    /// Its kernels over all the recorded cycles (durations, busy time).
+    pub round_as_recorded_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_as_recorded_busy_us: Option<f64>,
+    /// The round ran its values away and the first cycles differed from all by at least
+    /// [`EACH_INVOCATION_CHANGE`] and [`ROUND_VALUES_EXCESS_US`]: its kernels in the
+    /// round were set to the first cycles'.
+    pub set: bool,
 }
 
 /// A unit of the round whose places held non-finite values after the round's launches
@@ -989,6 +1020,51 @@ impl RoundUnitKernels {
         self.values = Some(check);
     }
 
+    /// Takes its kernels in each launch's first cycle of a restoring round (`first`, over
+    /// `cycles` first cycles): where the round ran its values away (`ran_away`), it was
+    /// not set alone by its values already, and the first cycles differ from all of the
+    /// round's cycles by at least [`EACH_INVOCATION_CHANGE`] of the first and
+    /// [`ROUND_VALUES_EXCESS_US`], its kernels in the round are the first cycles' (the
+    /// model's values, in the round's context); else the round's stand and the first
+    /// cycles are kept as a record.
+    pub fn set_by_first_cycle(
+        &mut self,
+        first: fidelity::PositionKernels,
+        cycles: u32,
+        ran_away: bool,
+    ) {
+        let set_alone = self.values.as_ref().is_some_and(|v| v.set);
+        let change = self.round_us - first.kernels_us;
+        let set = ran_away
+            && !set_alone
+            && change.abs() >= EACH_INVOCATION_CHANGE * first.kernels_us
+            && change.abs() >= ROUND_VALUES_EXCESS_US;
+        let busy_us = self.round_busy_us.map(|_| first.busy_us);
+        self.first_cycle = Some(RoundFirstCycle {
+            cycles,
+            kernels_us: first.kernels_us,
+            busy_us,
+            round_as_recorded_us: self.round_us,
+            round_as_recorded_busy_us: self.round_busy_us,
+            set,
+        });
+        if set {
+            self.round_us = first.kernels_us;
+            self.round_busy_us = busy_us;
+        }
+    }
+
+    /// Its kernels in the round as recorded beyond the first cycles', per invocation,
+    /// where they were set to the first cycles' ([`Self::set_by_first_cycle`]): by busy
+    /// time where both were recorded, else by durations; `None` where they were not set.
+    pub fn excess_set_by_first_cycle_us(&self) -> Option<f64> {
+        let f = self.first_cycle.as_ref().filter(|f| f.set)?;
+        Some(match (f.round_as_recorded_busy_us, f.busy_us) {
+            (Some(r), Some(b)) => r - b,
+            _ => f.round_as_recorded_us - f.kernels_us,
+        })
+    }
+
     /// Its kernels beyond alone in the round as recorded, per invocation, where they were
     /// set alone by the values the round left ([`Self::set_by_values`]): by busy time where
     /// both were recorded, else by durations; `None` where they were not set.
@@ -1001,12 +1077,18 @@ impl RoundUnitKernels {
     }
 
     /// Its kernels in the round as recorded, where they were set alone by the values the
-    /// round left ([`Self::set_by_values`]); the record over the values is dropped (the
-    /// diagnostic `kc report --round-as-recorded`).
+    /// round left ([`Self::set_by_values`]) or to its first cycles'
+    /// ([`Self::set_by_first_cycle`]); both records are dropped (the diagnostic `kc report
+    /// --round-as-recorded`).
     pub fn as_recorded(&mut self) {
         if let Some(v) = self.values.take().filter(|v| v.set) {
             self.round_us = v.round_as_recorded_us;
             self.round_busy_us = v.round_as_recorded_busy_us;
+        }
+        // Every first-cycle record goes, set or not: as recorded, nothing is said of them.
+        if let Some(f) = self.first_cycle.take().filter(|f| f.set) {
+            self.round_us = f.round_as_recorded_us;
+            self.round_busy_us = f.round_as_recorded_busy_us;
         }
     }
 
@@ -1033,6 +1115,7 @@ impl RoundUnitKernels {
             alone_busy_us,
             alone_at_step: at_step.is_some(),
             values: None,
+            first_cycle: None,
         }
     }
 }
@@ -1067,8 +1150,10 @@ pub fn round_unit_kernels_mean(rounds: &[Vec<RoundUnitKernels>]) -> Vec<RoundUni
                 round_busy_us: mean(of, |k| k.round_busy_us),
                 alone_busy_us: mean(of, |k| k.alone_busy_us),
                 alone_at_step: of.iter().any(|k| k.alone_at_step),
-                // Only the first round's units are recorded over its values.
+                // Only the first round's units are recorded over its values and by its
+                // first cycles.
                 values: of.iter().find_map(|k| k.values.clone()),
+                first_cycle: of.iter().find_map(|k| k.first_cycle.clone()),
             }
         })
         .collect()
@@ -1264,6 +1349,16 @@ impl TransitionsSummary {
         self.round_unit_kernels
             .iter()
             .filter_map(RoundUnitKernels::excess_set_by_values_us)
+            .sum()
+    }
+
+    /// The same for the round's units set to their first cycles' kernels
+    /// ([`RoundUnitKernels::set_by_first_cycle`]): what the cycles after the first ran
+    /// beyond them, per cycle, microseconds.
+    pub fn round_excess_set_by_first_cycle_us(&self) -> f64 {
+        self.round_unit_kernels
+            .iter()
+            .filter_map(RoundUnitKernels::excess_set_by_first_cycle_us)
             .sum()
     }
     /// Switches between different units per cycle of the round: as recorded, or one per

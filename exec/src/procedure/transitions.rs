@@ -217,6 +217,23 @@ pub(super) fn measure(
                     Some(v) => unit_kernels_of(&entries, v),
                     None => Vec::new(),
                 };
+                // Where the round ran its values away, a unit whose kernels the cycles
+                // after each launch's first (from the model's values) ran another time
+                // is taken at the first cycles' ([`RoundUnitKernels::set_by_first_cycle`]):
+                // that also covers the operands the round serves from its own pool,
+                // which the record over the image below cannot hold.
+                if let Some((first, launches)) = &round.unit_first_cycle_kernels_us {
+                    let ran_away = summary
+                        .round_timed_values
+                        .as_ref()
+                        .is_some_and(|v| v.ran_away());
+                    let counted = entries.iter().zip(first).filter(|(e, _)| e.counted);
+                    for (e, p) in counted {
+                        if let Some(k) = unit_kernels.iter_mut().find(|k| k.unit == e.unit) {
+                            k.set_by_first_cycle(*p, *launches, ran_away);
+                        }
+                    }
+                }
                 if let (Some(df), true, false) = (
                     image,
                     opts.round_values_check && gpu.has_arena_snapshot(),
@@ -592,9 +609,12 @@ fn check_round_values(
     // than alone, the longest in the round first.
     let mut after: Vec<(u32, u32, f64, bool)> = Vec::new();
     for e in entries.iter().filter(|e| e.counted) {
+        // A unit already taken at its first cycles' kernels (the model's values) is not
+        // recorded again over them.
         let Some(slower) = kernels
             .iter()
             .find(|k| k.unit == e.unit)
+            .filter(|k| !k.first_cycle.as_ref().is_some_and(|f| f.set))
             .map(RoundUnitKernels::slower_in_round)
         else {
             continue;
@@ -819,6 +839,9 @@ struct Round {
     kernels_us: Option<f64>,
     /// Each position's kernels per cycle (CUPTI), where they could be told apart.
     unit_kernels_us: Option<Vec<PositionKernels>>,
+    /// A restoring round's: each position's kernels in the first cycle of each recorded
+    /// launch (from the model's values), and how many launches that is.
+    unit_first_cycle_kernels_us: Option<(Vec<PositionKernels>, u32)>,
     /// The recorded launches' gaps between kernels and their span, per cycle (CUPTI).
     recorded_gaps_span_us: Option<(f64, f64)>,
     /// The first recorded launch's kernels per cycle (from an idle GPU; a diagnostic).
@@ -1045,9 +1068,25 @@ fn measure_round<'s>(
     let recorded_gaps_span_us = recorded
         .as_ref()
         .and_then(|r| kc_core::results::fidelity::gaps_and_span_us_by_launch(&r.each, cycles));
-    let unit_kernels_us = recorded.as_ref().zip(record_kernels).and_then(|(r, per)| {
-        kc_core::results::fidelity::kernels_by_position(&r.records, per, recorded_cycles(r))
+    // Each position's kernels in every recorded cycle: their mean over all, and in a
+    // restoring round over each launch's first cycle, the one from the model's values.
+    let each_cycle = recorded.as_ref().zip(record_kernels).and_then(|(r, per)| {
+        kc_core::results::fidelity::kernels_by_position_each_cycle(
+            &r.records,
+            per,
+            recorded_cycles(r),
+        )
     });
+    let unit_kernels_us = each_cycle
+        .as_ref()
+        .map(|each| kc_core::results::fidelity::mean_of_cycles(each, |_| true));
+    let unit_first_cycle_kernels_us = match (&each_cycle, restoring) {
+        (Some(each), true) => Some((
+            kc_core::results::fidelity::mean_of_cycles(each, |i| i % cycles as usize == 0),
+            recorded.as_ref().map_or(0, |r| r.launches),
+        )),
+        _ => None,
+    };
     let first_recorded_kernels_us = recorded.as_ref().and_then(|r| {
         let first = r.first.as_deref()?;
         Some(kc_core::results::fidelity::unit_launches(&[], first, cycles).kernels_us)
@@ -1099,6 +1138,7 @@ fn measure_round<'s>(
         extra_sem_us: cycle_sem.hypot(sum_sem) / k,
         kernels_us,
         unit_kernels_us,
+        unit_first_cycle_kernels_us,
         recorded_gaps_span_us,
         first_recorded_kernels_us,
         copy,
