@@ -42,8 +42,9 @@ Writes into DIR:
                           (total-energy counter over a >= 2 s loop), like
                           ../shared/traces/h100/reference.json; cuda_graph.replay_against_eager
                           (and, with --cuda-graph, replay_against_eager for the profiled
-                          graph): whether one replay's output matches one eager step's
-                          (inference and decode; a training step changes its weights)
+                          graph): whether one replay's output matches one eager step's,
+                          within 1 % in root mean square (inference and decode; a training
+                          step changes its weights)
 
 Models: Hugging Face causal LMs built from a config with random weights (qwen2, mistral,
 llama, gpt2, bloom, mixtral and qwen3_moe (mixtures of experts)) or the encoder-decoder t5 (T5-base shapes;
@@ -847,9 +848,15 @@ def capture_graph(step):
 
 
 # A replay matches its eager step where its output differs from the eager one's by at most
-# this share of the eager output's largest magnitude. Not bit for bit: a mixture of experts
-# sums its experts' outputs with atomics (index_add_), in an order that varies run to run.
-REPLAY_MATCH_RELATIVE = 1e-2
+# this share of the eager output, root mean square over root mean square. Not bit for bit,
+# and not by the largest difference: a mixture of experts sums its experts' outputs with
+# atomics (index_add_) in an order that varies run to run, and a deep bf16 model's graph
+# and eager step may run kernels that round apart, a few units in the last place at single
+# elements (BERT's 12-layer graph, session 50: 0.047 at an output of 3.34, three bf16 steps,
+# 1.4 % of its largest value). A graph that reads memory its capture freed differs at the
+# scale of the output itself (the decode graphs before session 49: 132 % of its largest).
+# The largest difference is recorded beside it.
+REPLAY_MATCH_RMS = 1e-2
 
 
 def output_tensor(out):
@@ -871,8 +878,8 @@ def finite_or_none(x):
 
 def replay_against_eager(g, static_out, step):
     """Whether a replay of the step's CUDA graph computes what the step computes eagerly:
-    the graph's output after one replay against one eager step's, as the largest difference
-    relative to the eager output's largest magnitude. A graph that reads memory its capture
+    the graph's output after one replay against one eager step's (`replay_verdict`: judged
+    by their difference's root mean square, the largest difference recorded). A graph that reads memory its capture
     freed (the decode steps before session 49) computes something else, and its time is
     then not the model's. Not made for a training step: it returns nothing, and changes its
     weights every call. A check that fails says why and leaves the measurement standing."""
@@ -894,12 +901,21 @@ def compare_replay(g, static_out, step):
         return {"checked": False, "why": "the eager step's output is not the replay's shape"}
     eager = eager.detach().float()
     finite = bool(torch.isfinite(replayed).all().item() and torch.isfinite(eager).all().item())
-    scale = eager.abs().max().item()
-    diff = (replayed - eager).abs().max().item()
-    rel = diff / scale if scale > 0 else diff
-    return {"checked": True, "max_abs_diff": finite_or_none(diff), "eager_max_abs": finite_or_none(scale),
-            "relative": finite_or_none(rel), "finite": finite,
-            "matches": finite and rel <= REPLAY_MATCH_RELATIVE, "tolerance_relative": REPLAY_MATCH_RELATIVE}
+    d = replayed - eager
+    return replay_verdict(d.abs().max().item(), eager.abs().max().item(),
+                          d.square().mean().sqrt().item(), eager.square().mean().sqrt().item(), finite)
+
+
+def replay_verdict(diff_max, eager_max, diff_rms, eager_rms, finite):
+    """The check's record from its figures: the largest difference between the replay's and
+    the eager step's outputs and the eager output's largest magnitude, their root mean
+    squares, and whether both outputs were finite. It matches where both are finite and the
+    difference's root mean square is at most REPLAY_MATCH_RMS of the eager output's."""
+    rel = diff_max / eager_max if eager_max > 0 else diff_max
+    rel_rms = diff_rms / eager_rms if eager_rms > 0 else diff_rms
+    return {"checked": True, "max_abs_diff": finite_or_none(diff_max), "eager_max_abs": finite_or_none(eager_max),
+            "relative": finite_or_none(rel), "relative_rms": finite_or_none(rel_rms), "finite": finite,
+            "matches": bool(finite and rel_rms <= REPLAY_MATCH_RMS), "tolerance_relative_rms": REPLAY_MATCH_RMS}
 
 
 def profile_capture(step, name, a):

@@ -71,13 +71,18 @@ pub struct ModelRun {
 }
 
 /// One replay of the model's CUDA graph against one eager run of its step: the largest
-/// difference between their outputs, relative to the eager output's largest magnitude
-/// (capture.py's `replay_against_eager`, where it was `checked`).
+/// difference between their outputs, relative to the eager output's largest magnitude,
+/// and from session 50 the difference's root mean square relative to the eager output's,
+/// by which capture.py judges `matches` (its `replay_against_eager`, where it was
+/// `checked`; before session 50 it judged by the largest difference).
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct ReplayCheck {
     pub matches: bool,
     /// None where either output held a value that is not finite.
     pub relative: Option<f64>,
+    /// None where not finite, and in checks before session 50.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_rms: Option<f64>,
     pub finite: bool,
 }
 
@@ -93,6 +98,10 @@ impl ReplayCheck {
                 .get("relative")
                 .and_then(Value::as_f64)
                 .filter(|x| x.is_finite()),
+            relative_rms: v
+                .get("relative_rms")
+                .and_then(Value::as_f64)
+                .filter(|x| x.is_finite()),
             finite: v.get("finite").and_then(Value::as_bool).unwrap_or(false),
         })
     }
@@ -103,10 +112,17 @@ impl ReplayCheck {
         if self.matches {
             return None;
         }
-        let by = match (self.finite, self.relative) {
-            (false, _) => "an output that is not finite".to_string(),
-            (true, Some(r)) => format!("an output off by {:.1} % of its largest value", 100.0 * r),
-            (true, None) => "an output that differs".to_string(),
+        let by = match (self.finite, self.relative, self.relative_rms) {
+            (false, ..) => "an output that is not finite".to_string(),
+            (true, Some(r), Some(rms)) => format!(
+                "an output off by {:.1} % in root mean square, by {:.1} % of its largest value at most",
+                100.0 * rms,
+                100.0 * r
+            ),
+            (true, Some(r), None) => {
+                format!("an output off by {:.1} % of its largest value", 100.0 * r)
+            }
+            (true, None, _) => "an output that differs".to_string(),
         };
         Some(format!(
             "{graph} did not compute what the model's eager step does ({by}): its replays read other data than the model's, so its figures are not the model's"
@@ -577,6 +593,22 @@ mod tests {
             .mismatch("the traced CUDA graph");
         assert!(traced.unwrap().contains("not finite"));
         let m = find(&entry(same, ""), &src, None).unwrap();
+        assert_eq!(
+            m.cuda_graph.replay_against_eager.unwrap().mismatch("g"),
+            None
+        );
+        // From session 50 capture.py judges by the root mean square, and both are said.
+        let rms = r#"{"checked": true, "matches": false, "relative": 0.2, "relative_rms": 0.05, "finite": true}"#;
+        let m = find(&entry(rms, ""), &src, None).unwrap();
+        let check = m.cuda_graph.replay_against_eager.unwrap();
+        assert_eq!(check.relative_rms, Some(0.05));
+        assert!(check.mismatch("g").unwrap().contains(
+            "(an output off by 5.0 % in root mean square, by 20.0 % of its largest value at most)"
+        ));
+        // A deep bf16 graph rounded a few elements apart: matched by its root mean square,
+        // nothing said though its largest difference is 1.4 % (BERT's graph, session 50).
+        let rounded = r#"{"checked": true, "matches": true, "relative": 0.014, "relative_rms": 0.002, "finite": true}"#;
+        let m = find(&entry(rounded, ""), &src, None).unwrap();
         assert_eq!(
             m.cuda_graph.replay_against_eager.unwrap().mismatch("g"),
             None
