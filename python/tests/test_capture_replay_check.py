@@ -2,9 +2,9 @@
 it judges the difference between the two outputs by its root mean square against the
 eager output's, and records the largest difference beside it. A graph that reads memory
 its capture freed differs at the scale of the output (the decode graphs before session 49:
-132 % of the largest value); a deep bf16 model's graph rounds a few elements apart (BERT's
-12 layers: three bf16 steps at its largest output, 1.4 % of it), which is not another
-computation. No torch needed: the verdict is computed from the figures."""
+132 % of the largest value); a graph whose kernels round a few elements apart differs more
+at those elements than over the output. No torch needed: the verdict is computed from the
+figures."""
 import ast
 import math
 from pathlib import Path
@@ -34,6 +34,7 @@ def test_a_graph_reading_freed_memory_does_not_match():
 
 
 def test_a_few_elements_rounded_apart_match_and_the_largest_difference_is_kept():
+    # Made up: 1.4 % at the largest element, 0.3 % over the output.
     v = verdict(diff_max=0.046875, eager_max=3.34375, diff_rms=0.003, eager_rms=1.0, finite=True)
     assert v["matches"]
     assert math.isclose(v["relative"], 0.046875 / 3.34375)
@@ -42,7 +43,8 @@ def test_a_few_elements_rounded_apart_match_and_the_largest_difference_is_kept()
 
 
 def test_a_difference_past_the_tolerance_in_rms_does_not_match():
-    v = verdict(diff_max=0.5, eager_max=3.0, diff_rms=0.011, eager_rms=1.0, finite=True)
+    # BERT's 12-layer bf16 graph, session 50: 1.3 % in root mean square, 1.4 % at most.
+    v = verdict(diff_max=0.046875, eager_max=3.34375, diff_rms=0.0131, eager_rms=1.0, finite=True)
     assert not v["matches"]
 
 

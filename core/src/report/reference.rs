@@ -605,8 +605,8 @@ mod tests {
         assert!(check.mismatch("g").unwrap().contains(
             "(an output off by 5.0 % in root mean square, by 20.0 % of its largest value at most)"
         ));
-        // A deep bf16 graph rounded a few elements apart: matched by its root mean square,
-        // nothing said though its largest difference is 1.4 % (BERT's graph, session 50).
+        // A graph whose kernels round a few elements apart: matched by its root mean
+        // square, nothing said though its largest difference is 1.4 % (made up).
         let rounded = r#"{"checked": true, "matches": true, "relative": 0.014, "relative_rms": 0.002, "finite": true}"#;
         let m = find(&entry(rounded, ""), &src, None).unwrap();
         assert_eq!(
