@@ -5,13 +5,18 @@ in energy, with the prediction's ± 2 standard uncertainties and the targets' ba
 (± 2 % time, ± 3 % energy). A model whose report says kc's own graph replay missed the
 model beyond the targets (`prediction.replay_caveat`, since session 31) is marked † beside
 its name: where the prediction misses the model there, the miss is the replay's, not the
-sum's. Reads kc's report.json files; writes an SVG.
+sum's. A model whose own CUDA graph did not compute what its eager step does (capture.py's
+replay check, said in `prediction.target_caveat` since session 49) is marked ‡: its target
+may not be the model's. Reads kc's report.json files; writes an SVG.
 
     python3 tools/prediction_chart.py [--device H200] OUT.svg NAME=REPORT.json [NAME=REPORT.json ...]
 """
 import json
 import sys
 from xml.sax.saxutils import escape
+
+# What kc report's target caveat says where the model's graph failed its replay check.
+OFF_EAGER = "did not compute what the model's eager step does"
 
 
 def main():
@@ -31,11 +36,15 @@ def main():
               if p.get("predicted_energy_u_j") and p.get("target_energy_j") else None)
         if p.get("replay_caveat"):
             name += " †"
+        if OFF_EAGER in (p.get("target_caveat") or ""):
+            name += " ‡"
         rows.append((name, p["plain_error_pct"], p["error_pct"], u,
                      p.get("plain_energy_error_pct"), p.get("energy_error_pct"), ue))
     lim = 20.0
     left, panel, gap, row_h = 230, 330, 40, 24
-    top = 68 if any(r[0].endswith("†") for r in rows) else 56
+    dagger = any("†" in r[0] for r in rows)
+    off_eager = any(r[0].endswith("‡") for r in rows)
+    top = 56 + 12 * (dagger + off_eager)
     width = left + 2 * panel + gap + 20
     height = top + row_h * len(rows) + 50
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -46,9 +55,12 @@ def main():
          f'<text x="{left}" y="36" fill="#555">open: plain Σ isolated × count; filled: prediction from '
          f'parts (± 2 u); shaded: ± 2 % time, ± 3 % energy; clipped at ± {lim:.0f} %'
          f'{"; * never seen by kc before" if any(r[0].endswith("*") for r in rows) else ""}</text>']
-    if any(r[0].endswith("†") for r in rows):
+    if dagger:
         s.append(f'<text x="{left}" y="50" fill="#555">†: kc\'s own graph replay misses the model beyond '
                  f'the targets (where the prediction misses the model there, the miss is the replay\'s)</text>')
+    if off_eager:
+        s.append(f'<text x="{left}" y="{50 + 12 * dagger}" fill="#555">‡: the model\'s own CUDA graph did not '
+                 f'compute what its eager step does (capture.py\'s replay check): its target may not be the model\'s</text>')
 
     def x_of(x0, v):
         v = max(-lim, min(lim, v))

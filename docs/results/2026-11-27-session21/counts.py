@@ -3,7 +3,8 @@
 given, how many have the prediction within 2 % in time, 3 % in energy, both, and the plain
 sum the same. Prints the misses (every model with --every), then one total line, and (since
 session 31) how many misses carry the report's replay caveat: kc's own graph missed the
-model beyond the targets.
+model beyond the targets; and (since session 50) which answers' model graph did not compute
+what its eager step does (capture.py's replay check, the report's target caveat).
     python3 counts.py [--every] LABEL=REPORT.json ..."""
 import json, sys
 
@@ -12,6 +13,7 @@ every = args[:1] == ["--every"]
 args = args[1:] if every else args
 n = t = e = b = pt = pe = 0
 replay_misses = []
+off_eager_labels = []
 for a in args:
     label, path = a.split("=", 1)
     p = json.load(open(path))["prediction"]
@@ -24,12 +26,19 @@ for a in args:
         print("  %-24s plain %+5.1f / %+5.1f %%, prediction %+5.1f / %+5.1f %%%s" % (
             label, p["plain_error_pct"], p["plain_energy_error_pct"], p["error_pct"], p["energy_error_pct"],
             "" if ti and en else "  (miss)"))
-    elif not (ti and en):
-        print("  miss: %-30s time %+5.1f %%, energy %+5.1f %%%s" % (label, p["error_pct"], p["energy_error_pct"],
-              " (kc's graph misses the model too)" if replay else ""))
+    off_eager = "did not compute what the model's eager step does" in (p.get("target_caveat") or "")
+    if off_eager:
+        off_eager_labels.append(label)
+    if not every and not (ti and en):
+        print("  miss: %-30s time %+5.1f %%, energy %+5.1f %%%s%s" % (label, p["error_pct"], p["energy_error_pct"],
+              " (kc's graph misses the model too)" if replay else "",
+              " (the model's graph did not compute its eager step's output)" if off_eager else ""))
     if replay and not (ti and en):
         replay_misses.append(label)
 print("%d models: time within 2 %%: %d, energy within 3 %%: %d, both: %d; the plain sum: time %d, energy %d" % (n, t, e, b, pt, pe))
+if off_eager_labels:
+    print("%d %s whose model graph did not compute what its eager step does (its target may not be the model's): %s" % (
+        len(off_eager_labels), "answer" if len(off_eager_labels) == 1 else "answers", ", ".join(off_eager_labels)))
 if replay_misses:
     print("%d of the misses where kc's own graph missed the model beyond the targets: %s" % (
         len(replay_misses), ", ".join(replay_misses)))
