@@ -250,8 +250,11 @@ pub struct ExecOptions {
     /// at them are finite, or whose kernels ran slower in the round than alone
     /// ([`kc_core::results::RoundUnitKernels::slower_in_round`]), is recorded alone over
     /// both; where they took its kernels another time, the round's kernels for it are not
-    /// the model's and it is taken alone ([`kc_core::results::RoundValues`]). `false` keeps
-    /// the round's kernels as recorded.
+    /// the model's and it is taken alone ([`kc_core::results::RoundValues`]); and a unit
+    /// whose kernels in each launch's first cycle of a restoring round and over all its
+    /// cycles differ, where the round ran its values away, is taken at its first cycles'
+    /// ([`kc_core::results::RoundFirstCycle`]). `false` keeps the round's kernels as
+    /// recorded, and records no first cycles.
     pub round_values_check: bool,
     /// Isolated mode, a diagnostic: the pairs' and the round's float reads of a result
     /// another step allocates read their stand-ins too

@@ -189,7 +189,11 @@ pub struct Args {
     /// another time (5 % and 0.5 us), its kernels in the round are not the model's and the
     /// prediction takes it alone. A fused AdamW step ran 11 % longer with 1 % of its
     /// gradients NaN, 48 % with half (session 44), and Mixtral's training step's round ran
-    /// half its places to NaN.
+    /// half its places to NaN. And where the round ran its values away, a unit whose
+    /// kernels in each launch's first cycle (from the model's values, the results its steps
+    /// allocate too) and over all cycles differ by 5 % and 20 us is taken at its first
+    /// cycles' (session 50: Qwen3-MoE's fused AdamW, whose gradients the round serves from
+    /// its own pool).
     #[arg(long)]
     pub round_as_recorded: bool,
     /// Isolated mode, a diagnostic: the round's (and the pairs') float reads of a result

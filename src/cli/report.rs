@@ -41,8 +41,9 @@ pub struct Args {
     /// Take every unit's kernels in the round as recorded (with --isolated), also where
     /// the round ran the unit's places to non-finite values (or, from session 45, ran its
     /// kernels slower than alone) and its kernels over the round's values ran another time
-    /// alone, so that kc took it alone (`kc exec --round-as-recorded` did not record
-    /// them): a diagnostic.
+    /// alone, so that kc took it alone, or (from session 50) its kernels in the round's
+    /// later cycles ran another time than in each launch's first, so that kc took the
+    /// first cycles' (`kc exec --round-as-recorded` did not record them): a diagnostic.
     #[arg(long)]
     pub round_as_recorded: bool,
     /// The model's profiled CUDA-graph replays (capture.py's NAME.graph_replays.trace.json.gz)

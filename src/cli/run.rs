@@ -129,8 +129,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "units_as_they_run")]
     pub each_invocation_cold_control: bool,
     /// As `kc exec --round-as-recorded`: keep every unit's kernels in the round as
-    /// recorded, also where the round ran its places to non-finite values or ran its
-    /// kernels slower than alone.
+    /// recorded, also where the round ran its places to non-finite values, ran its
+    /// kernels slower than alone, or ran them another time after each launch's first cycle.
     #[arg(long)]
     pub round_as_recorded: bool,
     /// A diagnostic, as `kc exec --round-bound-reads-as-alone`: the round's float reads of

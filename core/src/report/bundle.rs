@@ -67,7 +67,7 @@ pub struct Inputs {
     /// their time.
     pub switch_energy_from_round: bool,
     /// Take every unit's kernels in the round as recorded, also where the round ran its
-    /// places to non-finite values and the unit was taken alone
+    /// places to non-finite values and the unit was taken alone or at its first cycles'
     /// ([`crate::results::RoundUnitKernels::as_recorded`]).
     pub round_as_recorded: bool,
     /// The model's profiled CUDA-graph replays to set kc's graph beside, kernel by kernel

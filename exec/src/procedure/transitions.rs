@@ -222,7 +222,13 @@ pub(super) fn measure(
                 // is taken at the first cycles' ([`RoundUnitKernels::set_by_first_cycle`]):
                 // that also covers the operands the round serves from its own pool,
                 // which the record over the image below cannot hold.
-                if let Some((first, launches)) = &round.unit_first_cycle_kernels_us {
+                // `--round-as-recorded` keeps the round's kernels as recorded: no first
+                // cycles are taken then.
+                let first_cycles = round
+                    .unit_first_cycle_kernels_us
+                    .as_ref()
+                    .filter(|_| opts.round_values_check);
+                if let Some((first, launches)) = first_cycles {
                     let ran_away = summary
                         .round_timed_values
                         .as_ref()
