@@ -9,7 +9,7 @@ LLaMA's steps away. Run on the results chart.sh unpacked:
     W=/tmp/wc50 bash docs/results/2026-11-29-session50/chart.sh
     python3 docs/results/2026-11-29-session50/at_step_scan.py /tmp/wc50
 """
-import json, glob, sys
+import json, glob, os, sys
 tot=0
 for f in sorted(glob.glob(sys.argv[1] + '/*/*/*.kc/*/plan.isolated.context.json')):
     d=json.load(open(f))
@@ -30,5 +30,17 @@ for f in sorted(glob.glob(sys.argv[1] + '/*/*/*.kc/*/plan.isolated.context.json'
     if hits:
         name=f.split('/')[-2]
         eff=sum(h[-1] for h in hits)
-        print(f.split('/')[-5], name, len(ks), 'hits', len(hits), 'term shift per replay us', eff)
+        call, part = f.split('/')[-5], f.split('/')[-4]
+        rep = f"{sys.argv[1]}/r/{call}/{part}/{name}/report.json"
+        if not os.path.exists(rep):  # an answer the chart does not take
+            rep = ""
+        est = ""
+        try:
+            pr = json.load(open(rep))["prediction"]
+            # The report's figures are per replay, as the term's shift is.
+            after = pr["error_pct"] + 100.0 * eff / pr["target_us"]
+            est = f"; prediction {pr['error_pct']:+.2f} % -> about {after:+.2f} %"
+        except (OSError, KeyError):
+            pass
+        print(call, name, len(ks), 'hits', len(hits), 'term shift per replay us %.1f%s' % (eff, est))
         for h in hits: print('    ', h)
