@@ -133,6 +133,14 @@ pub struct Prediction {
     /// (from session 45).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap_clock_u_us: Option<f64>,
+    /// The standard uncertainty the prediction's time holds for units whose kernels alone
+    /// at the step the round ran them (CUPTI) took longer than both their timed launches
+    /// alone and their kernels in the round, where over all their steps they did not
+    /// ([`at_step_records`]): the round's kernels term is set against that step, and may
+    /// as well be set against all their steps (a rectangular distribution between the
+    /// two: their difference / √12), microseconds (from session 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_step_u_us: Option<f64>,
     /// What is predicted: the model's own measurement (per replay: per iteration × the
     /// iterations a replay holds) when a reference is given, else kc's graph replay.
     pub target: String,
@@ -652,6 +660,59 @@ fn mend_slow_alone_records(
     })
 }
 
+/// The units [`at_step_records`] found, and how far apart their two records put the round's
+/// kernels term.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AtStepRecords {
+    pub unit_ids: Vec<u32>,
+    /// Σ over them of invocations per replay × (their kernels alone at the round's step −
+    /// over all their steps), us per replay: what setting them against all their steps
+    /// would add to the round's kernels term.
+    pub apart_us: f64,
+}
+
+/// The round's kernels are set against each unit alone at the step the round ran it
+/// (f13c956), where its steps were recorded apart. A record at that step may run longer
+/// than both the unit's timed launches alone and its kernels in the round by more than
+/// [`SLOW_ALONE_RECORD`] while its record over all its steps does not
+/// ([`mend_slow_alone_records`] judges that one): ResNeXt-101 32x8d's grouped convolution
+/// of 96 kernels side by side recorded 96.9 us of busy time at its first step, 46-50 at
+/// its other five, and was timed at 49.9 us an invocation (session 50). Whether the step's
+/// data or the first place of its launch made it so is not measured, so the prediction's
+/// time holds both: such units, and how far apart the two records put the term. None
+/// where there are none, or the round's kernels were not told apart by unit.
+fn at_step_records(
+    t: &TransitionsSummary,
+    units: &[crate::results::UnitResult],
+) -> Option<AtStepRecords> {
+    let by_busy = t.split_by_busy();
+    let by_id: HashMap<u32, &crate::results::UnitResult> =
+        units.iter().map(|u| (u.id, u)).collect();
+    let mut unit_ids = Vec::new();
+    let mut apart_us = 0.0;
+    for r in t.round_unit_kernels.iter().filter(|r| r.alone_at_step) {
+        let Some(u) = by_id.get(&r.unit) else {
+            continue;
+        };
+        let (Some(time), Some(l)) = (u.time_at_model_clock(), u.launches_verified.as_ref()) else {
+            continue;
+        };
+        let (at, all, round) = match by_busy {
+            true => match (r.alone_busy_us, l.busy_us, r.round_busy_us) {
+                (Some(a), Some(m), Some(rd)) => (a, m, rd),
+                _ => continue,
+            },
+            false => (r.alone_us, l.kernels_us, r.round_us),
+        };
+        let against = (1.0 + SLOW_ALONE_RECORD) * round.max(time.mean);
+        if at > against && all <= against {
+            unit_ids.push(r.unit);
+            apart_us += u.invocations as f64 * (at - all);
+        }
+    }
+    (!unit_ids.is_empty()).then_some(AtStepRecords { unit_ids, apart_us })
+}
+
 /// The prediction's targets against the model (issue 27: 2 % in time, 3 % in energy),
 /// percent. Where kc's own graph replay of the model misses the model by more than these,
 /// the report says so beside the prediction ([`Prediction::replay_caveat`]).
@@ -954,6 +1015,9 @@ pub struct PredictionInputs {
     /// Units whose record alone ran slower than their timing and the round, taken at their
     /// time alone in the round's split ([`mend_slow_alone_records`]).
     pub slow_alone_records: Option<SlowAloneRecords>,
+    /// Units whose record alone at the round's step ran slower than their timing and the
+    /// round where their record over all their steps did not ([`at_step_records`]).
+    pub at_step_records: Option<AtStepRecords>,
     /// Units whose energy was measured at a duty cycle, and over their invocations their
     /// energy so and as their windows alone (at the power cap) gave it, and how many of
     /// them still saw the cap at the duty cycle.
@@ -1367,6 +1431,7 @@ impl PredictionInputs {
         }
         if let Some(t) = p.transitions.as_mut() {
             p.slow_alone_records = mend_slow_alone_records(t, &iso.units);
+            p.at_step_records = at_step_records(t, &iso.units);
         }
         // A restored unit the split took at its time alone no longer makes the gap too
         // long: only the others stay a caveat.
@@ -1585,6 +1650,7 @@ impl Report {
             });
         }
         let mut weighting_u_us: Option<f64> = None;
+        let mut at_step_u_us: Option<f64> = None;
         let mut coverage = String::from(
             "no terms measured: an isolated pass with --no-parts, under the cold cache, or by an older kc",
         );
@@ -1759,6 +1825,13 @@ impl Report {
                                     + t.round_excess_set_by_first_cycle_us())
                                     / t.switches_per_cycle().max(1) as f64;
                                 weighting_u_us = Some((e * n - shared).abs() / 12f64.sqrt());
+                                // Units whose record at the round's step is not their
+                                // record over all their steps: the term lies anywhere
+                                // between the two.
+                                at_step_u_us = inp
+                                    .at_step_records
+                                    .as_ref()
+                                    .map(|r| r.apart_us.abs() / 12f64.sqrt());
                             }
                             // One spread for the round: the gap term carries it.
                             terms.push(PredictionTerm {
@@ -1961,7 +2034,8 @@ impl Report {
         let mut predicted_u_us = terms
             .iter()
             .fold(inp.plain_u_us, |acc, t| acc.hypot(t.u_us))
-            .hypot(weighting_u_us.unwrap_or(0.0));
+            .hypot(weighting_u_us.unwrap_or(0.0))
+            .hypot(at_step_u_us.unwrap_or(0.0));
         // Without the idle power the terms' energy is unknown, and so is the prediction's
         // (the plain sum alone would pass for it).
         let terms_energy: Option<f64> = terms.iter().map(|t| t.energy_j).sum();
@@ -2117,6 +2191,7 @@ impl Report {
             energy_pricing_u_j: energy_pricing_u_j.filter(|_| predicted_energy_u_j.is_some()),
             weighting_u_us,
             cap_clock_u_us,
+            at_step_u_us,
             one_window: inp.one_window.clone(),
             target,
             target_us: target_t.map(|t| t.0),
@@ -4212,6 +4287,60 @@ mod tests {
         assert!(p.terms[1].what.contains("kernels' durations in the round"));
         assert!(p.side_by_side_caveat.is_some());
         assert_eq!(p.round_split_by.as_deref(), Some("durations"));
+    }
+
+    /// A unit whose kernels alone at the round's step ran over both its timed launches and
+    /// its kernels in the round, where over all its steps they did not (ResNeXt-101 32x8d's
+    /// grouped convolution at its first step, session 50): the term stays set against that
+    /// step, and the time's bar holds the spread between the two records, said beside it.
+    #[test]
+    fn a_record_at_the_rounds_step_slower_than_its_timing_and_the_round_widens_the_bar() {
+        let mut iso = isolated();
+        a_round_split_by_busy_time(&mut iso);
+        let base = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(base.at_step_u_us, None);
+        // At its step 11.0 us of busy time, over 1.05 × max(9.9 in the round, 10.0 timed);
+        // over all its steps 9.2.
+        let k = &mut transitions(&mut iso).round_unit_kernels[0];
+        (k.alone_at_step, k.alone_busy_us) = (true, Some(11.0));
+        let r = build(Some(&graph(66.0, 0.025)), Some(&iso));
+        let p = r.prediction.as_ref().unwrap();
+        let u = p.at_step_u_us.unwrap();
+        // 4 invocations × (11.0 − 9.2) us apart, a rectangular spread.
+        assert!((u - 4.0 * 1.8 / 12f64.sqrt()).abs() < 1e-9, "{u}");
+        let without = p
+            .terms
+            .iter()
+            .fold(p.plain_u_us, |acc, t| acc.hypot(t.u_us))
+            .hypot(p.weighting_u_us.unwrap_or(0.0));
+        assert!((p.predicted_u_us - without.hypot(u)).abs() < 1e-12);
+        // The term itself is still set against the step: 4 × (9.9 − 11.0).
+        assert!(
+            (p.terms[1].us - 4.0 * (9.9 - 11.0)).abs() < 1e-9,
+            "{:?}",
+            p.terms
+        );
+        let md = super::super::render::markdown(&r);
+        assert!(md.contains("for units whose kernels alone at the step the round ran them took over 5 % longer than both their timed launches alone and their kernels in the round"), "{md}");
+        // Within 5 % of its timing: nothing.
+        transitions(&mut iso).round_unit_kernels[0].alone_busy_us = Some(10.4);
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(p.at_step_u_us, None);
+        // Slow over all its steps too: session 41's rule takes it at its time alone, and
+        // nothing is left between two records.
+        transitions(&mut iso).round_unit_kernels[0].alone_busy_us = Some(11.0);
+        iso.units[0].launches_verified.as_mut().unwrap().busy_us = Some(11.0);
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert_eq!(p.at_step_u_us, None);
+        let inputs = PredictionInputs::from_results(None, Some(&iso)).unwrap();
+        assert!(inputs.slow_alone_records.is_some());
+        assert_eq!(inputs.at_step_records, None);
     }
 
     /// A unit the round ran over non-finite values, whose kernels alone ran another time

@@ -564,6 +564,11 @@ fn prediction(o: &mut String, r: &Report) {
         p.cap_clock_u_us,
         "the clock the power cap holds the units that drew past it alone at in the model, which asks for more than the limit: their time taken halfway between their duty cycle's and theirs alone at the cap",
     );
+    // Units whose record alone at the round's step ran over their timing and the round.
+    let at_step = time_bar_holds(
+        p.at_step_u_us,
+        "units whose kernels alone at the step the round ran them took over 5 % longer than both their timed launches alone and their kernels in the round, where over all their steps they did not (the step's data or the first place of its launch, not measured): the round's kernels set against that step (the prediction) or against all their steps",
+    );
     // Units measured over one window: the spread their energy was given.
     let one_window = match &p.one_window {
         Some(w) => match w.pooled_rel_sd {
@@ -592,7 +597,7 @@ fn prediction(o: &mut String, r: &Report) {
     };
     let _ = writeln!(
         o,
-        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){one_window}{weighting}{cap_clock}{pricing}.{}\n",
+        "\n## Prediction from parts\n\nThe plain Σ isolated × count (the hypothesis) and kc's prediction from parts: the isolated units plus terms kc measured in the same run on the same GPU, none from the model's program as a whole. {}. Figures {basis}; ± is two standard uncertainties from the spread of the repeats (none where a figure had one window){one_window}{weighting}{at_step}{cap_clock}{pricing}.{}\n",
         upper_first(&p.coverage),
         r.caveat()
     );
