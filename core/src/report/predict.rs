@@ -912,16 +912,19 @@ fn round_units_by_values(
 }
 
 /// What the prediction says of the round's units recorded in each launch's first cycle
-/// ([`crate::results::RoundFirstCycle`]) where the round ran its values away: those whose
+/// ([`crate::results::RoundFirstCycle`]). Where the round ran its values away: those whose
 /// kernels the cycles after the first ran another time, taken at the first cycles', with
 /// both figures and what that did to the round's term per replay (`invocations`: each
 /// unit's per replay), by busy time where the round's split has it; or that none was.
-/// Nothing where the values did not run away or no first cycle was told apart.
+/// Where it did not, but some unit's first cycles still differ (its values may have
+/// changed short of running away, as 1 % of a fused AdamW's gradients non-finite does):
+/// those units, whose kernels in the round stand. Nothing else, and nothing where no first
+/// cycle was told apart.
 fn round_units_by_first_cycle(
     t: &TransitionsSummary,
     invocations: &HashMap<u32, u64>,
 ) -> Option<String> {
-    t.round_timed_values.as_ref().filter(|v| v.ran_away())?;
+    let values = t.round_timed_values.as_ref()?;
     let recorded: Vec<(
         &crate::results::RoundUnitKernels,
         &crate::results::RoundFirstCycle,
@@ -936,6 +939,43 @@ fn round_units_by_first_cycle(
         100.0 * crate::results::EACH_INVOCATION_CHANGE,
         crate::results::ROUND_VALUES_EXCESS_US
     );
+    let per = |k: &crate::results::RoundUnitKernels| {
+        invocations.get(&k.unit).copied().unwrap_or(0) as f64
+    };
+    let ids = |of: &[&(
+        &crate::results::RoundUnitKernels,
+        &crate::results::RoundFirstCycle,
+    )]| {
+        let units: Vec<String> = of.iter().map(|(k, _)| k.unit.to_string()).collect();
+        match units.len() {
+            1 => format!("unit {}", units[0]),
+            _ => format!("units {}", units.join(", ")),
+        }
+    };
+    if !values.ran_away() {
+        let differ: Vec<_> = recorded.iter().filter(|(_, f)| f.differs()).collect();
+        if differ.is_empty() {
+            return None;
+        }
+        let n = differ.len();
+        let first: f64 = differ.iter().map(|(k, f)| per(k) * f.kernels_us).sum();
+        let all: f64 = differ
+            .iter()
+            .map(|(k, f)| per(k) * f.round_as_recorded_us)
+            .sum();
+        return Some(format!(
+            "{} of the round ({}) ran {} kernels at least {limits} another time over all its cycles than in each launch's first, which starts from the model's values ({first:.1} us per replay where over all cycles {all:.1} us; {}), while the values at the round's places changed short of what kc takes for running away (non-finite {:.1} → {:.1} %, zeros {:.1} → {:.1} % of those sampled): {} kernels in the round stand as recorded",
+            crate::words::count(n as u64, "unit"),
+            ids(&differ),
+            if n == 1 { "its" } else { "their" },
+            crate::words::count(u64::from(cycles), "first cycle"),
+            values.nonfinite_before_pct,
+            values.nonfinite_after_pct,
+            values.zero_before_pct,
+            values.zero_after_pct,
+            if n == 1 { "its" } else { "their" },
+        ));
+    }
     let set: Vec<_> = recorded.iter().filter(|(_, f)| f.set).collect();
     if set.is_empty() {
         return Some(format!(
@@ -943,9 +983,6 @@ fn round_units_by_first_cycle(
             crate::words::count(u64::from(cycles), "first cycle"),
         ));
     }
-    let per = |k: &crate::results::RoundUnitKernels| {
-        invocations.get(&k.unit).copied().unwrap_or(0) as f64
-    };
     let first: f64 = set.iter().map(|(k, f)| per(k) * f.kernels_us).sum();
     let all: f64 = set
         .iter()
@@ -956,11 +993,10 @@ fn round_units_by_first_cycle(
         .map(|(k, _)| per(k) * k.excess_set_by_first_cycle_us().unwrap_or(0.0))
         .sum();
     let n = set.len();
-    let units: Vec<String> = set.iter().map(|(k, _)| k.unit.to_string()).collect();
     Some(format!(
         "{} of the round ({}) ran {} kernels at least {limits} another time over all its cycles than in each launch's first, which starts from the model's values (the results its steps allocate too; {}): {} kernels in the round are taken at the first cycles', {first:.1} us per replay where over all cycles {all:.1} us ({:+.1} us per replay of the round's term)",
         crate::words::count(n as u64, "unit"),
-        if n == 1 { format!("unit {}", units[0]) } else { format!("units {}", units.join(", ")) },
+        ids(&set),
         if n == 1 { "its" } else { "their" },
         crate::words::count(u64::from(cycles), "first cycle"),
         if n == 1 { "its" } else { "their" },
@@ -4496,6 +4532,23 @@ mod tests {
         let p = r.prediction.as_ref().unwrap();
         assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
         assert_eq!(p.round_units_by_first_cycle, None);
+        // The values changed short of running away (BLOOM's step graph: non-finite 0.0 →
+        // 0.9 %): the unit whose first cycles differ is named, its kernels standing.
+        transitions(&mut iso).round_timed_values = Some(crate::results::UnitValues {
+            sampled: 100,
+            nonfinite_after_pct: 0.9,
+            zero_before_pct: 6.9,
+            zero_after_pct: 16.7,
+            ..Default::default()
+        });
+        let p = build(Some(&graph(66.0, 0.025)), Some(&iso))
+            .prediction
+            .unwrap();
+        assert!((p.terms[1].us - 4.0 * 0.7).abs() < 1e-9, "{:?}", p.terms);
+        assert_eq!(
+            p.round_units_by_first_cycle.as_deref(),
+            Some("1 unit of the round (unit 0) ran its kernels at least 5 % and 20 us another time over all its cycles than in each launch's first, which starts from the model's values (120.0 us per replay where over all cycles 220.0 us; 3 first cycles), while the values at the round's places changed short of what kc takes for running away (non-finite 0.0 → 0.9 %, zeros 6.9 → 16.7 % of those sampled): its kernels in the round stand as recorded")
+        );
         // Ran away: unit 0's first cycles (30 us, 9.3 busy) stand for its round; unit 1's
         // ran as its later cycles and stand as they were.
         let mut iso = isolated();

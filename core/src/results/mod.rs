@@ -909,6 +909,15 @@ pub struct RoundUnitKernels {
     pub first_cycle: Option<RoundFirstCycle>,
 }
 
+impl RoundFirstCycle {
+    /// The first cycles differ from all of the round's cycles by at least
+    /// [`EACH_INVOCATION_CHANGE`] of the first and [`ROUND_VALUES_EXCESS_US`] (durations).
+    pub fn differs(&self) -> bool {
+        let change = (self.round_as_recorded_us - self.kernels_us).abs();
+        change >= EACH_INVOCATION_CHANGE * self.kernels_us && change >= ROUND_VALUES_EXCESS_US
+    }
+}
+
 /// A unit's kernels per invocation in the first cycle of each launch of a restoring round
 /// (CUPTI), microseconds. That cycle starts from the model's values: the image restored,
 /// and every result an earlier step allocates computed from them in the same cycle, so
@@ -1034,20 +1043,18 @@ impl RoundUnitKernels {
         ran_away: bool,
     ) {
         let set_alone = self.values.as_ref().is_some_and(|v| v.set);
-        let change = self.round_us - first.kernels_us;
-        let set = ran_away
-            && !set_alone
-            && change.abs() >= EACH_INVOCATION_CHANGE * first.kernels_us
-            && change.abs() >= ROUND_VALUES_EXCESS_US;
         let busy_us = self.round_busy_us.map(|_| first.busy_us);
-        self.first_cycle = Some(RoundFirstCycle {
+        let mut record = RoundFirstCycle {
             cycles,
             kernels_us: first.kernels_us,
             busy_us,
             round_as_recorded_us: self.round_us,
             round_as_recorded_busy_us: self.round_busy_us,
-            set,
-        });
+            set: false,
+        };
+        record.set = ran_away && !set_alone && record.differs();
+        let set = record.set;
+        self.first_cycle = Some(record);
         if set {
             self.round_us = first.kernels_us;
             self.round_busy_us = busy_us;
