@@ -229,6 +229,11 @@ pub struct ExecOptions {
     /// the launches' difference is told apart into the unit's kernels, the lead-ins'
     /// kernels and the gaps; the prediction does not take it.
     pub lead_in_kernels: bool,
+    /// Isolated mode, a diagnostic: each unit recorded by step (CUPTI) is recorded again
+    /// from a launch of its steps starting at its second
+    /// ([`kc_core::results::fidelity::UnitLaunches::by_step_rotated`]); the prediction
+    /// does not take it.
+    pub by_step_rotated: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -339,6 +344,7 @@ impl Default for ExecOptions {
             unit_restoring_all: false,
             kinds_left_out: false,
             lead_in_kernels: false,
+            by_step_rotated: false,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

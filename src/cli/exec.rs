@@ -153,6 +153,13 @@ pub struct Args {
     /// in the results); the prediction does not take it.
     #[arg(long)]
     pub lead_in_kernels: bool,
+    /// Isolated mode, a diagnostic: each unit recorded by step (with --verify) is recorded
+    /// again from a launch of its steps in the same order starting at its second, so that
+    /// every step runs at another place of its launch (`by_step_rotated` in the results):
+    /// whether a step's record alone follows its data or the launch's first place. The
+    /// prediction does not take it.
+    #[arg(long)]
+    pub by_step_rotated: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -373,6 +380,7 @@ pub fn run(a: Args) -> i32 {
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,
         lead_in_kernels: a.lead_in_kernels,
+        by_step_rotated: a.by_step_rotated,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

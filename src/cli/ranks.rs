@@ -113,6 +113,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.lead_in_kernels {
         v.push("--lead-in-kernels".into());
     }
+    if a.by_step_rotated {
+        v.push("--by-step-rotated".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

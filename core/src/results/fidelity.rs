@@ -248,6 +248,14 @@ pub struct UnitLaunches {
     /// with every launch restoring the model's values (which records no steps).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_step: Vec<StepKernels>,
+    /// A diagnostic (`kc exec --by-step-rotated`, from session 50): the same record by step
+    /// from a launch of the unit's steps in the same order but starting at its second, so
+    /// that each step runs at another place of its launch. Set against `by_step`, a step
+    /// whose record moves with its place is slowed by the place (the launch's first), not
+    /// by its data: ResNeXt-101 32x8d's grouped convolution recorded 96.9 us at its first
+    /// step, first in its launch, and 46-50 us at the others (session 50).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_step_rotated: Vec<StepKernels>,
     /// From session 46, where the trace holds kernels for the unit: the launched kernels
     /// whose name holds none of the traced ones' base names, by name (as the driver knows
     /// it, cut to 100 characters), with their time per invocation, microseconds; the
@@ -360,6 +368,7 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
         kernels_us: records.iter().map(dur_us).sum::<f64>() / n,
         busy_us: Some(busy_ns(records) as f64 / 1000.0 / n),
         by_step: Vec::new(),
+        by_step_rotated: Vec::new(),
         not_traced: not_traced(traced, records, n),
         copies_per_invocation: None,
         traced_copies_per_invocation: 0,

@@ -249,6 +249,19 @@ j) # Not run in session 50: the two chart answers not yet answered again (Swin V
    # s43; Qwen2's eager step, s48)
    PLANS=1 RUN_TIMEOUT=200 model swin_v2_s_tf32 --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values
    PLANS=1 RUN_TIMEOUT=150 model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach ;;
+k) # Not run in session 50: kc-zz (the commit after 9a2b1b0, `kc exec --by-step-rotated`). Each
+   # unit's record alone by step again from a launch of its steps starting at its second,
+   # on the kept plans of the answers whose records at the round's step ran over their
+   # timing and the round (at_step_scan.py): ResNeXt-101 32x8d (call 2), RegNetY-1.6GF's
+   # step (call 1), T5's graph (session 49, call 4); time only, no model measured (the
+   # question is the units' own records: `rotated.py` reads them)
+   for n in resnext101_zx regnety16_train_zx t5_graph_zw; do
+     p=.device/plans/$n.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+     mark "rotated $n"
+     timeout 200 $kc exec $p --isolated --verify --no-energy --by-step-rotated -o $out/$n.rotated.json --json > $out/$n.rotated.log 2>&1
+     echo "rotated $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+     $py docs/results/2026-11-29-session50/rotated.py $out/$n.rotated.json >> $out/summary.txt 2>&1
+   done ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

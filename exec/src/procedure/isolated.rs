@@ -656,6 +656,36 @@ fn measure_unit(
         gpu,
         notes,
     );
+    // A diagnostic: the same record from a launch starting at the unit's second step, so
+    // that every step runs at another place of its launch.
+    if let (true, Some((df, steps)), Some(l)) = (
+        opts.by_step_rotated && opts.verify,
+        places.filter(|(_, steps)| steps.len() > 1),
+        launches_verified.as_mut().filter(|l| !l.by_step.is_empty()),
+    ) {
+        let rotated: Vec<u32> = (0..unroll as usize)
+            .map(|i| steps[(i + 1) % steps.len()])
+            .collect();
+        let enqueue_rotated = |gpu: &Gpu| -> Result<(), ExecError> {
+            for &step in &rotated {
+                gpu.enqueue(
+                    u,
+                    0,
+                    At::Step {
+                        step,
+                        places: &df.steps[step as usize],
+                    },
+                )?;
+            }
+            Ok(())
+        };
+        let graph = gpu.capture(enqueue_rotated)?;
+        gpu.warm(&graph)?;
+        if let Some(r) = verify_launches(u, &graph, unroll, false, Some(&rotated), opts, gpu, notes)
+        {
+            l.by_step_rotated = r.by_step;
+        }
+    }
     lap(&mut setup.record);
     let label = format!("unit {} {}", u.id, u.label);
     // A unit whose launch writes what it reads is looked at after its timed launches too:
