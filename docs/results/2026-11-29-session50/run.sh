@@ -237,7 +237,7 @@ h) # kc-zy (session 50): each launch's first cycle of the restoring round told a
    # largest output), captured anew and answered in full
    PLANS=1 RUN_TIMEOUT=200 model qwen3_moe_train_graph --model qwen3_moe --layers 2 --batch 4 --seq 512 --dtype bf16 --mode train --optimizer adamw-fused --cuda-graph
    PLANS=1 RUN_TIMEOUT=150 model bert_infer_graph --model bert --layers 12 --batch 32 --seq 256 --dtype bf16 --cuda-graph ;;
-i) # Not run in session 50 (no device time left): the next call, kc-zy or later. The round's
+i) # Not run in session 50 (no device time left): the next call, kc-zz (fd1a8fd). The round's
    # first cycles on the training steps whose fused AdamW runs long in the round (BLOOM's
    # step graph, LLaMA's eager step: their rounds' non-finite share rose 0.9 and 0.4
    # points, under the 1-point gate, so the first cycles are recorded but not taken), and
@@ -249,7 +249,7 @@ j) # Not run in session 50: the two chart answers not yet answered again (Swin V
    # s43; Qwen2's eager step, s48)
    PLANS=1 RUN_TIMEOUT=200 model swin_v2_s_tf32 --model swin_v2_s --batch 16 --dtype fp32 --tf32 --no-values
    PLANS=1 RUN_TIMEOUT=150 model qwen2_train --model qwen2 --layers 2 --batch 4 --seq 256 --dtype bf16 --mode train --optimizer adamw-foreach ;;
-k) # Not run in session 50: kc-zz (the commit after 9a2b1b0, `kc exec --by-step-rotated`). Each
+k) # Not run in session 50: kc-zz (fd1a8fd's code, `kc exec --by-step-rotated`, in .device/bin). Each
    # unit's record alone by step again from a launch of its steps starting at its second,
    # on the kept plans of the answers whose records at the round's step ran over their
    # timing and the round (at_step_scan.py): ResNeXt-101 32x8d (call 2), RegNetY-1.6GF's
