@@ -843,12 +843,13 @@ fn round_units_by_values(
     // Units the values did not change but that read results the round's own producers
     // allocated: those operands were not in the image, so neither the census nor the
     // record over the round's values held what the round gave them. Each launch's first
-    // cycle, where recorded, computed them from the model's values: a unit it did not
-    // set apart ran them as the cycles after it did.
+    // cycle, where recorded, computed them from the model's values: a unit whose first
+    // cycles ran as the cycles after them ran those values as the model's. One whose first
+    // cycles differ but were not taken (the values short of running away) stays unruled.
     let (by_first, unruled): (Vec<_>, Vec<_>) = checked
         .iter()
         .filter(|(_, v)| !v.set && v.bound_operands > 0)
-        .partition(|(k, _)| k.first_cycle.is_some());
+        .partition(|(k, _)| k.first_cycle.as_ref().is_some_and(|f| !f.differs()));
     let operands = |of: &[&(
         &crate::results::RoundUnitKernels,
         &crate::results::RoundValues,
@@ -4630,6 +4631,31 @@ mod tests {
         assert!(p.round_units_by_values.as_deref().unwrap().ends_with(
             "; 1 unit of those standing read 5 operands at its step bound to a result an earlier step allocates, which the round serves from its own memory pool: each launch's first cycle, from the model's values, ran its kernels within 5 % or 20 us of the cycles after it, so those values did not change them"
         ), "{:?}", p.round_units_by_values);
+        // First cycles that differ but were not taken (the values short of running away)
+        // rule nothing out.
+        let mut short = isolated();
+        a_round_split_by_busy_time(&mut short);
+        let k = &mut transitions(&mut short).round_unit_kernels[0];
+        k.set_by_values(RoundValues {
+            nonfinite_round_pct: 52.5,
+            round_values_kernels_us: 50.5,
+            model_values_kernels_us: 50.0,
+            slower_in_round: true,
+            bound_operands: 5,
+            ..Default::default()
+        });
+        k.set_by_first_cycle(first, 3, false);
+        let p = build(Some(&graph(66.0, 0.025)), Some(&short))
+            .prediction
+            .unwrap();
+        assert!(
+            p.round_units_by_values
+                .as_deref()
+                .unwrap()
+                .ends_with("so for them the values are not ruled out"),
+            "{:?}",
+            p.round_units_by_values
+        );
     }
 
     #[test]
