@@ -547,7 +547,7 @@ const SIDE_BY_SIDE_OVER_TIME: f64 = 0.5;
 /// its own. Over the 1 743 units of the chart's rounds split by busy time the busy time
 /// alone is 0.964 of the time alone at the median and 1.049 at the 99th percentile; GPT-2's
 /// language-model head (3.3 ms) recorded 8.5 % over both (session 41).
-const SLOW_ALONE_RECORD: f64 = 0.05;
+pub(crate) const SLOW_ALONE_RECORD: f64 = 0.05;
 
 /// The units [`mend_slow_alone_records`] took at their time alone.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -943,15 +943,25 @@ fn round_units_by_first_cycle(
     let per = |k: &crate::results::RoundUnitKernels| {
         invocations.get(&k.unit).copied().unwrap_or(0) as f64
     };
-    let ids = |of: &[&(
-        &crate::results::RoundUnitKernels,
-        &crate::results::RoundFirstCycle,
-    )]| {
+    type Recorded<'a> = (
+        &'a crate::results::RoundUnitKernels,
+        &'a crate::results::RoundFirstCycle,
+    );
+    let ids = |of: &[&Recorded]| {
         let units: Vec<String> = of.iter().map(|(k, _)| k.unit.to_string()).collect();
         match units.len() {
             1 => format!("unit {}", units[0]),
             _ => format!("units {}", units.join(", ")),
         }
+    };
+    // Their kernels per replay in the first cycles and over all cycles.
+    let per_replay = |of: &[&Recorded]| -> (f64, f64) {
+        of.iter().fold((0.0, 0.0), |(first, all), (k, f)| {
+            (
+                first + per(k) * f.kernels_us,
+                all + per(k) * f.round_as_recorded_us,
+            )
+        })
     };
     if !values.ran_away() {
         let differ: Vec<_> = recorded.iter().filter(|(_, f)| f.differs()).collect();
@@ -959,11 +969,7 @@ fn round_units_by_first_cycle(
             return None;
         }
         let n = differ.len();
-        let first: f64 = differ.iter().map(|(k, f)| per(k) * f.kernels_us).sum();
-        let all: f64 = differ
-            .iter()
-            .map(|(k, f)| per(k) * f.round_as_recorded_us)
-            .sum();
+        let (first, all) = per_replay(&differ);
         return Some(format!(
             "{} of the round ({}) ran {} kernels at least {limits} another time over all its cycles than in each launch's first, which starts from the model's values ({first:.1} us per replay where over all cycles {all:.1} us; {}), while the values at the round's places changed short of what kc takes for running away (non-finite {:.1} → {:.1} %, zeros {:.1} → {:.1} % of those sampled): {} kernels in the round stand as recorded",
             crate::words::count(n as u64, "unit"),
@@ -984,11 +990,7 @@ fn round_units_by_first_cycle(
             crate::words::count(u64::from(cycles), "first cycle"),
         ));
     }
-    let first: f64 = set.iter().map(|(k, f)| per(k) * f.kernels_us).sum();
-    let all: f64 = set
-        .iter()
-        .map(|(k, f)| per(k) * f.round_as_recorded_us)
-        .sum();
+    let (first, all) = per_replay(&set);
     let taken_off: f64 = set
         .iter()
         .map(|(k, _)| per(k) * k.excess_set_by_first_cycle_us().unwrap_or(0.0))

@@ -567,7 +567,10 @@ fn prediction(o: &mut String, r: &Report) {
     // Units whose record alone at the round's step ran over their timing and the round.
     let at_step = time_bar_holds(
         p.at_step_u_us,
-        "units whose kernels alone at the step the round ran them took over 5 % longer than both their timed launches alone and their kernels in the round, where over all their steps they did not (the step's data or the first place of its launch, not measured): the round's kernels set against that step (the prediction) or against all their steps",
+        &format!(
+            "units whose kernels alone at the step the round ran them took over {:.0} % longer than both their timed launches alone and their kernels in the round, where over all their steps they did not (the step's data or the first place of its launch, not measured): the round's kernels set against that step (the prediction) or against all their steps",
+            100.0 * super::predict::SLOW_ALONE_RECORD
+        ),
     );
     // Units measured over one window: the spread their energy was given.
     let one_window = match &p.one_window {
