@@ -8,6 +8,7 @@
 
 pub mod aten_call;
 pub mod build;
+pub mod cache_state;
 pub mod calls;
 pub mod carry;
 pub mod collectives;

@@ -75,6 +75,15 @@ pub struct TimeSummary {
     pub unit_after_lead_in_vs_in_context_median_abs_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_after_lead_in_vs_in_context: Option<usize>,
+    /// Per unit, alone in the model's cache state (`--alone-in-model-cache`) against its
+    /// kernels in kc's graph: the median |error|, percent, and over how many units; and the
+    /// share of the bytes those units read that the model left to come from memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_in_model_cache_vs_in_context_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_in_model_cache_vs_in_context: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_cold_bytes_pct: Option<f64>,
     /// Which runs of each unit the round counted ([`super::predict::round_runs_words`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_runs: Option<String>,
@@ -167,6 +176,10 @@ pub struct UnitRow {
     /// against in kc's graph, percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_lead_in_vs_in_context_pct: Option<f64>,
+    /// Its kernels per invocation alone in the model's cache state (CUPTI,
+    /// `--alone-in-model-cache`, from session 51) against in kc's graph, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_vs_in_context_pct: Option<f64>,
     /// Its kernels per invocation alone (CUPTI, `--isolated --verify`), where recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone_kernels_us: Option<f64>,
@@ -1125,6 +1138,32 @@ impl Report {
             self.time.unit_after_lead_in_vs_in_context_median_abs_pct = Some(m);
             self.time.units_after_lead_in_vs_in_context = Some(lead_errors.len());
         }
+        // The units alone in the model's cache state, and the share of their reads' bytes
+        // left to come from memory.
+        let mut bytes = (0u64, 0u64);
+        let in_model_cache: std::collections::HashMap<u32, f64> = isolated
+            .map(|i| {
+                i.units
+                    .iter()
+                    .filter_map(|u| {
+                        let c = u.launches_verified.as_ref()?.in_model_cache?;
+                        bytes.0 += c.cold_bytes;
+                        bytes.1 += c.cold_bytes + c.warm_bytes;
+                        Some((u.id, c.kernels_us))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut cache_errors =
+            set_against_in_context(&mut self.units, &in_model_cache, |row, e| {
+                row.in_model_cache_vs_in_context_pct = Some(e)
+            });
+        if let Some(m) = crate::results::stats::median(&mut cache_errors) {
+            self.time.unit_in_model_cache_vs_in_context_median_abs_pct = Some(m);
+            self.time.units_in_model_cache_vs_in_context = Some(cache_errors.len());
+            self.time.in_model_cache_cold_bytes_pct =
+                (bytes.1 > 0).then(|| 100.0 * bytes.0 as f64 / bytes.1 as f64);
+        }
         let n = errors.len();
         let Some(median) = crate::results::stats::median(&mut errors) else {
             return;
@@ -1251,6 +1290,7 @@ pub fn build(graph: Option<&Results>, isolated: Option<&Results>) -> Report {
                 isolated_vs_in_context_pct: None,
                 round_vs_in_context_pct: None,
                 after_lead_in_vs_in_context_pct: None,
+                in_model_cache_vs_in_context_pct: None,
                 alone_kernels_us: None,
                 in_model_graph_us: None,
                 isolated_vs_model_graph_pct: None,

@@ -5082,7 +5082,7 @@ mod tests {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",round_vs_in_context_pct,after_lead_in_vs_in_context_pct"));
+            .ends_with(",round_vs_in_context_pct,after_lead_in_vs_in_context_pct,in_model_cache_vs_in_context_pct"));
         assert!(csv.lines().nth(2).unwrap().contains(",-2.50000"), "{csv}");
         assert!(r
             .time
@@ -5114,9 +5114,47 @@ mod tests {
         );
         let csv = crate::report::render::csv(&r);
         assert!(
-            csv.lines().nth(1).unwrap().ends_with(",3.000000000000007"),
+            csv.lines().nth(1).unwrap().ends_with(",3.000000000000007,"),
             "{csv}"
         );
+        // Both units recorded in the model's cache state (session 51): 10.5 and 3.6 us
+        // against 10 and 4 in context, +5 % and -10 %, median 7.5 %; of their reads' 400
+        // bytes, 100 came from memory.
+        for (u, k, cold) in [(0usize, 10.5, 100u64), (1, 3.6, 0)] {
+            iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache = Some(crate::results::fidelity::ModelCacheKernels {
+                kernels_us: k,
+                cold_bytes: cold,
+                warm_bytes: 200 - cold,
+                ..Default::default()
+            });
+        }
+        let r = build(Some(&g), Some(&iso));
+        assert!((r.units[0].in_model_cache_vs_in_context_pct.unwrap() - 5.0).abs() < 1e-9);
+        assert!((r.units[1].in_model_cache_vs_in_context_pct.unwrap() + 10.0).abs() < 1e-9);
+        assert!(
+            (r.time
+                .unit_in_model_cache_vs_in_context_median_abs_pct
+                .unwrap()
+                - 7.5)
+                .abs()
+                < 1e-9
+        );
+        assert!((r.time.in_model_cache_cold_bytes_pct.unwrap() - 25.0).abs() < 1e-9);
+        let md = crate::report::render::markdown(&r);
+        assert!(
+            md.contains("alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again; 25 % of the bytes they read came from memory"),
+            "{md}"
+        );
+        assert!(
+            md.contains("median |error| 7.5 % over 2 units (`in_model_cache_vs_in_context_pct`"),
+            "{md}"
+        );
+        // The unit alone stays as it was measured.
+        assert!((r.units[0].isolated_vs_in_context_pct.unwrap() + 1.0).abs() < 1e-9);
         assert!(r.time.in_context_alignment_caveat.is_none());
         assert!(!md.contains("no measurement of the units"), "{md}");
         // Kernels the trace does not hold (cuDNN's other engines, RegNetX in session 15):

@@ -340,6 +340,20 @@ pub fn markdown(r: &Report) -> String {
                 "\nPer unit, after the model's steps leading up to each invocation (the units measured so, the units' producers; their own kernels in that launch, CUPTI, `--lead-in-kernels`) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`after_lead_in_vs_in_context_pct` per unit in units.csv)."
             );
         }
+        if let (Some(m), Some(n)) = (
+            r.time.unit_in_model_cache_vs_in_context_median_abs_pct,
+            r.time.units_in_model_cache_vs_in_context,
+        ) {
+            let cold = r
+                .time
+                .in_model_cache_cold_bytes_pct
+                .map(|c| format!("; {c:.0} % of the bytes they read came from memory"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `--alone-in-model-cache`) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
+            );
+        }
         if !f.worst_units.is_empty() {
             let _ = writeln!(o, "\nUnits whose kernels ran furthest from the trace inside kc's graph:\n\n| unit | label | steps | traced us | in context us | median error |\n|---|---|---|---|---|---|");
             for w in f.worst_units.iter().take(5) {
@@ -484,12 +498,12 @@ fn opt(v: Option<f64>) -> String {
 
 pub fn csv(r: &Report) -> String {
     let mut o = String::from(
-        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j,in_context_mean_us,isolated_vs_in_context_pct,round_vs_in_context_pct,after_lead_in_vs_in_context_pct\n",
+        "unit,tier,family,label,call,status,invocations,traced_mean_us,traced_total_us,measured_mean_us,measured_std_us,error_vs_traced_pct,predicted_us,pct_of_predicted,energy_per_invocation_mj,predicted_energy_j,in_context_mean_us,isolated_vs_in_context_pct,round_vs_in_context_pct,after_lead_in_vs_in_context_pct,in_model_cache_vs_in_context_pct\n",
     );
     for u in &r.units {
         let _ = writeln!(
             o,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             u.id,
             csv_field(&u.tier),
             csv_field(&u.family),
@@ -509,7 +523,8 @@ pub fn csv(r: &Report) -> String {
             opt(u.in_context_mean_us),
             opt(u.isolated_vs_in_context_pct),
             opt(u.round_vs_in_context_pct),
-            opt(u.after_lead_in_vs_in_context_pct)
+            opt(u.after_lead_in_vs_in_context_pct),
+            opt(u.in_model_cache_vs_in_context_pct)
         );
     }
     o
@@ -1398,8 +1413,8 @@ mod tests {
             row.starts_with("3,,,aten::mm,\"gemm TN m=1, n=2\","),
             "{row}"
         );
-        // 20 columns, and the row has as many fields once the quoted call counts as one.
-        assert_eq!(text.lines().next().unwrap().split(',').count(), 20);
-        assert_eq!(row.split(',').count(), 20 + 1);
+        // 21 columns, and the row has as many fields once the quoted call counts as one.
+        assert_eq!(text.lines().next().unwrap().split(',').count(), 21);
+        assert_eq!(row.split(',').count(), 21 + 1);
     }
 }

@@ -256,6 +256,11 @@ pub struct UnitLaunches {
     /// step, first in its launch, and 46-50 us at the others (session 50).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_step_rotated: Vec<StepKernels>,
+    /// Its kernels alone in the model's cache state (`kc exec --alone-in-model-cache`, from
+    /// session 51): each invocation after L2 is turned over and the reads the model left in
+    /// L2 are touched again, the rest left to come from memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_model_cache: Option<ModelCacheKernels>,
     /// From session 46, where the trace holds kernels for the unit: the launched kernels
     /// whose name holds none of the traced ones' base names, by name (as the driver knows
     /// it, cut to 100 characters), with their time per invocation, microseconds; the
@@ -275,6 +280,36 @@ pub struct UnitLaunches {
     pub copies_per_invocation: Option<f64>,
     #[serde(default, skip_serializing_if = "super::energy::is_zero")]
     pub traced_copies_per_invocation: u64,
+}
+
+/// A unit's kernels alone in the model's cache state ([`UnitLaunches::in_model_cache`]).
+/// A unit alone repeats its own steps, so every read it makes is in L2 from the invocation
+/// before; in the model a read arrives from memory where the model's steps touched more
+/// than L2 between it and the last touch of its bytes (`plan::cache_state`). Recorded from
+/// a launch whose every invocation runs after a read over a scratch twice L2, as many of
+/// its bytes written back as the model's steps before it leave dirty, and a touch of each
+/// read the model left in L2 (written back where its last touch wrote it), the touches'
+/// kernels left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelCacheKernels {
+    /// Mean summed kernel duration per invocation.
+    pub kernels_us: f64,
+    /// Mean time per invocation during which at least one of its kernels ran.
+    pub busy_us: Option<f64>,
+    /// Invocations a launch ran (a cycle of the unit's steps, at most its unroll).
+    pub invocations: u32,
+    /// Reads, over the launch's invocations, the model left in L2 (touched again), and
+    /// their bytes; the reads it did not (left to come from memory), and theirs.
+    pub warm_reads: u32,
+    pub warm_bytes: u64,
+    pub cold_reads: u32,
+    pub cold_bytes: u64,
+    /// The L2 the reads' distances were judged against, bytes.
+    pub l2_bytes: u64,
+    /// Bytes left dirty in L2 before the invocations, over the launch: as many as the
+    /// model's steps before each wrote among the last L2 of bytes they touched.
+    #[serde(default)]
+    pub dirty_bytes: u64,
 }
 
 /// How many of a unit's kernels the trace does not hold [`UnitLaunches::not_traced`] names.
@@ -369,6 +404,7 @@ pub fn unit_launches(traced: &[&str], records: &[KernelRecord], invocations: u32
         busy_us: Some(busy_ns(records) as f64 / 1000.0 / n),
         by_step: Vec::new(),
         by_step_rotated: Vec::new(),
+        in_model_cache: None,
         not_traced: not_traced(traced, records, n),
         copies_per_invocation: None,
         traced_copies_per_invocation: 0,
