@@ -95,6 +95,8 @@ pub enum ExecError {
     OutsideImage { offset: u64, bytes: u64, image: u64 },
     #[error("the spin kernel is not loaded")]
     NoSpin,
+    #[error("the touch kernel is not loaded")]
+    NoTouch,
     #[error("{backend} began no capture")]
     NoCapture { backend: &'static str },
     #[error("cuBLASLt found no algorithm for this epilogue GEMM")]
@@ -234,6 +236,11 @@ pub struct ExecOptions {
     /// ([`kc_core::results::fidelity::UnitLaunches::by_step_rotated`]); the prediction
     /// does not take it.
     pub by_step_rotated: bool,
+    /// Isolated mode, context cache, with `verify` (on by default): each unit is recorded
+    /// (CUPTI) once more in the model's cache state
+    /// ([`kc_core::results::fidelity::UnitLaunches::in_model_cache`]); the prediction does
+    /// not take it.
+    pub alone_in_model_cache: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -345,6 +352,7 @@ impl Default for ExecOptions {
             kinds_left_out: false,
             lead_in_kernels: false,
             by_step_rotated: false,
+            alone_in_model_cache: true,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

@@ -160,6 +160,15 @@ pub struct Args {
     /// prediction does not take it.
     #[arg(long)]
     pub by_step_rotated: bool,
+    /// Isolated mode, context cache, with --verify: do not record each unit once more in
+    /// the model's cache state (`in_model_cache` in the results, recorded by default):
+    /// every invocation after L2 is turned over, left as dirty as the model's steps before
+    /// it leave it, and the reads the model left in L2 touched again (those with fewer
+    /// bytes than L2 touched by the model's steps since their last touch), so that the rest
+    /// come from memory as in the model. The report sets it against kc's graph per unit;
+    /// the prediction does not take it.
+    #[arg(long)]
+    pub no_alone_in_model_cache: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -381,6 +390,7 @@ pub fn run(a: Args) -> i32 {
         kinds_left_out: a.kinds_left_out,
         lead_in_kernels: a.lead_in_kernels,
         by_step_rotated: a.by_step_rotated,
+        alone_in_model_cache: !a.no_alone_in_model_cache,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

@@ -116,6 +116,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.by_step_rotated {
         v.push("--by-step-rotated".into());
     }
+    if a.no_alone_in_model_cache {
+        v.push("--no-alone-in-model-cache".into());
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }

@@ -162,6 +162,11 @@ pub struct Args {
     /// after its lead-ins also recorded with CUPTI (the prediction does not take it).
     #[arg(long)]
     pub lead_in_kernels: bool,
+    /// As `kc exec --no-alone-in-model-cache`: do not record each unit once more in the
+    /// model's cache state (its kernels alone, each invocation after L2 is turned over as
+    /// the model's steps before it leave it; set against kc's graph per unit in the report).
+    #[arg(long)]
+    pub no_alone_in_model_cache: bool,
     /// Do not record the graph replay's kernels with CUPTI (kc run verifies what its
     /// replay launched by default, as `kc exec --verify`).
     #[arg(long)]
@@ -327,6 +332,7 @@ pub fn run(a: Args) -> i32 {
         round_cycles: a.round_cycles,
         kinds_left_out: a.kinds_left_out,
         lead_in_kernels: a.lead_in_kernels,
+        alone_in_model_cache: !a.no_alone_in_model_cache,
         verify: !a.no_verify,
         trace_out: a.trace_out.clone(),
         progress: !a.json,
@@ -431,6 +437,7 @@ struct ReplaySettings {
     round_cycles: Option<u32>,
     kinds_left_out: bool,
     lead_in_kernels: bool,
+    alone_in_model_cache: bool,
     verify: bool,
     trace_out: Option<PathBuf>,
     progress: bool,
@@ -527,6 +534,7 @@ fn replay(
             round_cycles: settings.round_cycles,
             kinds_left_out: settings.kinds_left_out,
             lead_in_kernels: settings.lead_in_kernels,
+            alone_in_model_cache: settings.alone_in_model_cache,
             checkpoint: Some(super::exec::results_checkpoint(
                 out_dir.join(super::exec::results_name("plan", true, cache.as_str())),
             )),

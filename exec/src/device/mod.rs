@@ -15,9 +15,11 @@ mod graph;
 mod memory;
 pub mod nvml;
 mod spin;
+mod touch;
 
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::{Census, ImageAt};
+pub use touch::TOUCH_KERNEL;
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;
@@ -78,6 +80,8 @@ pub struct DeviceFacts {
     pub sm: u32,
     pub driver_version: i32,
     pub cublas_version: Option<i32>,
+    /// L2's bytes, as the driver reports them.
+    pub l2_bytes: u64,
 }
 
 /// Whether the driver loads and reports at least one device, without creating a context.
@@ -115,6 +119,8 @@ pub struct Device {
     pub(crate) step_overrides: std::cell::RefCell<Vec<(u32, cu::CUdeviceptr)>>,
     /// The spin kernel's module and function, once loaded ([`Device::load_spin`]).
     pub(crate) spin: Option<(cu::CUmodule, cu::CUfunction)>,
+    /// The touch kernel, once loaded ([`Device::load_touch`]).
+    pub(crate) touch: Option<touch::Touch>,
     pub facts: DeviceFacts,
 }
 
@@ -183,6 +189,15 @@ impl Device {
                 ),
                 "cuDeviceGetAttribute",
             )?;
+            let mut l2 = 0;
+            cu_err(
+                cu::cuDeviceGetAttribute(
+                    &mut l2,
+                    cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                    dev,
+                ),
+                "cuDeviceGetAttribute",
+            )?;
             let mut driver = 0;
             cu_err(cu::cuDriverGetVersion(&mut driver), "cuDriverGetVersion")?;
             let mut gpu = Device {
@@ -195,6 +210,7 @@ impl Device {
                 arena_snapshot: (0, 0),
                 step_overrides: std::cell::RefCell::new(Vec::new()),
                 spin: None,
+                touch: None,
                 events: Vec::new(),
                 facts: DeviceFacts {
                     name,
@@ -204,6 +220,7 @@ impl Device {
                     sm: (major * 10 + minor) as u32,
                     driver_version: driver,
                     cublas_version: None,
+                    l2_bytes: l2.max(0) as u64,
                 },
             };
             for _ in 0..streams.max(1) {
@@ -261,6 +278,9 @@ impl Drop for Device {
             cu::cuCtxSynchronize();
             if let Some((m, _)) = self.spin.take() {
                 cu::cuModuleUnload(m);
+            }
+            if let Some(t) = self.touch.take() {
+                cu::cuModuleUnload(t.module);
             }
             for e in self.events.drain(..) {
                 cu::cuEventDestroy_v2(e.0);

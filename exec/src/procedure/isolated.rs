@@ -113,6 +113,12 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         })
         .collect();
     let spans = image.map(|df| kc_core::plan::step_values::step_spans(plan, df));
+    // Where each step's reads were left in L2 by the model, for the units recorded in the
+    // model's cache state.
+    let touches = spans
+        .as_deref()
+        .filter(|_| opts.alone_in_model_cache && opts.verify)
+        .map(kc_core::plan::cache_state::ModelTouches::of);
     // The values each unit's steps read in the model, for the steps its graph runs.
     let mut values_at_steps = match (image, &spans, opts.unit_values) {
         (Some(_), Some(spans), UnitValuesFrom::AtSteps) => Some(
@@ -219,6 +225,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             places,
             target,
             rewrites_reads.then_some(spans.as_deref()).flatten(),
+            touches.as_ref(),
             opts,
             gpu,
             en,
@@ -534,6 +541,7 @@ fn measure_unit(
     places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
     energy_target: f64,
     rewritten_by_launch: Option<&[kc_core::plan::step_values::StepSpans]>,
+    touches: Option<&kc_core::plan::cache_state::ModelTouches>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -686,6 +694,21 @@ fn measure_unit(
             l.by_step_rotated = r.by_step;
         }
     }
+    // A diagnostic: the unit in the model's cache state.
+    if let (Some((df, steps)), Some(touches), Some(l)) = (
+        places.filter(|(_, steps)| !steps.is_empty() && !collective),
+        touches,
+        launches_verified.as_mut(),
+    ) {
+        match record_in_model_cache(u, df, steps, unroll, touches, gpu) {
+            Ok(c) => l.in_model_cache = c,
+            Err(e) if e.breaks_context() => return Err(e),
+            Err(e) => notes.push(format!(
+                "unit {} {}: its record in the model's cache state failed ({e})",
+                u.id, u.label
+            )),
+        }
+    }
     lap(&mut setup.record);
     let label = format!("unit {} {}", u.id, u.label);
     // A unit whose launch writes what it reads is looked at after its timed launches too:
@@ -833,7 +856,16 @@ fn measure_unit(
         None => (first, values, None),
     };
     // A restoring measurement's own kernels where recorded, else the first graph's.
-    let launches_verified = measured.launches_verified.take().or(launches_verified);
+    // Its record in the model's cache state stays with whichever record stands.
+    let in_model_cache = launches_verified.as_ref().and_then(|l| l.in_model_cache);
+    let launches_verified = measured
+        .launches_verified
+        .take()
+        .or(launches_verified)
+        .map(|mut l| {
+            l.in_model_cache = l.in_model_cache.or(in_model_cache);
+            l
+        });
     const RAN_AWAY_NOTE: &str = "its repeats alone drove its data";
     if let Some(v) = values.as_ref().filter(|v| v.ran_away()) {
         if notes.iter().filter(|n| n.contains(RAN_AWAY_NOTE)).count() < 12 {
@@ -1187,6 +1219,93 @@ pub(super) fn verify_launches(
             None
         }
     }
+}
+
+/// Invocations at least, and at most, of a unit's launch in the model's cache state: a
+/// cycle of its steps where that lies between, never more than its own unroll.
+const MODEL_CACHE_INVOCATIONS: (usize, usize) = (16, 256);
+
+/// `u` recorded in the model's cache state (CUPTI): a launch of its steps in turn, each
+/// invocation after L2 is turned over (with as many dirty bytes as the model's steps
+/// before it leave) and the reads the model left in L2 touched again,
+/// the nearest in the model last (written back where the model's last touch wrote them);
+/// the touches' kernels left out. `None` where the records did not split by invocation.
+fn record_in_model_cache(
+    u: &PlanUnit,
+    df: &kc_core::plan::types::PlanDataflow,
+    steps: &[u32],
+    unroll: u32,
+    touches: &kc_core::plan::cache_state::ModelTouches,
+    gpu: &mut Gpu,
+) -> Result<Option<kc_core::results::fidelity::ModelCacheKernels>, ExecError> {
+    use kc_core::plan::cache_state::ReadReuse;
+    gpu.load_touch()?;
+    let l2 = gpu.facts.l2_bytes;
+    let (least, most) = MODEL_CACHE_INVOCATIONS;
+    let n = steps.len().clamp(least, most).min(unroll.max(1) as usize);
+    let launch: Vec<u32> = (0..n).map(|i| steps[i % steps.len()]).collect();
+    // Each invocation's reads the model left in L2, the farthest first.
+    let warm: Vec<Vec<ReadReuse>> = launch
+        .iter()
+        .map(|&st| {
+            let mut w: Vec<ReadReuse> = touches
+                .reads_at(st, l2.saturating_mul(2))
+                .into_iter()
+                .filter(|r| r.bytes_between < l2)
+                .collect();
+            w.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
+            w
+        })
+        .collect();
+    let mut c = kc_core::results::fidelity::ModelCacheKernels {
+        invocations: n as u32,
+        l2_bytes: l2,
+        ..Default::default()
+    };
+    for (&st, w) in launch.iter().zip(&warm) {
+        for r in touches.reads_at(st, l2.saturating_mul(2)) {
+            if w.iter().any(|x| x.span == r.span) {
+                c.warm_reads += 1;
+                c.warm_bytes += r.span.1;
+            } else {
+                c.cold_reads += 1;
+                c.cold_bytes += r.span.1;
+            }
+        }
+    }
+    // The dirty bytes the steps before each invocation leave in L2.
+    let dirty: Vec<u64> = launch
+        .iter()
+        .map(|&st| (touches.written_share_before(st, l2) * l2 as f64) as u64)
+        .collect();
+    c.dirty_bytes = dirty.iter().sum();
+    let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
+        for ((&step, w), &dirty) in launch.iter().zip(&warm).zip(&dirty) {
+            gpu.turn_l2_over(0, dirty)?;
+            for r in w {
+                gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;
+            }
+            gpu.enqueue(
+                u,
+                0,
+                At::Step {
+                    step,
+                    places: &df.steps[step as usize],
+                },
+            )?;
+        }
+        Ok(())
+    };
+    let graph = gpu.capture(enqueue)?;
+    gpu.warm(&graph)?;
+    let r = super::record_launches_leaving_out_touches(gpu, &graph)?;
+    let l = launches_of(u, r, n as u32, false, None);
+    if l.launched_per_invocation <= 0.0 {
+        return Ok(None);
+    }
+    c.kernels_us = l.kernels_us;
+    c.busy_us = l.busy_us;
+    Ok(Some(c))
 }
 
 /// `u`'s kernels in recorded launches `r` of its graph (`unroll` invocations a launch),

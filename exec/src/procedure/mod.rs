@@ -96,6 +96,21 @@ pub(super) fn record_launches_n(
     ))
 }
 
+/// [`record_launches`] of a graph that runs the touch kernel besides a unit's own (the
+/// unit in the model's cache state): the touches' records left out before the launches
+/// are split.
+pub(super) fn record_launches_leaving_out_touches(
+    gpu: &mut Gpu,
+    graph: &Graph,
+) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
+    let n = RECORDED_LAUNCHES;
+    let mut records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
+    records.retain(|k| k.name != crate::device::TOUCH_KERNEL);
+    Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
+        records, n,
+    ))
+}
+
 /// `n` launches of `graph` back to back, then the device synchronised: what the recorders
 /// above record.
 fn launch_n(gpu: &mut Gpu, graph: &Graph, n: usize) -> Result<(), ExecError> {

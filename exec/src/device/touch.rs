@@ -1,0 +1,218 @@
+//! A kernel that reads (or reads and writes back unchanged) one 4-byte word of every
+//! 32-byte sector of a span of device memory: it brings the span into L2 as the model's
+//! last touch of it left it (a read clean, a write dirty), or, over a scratch twice L2,
+//! turns L2 over. A unit recorded in the model's cache state (`procedure::isolated`) runs
+//! behind these, and its records leave them out by name ([`TOUCH_KERNEL`]). Loaded from
+//! PTX embedded here, JIT-compiled by the driver, on first use.
+//!
+//! Invariant: a touch changes no byte's value (a write stores back the word it read, each
+//! word by one thread); it reads and writes only inside the span it is given, the span
+//! rounded out to whole sectors inside the allocation the caller names.
+
+use super::{cu_err, Device};
+use crate::ExecError;
+use cudarc::driver::sys as cu;
+use std::ffi::c_void;
+
+/// The touch kernel's name, as CUPTI records it.
+pub const TOUCH_KERNEL: &str = "kc_touch";
+
+/// The loaded touch kernel and the memory it keeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Touch {
+    pub(crate) module: cu::CUmodule,
+    function: cu::CUfunction,
+    sink: cu::CUdeviceptr,
+    /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
+    flush: (cu::CUdeviceptr, u64),
+}
+
+/// The bytes of L2 a sector is.
+const SECTOR: u64 = 32;
+
+/// `kc_touch(u64 base, u64 sectors, u32 write, u64 sink)`: for every sector `i` of
+/// `sectors` from `base` (32-byte aligned), load its first word; where `write`, store it
+/// back. The loads' exclusive or goes to `sink` only where it equals a constant, so that
+/// the loads stay in the program and `sink` is almost never written.
+const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry kc_touch(
+    .param .u64 kc_touch_base,
+    .param .u64 kc_touch_sectors,
+    .param .u32 kc_touch_write,
+    .param .u64 kc_touch_sink
+)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<12>;
+
+    ld.param.u64 %rd1, [kc_touch_base];
+    ld.param.u64 %rd2, [kc_touch_sectors];
+    ld.param.u32 %r1, [kc_touch_write];
+    ld.param.u64 %rd3, [kc_touch_sink];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mov.u32 %r5, %nctaid.x;
+    mul.wide.u32 %rd4, %r2, %r3;
+    cvt.u64.u32 %rd5, %r4;
+    add.u64 %rd4, %rd4, %rd5;
+    mul.wide.u32 %rd6, %r5, %r3;
+    mov.u32 %r6, 0;
+    setp.ne.u32 %p2, %r1, 0;
+$L_next:
+    setp.ge.u64 %p1, %rd4, %rd2;
+    @%p1 bra $L_done;
+    shl.b64 %rd7, %rd4, 5;
+    add.u64 %rd8, %rd1, %rd7;
+    ld.global.u32 %r7, [%rd8];
+    xor.b32 %r6, %r6, %r7;
+    @%p2 st.global.u32 [%rd8], %r7;
+    add.u64 %rd4, %rd4, %rd6;
+    bra $L_next;
+$L_done:
+    setp.eq.u32 %p3, %r6, -1640531527;
+    @%p3 st.global.u32 [%rd3], %r6;
+    ret;
+}
+"#;
+
+impl Device {
+    /// Loads the touch kernel into the context, with its 4-byte sink and a scratch of
+    /// twice L2 to turn L2 over with, once.
+    pub fn load_touch(&mut self) -> Result<(), ExecError> {
+        if self.touch.is_some() {
+            return Ok(());
+        }
+        let sink = self.alloc_scratch(SECTOR)?;
+        let flush_bytes = 2 * self.facts.l2_bytes.max(1 << 20);
+        let flush = self.alloc_scratch(flush_bytes)?;
+        let name = c"kc_touch";
+        let mut m: cu::CUmodule = std::ptr::null_mut();
+        let mut f: cu::CUfunction = std::ptr::null_mut();
+        // SAFETY: the context is current; the PTX is NUL-terminated and outlives the call;
+        // the module is unloaded when the device is dropped.
+        unsafe {
+            cu_err(
+                cu::cuModuleLoadData(&mut m, TOUCH_PTX.as_ptr() as *const c_void),
+                "cuModuleLoadData (kc_touch PTX)",
+            )?;
+            if let Err(e) = cu_err(
+                cu::cuModuleGetFunction(&mut f, m, name.as_ptr()),
+                "cuModuleGetFunction (kc_touch)",
+            ) {
+                cu::cuModuleUnload(m);
+                return Err(e);
+            }
+        }
+        self.touch = Some(Touch {
+            module: m,
+            function: f,
+            sink,
+            flush: (flush, flush_bytes),
+        });
+        Ok(())
+    }
+
+    /// Enqueues a touch of the image's bytes `[off, off + bytes)` on stream `stream`.
+    pub fn touch_image(
+        &self,
+        stream: usize,
+        off: u64,
+        bytes: u64,
+        write: bool,
+    ) -> Result<(), ExecError> {
+        if self.arena == 0 || off.saturating_add(bytes) > self.arena_bytes {
+            return Err(ExecError::OutsideImage {
+                offset: off,
+                bytes,
+                image: self.arena_bytes,
+            });
+        }
+        let (lo, hi) = (self.arena, self.arena + self.arena_bytes);
+        self.enqueue_touch(stream, (lo, hi), lo + off, bytes, write)
+    }
+
+    /// Enqueues, on stream `stream`, L2 turned over as the model's recent steps leave it:
+    /// a read of a scratch twice L2 (what L2 held before is evicted, as a model's steps
+    /// that touch more than L2 between two reads leave it), then `dirty` bytes of the
+    /// scratch written back unchanged, so that L2 holds as many dirty bytes as those
+    /// steps wrote among the last L2 of bytes they touched. Session 51 compared the
+    /// scratch all written (Mistral's decode GEMMs, which stream 117 MB of weights, then
+    /// wrote its lines back as they read: 38.3 us against 30.8 in kc's graph, the units
+    /// +7.2 % in sum), all read, and written then discarded from L2.
+    pub fn turn_l2_over(&self, stream: usize, dirty: u64) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        let (p, bytes) = t.flush;
+        self.enqueue_touch(stream, (p, p + bytes), p, bytes, false)?;
+        if dirty > 0 {
+            self.enqueue_touch(stream, (p, p + bytes), p, dirty.min(bytes), true)?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues one touch of `[ptr, ptr + bytes)` on `stream` (captured into a graph when
+    /// the stream captures), rounded out to whole sectors within `[lo, hi)`, the
+    /// allocation it lies in; [`Device::load_touch`] first.
+    pub fn enqueue_touch(
+        &self,
+        stream: usize,
+        (lo, hi): (cu::CUdeviceptr, cu::CUdeviceptr),
+        ptr: cu::CUdeviceptr,
+        bytes: u64,
+        write: bool,
+    ) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        let (f, sink) = (t.function, t.sink);
+        let start = (ptr.max(lo) / SECTOR * SECTOR).max(lo.next_multiple_of(SECTOR));
+        // Whole sectors only: a word of a sector past `hi` is never read.
+        let end = ptr.saturating_add(bytes).min(hi);
+        if end <= start {
+            return Ok(());
+        }
+        let mut base: u64 = start;
+        let mut sectors: u64 = (end - start).div_ceil(SECTOR);
+        if base + (sectors - 1) * SECTOR + 4 > hi {
+            sectors -= 1;
+        }
+        if sectors == 0 {
+            return Ok(());
+        }
+        let mut write: u32 = write.into();
+        let mut sink: u64 = sink;
+        let threads = 256u32;
+        let blocks = sectors
+            .div_ceil(u64::from(threads))
+            .min(self.facts.sm_count.max(1) as u64 * 8) as u32;
+        let mut args = [
+            &mut base as *mut u64 as *mut c_void,
+            &mut sectors as *mut u64 as *mut c_void,
+            &mut write as *mut u32 as *mut c_void,
+            &mut sink as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: `f` is the loaded kc_touch, whose four parameters are read at launch; it
+        // reads and writes back words of whole sectors in `[base, base + sectors * 32)`,
+        // which lies inside `[lo, hi)` (checked above), and may write its sink.
+        unsafe {
+            cu_err(
+                cu::cuLaunchKernel(
+                    f,
+                    blocks,
+                    1,
+                    1,
+                    threads,
+                    1,
+                    1,
+                    0,
+                    self.streams[stream],
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "cuLaunchKernel (kc_touch)",
+            )
+        }
+    }
+}
