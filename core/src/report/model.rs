@@ -75,7 +75,7 @@ pub struct TimeSummary {
     pub unit_after_lead_in_vs_in_context_median_abs_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_after_lead_in_vs_in_context: Option<usize>,
-    /// Per unit, alone in the model's cache state (`--alone-in-model-cache`) against its
+    /// Per unit, alone in the model's cache state (`in_model_cache`) against its
     /// kernels in kc's graph: the median |error|, percent, and over how many units; and the
     /// share of the bytes those units read that the model left to come from memory.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -177,7 +177,7 @@ pub struct UnitRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_lead_in_vs_in_context_pct: Option<f64>,
     /// Its kernels per invocation alone in the model's cache state (CUPTI,
-    /// `--alone-in-model-cache`, from session 51) against in kc's graph, percent.
+    /// recorded by default since session 51) against in kc's graph, percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_vs_in_context_pct: Option<f64>,
     /// Its kernels per invocation alone (CUPTI, `--isolated --verify`), where recorded.

@@ -351,7 +351,7 @@ pub fn markdown(r: &Report) -> String {
                 .unwrap_or_default();
             let _ = writeln!(
                 o,
-                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `--alone-in-model-cache`) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
+                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
             );
         }
         if !f.worst_units.is_empty() {

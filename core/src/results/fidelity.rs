@@ -256,9 +256,9 @@ pub struct UnitLaunches {
     /// step, first in its launch, and 46-50 us at the others (session 50).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_step_rotated: Vec<StepKernels>,
-    /// Its kernels alone in the model's cache state (`kc exec --alone-in-model-cache`, from
-    /// session 51): each invocation after L2 is turned over and the reads the model left in
-    /// L2 are touched again, the rest left to come from memory.
+    /// Its kernels alone in the model's cache state (recorded by default since session 51;
+    /// `--no-alone-in-model-cache` skips it): each invocation after L2 is turned over and
+    /// the reads the model left in L2 are touched again, the rest left to come from memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_model_cache: Option<ModelCacheKernels>,
     /// From session 46, where the trace holds kernels for the unit: the launched kernels
