@@ -12,7 +12,6 @@
 pub mod crash;
 pub mod energy;
 pub mod rendezvous;
-pub mod spans;
 pub mod torch_blas;
 // The results schema lives in kc-core (reports read it without the executor).
 pub use kc_core::results;

@@ -14,6 +14,7 @@
 //! (a byte touched twice between them counts twice), capped at the `cap` asked for; a read
 //! no other step touches has the whole iteration between it and itself.
 
+use crate::plan::spans::merge;
 use crate::plan::step_values::StepSpans;
 
 /// One read of a step, and where the model left it.
@@ -39,11 +40,11 @@ pub struct ModelTouches {
 
 impl ModelTouches {
     pub fn of(spans: &[StepSpans]) -> Self {
-        let reads: Vec<Vec<(u64, u64)>> = spans.iter().map(|s| merged(&s.reads)).collect();
-        let writes: Vec<Vec<(u64, u64)>> = spans.iter().map(|s| merged(&s.writes)).collect();
+        let reads: Vec<Vec<(u64, u64)>> = spans.iter().map(|s| merge(&s.reads, 0)).collect();
+        let writes: Vec<Vec<(u64, u64)>> = spans.iter().map(|s| merge(&s.writes, 0)).collect();
         let touched: Vec<Vec<(u64, u64)>> = spans
             .iter()
-            .map(|s| merged(&[s.reads.as_slice(), s.writes.as_slice()].concat()))
+            .map(|s| merge(&[s.reads.as_slice(), s.writes.as_slice()].concat(), 0))
             .collect();
         let touched_bytes = touched
             .iter()
@@ -120,21 +121,6 @@ impl ModelTouches {
             })
             .collect()
     }
-}
-
-/// `spans` sorted, empty ones dropped, overlapping or adjacent ones merged.
-fn merged(spans: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut s: Vec<(u64, u64)> = spans.iter().copied().filter(|&(_, b)| b > 0).collect();
-    s.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(s.len());
-    for (off, bytes) in s {
-        let end = off.saturating_add(bytes);
-        match out.last_mut() {
-            Some((o, b)) if off <= o.saturating_add(*b) => *b = end.max(*o + *b) - *o,
-            _ => out.push((off, bytes)),
-        }
-    }
-    out
 }
 
 /// Whether any of the sorted, merged `spans` shares a byte with `(off, bytes)`.
@@ -223,7 +209,7 @@ mod tests {
             let whole: u64 = t.touched_bytes.iter().sum();
             for st in 0..spans.len() as u32 {
                 let r = t.reads_at(st, cap);
-                prop_assert_eq!(r.len(), merged(&spans[st as usize].reads).len());
+                prop_assert_eq!(r.len(), merge(&spans[st as usize].reads, 0).len());
                 for x in r {
                     prop_assert!(x.bytes_between <= cap.min(whole));
                 }

@@ -19,6 +19,7 @@ pub mod math;
 pub mod memory;
 pub mod schedule;
 pub mod show;
+pub mod spans;
 pub mod step_values;
 pub mod types;
 pub mod values;

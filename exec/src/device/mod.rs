@@ -70,6 +70,16 @@ pub enum At<'a> {
     },
 }
 
+impl<'a> At<'a> {
+    /// Step `step` at its places in the image `df`.
+    pub fn step(df: &'a kc_core::plan::types::PlanDataflow, step: u32) -> At<'a> {
+        At::Step {
+            step,
+            places: &df.steps[step as usize],
+        }
+    }
+}
+
 /// What the device is and has, read at start-up.
 pub struct DeviceFacts {
     pub name: String,

@@ -676,14 +676,7 @@ fn measure_unit(
             .collect();
         let enqueue_rotated = |gpu: &Gpu| -> Result<(), ExecError> {
             for &step in &rotated {
-                gpu.enqueue(
-                    u,
-                    0,
-                    At::Step {
-                        step,
-                        places: &df.steps[step as usize],
-                    },
-                )?;
+                gpu.enqueue(u, 0, At::step(df, step))?;
             }
             Ok(())
         };
@@ -946,7 +939,7 @@ fn measure_each_invocation(
     let reads: Vec<Vec<(u64, u64)>> =
         kc_core::plan::step_values::reads_the_launch_writes(spans, launch_steps)
             .iter()
-            .map(|r| crate::spans::merge(r, RESTORE_MERGE_GAP))
+            .map(|r| kc_core::plan::spans::merge(r, RESTORE_MERGE_GAP))
             .collect();
     // Each invocation's bytes, and the launch's: what the scratch and the copies hold.
     let sizes: Vec<u64> = reads.iter().map(|r| r.iter().map(|s| s.1).sum()).collect();
@@ -1280,14 +1273,7 @@ fn record_in_model_cache(
             for r in w {
                 gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;
             }
-            gpu.enqueue(
-                u,
-                0,
-                At::Step {
-                    step,
-                    places: &df.steps[step as usize],
-                },
-            )?;
+            gpu.enqueue(u, 0, At::step(df, step))?;
         }
         Ok(())
     };
@@ -1670,7 +1656,7 @@ fn measure_restoring(
         .flat_map(|&st| super::diagnose::step_spots(plan, u, &df.steps[st as usize]))
         .map(|(off, bytes, _)| (off, bytes))
         .collect();
-    let spans = crate::spans::merge(&spots, RESTORE_MERGE_GAP);
+    let spans = kc_core::plan::spans::merge(&spots, RESTORE_MERGE_GAP);
     let copies = |gpu: &Gpu| gpu.enqueue_snapshot_spans(0, &spans);
     let what = "copy from the snapshot";
     let Some(alone) = copies_alone(
@@ -1722,7 +1708,7 @@ fn measure_restoring(
     let per_item = |m: &Measured| Stats::of(&m.samples).mean / f64::from(unroll);
     let energy_of = |m: &Measured| m.energy.as_ref().map(|e| e.per_item_j.mean);
     let restoring = UnitRestoring {
-        bytes: crate::spans::total(&spans),
+        bytes: kc_core::plan::spans::total(&spans),
         spans: spans.len(),
         copy_us: alone.time.mean,
         copy_energy_j: alone.j,

@@ -636,7 +636,7 @@ fn check_round_values(
     after.sort_by(|a, b| round_us(kernels, b.0).total_cmp(&round_us(kernels, a.0)));
     let spans = kc_core::plan::step_values::step_spans(plan, df);
     let reads_of = |step: u32| {
-        crate::spans::merge(
+        kc_core::plan::spans::merge(
             spans.get(step as usize).map_or(&[][..], |s| &s.reads[..]),
             super::isolated::RESTORE_MERGE_GAP,
         )
@@ -650,7 +650,8 @@ fn check_round_values(
         .collect();
     // libtorch's cache is given back only where the scratch would not fit beside it, so
     // that it stays as other phases leave it (as the kinds left out do).
-    if gpu.free_memory_bytes()? <= bytes_of(&crate::spans::merge(&all, 0)) + SCRATCH_MARGIN {
+    if gpu.free_memory_bytes()? <= bytes_of(&kc_core::plan::spans::merge(&all, 0)) + SCRATCH_MARGIN
+    {
         gpu.release_cached_memory();
     }
     let room = gpu.free_memory_bytes()?.saturating_sub(SCRATCH_MARGIN);
@@ -658,7 +659,7 @@ fn check_round_values(
     for &(unit, step, ..) in candidates {
         let mut with = kept_spans.clone();
         with.extend(reads_of(step));
-        let with = crate::spans::merge(&with, 0);
+        let with = kc_core::plan::spans::merge(&with, 0);
         if bytes_of(&with) < room {
             kept_spans = with;
             in_scratch.push(unit);
@@ -666,7 +667,7 @@ fn check_round_values(
             in_place = Some((unit, step));
         }
     }
-    let kept = crate::spans::packed(&kept_spans);
+    let kept = kc_core::plan::spans::packed(&kept_spans);
     let bytes = bytes_of(&kept_spans);
     let scratch = match bytes {
         0 => None,
@@ -732,7 +733,7 @@ fn check_round_values(
                 // Each read's place in the scratch (every one is within a span kept).
                 let Some(at): Option<Vec<u64>> = reads
                     .iter()
-                    .map(|&(off, len)| crate::spans::packed_at(&kept, off, len))
+                    .map(|&(off, len)| kc_core::plan::spans::packed_at(&kept, off, len))
                     .collect()
                 else {
                     continue;

@@ -2,6 +2,7 @@
 //! them. A unit measured from the model's values copies its places back from the image's
 //! snapshot at the head of every launch; each copy is a graph node of its own, with a
 //! fixed cost of a few microseconds, so spans lying close together are copied as one.
+//! The model's cache state (`cache_state`) merges each step's reads and writes with it.
 //!
 //! Invariant: every byte of every span given is covered by exactly one span returned; the
 //! spans returned are sorted, disjoint and non-empty.
