@@ -289,6 +289,9 @@ t) # Session 51, call 2 (kc-zz1): each unit alone in the model's cache state
      timeout 200 $kc exec $p --isolated --verify --no-energy --no-parts --no-lead-in-units --alone-in-model-cache -o $out/$n.iso.json --json > $out/$n.iso.log 2>&1
      echo "cache $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
    done ;;
+u) # Session 51, call 8 (kc-zz6): a family new to the chart, answered by kc run with every
+   # unit in the model's cache state (by default)
+   PLANS=1 RUN_TIMEOUT=150 model squeezenet --model squeezenet1_1 --batch 64 --dtype bf16 --channels-last --no-values ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
