@@ -1,9 +1,10 @@
 #!/bin/bash
-# The README's chart (docs/prediction.svg): 81 models on the H200, each answered by `kc run`
+# The README's chart (docs/prediction.svg): 82 models on the H200, each answered by `kc run`
 # and compared with its own CUDA graph measured in the same call, each model's latest answer
 # from a build without a defect found since. Session 51's, marked "s51", each in place of its
 # earlier answer: Swin V2-S in fp32 with TF32 and Qwen2's training step, captured anew (call
-# 7, run.sh part j, kc-zz5: each unit recorded in the model's cache state too).
+# 7, run.sh part j, kc-zz5: each unit recorded in the model's cache state too); and a
+# family new to the chart, SqueezeNet 1.1 (call 8, part u, kc-zz6).
 # Session 50's, marked "s50", each in place of its
 # earlier answer: Mixtral's and Mistral's decode graphs and RegNetY-1.6GF's training step
 # (call 1, run.sh part e, kc-zx: histc in its functional form, the round by step);
@@ -46,7 +47,7 @@ set -eu
 KC=${KC:-target/release/kc}
 s51=$(dirname "$0") s50=$(dirname "$0")/../2026-11-29-session50 s49=$(dirname "$0")/../2026-11-29-session49 s48=$(dirname "$0")/../2026-11-29-session48 s47=$(dirname "$0")/../2026-11-29-session47 s45=$(dirname "$0")/../2026-11-29-session45 s44=$(dirname "$0")/../2026-11-29-session44 s43=$(dirname "$0")/../2026-11-29-session43 s42=$(dirname "$0")/../2026-11-29-session42 s41=$(dirname "$0")/../2026-11-29-session41 s40=$(dirname "$0")/../2026-11-29-session40 s39=$(dirname "$0")/../2026-11-29-session39 s38=$(dirname "$0")/../2026-11-29-session38 s37=$(dirname "$0")/../2026-11-28-session37 s36=$(dirname "$0")/../2026-11-28-session36 s35=$(dirname "$0")/../2026-11-28-session35 s34=$(dirname "$0")/../2026-11-28-session34 s33=$(dirname "$0")/../2026-11-28-session33 s32=$(dirname "$0")/../2026-11-28-session32 s31=$(dirname "$0")/../2026-11-28-session31 s24=$(dirname "$0")/../2026-11-27-session24 s22=$(dirname "$0")/../2026-11-27-session22 s21=$(dirname "$0")/../2026-11-27-session21 s20=$(dirname "$0")/../2026-11-27-session20 s19=$(dirname "$0")/../2026-11-27-session19 s18=$(dirname "$0")/../2026-11-27-session18
 s17=$(dirname "$0")/../2026-11-27-session17 w=${W:-$(mktemp -d)}
-for c in call7-j-kc-zz5; do mkdir -p $w/$c; tar xJf "$s51/$c.txz" -C $w/$c; done
+for c in call7-j-kc-zz5 call8-u-kc-zz6; do mkdir -p $w/$c; tar xJf "$s51/$c.txz" -C $w/$c; done
 for c in call1-e-kc-zx call2-f-kc-zx call3-g-kc-zx call4-h-kc-zy; do mkdir -p $w/$c; tar xJf "$s50/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zv call2-b-kc-zv call3-c-kc-zv call4-d-kc-zw; do mkdir -p $w/$c; tar xJf "$s49/$c.txz" -C $w/$c; done
 for c in call1-a-kc-zr call2-c-kc-zs call3-b-kc-zt; do mkdir -p $w/$c; tar xJf "$s48/$c.txz" -C $w/$c; done
@@ -92,7 +93,7 @@ rep "Mixtral step (s44)" call3-b-kc-zk/b mixtral_train; rep "Mixtral step graph 
 rep "DeepLabV3-ResNet50 (s41)" call3-c-kc-ze/c deeplabv3; rep "FCN-ResNet50 (s41)" call4-d-kc-ze/d fcn
 rep "LLaMA decode graph (s49)" call1-a-kc-zv/a llama_decode_graph; rep "GPT-2 step graph (s41)" call7-e-kc-zf/e gpt2_train_graph
 rep "EfficientNet-V2-S (s39)" call3-i-kc-za/i effnet_v2_s; rep "ResNet-50 (s43)" call3-c-kc-zi/c resnet50
-rep "Swin V2-S TF32 (s51)" call7-j-kc-zz5/j swin_v2_s_tf32
+rep "Swin V2-S TF32 (s51)" call7-j-kc-zz5/j swin_v2_s_tf32; rep "SqueezeNet 1.1 (s51)" call8-u-kc-zz6/u squeezenet
 rep "EfficientNet-V2-M (s50)" call2-f-kc-zx/f effnet_v2_m; rep "ConvNeXt-B TF32 (s39)" call4-j-kc-za/j convnext_base_tf32
 rep "MobileNetV3-L step (s48)" call2-c-kc-zs/c mobilenet_v3_train
 rep "EfficientNet-B4 (s39)" call5-k-kc-za/k effnet_b4
@@ -142,6 +143,6 @@ python3 tools/prediction_chart.py --device H200 docs/prediction.svg "${args[@]}"
 python3 "$s21/counts.py" "${args[@]}"
 # The answers' errors, for `kc report --method-spread` (session 49).
 python3 tools/prediction_residuals.py "$s51/answers.json" \
-  "session 51's H200 chart, 81 answers (docs/results/2026-11-29-session51/chart.sh)" "${args[@]}"
+  "session 51's H200 chart, 82 answers (docs/results/2026-11-29-session51/chart.sh)" "${args[@]}"
 echo "${#args[@]} answers"
 [ -n "${W:-}" ] || rm -rf "$w"
