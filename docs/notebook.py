@@ -5,8 +5,9 @@
 # with `../shared` beside it, after `pip install ./python matplotlib`. It ingests a shared
 # H100 trace, shows the tier table, and plots traced against isolated time per unit from
 # the results committed in `fixtures/results` (measured on an H100); then the prediction
-# from parts of an H200 run against the model's own CUDA graph, term by term, and the
-# round's slower kernels by durations and by busy time.
+# from parts of an H200 run against the model's own CUDA graph, term by term, the round's
+# slower kernels by durations and by busy time, and each unit alone and in the model's
+# cache state against its kernels in kc's graph.
 
 # %%
 from pathlib import Path
@@ -82,3 +83,29 @@ print(r.sort_values("by_durations_us", key=abs, ascending=False)
       [["unit", "label", "invocations", "by_durations_us", "by_busy_us"]].head(6).round(1))
 print("slower kernels per replay: by durations", round(r["by_durations_us"].sum(), 1),
       "us, by busy time", round(r["by_busy_us"].sum(), 1), "us")
+
+# %% Per unit: alone, and alone in the model's cache state, against kc's graph (H200)
+# SqueezeNet 1.1 (session 51): each unit's kernels alone repeat its own reads from L2; in
+# the model's cache state every invocation runs after L2 is turned over as the model's
+# steps before it leave it, the reads the model left in L2 touched again (CUPTI both).
+sq = kc.report(f / "squeezenet_h200_s51.graph.json", isolated=f / "squeezenet_h200_s51.iso.json",
+               reference=f / "squeezenet_h200_s51.reference.json", reference_entry="squeezenet",
+               output=Path.cwd() / "kc_notebook_report_squeezenet")
+t = sq["time"]
+print(f"median |error| per unit against kc's graph: alone {t['unit_isolated_vs_in_context_median_abs_pct']:.1f} %, "
+      f"in the model's cache state {t['unit_in_model_cache_vs_in_context_median_abs_pct']:.1f} % "
+      f"over {t['units_in_model_cache_vs_in_context']} units "
+      f"({t['in_model_cache_cold_bytes_pct']:.0f} % of the bytes read from memory)")
+rows = [u for u in sq["units"] if u.get("in_model_cache_vs_in_context_pct") is not None]
+fig, ax = plt.subplots(figsize=(6, 4))
+ctx = [u["in_context_mean_us"] for u in rows]
+ax.scatter(ctx, [u["isolated_vs_in_context_pct"] for u in rows], s=14, label="alone")
+ax.scatter(ctx, [u["in_model_cache_vs_in_context_pct"] for u in rows], s=14,
+           label="alone in the model's cache state")
+ax.axhline(0, color="k", lw=0.8)
+ax.set(xscale="log", xlabel="its kernels in kc's graph per invocation (us)",
+       ylabel="against kc's graph (%)", title="SqueezeNet 1.1 on an H200: per unit")
+ax.legend()
+out = Path.cwd() / "kc_notebook_per_unit.png"
+fig.savefig(out, dpi=110, bbox_inches="tight")
+print("wrote", out)

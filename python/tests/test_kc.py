@@ -439,3 +439,26 @@ def test_a_unit_slower_in_the_round_is_a_column():
     assert adamw["round_values_kernels_us"] == pytest.approx(adamw["model_values_kernels_us"], rel=0.01)
     # Results from before bound operands were counted read none.
     assert (r["values_bound_operands"] == 0).all()
+
+
+def test_units_in_the_models_cache_state_are_columns_and_give_the_reports_figure(tmp_path):
+    """SqueezeNet 1.1 on an H200 (session 51, fixtures/results/README.md): every unit was
+    recorded alone and in the model's cache state. The notebook's columns, set against the
+    report's kernels in kc's graph per unit, give the report's per-unit figures, and the
+    model's cache state stands nearer kc's graph than the units alone (1.5 against 3.1 %)."""
+    res = kc.read_results(RESULTS / "squeezenet_h200_s51.iso.json")
+    u = res.units
+    assert u["in_model_cache_kernels_us"].notna().sum() == 46
+    assert ((u["in_model_cache_cold_share"] >= 0) & (u["in_model_cache_cold_share"] <= 1)).all()
+    rep = kc.report(RESULTS / "squeezenet_h200_s51.graph.json", isolated=RESULTS / "squeezenet_h200_s51.iso.json",
+                    reference=RESULTS / "squeezenet_h200_s51.reference.json", reference_entry="squeezenet",
+                    output=tmp_path / "rep")
+    ctx = {r["id"]: r["in_context_mean_us"] for r in rep["units"] if r.get("in_model_cache_vs_in_context_pct") is not None}
+    cache = u.set_index("id")["in_model_cache_kernels_us"]
+    errs = sorted(abs(100 * (cache[i] / c - 1)) for i, c in ctx.items())
+    n = len(errs)
+    median = (errs[n // 2] + errs[(n - 1) // 2]) / 2
+    t = rep["time"]
+    assert t["units_in_model_cache_vs_in_context"] == n == 46
+    assert t["unit_in_model_cache_vs_in_context_median_abs_pct"] == pytest.approx(median, rel=1e-9)
+    assert t["unit_in_model_cache_vs_in_context_median_abs_pct"] < t["unit_isolated_vs_in_context_median_abs_pct"]

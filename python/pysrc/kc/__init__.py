@@ -228,7 +228,10 @@ class Results:
         from them, its time as it ran plus that change) and, for such a unit, its kernels
         per invocation as it ran (kernels_as_it_ran_us), after a copy of its reads before
         each invocation over its own values (own_values_kernels_us) and over the model's
-        (model_values_kernels_us)."""
+        (model_values_kernels_us). Since session 51: its kernels alone in the model's cache
+        state (in_model_cache_kernels_us and in_model_cache_busy_us, every invocation after
+        L2 was turned over as the model's steps before it leave it) and the share of its
+        read bytes the model left to come from memory (in_model_cache_cold_share)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -237,6 +240,8 @@ class Results:
             r = u.get("restoring") or {}
             k = a.get("kernels") or {}
             each = r.get("each_invocation") or {}
+            cache = (u.get("launches_verified") or {}).get("in_model_cache") or {}
+            read = (cache.get("warm_bytes") or 0) + (cache.get("cold_bytes") or 0)
             windows = e.get("n")
             rows.append(
                 {
@@ -276,6 +281,9 @@ class Results:
                     "kernels_as_it_ran_us": each.get("kernels_as_it_ran_us"),
                     "own_values_kernels_us": each.get("own_values_kernels_us"),
                     "model_values_kernels_us": each.get("model_values_kernels_us"),
+                    "in_model_cache_kernels_us": cache.get("kernels_us"),
+                    "in_model_cache_busy_us": cache.get("busy_us"),
+                    "in_model_cache_cold_share": cache.get("cold_bytes", 0) / read if read else None,
                 }
             )
         return _pd.DataFrame(rows)
