@@ -583,7 +583,7 @@ fn prediction(o: &mut String, r: &Report) {
     let at_step = time_bar_holds(
         p.at_step_u_us,
         &format!(
-            "units whose kernels alone at the step the round ran them took over {:.0} % longer than both their timed launches alone and their kernels in the round, where over all their steps they did not (the step's data or the first place of its launch, not measured): the round's kernels set against that step (the prediction) or against all their steps",
+            "units whose kernels alone at the step the round ran them took over {:.0} % longer than both their timed launches alone and their kernels in the round, where over all their steps they did not (the step runs first in the unit's launch alone, and on three models recorded from a launch starting elsewhere such records were the launch's first place, not the step's data; session 51): the round's kernels set against that step (the prediction) or against all their steps",
             100.0 * super::predict::SLOW_ALONE_RECORD
         ),
     );
