@@ -551,3 +551,44 @@ fn most_bytes_a_training_steps_steps_read_are_written_again_later_in_the_pass() 
             .any(|&(ro, rl)| o >= ro && o + l <= ro + rl));
     }
 }
+
+/// Where the model leaves each read in L2 (session 51), on the LLaMA-shaped training step:
+/// a GEMM's operands lie in the memory image but for a read bound to a tier-3 result (12
+/// of its 138 GEMM steps), the loss's integer targets do not (a tensor of its own), and
+/// reads the step just before wrote lie at no distance, dirty.
+#[test]
+fn the_model_cache_state_knows_which_operands_the_image_holds_and_how_far_each_read_lies() {
+    use kc::plan::cache_state::{operands_outside_image, ModelTouches};
+    use kc::plan::step_values::step_spans;
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().expect("the ET gives a memory image");
+    let touches = ModelTouches::of(&step_spans(&p, df));
+    let (mut gemm_steps, mut gemm_bound, mut loss_outside, mut near_dirty) = (0, 0, 0, 0);
+    for (st, s) in p.steps.iter().enumerate() {
+        let u = &p.units[s.unit as usize];
+        let outside = operands_outside_image(&p, df, u, st as u32);
+        assert!(outside as usize <= u.slots.len().max(8), "step {st}");
+        if matches!(u.call, kc::plan::types::UnitCall::Gemm(_)) {
+            // A GEMM's operands lie in the image but for a read bound to a tier-3 result.
+            let bound = p.bound_reads.iter().filter(|b| b.step == st as u32).count();
+            assert_eq!(outside as usize, bound, "GEMM step {st} ({})", u.label);
+            gemm_steps += 1;
+            gemm_bound += bound;
+        }
+        if u.label == "aten::nll_loss_forward" {
+            loss_outside += outside;
+        }
+        let reads = touches.reads_at(st as u32, 1 << 30);
+        near_dirty += reads
+            .iter()
+            .filter(|r| r.bytes_between == 0 && r.last_touch_wrote)
+            .count();
+    }
+    assert!(
+        gemm_steps > 10 && gemm_bound < gemm_steps,
+        "{gemm_steps} {gemm_bound}"
+    );
+    eprintln!("gemm steps {gemm_steps}, bound {gemm_bound}, embedding outside {loss_outside}, near dirty {near_dirty}");
+    assert!(loss_outside > 0);
+    assert!(near_dirty > 10, "{near_dirty}");
+}

@@ -84,6 +84,13 @@ pub struct TimeSummary {
     pub units_in_model_cache_vs_in_context: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_cold_bytes_pct: Option<f64>,
+    /// The same over the units whose operands the memory image holds all (where the results
+    /// say which, since session 51's calls): the others' place in L2 the model's steps do
+    /// not tell. The median |error|, percent, and over how many units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_in_model_cache_image_held_median_abs_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_in_model_cache_image_held: Option<usize>,
     /// Which runs of each unit the round counted ([`super::predict::round_runs_words`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_runs: Option<String>,
@@ -1141,6 +1148,8 @@ impl Report {
         // The units alone in the model's cache state, and the share of their reads' bytes
         // left to come from memory.
         let mut bytes = (0u64, 0u64);
+        // Units whose operands lie outside the image, where the results say (by id).
+        let mut outside: std::collections::HashMap<u32, u32> = Default::default();
         let in_model_cache: std::collections::HashMap<u32, f64> = isolated
             .map(|i| {
                 i.units
@@ -1149,6 +1158,9 @@ impl Report {
                         let c = u.launches_verified.as_ref()?.in_model_cache?;
                         bytes.0 += c.cold_bytes;
                         bytes.1 += c.cold_bytes + c.warm_bytes;
+                        if let Some(n) = c.outside_image_operands {
+                            outside.insert(u.id, n);
+                        }
                         Some((u.id, c.kernels_us))
                     })
                     .collect()
@@ -1163,6 +1175,17 @@ impl Report {
             self.time.units_in_model_cache_vs_in_context = Some(cache_errors.len());
             self.time.in_model_cache_cold_bytes_pct =
                 (bytes.1 > 0).then(|| 100.0 * bytes.0 as f64 / bytes.1 as f64);
+        }
+        if !outside.is_empty() {
+            let mut held: Vec<f64> = self
+                .units
+                .iter()
+                .filter(|r| outside.get(&r.id) == Some(&0))
+                .filter_map(|r| r.in_model_cache_vs_in_context_pct.map(f64::abs))
+                .collect();
+            self.time.units_in_model_cache_image_held = Some(held.len());
+            self.time.unit_in_model_cache_image_held_median_abs_pct =
+                crate::results::stats::median(&mut held);
         }
         let n = errors.len();
         let Some(median) = crate::results::stats::median(&mut errors) else {

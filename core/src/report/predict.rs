@@ -5155,6 +5155,33 @@ mod tests {
         );
         // The unit alone stays as it was measured.
         assert!((r.units[0].isolated_vs_in_context_pct.unwrap() + 1.0).abs() < 1e-9);
+        // Where the results say which units have operands outside the image (unit 1), the
+        // median over the others stands beside: unit 0's 5 %.
+        for (u, n) in [(0usize, 0u32), (1, 2)] {
+            iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache
+                .as_mut()
+                .unwrap()
+                .outside_image_operands = Some(n);
+        }
+        let r = build(Some(&g), Some(&iso));
+        assert_eq!(r.time.units_in_model_cache_image_held, Some(1));
+        assert!(
+            (r.time
+                .unit_in_model_cache_image_held_median_abs_pct
+                .unwrap()
+                - 5.0)
+                .abs()
+                < 1e-9
+        );
+        let md = crate::report::render::markdown(&r);
+        assert!(
+            md.contains("median |error| 7.5 % over 2 units; over the 1 whose operands the memory image holds all, 5.0 %"),
+            "{md}"
+        );
         assert!(r.time.in_context_alignment_caveat.is_none());
         assert!(!md.contains("no measurement of the units"), "{md}");
         // Kernels the trace does not hold (cuDNN's other engines, RegNetX in session 15):

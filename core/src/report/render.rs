@@ -349,9 +349,17 @@ pub fn markdown(r: &Report) -> String {
                 .in_model_cache_cold_bytes_pct
                 .map(|c| format!("; {c:.0} % of the bytes they read came from memory"))
                 .unwrap_or_default();
+            let held = match (
+                r.time.unit_in_model_cache_image_held_median_abs_pct,
+                r.time.units_in_model_cache_image_held,
+            ) {
+                (Some(h), Some(k)) => format!("; over the {k} whose operands the memory image holds all, {h:.1} % (where the others' operands lie in L2 the model's steps do not tell, and turning L2 over evicts them)"),
+                (None, Some(0)) => "; none of them has all its operands in the memory image".into(),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
+                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units{held} (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
             );
         }
         if !f.worst_units.is_empty() {

@@ -310,6 +310,12 @@ pub struct ModelCacheKernels {
     /// model's steps before each wrote among the last L2 of bytes they touched.
     #[serde(default)]
     pub dirty_bytes: u64,
+    /// Operands of the launch's invocations the memory image does not hold
+    /// (`plan::cache_state::operands_outside_image`): where they lie in L2 the model's
+    /// steps do not tell, and turning L2 over evicts them. `None` in results before it
+    /// was recorded (after session 51's calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_image_operands: Option<u32>,
 }
 
 /// How many of a unit's kernels the trace does not hold [`UnitLaunches::not_traced`] names.

@@ -695,7 +695,7 @@ fn measure_unit(
         launches_verified.as_mut(),
     ) {
         const CACHE_NOTE: &str = "its record in the model's cache state failed";
-        match record_in_model_cache(u, df, steps, unroll, touches, gpu) {
+        match record_in_model_cache(plan, u, df, steps, unroll, touches, gpu) {
             Ok(c) => l.in_model_cache = c,
             Err(e) if e.breaks_context() => return Err(e),
             Err(e) if notes.iter().filter(|n| n.contains(CACHE_NOTE)).count() < 12 => {
@@ -1226,6 +1226,7 @@ const MODEL_CACHE_INVOCATIONS: (usize, usize) = (16, 256);
 /// the nearest in the model last (written back where the model's last touch wrote them);
 /// the touches' kernels left out. `None` where its launch ran no kernels of its own.
 fn record_in_model_cache(
+    plan: &Plan,
     u: &PlanUnit,
     df: &kc_core::plan::types::PlanDataflow,
     steps: &[u32],
@@ -1267,6 +1268,12 @@ fn record_in_model_cache(
         .map(|&st| (touches.written_share_before(st, l2) * l2 as f64) as u64)
         .collect();
     c.dirty_bytes = dirty.iter().sum();
+    c.outside_image_operands = Some(
+        launch
+            .iter()
+            .map(|&st| kc_core::plan::cache_state::operands_outside_image(plan, df, u, st))
+            .sum(),
+    );
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for ((&step, w), &dirty) in launch.iter().zip(&warm).zip(&dirty) {
             gpu.turn_l2_over(0, dirty)?;

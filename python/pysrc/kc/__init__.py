@@ -231,7 +231,9 @@ class Results:
         (model_values_kernels_us). Since session 51: its kernels alone in the model's cache
         state (in_model_cache_kernels_us and in_model_cache_busy_us, every invocation after
         L2 was turned over as the model's steps before it leave it) and the share of its
-        read bytes the model left to come from memory (in_model_cache_cold_share)."""
+        read bytes the model left to come from memory (in_model_cache_cold_share), and the
+        operands over its launch the memory image does not hold
+        (in_model_cache_outside_image, where the results say)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -284,6 +286,7 @@ class Results:
                     "in_model_cache_kernels_us": cache.get("kernels_us"),
                     "in_model_cache_busy_us": cache.get("busy_us"),
                     "in_model_cache_cold_share": cache.get("cold_bytes", 0) / read if read else None,
+                    "in_model_cache_outside_image": cache.get("outside_image_operands"),
                 }
             )
         return _pd.DataFrame(rows)
