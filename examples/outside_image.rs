@@ -11,15 +11,8 @@ use std::io::Write;
 fn main() {
     let mut out = std::io::stdout().lock();
     for path in std::env::args().skip(1) {
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("{path}: {e}");
-                std::process::exit(1);
-            }
-        };
-        let plan = match kc::plan::decode(&bytes, &path) {
-            Ok(p) => p,
+        let plan = match kc::report::read_plan_with_crc(std::path::Path::new(&path)) {
+            Ok((p, _)) => p,
             Err(e) => {
                 eprintln!("{e}");
                 std::process::exit(1);

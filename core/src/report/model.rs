@@ -1145,43 +1145,47 @@ impl Report {
             self.time.unit_after_lead_in_vs_in_context_median_abs_pct = Some(m);
             self.time.units_after_lead_in_vs_in_context = Some(lead_errors.len());
         }
-        // The units alone in the model's cache state, and the share of their reads' bytes
-        // left to come from memory.
-        let mut bytes = (0u64, 0u64);
-        // Units whose operands lie outside the image, where the results say (by id).
-        let mut outside: std::collections::HashMap<u32, u32> = Default::default();
-        let in_model_cache: std::collections::HashMap<u32, f64> = isolated
-            .map(|i| {
-                i.units
-                    .iter()
-                    .filter_map(|u| {
-                        let c = u.launches_verified.as_ref()?.in_model_cache?;
-                        bytes.0 += c.cold_bytes;
-                        bytes.1 += c.cold_bytes + c.warm_bytes;
-                        if let Some(n) = c.outside_image_operands {
-                            outside.insert(u.id, n);
-                        }
-                        Some((u.id, c.kernels_us))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        // The units alone in the model's cache state, and the share of the bytes read by
+        // those set against kc's graph that came from memory.
+        let recorded: std::collections::HashMap<u32, crate::results::fidelity::ModelCacheKernels> =
+            isolated
+                .map(|i| {
+                    i.units
+                        .iter()
+                        .filter_map(|u| Some((u.id, u.launches_verified.as_ref()?.in_model_cache?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+        let in_model_cache: std::collections::HashMap<u32, f64> =
+            recorded.iter().map(|(&id, c)| (id, c.kernels_us)).collect();
         let mut cache_errors =
             set_against_in_context(&mut self.units, &in_model_cache, |row, e| {
                 row.in_model_cache_vs_in_context_pct = Some(e)
             });
+        let compared = || {
+            self.units
+                .iter()
+                .filter(|r| r.in_model_cache_vs_in_context_pct.is_some())
+                .filter_map(|r| recorded.get(&r.id).map(|c| (r, c)))
+        };
         if let Some(m) = crate::results::stats::median(&mut cache_errors) {
+            let (cold, read) = compared().fold((0u64, 0u64), |(c, t), (_, k)| {
+                (c + k.cold_bytes, t + k.cold_bytes + k.warm_bytes)
+            });
             self.time.unit_in_model_cache_vs_in_context_median_abs_pct = Some(m);
             self.time.units_in_model_cache_vs_in_context = Some(cache_errors.len());
             self.time.in_model_cache_cold_bytes_pct =
-                (bytes.1 > 0).then(|| 100.0 * bytes.0 as f64 / bytes.1 as f64);
+                (read > 0).then(|| 100.0 * cold as f64 / read as f64);
         }
-        if !outside.is_empty() {
-            let mut held: Vec<f64> = self
-                .units
-                .iter()
-                .filter(|r| outside.get(&r.id) == Some(&0))
-                .filter_map(|r| r.in_model_cache_vs_in_context_pct.map(f64::abs))
+        // Where the results say which units have operands outside the image: the median
+        // over those with none.
+        if recorded
+            .values()
+            .any(|c| c.outside_image_operands.is_some())
+        {
+            let mut held: Vec<f64> = compared()
+                .filter(|(_, c)| c.outside_image_operands == Some(0))
+                .filter_map(|(r, _)| r.in_model_cache_vs_in_context_pct.map(f64::abs))
                 .collect();
             self.time.units_in_model_cache_image_held = Some(held.len());
             self.time.unit_in_model_cache_image_held_median_abs_pct =

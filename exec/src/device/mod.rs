@@ -47,6 +47,34 @@ pub fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
     })
 }
 
+/// Loads embedded PTX (NUL-terminated) into the current context, JIT-compiled by the
+/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`).
+/// The caller unloads the module (with the device).
+pub(crate) fn load_ptx_entry(
+    ptx: &std::ffi::CStr,
+    entry: &std::ffi::CStr,
+) -> Result<(cu::CUmodule, cu::CUfunction), ExecError> {
+    let name = entry.to_string_lossy();
+    let mut m: cu::CUmodule = std::ptr::null_mut();
+    let mut f: cu::CUfunction = std::ptr::null_mut();
+    // SAFETY: the caller's context is current; both strings are NUL-terminated and outlive
+    // the calls; a module whose entry is not found is unloaded here.
+    unsafe {
+        cu_err(
+            cu::cuModuleLoadData(&mut m, ptx.as_ptr() as *const c_void),
+            &format!("cuModuleLoadData ({name} PTX)"),
+        )?;
+        if let Err(e) = cu_err(
+            cu::cuModuleGetFunction(&mut f, m, entry.as_ptr()),
+            &format!("cuModuleGetFunction ({name})"),
+        ) {
+            cu::cuModuleUnload(m);
+            return Err(e);
+        }
+    }
+    Ok((m, f))
+}
+
 /// One buffer slot of the plan: device memory, or pinned host memory with its device alias.
 pub(crate) struct Buffer {
     pub(crate) ptr: cu::CUdeviceptr,

@@ -42,24 +42,7 @@ impl Device {
         if self.spin.is_some() {
             return Ok(());
         }
-        let name = c"kc_spin";
-        let mut m: cu::CUmodule = std::ptr::null_mut();
-        let mut f: cu::CUfunction = std::ptr::null_mut();
-        // SAFETY: the context is current; the PTX is NUL-terminated and outlives the call;
-        // the module is unloaded when the device is dropped.
-        unsafe {
-            cu_err(
-                cu::cuModuleLoadData(&mut m, SPIN_PTX.as_ptr() as *const c_void),
-                "cuModuleLoadData (kc_spin PTX)",
-            )?;
-            if let Err(e) = cu_err(
-                cu::cuModuleGetFunction(&mut f, m, name.as_ptr()),
-                "cuModuleGetFunction (kc_spin)",
-            ) {
-                cu::cuModuleUnload(m);
-                return Err(e);
-            }
-        }
+        let (m, f) = super::load_ptx_entry(SPIN_PTX, c"kc_spin")?;
         self.spin = Some((m, f));
         Ok(())
     }

@@ -87,27 +87,28 @@ impl Device {
         if self.touch.is_some() {
             return Ok(());
         }
-        let sink = self.alloc_scratch(SECTOR)?;
+        let (m, f) = super::load_ptx_entry(TOUCH_PTX, c"kc_touch")?;
+        // Its memory, given back with the module where it cannot all be had: a unit's
+        // record that fails here is tried again at the next unit, which must not find the
+        // first attempt's scratch still held.
         let flush_bytes = 2 * self.facts.l2_bytes.max(1 << 20);
-        let flush = self.alloc_scratch(flush_bytes)?;
-        let name = c"kc_touch";
-        let mut m: cu::CUmodule = std::ptr::null_mut();
-        let mut f: cu::CUfunction = std::ptr::null_mut();
-        // SAFETY: the context is current; the PTX is NUL-terminated and outlives the call;
-        // the module is unloaded when the device is dropped.
-        unsafe {
-            cu_err(
-                cu::cuModuleLoadData(&mut m, TOUCH_PTX.as_ptr() as *const c_void),
-                "cuModuleLoadData (kc_touch PTX)",
-            )?;
-            if let Err(e) = cu_err(
-                cu::cuModuleGetFunction(&mut f, m, name.as_ptr()),
-                "cuModuleGetFunction (kc_touch)",
-            ) {
-                cu::cuModuleUnload(m);
+        let held =
+            self.alloc_scratch(SECTOR)
+                .and_then(|sink| match self.alloc_scratch(flush_bytes) {
+                    Ok(flush) => Ok((sink, flush)),
+                    Err(e) => {
+                        let _ = self.free_scratch(sink);
+                        Err(e)
+                    }
+                });
+        let (sink, flush) = match held {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: the module was loaded above and nothing uses it yet.
+                unsafe { cu::cuModuleUnload(m) };
                 return Err(e);
             }
-        }
+        };
         self.touch = Some(Touch {
             module: m,
             function: f,
@@ -157,7 +158,7 @@ impl Device {
     /// Enqueues one touch of `[ptr, ptr + bytes)` on `stream` (captured into a graph when
     /// the stream captures), rounded out to whole sectors within `[lo, hi)`, the
     /// allocation it lies in; [`Device::load_touch`] first.
-    pub fn enqueue_touch(
+    fn enqueue_touch(
         &self,
         stream: usize,
         (lo, hi): (cu::CUdeviceptr, cu::CUdeviceptr),

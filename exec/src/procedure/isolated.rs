@@ -1239,45 +1239,56 @@ fn record_in_model_cache(
     let l2 = gpu.facts.l2_bytes;
     let (least, most) = MODEL_CACHE_INVOCATIONS;
     let n = steps.len().clamp(least, most).min(unroll.max(1) as usize);
-    let launch: Vec<u32> = (0..n).map(|i| steps[i % steps.len()]).collect();
+    // The launch runs its steps in turn: each distinct step's state is worked out once.
+    let cycle = &steps[..n.min(steps.len())];
     let mut c = kc_core::results::fidelity::ModelCacheKernels {
         invocations: n as u32,
         l2_bytes: l2,
         ..Default::default()
     };
-    // Each invocation's reads the model left in L2 (fewer bytes than L2 between them and
-    // their last touch), the farthest first; the others are counted, left to memory.
-    let warm: Vec<Vec<ReadReuse>> = launch
+    // Each step's reads the model left in L2 (fewer bytes than L2 between them and their
+    // last touch), the farthest first; the dirty bytes the steps before it leave in L2;
+    // and its reads left to memory and operands outside the image, to be counted.
+    struct AtStep {
+        warm: Vec<ReadReuse>,
+        cold_bytes: u64,
+        cold_reads: u32,
+        dirty: u64,
+        outside: u32,
+    }
+    let each: Vec<AtStep> = cycle
         .iter()
         .map(|&st| {
-            let (mut w, cold): (Vec<ReadReuse>, Vec<ReadReuse>) = touches
+            let (mut warm, cold): (Vec<ReadReuse>, Vec<ReadReuse>) = touches
                 .reads_at(st, l2.saturating_mul(2))
                 .into_iter()
                 .partition(|r| r.bytes_between < l2);
-            c.warm_reads += w.len() as u32;
-            c.warm_bytes += w.iter().map(|r| r.span.1).sum::<u64>();
-            c.cold_reads += cold.len() as u32;
-            c.cold_bytes += cold.iter().map(|r| r.span.1).sum::<u64>();
-            w.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
-            w
+            warm.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
+            AtStep {
+                warm,
+                cold_bytes: cold.iter().map(|r| r.span.1).sum(),
+                cold_reads: cold.len() as u32,
+                dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
+                outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
+            }
         })
         .collect();
-    // The dirty bytes the steps before each invocation leave in L2.
-    let dirty: Vec<u64> = launch
-        .iter()
-        .map(|&st| (touches.written_share_before(st, l2) * l2 as f64) as u64)
-        .collect();
-    c.dirty_bytes = dirty.iter().sum();
-    c.outside_image_operands = Some(
-        launch
-            .iter()
-            .map(|&st| kc_core::plan::cache_state::operands_outside_image(plan, df, u, st))
-            .sum(),
-    );
+    let mut outside = 0;
+    for i in 0..n {
+        let s = &each[i % each.len()];
+        c.warm_reads += s.warm.len() as u32;
+        c.warm_bytes += s.warm.iter().map(|r| r.span.1).sum::<u64>();
+        c.cold_reads += s.cold_reads;
+        c.cold_bytes += s.cold_bytes;
+        c.dirty_bytes += s.dirty;
+        outside += s.outside;
+    }
+    c.outside_image_operands = Some(outside);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
-        for ((&step, w), &dirty) in launch.iter().zip(&warm).zip(&dirty) {
-            gpu.turn_l2_over(0, dirty)?;
-            for r in w {
+        for i in 0..n {
+            let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
+            gpu.turn_l2_over(0, s.dirty)?;
+            for r in &s.warm {
                 gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;
             }
             gpu.enqueue(u, 0, At::step(df, step))?;
