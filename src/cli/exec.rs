@@ -249,7 +249,8 @@ pub struct Args {
     /// registers, shared memory, in-context duration) and measure them against the trace.
     #[arg(long)]
     pub verify: bool,
-    /// With --verify: also write the kernel records CUPTI returned (JSON) to this file.
+    /// With --verify: also write the kernel records CUPTI returned for the launches
+    /// measured (JSON; the launches back to back after the first) to this file.
     #[arg(long, requires = "verify")]
     pub kernels_out: Option<PathBuf>,
     /// Graph mode: one more replay after the timed ones inside a profiler range, so that

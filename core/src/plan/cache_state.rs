@@ -10,9 +10,13 @@
 //! the model's cache state (`exec`'s `procedure::isolated`), which took the units' median
 //! against kc's graph from −1 to −11 % alone to within ±1.6 % on ten models (session 51).
 //!
-//! Invariant: the distance is an upper bound on the distinct bytes between the two touches
-//! (a byte touched twice between them counts twice), capped at the `cap` asked for; a read
-//! no other step touches has the whole iteration between it and itself.
+//! Two counts of the distance: [`ModelTouches::reads_at`] sums the bytes each step between
+//! touched (a byte touched twice counts twice), each read whole; [`ModelTouches::
+//! reads_at_distinct`] counts the distinct bytes between, piece by piece of the read (the
+//! stack distance of a least-recently-used cache), which the record uses from session 52.
+//!
+//! Invariant: both are capped at the `cap` asked for; the distinct pieces of a read cover
+//! it exactly; a read no other step touches has the whole iteration between it and itself.
 
 use crate::plan::spans::merge;
 use crate::plan::step_values::StepSpans;
@@ -124,6 +128,117 @@ impl ModelTouches {
     }
 }
 
+impl ModelTouches {
+    /// The reads of `step` byte by byte as a least-recently-used cache of bytes would see
+    /// them: each read's bytes split by the step that last touched them (walking back
+    /// through the iteration before where needed), each piece with the *distinct* bytes
+    /// the steps after that touch and before `step` touched (its stack distance, not
+    /// [`ModelTouches::reads_at`]'s sum, which counts a byte touched twice twice) and
+    /// whether that touch wrote it. Pieces still unattributed when `cap` distinct bytes
+    /// lie between have `cap`. Pieces of one read with equal distance and kind are merged.
+    pub fn reads_at_distinct(&self, step: u32, cap: u64) -> Vec<ReadReuse> {
+        let n = self.touched.len();
+        let st = step as usize;
+        let Some(reads) = self.reads.get(st) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &span in reads {
+            let mut pending = vec![span];
+            let mut seen: Vec<(u64, u64)> = Vec::new();
+            let mut seen_bytes = 0u64;
+            let mut pieces: Vec<ReadReuse> = Vec::new();
+            for back in 1..=n {
+                if pending.is_empty() || seen_bytes >= cap {
+                    break;
+                }
+                let j = (st + n - back) % n;
+                let hit = intersect(&pending, &self.touched[j]);
+                if !hit.is_empty() {
+                    let dirty = intersect(&hit, &self.writes[j]);
+                    let clean = subtract(&hit, &dirty);
+                    for (spans, wrote) in [(dirty, true), (clean, false)] {
+                        pieces.extend(spans.into_iter().map(|s| ReadReuse {
+                            span: s,
+                            bytes_between: seen_bytes,
+                            last_touch_wrote: wrote,
+                        }));
+                    }
+                    pending = subtract(&pending, &hit);
+                }
+                seen = merge(&[seen.as_slice(), self.touched[j].as_slice()].concat(), 0);
+                seen_bytes = seen.iter().map(|s| s.1).sum();
+            }
+            pieces.extend(pending.into_iter().map(|s| ReadReuse {
+                span: s,
+                bytes_between: cap,
+                last_touch_wrote: false,
+            }));
+            for p in &mut pieces {
+                p.bytes_between = p.bytes_between.min(cap);
+            }
+            pieces.sort_by_key(|p| p.span);
+            // Neighbouring pieces alike become one touch.
+            for p in pieces {
+                match out.last_mut() {
+                    Some(q @ ReadReuse { .. })
+                        if q.span.0 + q.span.1 == p.span.0
+                            && q.bytes_between == p.bytes_between
+                            && q.last_touch_wrote == p.last_touch_wrote =>
+                    {
+                        q.span.1 += p.span.1
+                    }
+                    _ => out.push(p),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The bytes `a` and `b` (each sorted and disjoint) share, sorted and disjoint.
+fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let (mut i, mut k, mut out) = (0, 0, Vec::new());
+    while i < a.len() && k < b.len() {
+        let (a0, a1) = (a[i].0, a[i].0 + a[i].1);
+        let (b0, b1) = (b[k].0, b[k].0 + b[k].1);
+        let (lo, hi) = (a0.max(b0), a1.min(b1));
+        if lo < hi {
+            out.push((lo, hi - lo));
+        }
+        if a1 <= b1 {
+            i += 1;
+        } else {
+            k += 1;
+        }
+    }
+    out
+}
+
+/// The bytes of `a` that `b` does not hold (each sorted and disjoint).
+fn subtract(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    for &(off, bytes) in a {
+        let (mut lo, hi) = (off, off + bytes);
+        while k < b.len() && b[k].0 + b[k].1 <= lo {
+            k += 1;
+        }
+        let mut m = k;
+        while lo < hi && m < b.len() && b[m].0 < hi {
+            if b[m].0 > lo {
+                out.push((lo, b[m].0 - lo));
+            }
+            lo = lo.max(b[m].0 + b[m].1);
+            m += 1;
+        }
+        if lo < hi {
+            out.push((lo, hi - lo));
+        }
+    }
+    out
+}
+
 /// How many operands of `step` (a step of `unit`) the memory image does not hold: a slot
 /// the step does not place, a tier-3 tensor the executor gives a tensor of its own
 /// (indices, masks, recorded values: not [`crate::plan::aten_call::placeable`]), or a read
@@ -223,7 +338,87 @@ mod tests {
         assert!(!r[0].last_touch_wrote);
     }
 
+    #[test]
+    fn the_distinct_distance_counts_a_byte_touched_twice_once_and_splits_a_read_by_its_last_touch()
+    {
+        // Step 0 writes A (0..100) and reads W (1000..1100); steps 1 and 2 both read W
+        // again; step 3 reads A and B (200..300), which step 2 wrote.
+        let spans = vec![
+            step(&[(1000, 100)], &[(0, 100)]),
+            step(&[(1000, 100)], &[(5000, 10)]),
+            step(&[(1000, 100)], &[(200, 100)]),
+            step(&[(0, 100), (200, 100)], &[]),
+        ];
+        let t = ModelTouches::of(&spans);
+        let summed = t.reads_at(3, u64::MAX);
+        let distinct = t.reads_at_distinct(3, u64::MAX);
+        // A: summed, steps 1 and 2 add 110 + 200; distinct, W once, then 10 and 100.
+        let a = |r: &[ReadReuse]| r.iter().find(|x| x.span.0 == 0).copied().unwrap();
+        assert_eq!(a(&summed).bytes_between, 310);
+        assert_eq!(a(&distinct).bytes_between, 210);
+        assert!(a(&distinct).last_touch_wrote);
+        // B: step 2 wrote it, just before.
+        let b = distinct.iter().find(|x| x.span.0 == 200).unwrap();
+        assert_eq!((b.bytes_between, b.last_touch_wrote), (0, true));
+        // A read half written by the step before and half read by the one before that.
+        let spans = vec![
+            step(&[(0, 50)], &[]),
+            step(&[], &[(50, 50)]),
+            step(&[(0, 100)], &[]),
+        ];
+        let r = ModelTouches::of(&spans).reads_at_distinct(2, u64::MAX);
+        assert_eq!(
+            r,
+            vec![
+                ReadReuse {
+                    span: (0, 50),
+                    bytes_between: 50,
+                    last_touch_wrote: false
+                },
+                ReadReuse {
+                    span: (50, 50),
+                    bytes_between: 0,
+                    last_touch_wrote: true
+                },
+            ]
+        );
+    }
+
     proptest! {
+        /// The distinct distance splits each read into pieces that cover it exactly, none
+        /// past the cap, the nearest no farther than the read's summed distance.
+        #[test]
+        fn distinct_pieces_cover_each_read_and_are_no_farther_than_the_sum(
+            steps in prop::collection::vec(
+                (prop::collection::vec((0u64..4_000, 0u64..400), 0..4),
+                 prop::collection::vec((0u64..4_000, 0u64..400), 0..4)),
+                1..10),
+            cap in 0u64..5_000,
+        ) {
+            let spans: Vec<StepSpans> = steps.iter().map(|(r, w)| step(r, w)).collect();
+            let t = ModelTouches::of(&spans);
+            for st in 0..spans.len() as u32 {
+                let whole = t.reads_at(st, cap);
+                let pieces = t.reads_at_distinct(st, cap);
+                for w in &whole {
+                    let (lo, hi) = (w.span.0, w.span.0 + w.span.1);
+                    let mine: Vec<&ReadReuse> =
+                        pieces.iter().filter(|p| p.span.0 >= lo && p.span.0 < hi).collect();
+                    prop_assert_eq!(mine.iter().map(|p| p.span.1).sum::<u64>(), w.span.1);
+                    for p in &mine {
+                        prop_assert!(p.span.0 + p.span.1 <= hi);
+                        prop_assert!(p.bytes_between <= cap);
+                    }
+                    // The summed walk stops at the first step that touches any byte of
+                    // the read; that piece lies no farther counted distinctly.
+                    let nearest = mine.iter().map(|p| p.bytes_between).min().unwrap_or(0);
+                    prop_assert!(nearest <= w.bytes_between);
+                }
+                prop_assert_eq!(pieces.iter().map(|p| p.span.1).sum::<u64>(),
+                                whole.iter().map(|p| p.span.1).sum::<u64>());
+            }
+        }
+
         /// The distance never passes the cap nor the bytes of one whole iteration, and
         /// every read of a step is answered once.
         #[test]

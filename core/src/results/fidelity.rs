@@ -220,6 +220,56 @@ pub struct Fidelity {
     /// theirs, and `first_mismatch` comes only where that runs out, steps later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_extra: Option<String>,
+    /// Launches the in-context figures are the mean of (each unit's, the sums and the
+    /// span), recorded back to back after one from an idle GPU, as timed replays run
+    /// (session 52 on); the medians and counts are the first of them's. Absent where one
+    /// launch from an idle GPU was recorded (before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_averaged: Option<u32>,
+}
+
+/// [`measure`] over several launches of one graph recorded back to back (`launches`, each
+/// one launch's records): the first launch's alignment, counts and medians, with the
+/// in-context durations (each unit's, the sums, the span) the mean over the launches.
+/// A unit's mean takes the launches that aligned all its steps as the first did, and a
+/// launch cut short of the first's alignment counts toward none of them. `None` without
+/// launches.
+pub fn measure_back_to_back(
+    steps: &[TracedStep<'_>],
+    launches: &[Vec<KernelRecord>],
+) -> Option<Fidelity> {
+    let each: Vec<Fidelity> = launches.iter().map(|l| measure(steps, l)).collect();
+    let mut f = each.first()?.clone();
+    let alike: Vec<&Fidelity> = each
+        .iter()
+        .filter(|g| g.cut == f.cut && g.steps_aligned == f.steps_aligned)
+        .collect();
+    let n = alike.len() as f64;
+    let mean = |x: &dyn Fn(&Fidelity) -> f64| alike.iter().map(|g| x(g)).sum::<f64>() / n;
+    f.in_context_kernels_us = mean(&|g| g.in_context_kernels_us);
+    f.aligned_in_context_us = mean(&|g| g.aligned_in_context_us);
+    f.kernel_span_us = mean(&|g| g.kernel_span_us);
+    if alike.iter().all(|g| g.in_context_busy_us.is_some()) {
+        f.in_context_busy_us = Some(mean(&|g| g.in_context_busy_us.unwrap_or(0.0)));
+    }
+    for u in &mut f.units {
+        let same: Vec<f64> = alike
+            .iter()
+            .filter_map(|g| {
+                let i = g.units.binary_search_by_key(&u.unit, |v| v.unit).ok()?;
+                let v = &g.units[i];
+                (v.steps == u.steps).then_some(v.in_context_us)
+            })
+            .collect();
+        u.in_context_us = same.iter().sum::<f64>() / same.len().max(1) as f64;
+    }
+    for w in &mut f.worst_units {
+        if let Ok(i) = f.units.binary_search_by_key(&w.unit, |v| v.unit) {
+            w.in_context_us = f.units[i].in_context_us;
+        }
+    }
+    f.launches_averaged = Some(alike.len() as u32);
+    Some(f)
 }
 
 /// One unit replayed alone (`kc exec --isolated --verify`): the kernels its unrolled
@@ -316,6 +366,26 @@ pub struct ModelCacheKernels {
     /// was recorded (after session 51's calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_image_operands: Option<u32>,
+    /// Bytes of those operands the executor holds (a back end's own tensors) touched as
+    /// read just before each invocation, over the launch: taken to be in L2 as the steps
+    /// just before the unit left them. `None` in results before they were (session 52).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_image_touched_bytes: Option<u64>,
+    /// How the reads' distances were counted; absent in results before session 52,
+    /// which summed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<ReuseDistance>,
+}
+
+/// How a read's distance from its last touch is counted (`plan::cache_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReuseDistance {
+    /// Every step's touched bytes added: a byte touched twice counts twice (an upper
+    /// bound), each read whole.
+    Summed,
+    /// The distinct bytes touched between, byte by byte of the read (a stack distance).
+    Distinct,
 }
 
 /// How many of a unit's kernels the trace does not hold [`UnitLaunches::not_traced`] names.
@@ -1110,6 +1180,50 @@ mod tests {
             end_ns: start + dur,
             graph_node: node,
         }
+    }
+
+    #[test]
+    fn back_to_back_launches_average_each_units_in_context_time() {
+        let step = |unit: u32, k: &'static str| TracedStep {
+            unit,
+            label: "op",
+            kernels: vec![k],
+            copies: 0,
+            traced_ns: 10_000,
+            idle_before_ns: 0,
+            geometry: Vec::new(),
+        };
+        let steps = vec![step(0, "gemm"), step(1, "relu"), step(0, "gemm")];
+        // Three launches; unit 1's relu takes 2, 4 and 6 us, the GEMMs 10 us each.
+        let launch = |at: u64, relu: u64| {
+            vec![
+                rec("gemm", 0, at, 10_000),
+                rec("relu", 1, at + 10_000, relu),
+                rec("gemm", 2, at + 20_000, 10_000),
+            ]
+        };
+        let launches = vec![
+            launch(0, 2_000),
+            launch(100_000, 4_000),
+            launch(200_000, 6_000),
+        ];
+        let f = measure_back_to_back(&steps, &launches).unwrap();
+        assert_eq!(f.launches_averaged, Some(3));
+        let relu = f.units.iter().find(|u| u.unit == 1).unwrap();
+        assert!((relu.in_context_us - 4.0).abs() < 1e-9);
+        let gemm = f.units.iter().find(|u| u.unit == 0).unwrap();
+        assert!((gemm.in_context_us - 20.0).abs() < 1e-9);
+        assert!((f.in_context_kernels_us - 24.0).abs() < 1e-9);
+        // The first launch's median stands (relu 2 us against 10 traced: 80 % off).
+        assert_eq!(f.kernels_launched, 3);
+        // A launch cut short counts toward none of the means.
+        let mut cut = launches.clone();
+        cut[2].truncate(1);
+        let g = measure_back_to_back(&steps, &cut).unwrap();
+        assert_eq!(g.launches_averaged, Some(2));
+        let relu = g.units.iter().find(|u| u.unit == 1).unwrap();
+        assert!((relu.in_context_us - 3.0).abs() < 1e-9);
+        assert!(measure_back_to_back(&steps, &[]).is_none());
     }
 
     #[test]

@@ -859,6 +859,43 @@ impl Torch {
             .and_then(|res| view_of_result(res, r.byte_offset, &r.input))
     }
 
+    /// The device memory (address, bytes) of the tensors the prepared call for step `step`
+    /// of `unit` (else the unit's own call) reads or writes that do not lie in the image
+    /// `[image.0, image.1)`: each a tensor the prepared call keeps alive.
+    fn held_outside_image(&self, unit: u32, step: u32, image: (u64, u64)) -> Vec<(u64, u64)> {
+        let Some(p) = self
+            .units
+            .get(&(unit, Some(step)))
+            .or_else(|| self.units.get(&(unit, None)))
+        else {
+            return Vec::new();
+        };
+        let tensors = p
+            .values
+            .iter()
+            .flat_map(|v| match v {
+                Value::Tensor(t) => vec![t],
+                Value::List(ts) => ts.iter().collect(),
+                Value::OptionalList(ts) => ts.iter().flatten().collect(),
+                _ => Vec::new(),
+            })
+            .chain(&p.outputs);
+        tensors
+            .filter(|t| {
+                t.defined()
+                    && t.device() == Device::Cuda(device())
+                    && t.numel() > 0
+                    && t.stride().iter().all(|&s| s >= 0)
+            })
+            .map(|t| {
+                let bytes = kc_ir::TensorSpec::storage_elems(&t.size(), &t.stride())
+                    * t.kind().elt_size_in_bytes() as u64;
+                (t.data_ptr() as u64, bytes)
+            })
+            .filter(|&(ptr, _)| !(image.0..image.1).contains(&ptr))
+            .collect()
+    }
+
     /// Non-finite values in the results step `step` of `unit` reads through its bound
     /// reads and, with `returned`, in those it allocated and kept for later readers, with
     /// the largest finite magnitude.
@@ -953,6 +990,10 @@ impl super::Backend for Aten {
 
     fn nonfinite_outside_image(&self, unit: &PlanUnit, step: u32, returned: bool) -> (u64, f64) {
         self.torch.nonfinite_outside_image(unit.id, step, returned)
+    }
+
+    fn held_outside_image(&self, unit: &PlanUnit, step: u32, image: (u64, u64)) -> Vec<(u64, u64)> {
+        self.torch.held_outside_image(unit.id, step, image)
     }
 
     fn take_notes(&mut self) -> Vec<String> {

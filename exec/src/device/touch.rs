@@ -137,6 +137,16 @@ impl Device {
         self.enqueue_touch(stream, (lo, hi), lo + off, bytes, write)
     }
 
+    /// Enqueues a read-only touch of device memory `[ptr, ptr + bytes)` outside the image on
+    /// stream `stream`: a back end's own tensors that a unit reads.
+    ///
+    /// # Safety
+    /// The bytes lie inside one live allocation that stays allocated until the touch has
+    /// run (or, captured, while the graph is launched).
+    pub unsafe fn touch_held(&self, stream: usize, ptr: u64, bytes: u64) -> Result<(), ExecError> {
+        self.enqueue_touch(stream, (ptr, ptr.saturating_add(bytes)), ptr, bytes, false)
+    }
+
     /// Enqueues, on stream `stream`, L2 turned over as the model's recent steps leave it:
     /// a read of a scratch twice L2 (what L2 held before is evicted, as a model's steps
     /// that touch more than L2 between two reads leave it), then `dirty` bytes of the

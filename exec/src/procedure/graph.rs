@@ -144,9 +144,10 @@ pub(super) fn graph_mode(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 .to_string(),
         );
     }
-    // One more replay under CUPTI, before anything else touches the image.
+    // Replays under CUPTI (back to back; the first left out), before anything else
+    // touches the image.
     let fidelity = if opts.verify {
-        verify(plan, &prog, gpu, &graph, opts, notes)
+        verify(plan, &prog, gpu, &graph, en.job.is_none(), opts, notes)
     } else {
         None
     };
@@ -325,13 +326,15 @@ fn node_kinds(graph: &Graph) -> String {
         .join(", ")
 }
 
-/// One more replay of `graph` under CUPTI: what it launched, measured against the trace
-/// (and written to `--kernels-out`); `None`, with a note, when CUPTI is not there.
+/// Replays of `graph` back to back under CUPTI: what one launched, measured against the
+/// trace, its in-context durations the mean over the launches after the first (and their
+/// records written to `--kernels-out`); `None`, with a note, when CUPTI is not there.
 fn verify(
     plan: &Plan,
     prog: &schedule::Program,
     gpu: &mut Gpu,
     graph: &Graph,
+    alone: bool,
     opts: &ExecOptions,
     notes: &mut Vec<String>,
 ) -> Option<kc_core::results::fidelity::Fidelity> {
@@ -342,22 +345,57 @@ fn verify(
             _ => None,
         }),
     );
+    // Launches back to back, as the timed replays ran them: the first, from an idle GPU,
+    // is left out and the in-context durations are the mean of the others (one launch
+    // from an idle GPU read each unit once, its kernels at the head of the replay after
+    // the GPU sat idle).
+    let n = super::RECORDED_LAUNCHES;
     match crate::device::cupti::record_with_copies(|| {
-        gpu.launch(graph)?;
+        for _ in 0..n {
+            gpu.launch(graph)?;
+        }
         gpu.synchronize()
     }) {
         Ok((records, copies)) => {
+            use kc_core::results::fidelity as fid;
+            let launches = fid::RecordedLaunches::after_first(records.clone(), n);
+            // The records of the launches measured; where they do not split by launch
+            // (a launch that ran another number of kernels), the whole recording cannot
+            // be set against one launch's steps, and one launch is recorded again.
+            // In a job every rank launches alike, so none launches again.
+            let (mut f, kept) = match fid::measure_back_to_back(&steps, &launches.each) {
+                Some(f) => (f, launches.records),
+                None if !alone => {
+                    notes.push(format!(
+                        "--verify: the {n} launches recorded back to back did not split into launches of equal kernels; not verified"
+                    ));
+                    return None;
+                }
+                None => {
+                    notes.push(format!(
+                        "--verify: the {n} launches recorded back to back did not split into launches of equal kernels; verified over one launch from an idle GPU"
+                    ));
+                    match crate::device::cupti::record_with_copies(|| {
+                        gpu.launch(graph)?;
+                        gpu.synchronize()
+                    }) {
+                        Ok((one, _)) => (fid::measure(&steps, &one), one),
+                        Err(e) => {
+                            notes.push(format!("--verify: {e}"));
+                            return None;
+                        }
+                    }
+                }
+            };
             if let Some(path) = &opts.kernels_out {
-                let text = serde_json::to_vec(&records).unwrap_or_default();
+                let text = serde_json::to_vec(&kept).unwrap_or_default();
                 if let Err(e) = kc_core::files::write_atomic(std::path::Path::new(path), &text) {
                     notes.push(format!("{path}: cannot write the kernel records: {e}"));
                 }
             }
-            let mut f = kc_core::results::fidelity::measure(&steps, &records);
-            f.copies_launched = Some(kc_core::results::fidelity::copies_in(&records, &copies));
-            f.copies_us = Some(kc_core::results::fidelity::copies_beyond_kernels_us(
-                &records, &copies,
-            ));
+            // Copies per launch, over every launch recorded.
+            f.copies_launched = Some(fid::copies_in(&records, &copies) / n as u64);
+            f.copies_us = Some(fid::copies_beyond_kernels_us(&records, &copies) / n as f64);
             Some(f)
         }
         Err(e) => {

@@ -1244,6 +1244,7 @@ fn record_in_model_cache(
     let mut c = kc_core::results::fidelity::ModelCacheKernels {
         invocations: n as u32,
         l2_bytes: l2,
+        distance: Some(kc_core::results::fidelity::ReuseDistance::Distinct),
         ..Default::default()
     };
     // Each step's reads the model left in L2 (fewer bytes than L2 between them and their
@@ -1255,12 +1256,14 @@ fn record_in_model_cache(
         cold_reads: u32,
         dirty: u64,
         outside: u32,
+        /// Operands the executor holds outside the image, (address, bytes).
+        held: Vec<(u64, u64)>,
     }
     let each: Vec<AtStep> = cycle
         .iter()
         .map(|&st| {
             let (mut warm, cold): (Vec<ReadReuse>, Vec<ReadReuse>) = touches
-                .reads_at(st, l2.saturating_mul(2))
+                .reads_at_distinct(st, l2.saturating_mul(2))
                 .into_iter()
                 .partition(|r| r.bytes_between < l2);
             warm.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
@@ -1270,10 +1273,11 @@ fn record_in_model_cache(
                 cold_reads: cold.len() as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
+                held: gpu.held_outside_image(u, st),
             }
         })
         .collect();
-    let mut outside = 0;
+    let (mut outside, mut held) = (0, 0);
     for i in 0..n {
         let s = &each[i % each.len()];
         c.warm_reads += s.warm.len() as u32;
@@ -1282,14 +1286,25 @@ fn record_in_model_cache(
         c.cold_bytes += s.cold_bytes;
         c.dirty_bytes += s.dirty;
         outside += s.outside;
+        held += s.held.iter().map(|h| h.1).sum::<u64>();
     }
     c.outside_image_operands = Some(outside);
+    c.outside_image_touched_bytes = Some(held);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
             gpu.turn_l2_over(0, s.dirty)?;
             for r in &s.warm {
                 gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;
+            }
+            // Last, what the unit reads outside the image: such operands are a step's
+            // indices, masks and the like, which the steps just before it make or read
+            // (T5's relative-position buckets ran 20-50 % over kc's graph with L2 turned
+            // over under them, session 51).
+            for &(ptr, bytes) in &s.held {
+                // SAFETY: the back end keeps these tensors while the step stays prepared,
+                // which it does until the Gpu drops, after this graph.
+                unsafe { gpu.touch_held(0, ptr, bytes)? };
             }
             gpu.enqueue(u, 0, At::step(df, step))?;
         }
