@@ -2,10 +2,12 @@
 //! (`kc::plan::cache_state::operands_outside_image`), over the steps a unit's launch in the
 //! model's cache state runs: for setting session 51's records (made before the results
 //! said so) apart by it. One JSON line per unit: the plan's path, the unit, its label, its
-//! steps and the operands outside the image over them.
+//! steps, the operands outside the image over them, and of its tier-3 tensors outside the
+//! image those the model leaves within L2 (`held_operand_distance` under `KC_L2_BYTES`,
+//! 60 MiB unless set: the H200's).
 //!
 //!   cargo run --release --example outside_image -- PLAN.kcplan [...]
-use kc::plan::cache_state::operands_outside_image;
+use kc::plan::cache_state::{held_operand_distance, operands_outside_image, ModelTouches};
 use std::io::Write;
 
 fn main() {
@@ -22,6 +24,11 @@ fn main() {
             eprintln!("{path}: no memory image");
             continue;
         };
+        let l2: u64 = std::env::var("KC_L2_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60 << 20);
+        let touches = ModelTouches::of(&kc::plan::step_values::step_spans(&plan, df));
         let mut steps: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
         for (i, s) in plan.steps.iter().enumerate() {
             steps.entry(s.unit).or_default().push(i as u32);
@@ -32,7 +39,25 @@ fn main() {
                 .iter()
                 .map(|&s| operands_outside_image(&plan, df, u, s))
                 .sum();
-            let line = serde_json::json!({"plan": path, "unit": unit, "label": u.label, "steps": st.len(), "outside": outside});
+            // Its tier-3 tensors outside the image, as the executor holds them.
+            let (mut held, mut held_near) = (0u32, 0u32);
+            if let Some(Some(call)) = plan.aten_calls.get(unit as usize) {
+                for &s in &st {
+                    let places = &df.steps[s as usize];
+                    for t in call.args.iter().flat_map(|a| a.tensors()) {
+                        if kc::plan::aten_call::placeable(t)
+                            && places.operand_of(u, t.slot).is_some()
+                        {
+                            continue;
+                        }
+                        held += 1;
+                        if held_operand_distance(&plan, &touches, u, s, t.slot, l2) < l2 {
+                            held_near += 1;
+                        }
+                    }
+                }
+            }
+            let line = serde_json::json!({"plan": path, "unit": unit, "label": u.label, "steps": st.len(), "outside": outside, "held": held, "held_near": held_near});
             // A closed pipe (`| head`) ends the listing, not with a panic.
             if writeln!(out, "{line}").is_err() {
                 return;

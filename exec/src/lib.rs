@@ -240,6 +240,17 @@ pub struct ExecOptions {
     /// ([`kc_core::results::fidelity::UnitLaunches::in_model_cache`]); the prediction does
     /// not take it.
     pub alone_in_model_cache: bool,
+    /// How that record counts a read's distance from its last touch (summed by default;
+    /// distinct bytes, a diagnostic: session 52's call 2 found it 0.1-0.6 points further
+    /// from kc's graph on four models of four).
+    pub model_cache_distance: kc_core::results::fidelity::ReuseDistance,
+    /// Whether that record touches, just before each invocation, the operands a back end
+    /// holds outside the image that the model leaves in L2 (by default), or leaves them
+    /// all evicted (session 51's way).
+    pub model_cache_touches_held: bool,
+    /// Whether that record ends each invocation's lead-up with a touch of one sector of
+    /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
+    pub model_cache_small_predecessor: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -352,6 +363,9 @@ impl Default for ExecOptions {
             lead_in_kernels: false,
             by_step_rotated: false,
             alone_in_model_cache: true,
+            model_cache_distance: kc_core::results::fidelity::ReuseDistance::Summed,
+            model_cache_touches_held: true,
+            model_cache_small_predecessor: false,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

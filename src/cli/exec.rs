@@ -169,6 +169,25 @@ pub struct Args {
     /// the prediction does not take it.
     #[arg(long)]
     pub no_alone_in_model_cache: bool,
+    /// Isolated mode, the record in the model's cache state: how a read's distance from
+    /// its last touch in the model is counted: every step's bytes summed, each read whole
+    /// (the default), or the distinct bytes the model's steps touched between, piece by
+    /// piece of the read (a diagnostic; 0.1-0.6 points further from kc's graph on four
+    /// models of four, session 52).
+    #[arg(long, value_enum, default_value = "summed")]
+    pub model_cache_distance: kc_core::results::fidelity::ReuseDistance,
+    /// Isolated mode, the record in the model's cache state: leave the operands libtorch
+    /// holds outside the memory image evicted (session 51's way; a diagnostic). By default
+    /// those the plan binds to a step less than L2 of bytes before are touched just before
+    /// each invocation (indices and masks the steps just before make); the rest, made once
+    /// an iteration, stay evicted.
+    #[arg(long)]
+    pub model_cache_held_evicted: bool,
+    /// Isolated mode, the record in the model's cache state: end each invocation's
+    /// lead-up with a touch of one sector, so that the kernel just before the unit is a
+    /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
+    #[arg(long)]
+    pub model_cache_small_predecessor: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -392,6 +411,9 @@ pub fn run(a: Args) -> i32 {
         lead_in_kernels: a.lead_in_kernels,
         by_step_rotated: a.by_step_rotated,
         alone_in_model_cache: !a.no_alone_in_model_cache,
+        model_cache_distance: a.model_cache_distance,
+        model_cache_touches_held: !a.model_cache_held_evicted,
+        model_cache_small_predecessor: a.model_cache_small_predecessor,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

@@ -239,6 +239,54 @@ fn subtract(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
+impl ModelTouches {
+    /// The bytes the model's steps strictly between step `from` and step `to` touched
+    /// (summed, as [`ModelTouches::reads_at`] counts), walking forward through the end of
+    /// the iteration where `to` comes first, at most `cap`; `cap` for a step the plan does
+    /// not hold.
+    pub fn bytes_between(&self, from: u32, to: u32, cap: u64) -> u64 {
+        let n = self.touched.len();
+        let (from, to) = (from as usize, to as usize);
+        if from >= n || to >= n {
+            return cap;
+        }
+        let mut between = 0u64;
+        let mut j = (from + 1) % n;
+        while j != to {
+            between = between.saturating_add(self.touched_bytes[j]);
+            if between >= cap {
+                return cap;
+            }
+            j = (j + 1) % n;
+        }
+        between
+    }
+}
+
+/// Where the model leaves an operand of `step` (a step of `unit`, buffer slot `slot`) that
+/// the memory image does not hold: where the plan binds the read to the step that made it
+/// ([`crate::plan::types::BoundRead`]), the bytes the model's steps touched since that
+/// step; else the operand is taken to be made once an iteration (an input, a constant),
+/// and as far as the model's whole iteration. At most `cap`.
+pub fn held_operand_distance(
+    plan: &Plan,
+    touches: &ModelTouches,
+    unit: &PlanUnit,
+    step: u32,
+    slot: u32,
+    cap: u64,
+) -> u64 {
+    let operand = unit.slots.iter().position(|&s| s == slot);
+    let bound = plan
+        .bound_reads
+        .iter()
+        .find(|b| b.step == step && Some(b.operand as usize) == operand);
+    match bound {
+        Some(b) => touches.bytes_between(b.producer_step, step, cap),
+        None => touches.touched_bytes.iter().sum::<u64>().min(cap),
+    }
+}
+
 /// How many operands of `step` (a step of `unit`) the memory image does not hold: a slot
 /// the step does not place, a tier-3 tensor the executor gives a tensor of its own
 /// (indices, masks, recorded values: not [`crate::plan::aten_call::placeable`]), or a read
@@ -382,6 +430,22 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_held_operand_is_as_far_as_its_producer_or_the_whole_iteration() {
+        let spans = vec![
+            step(&[(0, 100)], &[(100, 10)]),
+            step(&[(100, 10)], &[(200, 1000)]),
+            step(&[(200, 1000)], &[(0, 100)]),
+        ];
+        let t = ModelTouches::of(&spans);
+        // Between step 0 and step 2 lies step 1 (1 010 bytes); from 2 round to 1, step 0.
+        assert_eq!(t.bytes_between(0, 2, u64::MAX), 1010);
+        assert_eq!(t.bytes_between(2, 1, u64::MAX), 110);
+        assert_eq!(t.bytes_between(0, 1, u64::MAX), 0);
+        assert_eq!(t.bytes_between(0, 2, 500), 500);
+        assert_eq!(t.bytes_between(0, 9, 500), 500);
     }
 
     proptest! {

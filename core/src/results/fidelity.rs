@@ -367,18 +367,24 @@ pub struct ModelCacheKernels {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_image_operands: Option<u32>,
     /// Bytes of those operands the executor holds (a back end's own tensors) touched as
-    /// read just before each invocation, over the launch: taken to be in L2 as the steps
-    /// just before the unit left them. `None` in results before they were (session 52).
+    /// read just before each invocation, over the launch: those the plan binds to a step
+    /// less than L2 of bytes before (the rest count among the cold reads). `None` in
+    /// results before they were touched (session 52) and with them left evicted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_image_touched_bytes: Option<u64>,
     /// How the reads' distances were counted; absent in results before session 52,
     /// which summed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<ReuseDistance>,
+    /// Present where each invocation's lead-up ended with a touch of one sector, so that
+    /// the kernel just before the unit was a small one (`--model-cache-small-predecessor`,
+    /// a diagnostic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_predecessor: Option<bool>,
 }
 
 /// How a read's distance from its last touch is counted (`plan::cache_state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum ReuseDistance {
     /// Every step's touched bytes added: a byte touched twice counts twice (an upper

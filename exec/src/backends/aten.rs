@@ -859,10 +859,10 @@ impl Torch {
             .and_then(|res| view_of_result(res, r.byte_offset, &r.input))
     }
 
-    /// The device memory (address, bytes) of the tensors the prepared call for step `step`
-    /// of `unit` (else the unit's own call) reads or writes that do not lie in the image
-    /// `[image.0, image.1)`: each a tensor the prepared call keeps alive.
-    fn held_outside_image(&self, unit: u32, step: u32, image: (u64, u64)) -> Vec<(u64, u64)> {
+    /// The tensors the prepared call for step `step` of `unit` (else the unit's own call)
+    /// takes that do not lie in the image `[image.0, image.1)`, as (slot, address, bytes):
+    /// each a tensor the prepared call keeps alive.
+    fn held_outside_image(&self, unit: u32, step: u32, image: (u64, u64)) -> Vec<(u32, u64, u64)> {
         let Some(p) = self
             .units
             .get(&(unit, Some(step)))
@@ -870,29 +870,36 @@ impl Torch {
         else {
             return Vec::new();
         };
-        let tensors = p
-            .values
-            .iter()
-            .flat_map(|v| match v {
-                Value::Tensor(t) => vec![t],
-                Value::List(ts) => ts.iter().collect(),
-                Value::OptionalList(ts) => ts.iter().flatten().collect(),
-                _ => Vec::new(),
-            })
-            .chain(&p.outputs);
-        tensors
-            .filter(|t| {
+        // Each argument's tensors beside the plan's inputs they were made from, in order.
+        let mut taken: Vec<(u32, &Tensor)> = Vec::new();
+        for (a, v) in p.call.args.iter().zip(&p.values) {
+            match (a, v) {
+                (CallArg::Tensor(t), Value::Tensor(x)) => taken.push((t.slot, x)),
+                (CallArg::TensorList(ts), Value::List(xs)) => {
+                    taken.extend(ts.iter().zip(xs).map(|(t, x)| (t.slot, x)))
+                }
+                (CallArg::OptionalTensorList(ts), Value::OptionalList(xs)) => taken.extend(
+                    ts.iter()
+                        .zip(xs)
+                        .filter_map(|(t, x)| Some((t.as_ref()?.slot, x.as_ref()?))),
+                ),
+                _ => {}
+            }
+        }
+        taken
+            .into_iter()
+            .filter(|(_, t)| {
                 t.defined()
                     && t.device() == Device::Cuda(device())
                     && t.numel() > 0
                     && t.stride().iter().all(|&s| s >= 0)
             })
-            .map(|t| {
+            .map(|(slot, t)| {
                 let bytes = kc_ir::TensorSpec::storage_elems(&t.size(), &t.stride())
                     * t.kind().elt_size_in_bytes() as u64;
-                (t.data_ptr() as u64, bytes)
+                (slot, t.data_ptr() as u64, bytes)
             })
-            .filter(|&(ptr, _)| !(image.0..image.1).contains(&ptr))
+            .filter(|&(_, ptr, _)| !(image.0..image.1).contains(&ptr))
             .collect()
     }
 
@@ -992,7 +999,12 @@ impl super::Backend for Aten {
         self.torch.nonfinite_outside_image(unit.id, step, returned)
     }
 
-    fn held_outside_image(&self, unit: &PlanUnit, step: u32, image: (u64, u64)) -> Vec<(u64, u64)> {
+    fn held_outside_image(
+        &self,
+        unit: &PlanUnit,
+        step: u32,
+        image: (u64, u64),
+    ) -> Vec<(u32, u64, u64)> {
         self.torch.held_outside_image(unit.id, step, image)
     }
 

@@ -76,16 +76,16 @@ pub trait Backend {
     fn bound_address(&self, _step: u32, _operand: u32, _bytes: u64) -> Option<u64> {
         None
     }
-    /// Device memory (address, bytes) of the operands its prepared call for graph step
-    /// `step` of `unit` (else the unit's own call) holds outside the memory image
-    /// `[image.0, image.1)`: tensors of its own (indices, masks, recorded values). Each
-    /// span lies inside an allocation the back end keeps while the call stays prepared.
+    /// The operands its prepared call for graph step `step` of `unit` (else the unit's own
+    /// call) holds outside the memory image `[image.0, image.1)`, as (buffer slot, address,
+    /// bytes): tensors of its own (indices, masks, recorded values). Each span lies inside
+    /// an allocation the back end keeps while the call stays prepared.
     fn held_outside_image(
         &self,
         _unit: &PlanUnit,
         _step: u32,
         _image: (u64, u64),
-    ) -> Vec<(u64, u64)> {
+    ) -> Vec<(u32, u64, u64)> {
         Vec::new()
     }
     /// Sets where later captures' integer and boolean bound reads take their values from.
@@ -361,15 +361,13 @@ impl Gpu {
     }
 
     /// Every back end's operands of step `step` of `unit` held outside the memory image
-    /// ([`Backend::held_outside_image`]), merged.
-    pub fn held_outside_image(&self, unit: &PlanUnit, step: u32) -> Vec<(u64, u64)> {
+    /// ([`Backend::held_outside_image`]).
+    pub fn held_outside_image(&self, unit: &PlanUnit, step: u32) -> Vec<(u32, u64, u64)> {
         let image = (self.dev.arena, self.dev.arena + self.dev.arena_bytes);
-        let all: Vec<(u64, u64)> = self
-            .backends
+        self.backends
             .iter()
             .flat_map(|b| b.held_outside_image(unit, step, image))
-            .collect();
-        kc_core::plan::spans::merge(&all, 0)
+            .collect()
     }
 
     /// Every back end's notes (e.g. which cuBLASLt algorithm launches the traced kernel).

@@ -147,6 +147,14 @@ impl Device {
         self.enqueue_touch(stream, (ptr, ptr.saturating_add(bytes)), ptr, bytes, false)
     }
 
+    /// Enqueues a read of the first sector of the scratch on stream `stream`: a kernel of
+    /// one block that touches 32 bytes, to stand just before a unit.
+    pub fn touch_scratch_sector(&self, stream: usize) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        let (p, bytes) = t.flush;
+        self.enqueue_touch(stream, (p, p + bytes), p, SECTOR, false)
+    }
+
     /// Enqueues, on stream `stream`, L2 turned over as the model's recent steps leave it:
     /// a read of a scratch twice L2 (what L2 held before is evicted, as a model's steps
     /// that touch more than L2 between two reads leave it), then `dirty` bytes of the

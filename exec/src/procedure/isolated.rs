@@ -695,7 +695,7 @@ fn measure_unit(
         launches_verified.as_mut(),
     ) {
         const CACHE_NOTE: &str = "its record in the model's cache state failed";
-        match record_in_model_cache(plan, u, df, steps, unroll, touches, gpu) {
+        match record_in_model_cache(plan, u, df, steps, unroll, touches, opts, gpu) {
             Ok(c) => l.in_model_cache = c,
             Err(e) if e.breaks_context() => return Err(e),
             Err(e) if notes.iter().filter(|n| n.contains(CACHE_NOTE)).count() < 12 => {
@@ -1225,6 +1225,7 @@ const MODEL_CACHE_INVOCATIONS: (usize, usize) = (16, 256);
 /// before it leave) and the reads the model left in L2 touched again,
 /// the nearest in the model last (written back where the model's last touch wrote them);
 /// the touches' kernels left out. `None` where its launch ran no kernels of its own.
+#[allow(clippy::too_many_arguments)]
 fn record_in_model_cache(
     plan: &Plan,
     u: &PlanUnit,
@@ -1232,9 +1233,11 @@ fn record_in_model_cache(
     steps: &[u32],
     unroll: u32,
     touches: &kc_core::plan::cache_state::ModelTouches,
+    opts: &ExecOptions,
     gpu: &mut Gpu,
 ) -> Result<Option<kc_core::results::fidelity::ModelCacheKernels>, ExecError> {
     use kc_core::plan::cache_state::ReadReuse;
+    use kc_core::results::fidelity::ReuseDistance;
     gpu.load_touch()?;
     let l2 = gpu.facts.l2_bytes;
     let (least, most) = MODEL_CACHE_INVOCATIONS;
@@ -1244,7 +1247,7 @@ fn record_in_model_cache(
     let mut c = kc_core::results::fidelity::ModelCacheKernels {
         invocations: n as u32,
         l2_bytes: l2,
-        distance: Some(kc_core::results::fidelity::ReuseDistance::Distinct),
+        distance: Some(opts.model_cache_distance),
         ..Default::default()
     };
     // Each step's reads the model left in L2 (fewer bytes than L2 between them and their
@@ -1256,16 +1259,19 @@ fn record_in_model_cache(
         cold_reads: u32,
         dirty: u64,
         outside: u32,
-        /// Operands the executor holds outside the image, (address, bytes).
-        held: Vec<(u64, u64)>,
+        /// Operands the executor holds outside the image, (address, bytes, whether the
+        /// model leaves them in L2).
+        held: Vec<(u64, u64, bool)>,
     }
     let each: Vec<AtStep> = cycle
         .iter()
         .map(|&st| {
-            let (mut warm, cold): (Vec<ReadReuse>, Vec<ReadReuse>) = touches
-                .reads_at_distinct(st, l2.saturating_mul(2))
-                .into_iter()
-                .partition(|r| r.bytes_between < l2);
+            let reads = match opts.model_cache_distance {
+                ReuseDistance::Distinct => touches.reads_at_distinct(st, l2.saturating_mul(2)),
+                ReuseDistance::Summed => touches.reads_at(st, l2.saturating_mul(2)),
+            };
+            let (mut warm, cold): (Vec<ReadReuse>, Vec<ReadReuse>) =
+                reads.into_iter().partition(|r| r.bytes_between < l2);
             warm.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
             AtStep {
                 warm,
@@ -1273,7 +1279,19 @@ fn record_in_model_cache(
                 cold_reads: cold.len() as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
-                held: gpu.held_outside_image(u, st),
+                held: if opts.model_cache_touches_held {
+                    gpu.held_outside_image(u, st)
+                        .into_iter()
+                        .map(|(slot, ptr, bytes)| {
+                            let far = kc_core::plan::cache_state::held_operand_distance(
+                                plan, touches, u, st, slot, l2,
+                            );
+                            (ptr, bytes, far < l2)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
@@ -1286,10 +1304,13 @@ fn record_in_model_cache(
         c.cold_bytes += s.cold_bytes;
         c.dirty_bytes += s.dirty;
         outside += s.outside;
-        held += s.held.iter().map(|h| h.1).sum::<u64>();
+        held += s.held.iter().filter(|h| h.2).map(|h| h.1).sum::<u64>();
+        c.cold_reads += s.held.iter().filter(|h| !h.2).count() as u32;
+        c.cold_bytes += s.held.iter().filter(|h| !h.2).map(|h| h.1).sum::<u64>();
     }
     c.outside_image_operands = Some(outside);
-    c.outside_image_touched_bytes = Some(held);
+    c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
+    c.small_predecessor = opts.model_cache_small_predecessor.then_some(true);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
@@ -1297,14 +1318,19 @@ fn record_in_model_cache(
             for r in &s.warm {
                 gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;
             }
-            // Last, what the unit reads outside the image: such operands are a step's
-            // indices, masks and the like, which the steps just before it make or read
+            // Last, what the unit reads outside the image that the model leaves in L2:
+            // an index or mask the plan binds to a step less than L2 of bytes before
             // (T5's relative-position buckets ran 20-50 % over kc's graph with L2 turned
-            // over under them, session 51).
-            for &(ptr, bytes) in &s.held {
+            // over under them, session 51). Those made once an iteration stay evicted:
+            // Mistral's decode graph's mask units, all touched, ran 8 % under it
+            // (session 52, call 2).
+            for &(ptr, bytes, _) in s.held.iter().filter(|h| h.2) {
                 // SAFETY: the back end keeps these tensors while the step stays prepared,
                 // which it does until the Gpu drops, after this graph.
                 unsafe { gpu.touch_held(0, ptr, bytes)? };
+            }
+            if opts.model_cache_small_predecessor {
+                gpu.touch_scratch_sector(0)?;
             }
             gpu.enqueue(u, 0, At::step(df, step))?;
         }
