@@ -57,7 +57,7 @@ fn main() {
                     }
                 }
             }
-            let line = serde_json::json!({"plan": path, "unit": unit, "label": u.label, "steps": st.len(), "outside": outside, "held": held, "held_near": held_near});
+            let line = serde_json::json!({"plan": path, "unit": unit, "label": u.label, "steps": st.len(), "first_step": st[0], "of_steps": plan.steps.len(), "outside": outside, "held": held, "held_near": held_near});
             // A closed pipe (`| head`) ends the listing, not with a panic.
             if writeln!(out, "{line}").is_err() {
                 return;
