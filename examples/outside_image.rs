@@ -51,7 +51,7 @@ fn main() {
                             continue;
                         }
                         held += 1;
-                        if held_operand_distance(&plan, &touches, u, s, t.slot, l2) < l2 {
+                        if held_operand_distance(&plan, df, &touches, u, s, t.slot, l2) < l2 {
                             held_near += 1;
                         }
                     }

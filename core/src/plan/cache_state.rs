@@ -265,26 +265,49 @@ impl ModelTouches {
 
 /// Where the model leaves an operand of `step` (a step of `unit`, buffer slot `slot`) that
 /// the memory image does not hold: where the plan binds the read to the step that made it
-/// ([`crate::plan::types::BoundRead`]), the bytes the model's steps touched since that
-/// step; else the operand is taken to be made once an iteration (an input, a constant),
-/// and as far as the model's whole iteration. At most `cap`.
+/// ([`crate::plan::types::BoundRead`]) and the executor takes that result
+/// ([`crate::plan::aten_call::takes_bound_result`]), the bytes the model's steps touched
+/// since that step; else the operand is made once an iteration (an input, a constant, or
+/// recorded values the executor keeps in place of the result), and as far as the model's
+/// whole iteration. At most `cap`.
 pub fn held_operand_distance(
     plan: &Plan,
+    df: &PlanDataflow,
     touches: &ModelTouches,
     unit: &PlanUnit,
     step: u32,
     slot: u32,
     cap: u64,
 ) -> u64 {
+    let once_an_iteration = touches.touched_bytes.iter().sum::<u64>().min(cap);
     let operand = unit.slots.iter().position(|&s| s == slot);
-    let bound = plan
+    let Some(b) = plan
         .bound_reads
         .iter()
-        .find(|b| b.step == step && Some(b.operand as usize) == operand);
-    match bound {
-        Some(b) => touches.bytes_between(b.producer_step, step, cap),
-        None => touches.touched_bytes.iter().sum::<u64>().min(cap),
+        .find(|b| b.step == step && Some(b.operand as usize) == operand)
+    else {
+        return once_an_iteration;
+    };
+    // The tier-3 tensor that reads it, and whether the executor hands it the result.
+    if let Some(Some(call)) = plan.aten_calls.get(unit.id as usize) {
+        let arg = call.args.iter().enumerate().find_map(|(i, a)| {
+            a.tensors()
+                .into_iter()
+                .find(|t| t.slot == slot)
+                .map(|t| (i, t))
+        });
+        if let Some((i, t)) = arg {
+            let recorded = plan.values.for_slot(unit.id, Some(step), slot).is_some();
+            let placed = df
+                .steps
+                .get(step as usize)
+                .is_some_and(|p| p.operand_of(unit, slot).is_some());
+            if !crate::plan::aten_call::takes_bound_result(t, recorded, call.writes(i), placed) {
+                return once_an_iteration;
+            }
+        }
     }
+    touches.bytes_between(b.producer_step, step, cap)
 }
 
 /// How many operands of `step` (a step of `unit`) the memory image does not hold: a slot

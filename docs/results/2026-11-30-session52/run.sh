@@ -343,6 +343,20 @@ x) # Session 52, call 3 (kc-zz9): part v again with kc's defaults as they now st
      timeout 200 $kc exec $p --isolated --verify --no-energy --no-parts --no-lead-in-units -o $out/$n.iso.json --json > $out/$n.iso.log 2>&1
      echo "cache $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
    done ;;
+y) # Session 52, call 4 (kc-zz10): part x again, a held operand counted as made once an
+   # iteration where the executor keeps recorded values in place of the result the plan
+   # binds it to (takes_bound_result: Mistral's mask `bitwise_and`s, T5's `where`s and
+   # `copy_`, LLaMA's `cumsum` and `all` were touched as near in call 3)
+   for n in ${PLANS_T:-mistral_decode_graph mixtral_decode_graph t5_graph_zw resnext101_zx bert_infer_graph_zy llama_train bloom_train_graph effnet_v2_m regnety16_train_zx qwen3_moe_train_graph_zy}; do
+     p=.device/plans/$n.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+     if [ $(( $(date +%s) - T0 )) -gt ${BUDGET:-300} ]; then mark "skip cache $n (time)"; continue; fi
+     mark "graph $n"
+     timeout 100 $kc exec $p --verify --no-energy --runs 50 -o $out/$n.graph.json --json > $out/$n.graph.log 2>&1
+     echo "graph $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+     mark "cache $n"; s=$(date +%s%N)
+     timeout 200 $kc exec $p --isolated --verify --no-energy --no-parts --no-lead-in-units -o $out/$n.iso.json --json > $out/$n.iso.log 2>&1
+     echo "cache $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+   done ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt

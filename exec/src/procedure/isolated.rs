@@ -1284,7 +1284,7 @@ fn record_in_model_cache(
                         .into_iter()
                         .map(|(slot, ptr, bytes)| {
                             let far = kc_core::plan::cache_state::held_operand_distance(
-                                plan, touches, u, st, slot, l2,
+                                plan, df, touches, u, st, slot, l2,
                             );
                             (ptr, bytes, far < l2)
                         })
