@@ -10,7 +10,7 @@ binary given. Per model: the units' median |error| alone and in the model's cach
 (signed medians in brackets), how many within 3 %, the sums over units (kernels x
 invocations) against kc's graph; then the same median over the units with an operand the
 image does not hold (examples/outside_image.rs on the plans, `outside.jsonl`) and over the
-others; call 3 (kc-zz9) has kc's defaults as they stand at the end of the session.
+others; call 4 (kc-zz10) has kc's defaults as they stand at the end of the session.
 
     cargo build --release
     python3 docs/results/2026-11-30-session52/cache_state.py target/release/kc > docs/results/2026-11-30-session52/cache_state.txt
@@ -30,6 +30,7 @@ calls = {
     "../2026-11-29-session51/call6-t-kc-zz4": ("t", "session 51 call 6 (kc-zz4): summed distances, outside operands evicted, verify one launch from idle"),
     "call1-v-kc-zz7": ("v", "session 52 call 1 (kc-zz7): distinct distances, outside operands touched, verify the mean of 3 back to back"),
     "call3-x-kc-zz9": ("x", "session 52 call 3 (kc-zz9): summed distances, outside operands touched where bound to a step within L2, verify the mean of 3"),
+    "call4-y-kc-zz10": ("y", "session 52 call 4 (kc-zz10): call 3's, a bound read kept on recorded values made once an iteration"),
 }
 outside = {}
 for line in open(f"{here}/outside.jsonl"):
@@ -76,9 +77,9 @@ for call, (part, way) in calls.items():
         print(f"median |error| within 3 % on {sum(within)} of {len(within)} models; "
               f"over the units whose operands the image holds on {sum(within_held)} of {len(within_held)}\n")
 # The units with an operand outside the image, signed, call by call.
-print("## units with an operand outside the image: signed median in the model's cache state, s51 call 6 -> call 1 -> call 3")
+print("## units with an operand outside the image: signed median in the model's cache state, s51 call 6 -> call 1 -> call 3 -> call 4")
 for n, parts in summary.items():
-    ids = [i for i in parts.get("x", {}) if outside.get((n, i), 0) > 0 and all(i in parts.get(k, {}) for k in "tv")]
+    ids = [i for i in parts.get("y", {}) if outside.get((n, i), 0) > 0 and all(i in parts.get(k, {}) for k in "tvx")]
     if ids:
         print(f"{n:26s} {len(ids):3d} units: " + " -> ".join(
-            f"{st.median(parts[k][i] for i in ids):+5.1f} % (|e| {st.median(abs(parts[k][i]) for i in ids):4.1f})" for k in "tvx"))
+            f"{st.median(parts[k][i] for i in ids):+5.1f} % (|e| {st.median(abs(parts[k][i]) for i in ids):4.1f})" for k in "tvxy"))

@@ -357,6 +357,11 @@ y) # Session 52, call 4 (kc-zz10): part x again, a held operand counted as made 
      timeout 200 $kc exec $p --isolated --verify --no-energy --no-parts --no-lead-in-units -o $out/$n.iso.json --json > $out/$n.iso.log 2>&1
      echo "cache $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
    done ;;
+z) # Session 52, call 5 (kc-zz10): two families new to the chart, answered by kc run (every
+   # unit also in the model's cache state, kc's defaults of call 4): MViT-V2-S, a video
+   # transformer with pooled attention, and Qwen3-MoE's prefill as a CUDA graph
+   PLANS=1 RUN_TIMEOUT=170 model mvit_v2_s --model mvit_v2_s --batch 4 --dtype bf16 --no-values
+   PLANS=1 RUN_TIMEOUT=170 model qwen3_moe_prefill_graph --model qwen3_moe --layers 2 --batch 4 --seq 512 --dtype bf16 --cuda-graph ;;
 esac
 kill $SMI 2>/dev/null
 for f in $out/*/*/report/report.md $out/*/report/report.md; do [ -f $f ] && { echo "== $f"; grep -E "prediction from parts|Σ isolated|kc graph replay \||model, |in the round|SM clock" $f | head -10; }; done >> $out/summary.txt
