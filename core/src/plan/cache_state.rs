@@ -11,9 +11,12 @@
 //! against kc's graph from −1 to −11 % alone to within ±1.6 % on ten models (session 51).
 //!
 //! Two counts of the distance: [`ModelTouches::reads_at`] sums the bytes each step between
-//! touched (a byte touched twice counts twice), each read whole; [`ModelTouches::
-//! reads_at_distinct`] counts the distinct bytes between, piece by piece of the read (the
-//! stack distance of a least-recently-used cache), which the record uses from session 52.
+//! touched (a byte touched twice counts twice), each read whole, and is what the record
+//! uses; [`ModelTouches::reads_at_distinct`] counts the distinct bytes between, piece by
+//! piece of the read (the stack distance of a least-recently-used cache), a diagnostic
+//! (0.1-0.6 points further from kc's graph on four models of four, session 52). An operand
+//! the image does not hold is as far as the step the plan binds it to, where the executor
+//! takes that step's result, else an iteration ([`held_operand_distance`]).
 //!
 //! Invariant: both are capped at the `cap` asked for; the distinct pieces of a read cover
 //! it exactly; a read no other step touches has the whole iteration between it and itself.

@@ -307,6 +307,9 @@ pub fn add_side_by_side(
         why,
     })?;
     let iterations = rep.iterations_per_replay.unwrap_or(1);
+    // Since session 52 the record holds every launch `--verify` measured back to back:
+    // the first of them is set beside the model's.
+    let records = side_by_side::first_launch(records);
     let mut s = side_by_side::compare(&model, &records, iterations, plan);
     // All of kc's copies and fills, where its verification recorded them: the driver's
     // copy kernels are in the records, the copy engine's only in the fidelity section.

@@ -222,8 +222,8 @@ pub struct Fidelity {
     pub first_extra: Option<String>,
     /// Launches the in-context figures are the mean of (each unit's, the sums and the
     /// span), recorded back to back after one from an idle GPU, as timed replays run
-    /// (session 52 on); the medians and counts are the first of them's. Absent where one
-    /// launch from an idle GPU was recorded (before).
+    /// (session 52 on); the medians and counts are those of the first of these launches.
+    /// Absent where one launch from an idle GPU was recorded (before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches_averaged: Option<u32>,
 }
