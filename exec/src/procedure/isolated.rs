@@ -1321,8 +1321,9 @@ fn record_in_model_cache(
             // Last, what the unit reads outside the image that the model leaves in L2:
             // an index or mask the plan binds to a step less than L2 of bytes before
             // (T5's relative-position buckets ran 20-50 % over kc's graph with L2 turned
-            // over under them, session 51). Those made once an iteration stay evicted:
-            // Mistral's decode graph's mask units, all touched, ran 8 % under it
+            // over under them, session 51). Those made once an iteration, or kept on
+            // recorded values, stay evicted: touched, LLaMA's `copy_` and
+            // `nll_loss_forward` and Mistral's `where` ran 14-30 % under kc's graph
             // (session 52, call 2).
             for &(ptr, bytes, _) in s.held.iter().filter(|h| h.2) {
                 // SAFETY: the back end keeps these tensors while the step stays prepared,
