@@ -119,6 +119,15 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.no_alone_in_model_cache {
         v.push("--no-alone-in-model-cache".into());
     }
+    if a.model_cache_held_evicted {
+        v.push("--model-cache-held-evicted".into());
+    }
+    if a.model_cache_small_predecessor {
+        v.push("--model-cache-small-predecessor".into());
+    }
+    if a.model_cache_distance != kc_core::results::fidelity::ReuseDistance::Summed {
+        v.extend(["--model-cache-distance".into(), "distinct".into()]);
+    }
     if a.units_plain {
         v.push("--units-plain".into());
     }
@@ -483,6 +492,7 @@ mod tests {
             let value = match id {
                 "cache" => "cold",
                 "unit_values" => "after-pass",
+                "model_cache_distance" => "distinct",
                 "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
                 "trace_out" | "kernels_out" => "t.json",
                 "round_lead_ins_only"
