@@ -597,3 +597,61 @@ fn the_model_cache_state_knows_which_operands_the_image_holds_and_how_far_each_r
     assert!(loss_outside > 0);
     assert!(near_dirty > 10, "{near_dirty}");
 }
+
+/// Where the model leaves an operand the image does not hold (session 52), on the
+/// LLaMA-shaped training step: a read the plan binds to an earlier step's result lies as
+/// far as the bytes the steps between touched (unless the executor keeps recorded values
+/// in its place), and a tensor of its own that no step makes, an iteration away.
+#[test]
+fn an_operand_outside_the_image_is_as_far_as_its_producer_or_an_iteration() {
+    use kc::plan::cache_state::{held_operand_distance, ModelTouches};
+    use kc::plan::step_values::step_spans;
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().expect("the ET gives a memory image");
+    let touches = ModelTouches::of(&step_spans(&p, df));
+    let cap = u64::MAX;
+    // The bytes every step but the first touched, walking once round from it.
+    let iteration = touches.bytes_between(0, 0, cap);
+    let (mut bound, mut near) = (0, 0);
+    for b in &p.bound_reads {
+        let u = &p.units[p.steps[b.step as usize].unit as usize];
+        let slot = u.slots[b.operand as usize];
+        let d = held_operand_distance(&p, df, &touches, u, b.step, slot, cap);
+        let from_producer = touches.bytes_between(b.producer_step, b.step, cap);
+        // The producer's distance, or an iteration where the executor keeps the tensor's
+        // recorded values in place of the result.
+        assert!(
+            d == from_producer || d >= iteration,
+            "step {} operand {}: {d} against {from_producer}",
+            b.step,
+            b.operand
+        );
+        bound += 1;
+        near += usize::from(d < 60 << 20);
+    }
+    assert!(bound > 10 && near > 0, "{bound} bound reads, {near} near");
+    // A tier-3 tensor outside the image that no step makes (an input, a constant): an
+    // iteration away.
+    let mut unmade = 0;
+    for (st, s) in p.steps.iter().enumerate() {
+        let st = st as u32;
+        let u = &p.units[s.unit as usize];
+        let Some(Some(call)) = p.aten_calls.get(u.id as usize) else {
+            continue;
+        };
+        for t in call.args.iter().flat_map(|a| a.tensors()) {
+            let placed = df.steps[st as usize].operand_of(u, t.slot).is_some();
+            let made = p
+                .bound_reads
+                .iter()
+                .any(|b| b.step == st && u.slots.get(b.operand as usize) == Some(&t.slot));
+            if (placed && kc::plan::aten_call::placeable(t)) || made {
+                continue;
+            }
+            assert!(held_operand_distance(&p, df, &touches, u, st, t.slot, cap) >= iteration);
+            unmade += 1;
+        }
+    }
+    assert!(unmade > 0);
+    assert!(iteration > 60 << 20, "the step touches {iteration} bytes");
+}
