@@ -462,3 +462,31 @@ def test_units_in_the_models_cache_state_are_columns_and_give_the_reports_figure
     assert t["units_in_model_cache_vs_in_context"] == n == 46
     assert t["unit_in_model_cache_vs_in_context_median_abs_pct"] == pytest.approx(median, rel=1e-9)
     assert t["unit_in_model_cache_vs_in_context_median_abs_pct"] < t["unit_isolated_vs_in_context_median_abs_pct"]
+
+
+def test_operands_outside_the_image_touched_where_their_producer_is_near(tmp_path):
+    """Mistral's decode graph on an H200 (session 52, call 4, fixtures/results/README.md):
+    of the units with operands the image does not hold, those whose producer ran less than
+    L2 of bytes before had them touched, the rest (made once an iteration, or kept on
+    recorded values: the mask's `bitwise_and`s) none; kc's graph's in-context figures are
+    the mean of three launches back to back; the report's median over the units the image
+    holds all is the median over those columns."""
+    res = kc.read_results(RESULTS / "mistral_decode_graph_h200_s52.iso.json")
+    u = res.units.set_index("id")
+    outside = u[u["in_model_cache_outside_image"] > 0]
+    assert len(outside) == 17
+    touched = outside["in_model_cache_outside_touched_bytes"]
+    assert (touched > 0).sum() == 6 and (touched == 0).sum() == 11
+    assert touched.loc[9] == 0 and touched.loc[11] == 0 and touched.loc[8] > 0
+    graph = json.loads((RESULTS / "mistral_decode_graph_h200_s52.graph.json").read_text())
+    assert graph["graph"]["fidelity"]["launches_averaged"] == 3
+    rep = kc.report(RESULTS / "mistral_decode_graph_h200_s52.graph.json",
+                    isolated=RESULTS / "mistral_decode_graph_h200_s52.iso.json", output=tmp_path / "rep")
+    held = [abs(r["in_model_cache_vs_in_context_pct"]) for r in rep["units"]
+            if r.get("in_model_cache_vs_in_context_pct") is not None
+            and u.loc[r["id"], "in_model_cache_outside_image"] == 0]
+    held.sort()
+    n = len(held)
+    t = rep["time"]
+    assert t["units_in_model_cache_image_held"] == n == 36
+    assert t["unit_in_model_cache_image_held_median_abs_pct"] == pytest.approx((held[n // 2] + held[(n - 1) // 2]) / 2, rel=1e-9)

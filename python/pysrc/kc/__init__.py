@@ -233,7 +233,9 @@ class Results:
         L2 was turned over as the model's steps before it leave it) and the share of its
         read bytes the model left to come from memory (in_model_cache_cold_share), and the
         operands over its launch the memory image does not hold
-        (in_model_cache_outside_image, where the results say)."""
+        (in_model_cache_outside_image, where the results say); since session 52 the bytes
+        of those libtorch holds that were touched before each invocation, the model leaving
+        them in L2 (in_model_cache_outside_touched_bytes, over the launch)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -287,6 +289,7 @@ class Results:
                     "in_model_cache_busy_us": cache.get("busy_us"),
                     "in_model_cache_cold_share": cache.get("cold_bytes", 0) / read if read else None,
                     "in_model_cache_outside_image": cache.get("outside_image_operands"),
+                    "in_model_cache_outside_touched_bytes": cache.get("outside_image_touched_bytes"),
                 }
             )
         return _pd.DataFrame(rows)
