@@ -1251,17 +1251,17 @@ fn record_in_model_cache(
         ..Default::default()
     };
     // Each step's reads the model left in L2 (fewer bytes than L2 between them and their
-    // last touch), the farthest first; the dirty bytes the steps before it leave in L2;
-    // and its reads left to memory and operands outside the image, to be counted.
+    // last touch), the farthest first, and the operands the executor holds outside the
+    // image that it leaves there (address, bytes); the dirty bytes the steps before it
+    // leave in L2; and its reads left to memory (held operands among them) and operands
+    // outside the image, to be counted.
     struct AtStep {
         warm: Vec<ReadReuse>,
+        held: Vec<(u64, u64)>,
         cold_bytes: u64,
         cold_reads: u32,
         dirty: u64,
         outside: u32,
-        /// Operands the executor holds outside the image, (address, bytes, whether the
-        /// model leaves them in L2).
-        held: Vec<(u64, u64, bool)>,
     }
     let each: Vec<AtStep> = cycle
         .iter()
@@ -1273,25 +1273,28 @@ fn record_in_model_cache(
             let (mut warm, cold): (Vec<ReadReuse>, Vec<ReadReuse>) =
                 reads.into_iter().partition(|r| r.bytes_between < l2);
             warm.sort_by_key(|r| std::cmp::Reverse(r.bytes_between));
+            let held = if opts.model_cache_touches_held {
+                gpu.held_outside_image(u, st)
+            } else {
+                Vec::new()
+            };
+            let (held, held_cold): (Vec<_>, Vec<_>) =
+                held.into_iter().partition(|&(slot, _, _)| {
+                    kc_core::plan::cache_state::held_operand_distance(
+                        plan, df, touches, u, st, slot, l2,
+                    ) < l2
+                });
             AtStep {
                 warm,
-                cold_bytes: cold.iter().map(|r| r.span.1).sum(),
-                cold_reads: cold.len() as u32,
+                held: held
+                    .into_iter()
+                    .map(|(_, ptr, bytes)| (ptr, bytes))
+                    .collect(),
+                cold_bytes: cold.iter().map(|r| r.span.1).sum::<u64>()
+                    + held_cold.iter().map(|h| h.2).sum::<u64>(),
+                cold_reads: (cold.len() + held_cold.len()) as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
-                held: if opts.model_cache_touches_held {
-                    gpu.held_outside_image(u, st)
-                        .into_iter()
-                        .map(|(slot, ptr, bytes)| {
-                            let far = kc_core::plan::cache_state::held_operand_distance(
-                                plan, df, touches, u, st, slot, l2,
-                            );
-                            (ptr, bytes, far < l2)
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
             }
         })
         .collect();
@@ -1304,9 +1307,7 @@ fn record_in_model_cache(
         c.cold_bytes += s.cold_bytes;
         c.dirty_bytes += s.dirty;
         outside += s.outside;
-        held += s.held.iter().filter(|h| h.2).map(|h| h.1).sum::<u64>();
-        c.cold_reads += s.held.iter().filter(|h| !h.2).count() as u32;
-        c.cold_bytes += s.held.iter().filter(|h| !h.2).map(|h| h.1).sum::<u64>();
+        held += s.held.iter().map(|h| h.1).sum::<u64>();
     }
     c.outside_image_operands = Some(outside);
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
@@ -1323,9 +1324,9 @@ fn record_in_model_cache(
             // (T5's relative-position buckets ran 20-50 % over kc's graph with L2 turned
             // over under them, session 51). Those made once an iteration, or kept on
             // recorded values, stay evicted: touched, LLaMA's `copy_` and
-            // `nll_loss_forward` and Mistral's `where` ran 14-30 % under kc's graph
+            // `nll_loss_forward` and Mistral's `where` ran 13-30 % under kc's graph
             // (session 52, call 2).
-            for &(ptr, bytes, _) in s.held.iter().filter(|h| h.2) {
+            for &(ptr, bytes) in &s.held {
                 // SAFETY: the back end keeps these tensors while the step stays prepared,
                 // which it does until the Gpu drops, after this graph.
                 unsafe { gpu.touch_held(0, ptr, bytes)? };

@@ -90,10 +90,7 @@ pub(super) fn record_launches_n(
     graph: &Graph,
     n: usize,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    let records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
-    Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
-        records, n,
-    ))
+    record_launches_keeping(gpu, graph, n, |_| true)
 }
 
 /// [`record_launches`] of a graph that runs the touch kernel besides a unit's own (the
@@ -103,9 +100,21 @@ pub(super) fn record_launches_leaving_out_touches(
     gpu: &mut Gpu,
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    let n = RECORDED_LAUNCHES;
+    record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |k| {
+        k.name != crate::device::TOUCH_KERNEL
+    })
+}
+
+/// [`record_launches_n`] keeping only the records `keep` takes, before the launches are
+/// split.
+fn record_launches_keeping(
+    gpu: &mut Gpu,
+    graph: &Graph,
+    n: usize,
+    keep: impl Fn(&kc_core::results::fidelity::KernelRecord) -> bool,
+) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     let mut records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
-    records.retain(|k| k.name != crate::device::TOUCH_KERNEL);
+    records.retain(|k| keep(k));
     Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
         records, n,
     ))
