@@ -655,3 +655,39 @@ fn an_operand_outside_the_image_is_as_far_as_its_producer_or_an_iteration() {
     assert!(unmade > 0);
     assert!(iteration > 60 << 20, "the step touches {iteration} bytes");
 }
+
+/// A step's code lies as far as the nearest step before it that launched one of its unit's
+/// kernels: nothing between where the step before shares one, an iteration's bytes at most.
+#[test]
+fn a_steps_code_is_as_far_as_the_last_step_that_ran_one_of_its_kernels() {
+    use kc::plan::cache_state::{code_distance, ModelTouches};
+    use kc::plan::step_values::step_spans;
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().expect("the ET gives a memory image");
+    let touches = ModelTouches::of(&step_spans(&p, df));
+    let cap = u64::MAX;
+    let n = p.steps.len().min(df.steps.len());
+    let kernels = |s: usize| &p.units[p.steps[s].unit as usize].kernels;
+    let (mut next_to, mut far) = (0, 0);
+    for s in 0..n {
+        let d = code_distance(&p, &touches, s as u32, cap);
+        // Never farther than the step's own previous iteration.
+        assert!(
+            d <= touches.bytes_between(s as u32, s as u32, cap),
+            "step {s}"
+        );
+        let before = (s + n - 1) % n;
+        if kernels(before).iter().any(|k| kernels(s).contains(k)) {
+            assert_eq!(d, 0, "step {s} follows a step with one of its kernels");
+            next_to += 1;
+        } else {
+            // Some step between touched bytes, or the distance would be that step's.
+            far += usize::from(d >= 60 << 20);
+        }
+    }
+    assert!(
+        next_to > 0 && far > 0,
+        "{next_to} steps after their own kernels, {far} far"
+    );
+    assert_eq!(code_distance(&p, &touches, n as u32 + 5, 7), 7);
+}

@@ -96,6 +96,8 @@ pub enum ExecError {
     NoSpin,
     #[error("the touch kernel is not loaded")]
     NoTouch,
+    #[error("the code-evicting kernel is not loaded")]
+    NoCodeEvict,
     #[error("{backend} began no capture")]
     NoCapture { backend: &'static str },
     #[error("cuBLASLt found no algorithm for this epilogue GEMM")]
@@ -251,6 +253,10 @@ pub struct ExecOptions {
     /// Whether that record ends each invocation's lead-up with a touch of one sector of
     /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
     pub model_cache_small_predecessor: bool,
+    /// Before which invocations that record evicts the unit's code (a kernel of long
+    /// straight-line code on every SM, `device::code_evict`, then L2 turned over): by
+    /// default where the model last ran it more than L2 of bytes before.
+    pub model_cache_code: kc_core::results::fidelity::CodeCache,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -366,6 +372,7 @@ impl Default for ExecOptions {
             model_cache_distance: kc_core::results::fidelity::ReuseDistance::Summed,
             model_cache_touches_held: true,
             model_cache_small_predecessor: false,
+            model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

@@ -188,6 +188,14 @@ pub struct Args {
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
     #[arg(long)]
     pub model_cache_small_predecessor: bool,
+    /// Isolated mode, the record in the model's cache state: where the unit's code is
+    /// before each invocation. `far` (the default): evicted (a kernel of long straight-line
+    /// code on every SM, then L2 turned over) before the invocations whose step's code the
+    /// model last ran more than L2 of bytes before, so that it comes from memory as in the
+    /// model; `evicted`: before every invocation; `kept`: never, the unit's repeats leaving
+    /// it in the SMs' instruction caches (session 52's way). Both others are diagnostics.
+    #[arg(long, value_enum, default_value_t = kc_core::results::fidelity::CodeCache::Far)]
+    pub model_cache_code: kc_core::results::fidelity::CodeCache,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -414,6 +422,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_distance: a.model_cache_distance,
         model_cache_touches_held: !a.model_cache_held_evicted,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
+        model_cache_code: a.model_cache_code,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

@@ -125,6 +125,12 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.model_cache_small_predecessor {
         v.push("--model-cache-small-predecessor".into());
     }
+    if a.model_cache_code != kc_core::results::fidelity::CodeCache::Far {
+        use clap::ValueEnum;
+        if let Some(value) = a.model_cache_code.to_possible_value() {
+            v.extend(["--model-cache-code".into(), value.get_name().into()]);
+        }
+    }
     if a.model_cache_distance != kc_core::results::fidelity::ReuseDistance::Summed {
         v.extend(["--model-cache-distance".into(), "distinct".into()]);
     }
@@ -493,6 +499,7 @@ mod tests {
                 "cache" => "cold",
                 "unit_values" => "after-pass",
                 "model_cache_distance" => "distinct",
+                "model_cache_code" => "evicted",
                 "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
                 "trace_out" | "kernels_out" => "t.json",
                 "round_lead_ins_only"

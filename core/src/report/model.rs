@@ -84,6 +84,10 @@ pub struct TimeSummary {
     pub units_in_model_cache_vs_in_context: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_cold_bytes_pct: Option<f64>,
+    /// The share of those units' recorded invocations whose code was evicted first, where
+    /// the results say (session 53 on), percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_code_evicted_pct: Option<f64>,
     /// The same over the units whose operands the memory image holds all (where the results
     /// say which, since session 51's calls): the others' place in L2 the model's steps do
     /// not tell. The median |error|, percent, and over how many units.
@@ -1176,6 +1180,19 @@ impl Report {
             self.time.units_in_model_cache_vs_in_context = Some(cache_errors.len());
             self.time.in_model_cache_cold_bytes_pct =
                 (read > 0).then(|| 100.0 * cold as f64 / read as f64);
+            let (evicted, recorded_invocations) =
+                compared().fold((None, 0u64), |(e, n), (_, k)| {
+                    match k.code_evicted_invocations {
+                        Some(c) => (
+                            Some(e.unwrap_or(0u64) + u64::from(c)),
+                            n + u64::from(k.invocations),
+                        ),
+                        None => (e, n + u64::from(k.invocations)),
+                    }
+                });
+            self.time.in_model_cache_code_evicted_pct = evicted
+                .filter(|_| recorded_invocations > 0)
+                .map(|e| 100.0 * e as f64 / recorded_invocations as f64);
         }
         // Where the results say which units have operands outside the image: the median
         // over those with none.

@@ -5120,7 +5120,9 @@ mod tests {
         // Both units recorded in the model's cache state (session 51): 10.5 and 3.6 us
         // against 10 and 4 in context, +5 % and -10 %, median 7.5 %; of their reads' 400
         // bytes, 100 came from memory.
-        for (u, k, cold) in [(0usize, 10.5, 100u64), (1, 3.6, 0)] {
+        // Unit 0's code was evicted before 3 of its 16 invocations, unit 1's before none
+        // (session 53 on).
+        for (u, k, cold, code) in [(0usize, 10.5, 100u64, 3u32), (1, 3.6, 0, 0)] {
             iso.units[u]
                 .launches_verified
                 .as_mut()
@@ -5129,6 +5131,9 @@ mod tests {
                 kernels_us: k,
                 cold_bytes: cold,
                 warm_bytes: 200 - cold,
+                invocations: 16,
+                code: Some(crate::results::fidelity::CodeCache::Far),
+                code_evicted_invocations: Some(code),
                 ..Default::default()
             });
         }
@@ -5146,9 +5151,10 @@ mod tests {
         assert!((r.time.in_model_cache_cold_bytes_pct.unwrap() - 25.0).abs() < 1e-9);
         let md = crate::report::render::markdown(&r);
         assert!(
-            md.contains("alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again; 25 % of the bytes they read came from memory"),
+            md.contains("alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again; 25 % of the bytes they read came from memory; the unit's code evicted from the SMs and L2 before 9 % of the invocations, those whose code the model last ran more than L2 of bytes before"),
             "{md}"
         );
+        assert!((r.time.in_model_cache_code_evicted_pct.unwrap() - 300.0 / 32.0).abs() < 1e-9);
         assert!(
             md.contains("median |error| 7.5 % over 2 units (`in_model_cache_vs_in_context_pct`"),
             "{md}"

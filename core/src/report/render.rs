@@ -349,6 +349,11 @@ pub fn markdown(r: &Report) -> String {
                 .in_model_cache_cold_bytes_pct
                 .map(|c| format!("; {c:.0} % of the bytes they read came from memory"))
                 .unwrap_or_default();
+            let code = r
+                .time
+                .in_model_cache_code_evicted_pct
+                .map(|c| format!("; the unit's code evicted from the SMs and L2 before {c:.0} % of the invocations, those whose code the model last ran more than L2 of bytes before"))
+                .unwrap_or_default();
             let held = match (
                 r.time.unit_in_model_cache_image_held_median_abs_pct,
                 r.time.units_in_model_cache_image_held,
@@ -359,7 +364,7 @@ pub fn markdown(r: &Report) -> String {
             };
             let _ = writeln!(
                 o,
-                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units{held} (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
+                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}{code}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units{held} (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
             );
         }
         if !f.worst_units.is_empty() {

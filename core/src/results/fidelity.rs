@@ -381,6 +381,31 @@ pub struct ModelCacheKernels {
     /// a diagnostic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub small_predecessor: Option<bool>,
+    /// Where the record left the unit's code before each invocation; absent in results
+    /// before session 53, which kept it in the SMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeCache>,
+    /// The invocations, over the launch, whose lead-up started with a kernel of long
+    /// straight-line code on every SM and L2 turned over after it, so that the unit
+    /// fetched its code from memory (session 53 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_evicted_invocations: Option<u32>,
+}
+
+/// Where the record in the model's cache state leaves a unit's code before an invocation
+/// (`plan::cache_state::code_distance`, METHOD "Cache policy").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeCache {
+    /// Evicted before the invocations whose step's code the model last ran more than L2
+    /// of bytes before, so that it comes from memory as in the model; kept before the
+    /// others.
+    Far,
+    /// Evicted before every invocation (a diagnostic).
+    Evicted,
+    /// Kept: the unit's repeats leave it in the SMs' instruction caches (session 52's way,
+    /// a diagnostic).
+    Kept,
 }
 
 /// How a read's distance from its last touch is counted (`plan::cache_state`).

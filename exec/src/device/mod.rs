@@ -10,6 +10,7 @@
 //! Invariant: every CUDA status is checked and turned into an [`ExecError`] that names the
 //! call; no handle outlives the [`Device`] that made it.
 
+mod code_evict;
 pub mod cupti;
 mod graph;
 mod memory;
@@ -17,6 +18,7 @@ pub mod nvml;
 mod spin;
 mod touch;
 
+pub use code_evict::CODE_EVICT_KERNEL;
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::{Census, ImageAt};
 pub use touch::TOUCH_KERNEL;
@@ -48,7 +50,7 @@ pub fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
 }
 
 /// Loads embedded PTX (NUL-terminated) into the current context, JIT-compiled by the
-/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`).
+/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`, `code_evict`).
 /// The caller unloads the module (with the device).
 pub(crate) fn load_ptx_entry(
     ptx: &std::ffi::CStr,
@@ -159,6 +161,9 @@ pub struct Device {
     pub(crate) spin: Option<(cu::CUmodule, cu::CUfunction)>,
     /// The touch kernel, once loaded ([`Device::load_touch`]).
     pub(crate) touch: Option<touch::Touch>,
+    /// The code-evicting kernel's module and function, once loaded
+    /// ([`Device::load_code_evict`]).
+    pub(crate) code_evict: Option<(cu::CUmodule, cu::CUfunction)>,
     pub facts: DeviceFacts,
 }
 
@@ -249,6 +254,7 @@ impl Device {
                 step_overrides: std::cell::RefCell::new(Vec::new()),
                 spin: None,
                 touch: None,
+                code_evict: None,
                 events: Vec::new(),
                 facts: DeviceFacts {
                     name,
@@ -319,6 +325,9 @@ impl Drop for Device {
             }
             if let Some(t) = self.touch.take() {
                 cu::cuModuleUnload(t.module);
+            }
+            if let Some((m, _)) = self.code_evict.take() {
+                cu::cuModuleUnload(m);
             }
             for e in self.events.drain(..) {
                 cu::cuEventDestroy_v2(e.0);

@@ -22,7 +22,8 @@ pub const TOUCH_KERNEL: &str = "kc_touch";
 pub(crate) struct Touch {
     pub(crate) module: cu::CUmodule,
     function: cu::CUfunction,
-    sink: cu::CUdeviceptr,
+    /// A 4-byte word the touch (and the code-evicting kernel) may write.
+    pub(crate) sink: cu::CUdeviceptr,
     /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
     flush: (cu::CUdeviceptr, u64),
 }

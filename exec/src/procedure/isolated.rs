@@ -1224,7 +1224,10 @@ const MODEL_CACHE_INVOCATIONS: (usize, usize) = (16, 256);
 /// invocation after L2 is turned over (with as many dirty bytes as the model's steps
 /// before it leave) and the reads the model left in L2 touched again,
 /// the nearest in the model last (written back where the model's last touch wrote them);
-/// the touches' kernels left out. `None` where its launch ran no kernels of its own.
+/// where the model last ran the step's code more than L2 of bytes before (by default), a
+/// kernel of long straight-line code on every SM first, so that the unit's code comes from
+/// memory; the touches' and that kernel's records left out. `None` where its launch ran no
+/// kernels of its own.
 #[allow(clippy::too_many_arguments)]
 fn record_in_model_cache(
     plan: &Plan,
@@ -1237,7 +1240,7 @@ fn record_in_model_cache(
     gpu: &mut Gpu,
 ) -> Result<Option<kc_core::results::fidelity::ModelCacheKernels>, ExecError> {
     use kc_core::plan::cache_state::ReadReuse;
-    use kc_core::results::fidelity::ReuseDistance;
+    use kc_core::results::fidelity::{CodeCache, ReuseDistance};
     gpu.load_touch()?;
     let l2 = gpu.facts.l2_bytes;
     let (least, most) = MODEL_CACHE_INVOCATIONS;
@@ -1262,6 +1265,7 @@ fn record_in_model_cache(
         cold_reads: u32,
         dirty: u64,
         outside: u32,
+        evict_code: bool,
     }
     let each: Vec<AtStep> = cycle
         .iter()
@@ -1295,12 +1299,23 @@ fn record_in_model_cache(
                 cold_reads: (cold.len() + held_cold.len()) as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
+                evict_code: match opts.model_cache_code {
+                    CodeCache::Far => {
+                        kc_core::plan::cache_state::code_distance(plan, touches, st, l2) >= l2
+                    }
+                    CodeCache::Evicted => true,
+                    CodeCache::Kept => false,
+                },
             }
         })
         .collect();
-    let (mut outside, mut held) = (0, 0);
+    if each.iter().any(|s| s.evict_code) {
+        gpu.load_code_evict()?;
+    }
+    let (mut outside, mut held, mut code_evicted) = (0, 0, 0);
     for i in 0..n {
         let s = &each[i % each.len()];
+        code_evicted += u32::from(s.evict_code);
         c.warm_reads += s.warm.len() as u32;
         c.warm_bytes += s.warm.iter().map(|r| r.span.1).sum::<u64>();
         c.cold_reads += s.cold_reads;
@@ -1312,9 +1327,19 @@ fn record_in_model_cache(
     c.outside_image_operands = Some(outside);
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
     c.small_predecessor = opts.model_cache_small_predecessor.then_some(true);
+    c.code = Some(opts.model_cache_code);
+    c.code_evicted_invocations = Some(code_evicted);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
+            // First, so that L2 is then turned over under its code as under the unit's: an
+            // SM's instruction caches and L2 both hold the unit's code after its repeats
+            // alone, where the model ran more than L2 of bytes since (session 53's call 1:
+            // Mixtral's routing `sum` ran 45 % under kc's graph with its code kept, within
+            // 0.6 % with it evicted).
+            if s.evict_code {
+                gpu.evict_code(0)?;
+            }
             gpu.turn_l2_over(0, s.dirty)?;
             for r in &s.warm {
                 gpu.touch_image(0, r.span.0, r.span.1, r.last_touch_wrote)?;

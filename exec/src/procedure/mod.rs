@@ -93,15 +93,15 @@ pub(super) fn record_launches_n(
     record_launches_keeping(gpu, graph, n, |_| true)
 }
 
-/// [`record_launches`] of a graph that runs the touch kernel besides a unit's own (the
-/// unit in the model's cache state): the touches' records left out before the launches
-/// are split.
+/// [`record_launches`] of a graph that runs the touch kernel (and the code-evicting
+/// kernel) besides a unit's own (the unit in the model's cache state): their records left
+/// out before the launches are split.
 pub(super) fn record_launches_leaving_out_touches(
     gpu: &mut Gpu,
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |k| {
-        k.name != crate::device::TOUCH_KERNEL
+        k.name != crate::device::TOUCH_KERNEL && k.name != crate::device::CODE_EVICT_KERNEL
     })
 }
 

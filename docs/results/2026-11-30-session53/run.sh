@@ -1,0 +1,79 @@
+#!/bin/bash
+# Session 53. PART names a measurement on session 51's kept plans (.device/plans), time
+# only, no model measured (the question is each unit's own record against its kernels in
+# kc's graph, both from this call), and models answered in full (`model`). nvidia-smi samples clocks and power every 200 ms
+# (smi.csv). Run from the repository root, binary in .device/bin (KC=). BUDGET (s) skips
+# plans that would start after it. Results go to $OUT/PART.txz.
+set -u
+T=/opt/torch/.venv/lib/python3.12/site-packages
+export LD_LIBRARY_PATH=$T/torch/lib:$T/nvidia/cu13/lib:$T/nvidia/cudnn/lib:$T/nvidia/nccl/lib:$T/nvidia/cusparselt/lib:$T/nvidia/nvshmem/lib:${LD_LIBRARY_PATH:-}
+KC=${KC:?binary in .device/bin}
+xz -dkf .device/bin/$KC.xz; chmod +x .device/bin/$KC
+kc=$PWD/.device/bin/$KC
+P=${1:?part}; out=$OUT/$P; mkdir -p $out
+nvidia-smi --query-gpu=name,serial,driver_version,power.limit --format=csv > $out/gpu.csv 2>&1
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv,noheader -lms 200 > $out/smi.csv 2>&1 & SMI=$!
+T0=$(date +%s)
+mark() { echo "$(date -u +%H:%M:%S.%N | cut -c1-12) $*" >> $out/timeline.txt; }
+ALL="mistral_decode_graph mixtral_decode_graph t5_graph_zw resnext101_zx bert_infer_graph_zy llama_train bloom_train_graph effnet_v2_m regnety16_train_zx qwen3_moe_train_graph_zy"
+# ways PLANS WAY...: per plan, kc's graph (--verify, the mean of three launches back to
+# back), then the isolated pass once per WAY ("name:flags"), each unit recorded in the
+# model's cache state beside it
+ways() {
+  local plans=$1; shift
+  for n in $plans; do
+    p=.device/plans/$n.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+    if [ $(( $(date +%s) - T0 )) -gt ${BUDGET:-300} ]; then mark "skip $n (time)"; continue; fi
+    mark "graph $n"
+    timeout 100 $kc exec $p --verify --no-energy --runs 50 -o $out/$n.graph.json --json > $out/$n.graph.log 2>&1
+    echo "graph $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+    for way in "$@"; do
+      w=${way%%:*}; flags=${way#*:}
+      mark "cache $n $w"; s=$(date +%s%N)
+      timeout 150 $kc exec $p --isolated --verify --no-energy --no-parts --no-lead-in-units $flags \
+        -o $out/$n.iso.$w.json --json > $out/$n.iso.$w.log 2>&1
+      echo "cache $n $w rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+    done
+  done
+}
+# model NAME CAPTURE-ARGS: captured, answered by `kc run --reference` (every unit also in
+# the model's cache state, kc's defaults), the model measured again (--remeasure) in the
+# same call, and reported (session 52's run.sh, its `model` and `kcrun`)
+py=/opt/torch/.venv/bin/python here=$PWD
+model() {
+  local n=$1; shift
+  if [ $(( $(date +%s) - T0 )) -gt ${BUDGET:-300} ]; then mark "skip $n (time)"; return; fi
+  args=("$@"); name=$n
+  mark "capture $n"
+  . tools/capture_inputs.sh "$@"
+  mark "kc run $n"; local s=$(date +%s%N)
+  timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
+    --reference-entry $n -o $out/$n.kc --json > $out/$n.run.json 2> $out/$n.run.log
+  echo "$n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+  local d=$out/$n.kc/$n
+  mark "remeasure $n"
+  $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
+  $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
+    --reference-entry $n -o $d/report > $out/$n.report.log 2>&1
+  mkdir -p $out/plans && xz -3 -c $d/plan.kcplan > $out/plans/$n.kcplan.xz
+  rm -f $d/plan.kcplan $d/*.kcir $d/report/replay.trace.json $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
+}
+case $P in
+a) # Session 53, call 1: is a unit's record faster than its kernels in kc's graph because
+   # its code stays in the SMs' instruction caches between its repeats? Each plan's units
+   # in the model's cache state as kc records them, and with a kernel of 384 KiB of
+   # straight-line code on every SM before each invocation (--model-cache-code-evicted)
+   ways "${PLANS_A:-$ALL}" "kc:" "code:--model-cache-code-evicted" ;;
+b) # Session 53, call 2: kc's new default (the code evicted before the invocations whose
+   # step's code the model last ran more than L2 of bytes before, --model-cache-code far)
+   # on the same kept plans; then two models new to this question, answered by kc run:
+   # Qwen2's decode step as a CUDA graph (a decode graph's mask units, out of sample) and
+   # ViT-B/16 in fp32 with TF32
+   ways "${PLANS_B:-$ALL}" "far:"
+   RUN_TIMEOUT=150 model qwen2_decode_graph --model qwen2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   RUN_TIMEOUT=170 model vit_b_16_tf32 --model vit_b_16 --batch 16 --dtype fp32 --tf32 --no-values ;;
+esac
+kill $SMI 2>/dev/null
+cat $out/summary.txt $out/timeline.txt
+cd $OUT && tar cJf $P.txz $P && rm -rf $P
