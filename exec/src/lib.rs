@@ -257,6 +257,10 @@ pub struct ExecOptions {
     /// straight-line code on every SM, `device::code_evict`, then L2 turned over): by
     /// default where the model last ran it more than L2 of bytes before.
     pub model_cache_code: kc_core::results::fidelity::CodeCache,
+    /// Whether that record starts each invocation's lead-up with a read of one word in
+    /// each page of a scratch of 16 GiB, so that the GPU's address translation caches hold
+    /// other pages (a diagnostic).
+    pub model_cache_tlb_evicted: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -373,6 +377,7 @@ impl Default for ExecOptions {
             model_cache_touches_held: true,
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
+            model_cache_tlb_evicted: false,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

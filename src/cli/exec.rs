@@ -196,6 +196,12 @@ pub struct Args {
     /// it in the SMs' instruction caches (session 52's way). Both others are diagnostics.
     #[arg(long, value_enum, default_value_t = kc_core::results::fidelity::CodeCache::Far)]
     pub model_cache_code: kc_core::results::fidelity::CodeCache,
+    /// Isolated mode, the record in the model's cache state: start each invocation's
+    /// lead-up with a read of one word in each 2 MiB page of a scratch of 16 GiB (a quarter
+    /// of the free memory where less), so that the GPU's address translation caches hold
+    /// other pages than the unit's (a diagnostic).
+    #[arg(long)]
+    pub model_cache_tlb_evicted: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -423,6 +429,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_touches_held: !a.model_cache_held_evicted,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
+        model_cache_tlb_evicted: a.model_cache_tlb_evicted,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

@@ -125,6 +125,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.model_cache_small_predecessor {
         v.push("--model-cache-small-predecessor".into());
     }
+    if a.model_cache_tlb_evicted {
+        v.push("--model-cache-tlb-evicted".into());
+    }
     if a.model_cache_code != kc_core::results::fidelity::CodeCache::Far {
         use clap::ValueEnum;
         if let Some(value) = a.model_cache_code.to_possible_value() {

@@ -390,6 +390,10 @@ pub struct ModelCacheKernels {
     /// fetched its code from memory (session 53 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_evicted_invocations: Option<u32>,
+    /// Present where each invocation's lead-up started with a read of one word a page of
+    /// a large scratch (`--model-cache-tlb-evicted`, a diagnostic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlb_evicted: Option<bool>,
 }
 
 /// Where the record in the model's cache state leaves a unit's code before an invocation

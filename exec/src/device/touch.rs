@@ -1,7 +1,8 @@
 //! A kernel that reads (or reads and writes back unchanged) one 4-byte word of every
 //! 32-byte sector of a span of device memory: it brings the span into L2 as the model's
 //! last touch of it left it (a read clean, a write dirty), or, over a scratch twice L2,
-//! turns L2 over. A unit recorded in the model's cache state (`procedure::isolated`) runs
+//! turns L2 over; reading one word a page of a larger scratch, it turns the GPU's address
+//! translation caches over (a diagnostic). A unit recorded in the model's cache state (`procedure::isolated`) runs
 //! behind these, and its records leave them out by name ([`TOUCH_KERNEL`]). Loaded from
 //! PTX embedded here, JIT-compiled by the driver, on first use.
 //!
@@ -26,14 +27,23 @@ pub(crate) struct Touch {
     pub(crate) sink: cu::CUdeviceptr,
     /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
     flush: (cu::CUdeviceptr, u64),
+    /// A scratch of many pages, and its bytes, once allocated ([`Device::turn_tlb_over`]).
+    tlb: Option<(cu::CUdeviceptr, u64)>,
 }
 
 /// The bytes of L2 a sector is.
 const SECTOR: u64 = 32;
 
-/// `kc_touch(u64 base, u64 sectors, u32 write, u64 sink)`: for every sector `i` of
-/// `sectors` from `base` (32-byte aligned), load its first word; where `write`, store it
-/// back. The loads' exclusive or goes to `sink` only where it equals a constant, so that
+/// The bytes of a page of the GPU's large allocations.
+const PAGE: u64 = 2 << 20;
+
+/// The span [`Device::turn_tlb_over`] reads a word of each page of: 8 192 pages, more than
+/// the GPU's address translation caches are thought to hold (Hopper's are not published).
+const TLB_SPAN: u64 = 16 << 30;
+
+/// `kc_touch(u64 base, u64 sectors, u32 write, u64 sink, u64 stride)`: for every `i` of
+/// `sectors`, load the first word at `base + i * stride` (`base` 32-byte aligned, `stride`
+/// a sector or a page); where `write`, store it back. The loads' exclusive or goes to `sink` only where it equals a constant, so that
 /// the loads stay in the program and `sink` is almost never written.
 const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
 .target sm_70
@@ -43,7 +53,8 @@ const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
     .param .u64 kc_touch_base,
     .param .u64 kc_touch_sectors,
     .param .u32 kc_touch_write,
-    .param .u64 kc_touch_sink
+    .param .u64 kc_touch_sink,
+    .param .u64 kc_touch_stride
 )
 {
     .reg .pred %p<4>;
@@ -54,6 +65,7 @@ const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
     ld.param.u64 %rd2, [kc_touch_sectors];
     ld.param.u32 %r1, [kc_touch_write];
     ld.param.u64 %rd3, [kc_touch_sink];
+    ld.param.u64 %rd9, [kc_touch_stride];
     mov.u32 %r2, %ctaid.x;
     mov.u32 %r3, %ntid.x;
     mov.u32 %r4, %tid.x;
@@ -67,7 +79,7 @@ const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
 $L_next:
     setp.ge.u64 %p1, %rd4, %rd2;
     @%p1 bra $L_done;
-    shl.b64 %rd7, %rd4, 5;
+    mul.lo.u64 %rd7, %rd4, %rd9;
     add.u64 %rd8, %rd1, %rd7;
     ld.global.u32 %r7, [%rd8];
     xor.b32 %r6, %r6, %r7;
@@ -115,6 +127,7 @@ impl Device {
             function: f,
             sink,
             flush: (flush, flush_bytes),
+            tlb: None,
         });
         Ok(())
     }
@@ -174,6 +187,32 @@ impl Device {
         Ok(())
     }
 
+    /// Enqueues, on stream `stream`, a read of one word in each 2 MiB page of a scratch of
+    /// [`TLB_SPAN`] (or a quarter of the free memory, where less): the pages the GPU's
+    /// address translation caches held before are displaced, as a model's steps that
+    /// touch other memory leave them (a diagnostic, `--model-cache-tlb-evicted`); L2 takes
+    /// one sector a page. [`Device::load_tlb_turnover`] first.
+    pub fn turn_tlb_over(&self, stream: usize) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        let (p, bytes) = t.tlb.ok_or(ExecError::NoTouch)?;
+        self.enqueue_touch_every(stream, (p, p + bytes), p, bytes, false, PAGE)
+    }
+
+    /// Allocates the scratch [`Device::turn_tlb_over`] reads, once (the touch kernel
+    /// loaded first).
+    pub fn load_tlb_turnover(&mut self) -> Result<(), ExecError> {
+        self.load_touch()?;
+        if self.touch.as_ref().is_some_and(|t| t.tlb.is_some()) {
+            return Ok(());
+        }
+        let bytes = TLB_SPAN.min(self.facts.free_memory / 4) / PAGE * PAGE;
+        let p = self.alloc_scratch(bytes.max(PAGE))?;
+        if let Some(t) = self.touch.as_mut() {
+            t.tlb = Some((p, bytes.max(PAGE)));
+        }
+        Ok(())
+    }
+
     /// Enqueues one touch of `[ptr, ptr + bytes)` on `stream` (captured into a graph when
     /// the stream captures), rounded out to whole sectors within `[lo, hi)`, the
     /// allocation it lies in; [`Device::load_touch`] first.
@@ -185,6 +224,19 @@ impl Device {
         bytes: u64,
         write: bool,
     ) -> Result<(), ExecError> {
+        self.enqueue_touch_every(stream, (lo, hi), ptr, bytes, write, SECTOR)
+    }
+
+    /// [`Device::enqueue_touch`] of one word every `stride` bytes (a multiple of a sector).
+    fn enqueue_touch_every(
+        &self,
+        stream: usize,
+        (lo, hi): (cu::CUdeviceptr, cu::CUdeviceptr),
+        ptr: cu::CUdeviceptr,
+        bytes: u64,
+        write: bool,
+        stride: u64,
+    ) -> Result<(), ExecError> {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
         let (f, sink) = (t.function, t.sink);
         let start = (ptr.max(lo) / SECTOR * SECTOR).max(lo.next_multiple_of(SECTOR));
@@ -194,13 +246,14 @@ impl Device {
             return Ok(());
         }
         let mut base: u64 = start;
-        let mut sectors: u64 = (end - start).div_ceil(SECTOR);
-        if base + (sectors - 1) * SECTOR + 4 > hi {
+        let mut sectors: u64 = (end - start).div_ceil(stride);
+        if base + (sectors - 1) * stride + 4 > hi {
             sectors -= 1;
         }
         if sectors == 0 {
             return Ok(());
         }
+        let mut stride: u64 = stride;
         let mut write: u32 = write.into();
         let mut sink: u64 = sink;
         let threads = 256u32;
@@ -212,10 +265,12 @@ impl Device {
             &mut sectors as *mut u64 as *mut c_void,
             &mut write as *mut u32 as *mut c_void,
             &mut sink as *mut u64 as *mut c_void,
+            &mut stride as *mut u64 as *mut c_void,
         ];
-        // SAFETY: `f` is the loaded kc_touch, whose four parameters are read at launch; it
-        // reads and writes back words of whole sectors in `[base, base + sectors * 32)`,
-        // which lies inside `[lo, hi)` (checked above), and may write its sink.
+        // SAFETY: `f` is the loaded kc_touch, whose five parameters are read at launch; it
+        // reads and writes back the first word of whole sectors `stride` apart from
+        // `base`, the last of which ends inside `[lo, hi)` (checked above), and may write
+        // its sink.
         unsafe {
             cu_err(
                 cu::cuLaunchKernel(

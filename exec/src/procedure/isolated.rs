@@ -1312,6 +1312,9 @@ fn record_in_model_cache(
     if each.iter().any(|s| s.evict_code) {
         gpu.load_code_evict()?;
     }
+    if opts.model_cache_tlb_evicted {
+        gpu.load_tlb_turnover()?;
+    }
     let (mut outside, mut held, mut code_evicted) = (0, 0, 0);
     for i in 0..n {
         let s = &each[i % each.len()];
@@ -1329,6 +1332,7 @@ fn record_in_model_cache(
     c.small_predecessor = opts.model_cache_small_predecessor.then_some(true);
     c.code = Some(opts.model_cache_code);
     c.code_evicted_invocations = Some(code_evicted);
+    c.tlb_evicted = opts.model_cache_tlb_evicted.then_some(true);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
@@ -1337,6 +1341,9 @@ fn record_in_model_cache(
             // alone, where the model ran more than L2 of bytes since (session 53's call 1:
             // Mixtral's routing `sum` ran 45 % under kc's graph with its code kept, within
             // 0.6 % with it evicted).
+            if opts.model_cache_tlb_evicted {
+                gpu.turn_tlb_over(0)?;
+            }
             if s.evict_code {
                 gpu.evict_code(0)?;
             }
