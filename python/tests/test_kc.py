@@ -490,3 +490,29 @@ def test_operands_outside_the_image_touched_where_their_producer_is_near(tmp_pat
     t = rep["time"]
     assert t["units_in_model_cache_image_held"] == n == 36
     assert t["unit_in_model_cache_image_held_median_abs_pct"] == pytest.approx((held[n // 2] + held[(n - 1) // 2]) / 2, rel=1e-9)
+
+
+def test_code_evicted_before_the_invocations_whose_code_the_model_left_far(tmp_path):
+    """Mistral's decode graph on an H200 (session 53, call 2, fixtures/results/README.md):
+    each unit's record in the model's cache state evicted its code before the invocations
+    whose step's code the model last ran more than L2 of bytes before; the report gives
+    the share over the units it sets against kc's graph. A decode step's head and its
+    layers' units ran far (the whole share), units right after a step with their own
+    kernels near (none). Session 52's results, which kept the code, say nothing of it."""
+    res = kc.read_results(RESULTS / "mistral_decode_graph_h200_s53.iso.json")
+    u = res.units.set_index("id")
+    evicted, n = u["in_model_cache_code_evicted"], u["in_model_cache_invocations"]
+    assert ((evicted >= 0) & (evicted <= n)).all()
+    # cos (16) runs once a step after other units; the second arange (3) right after the first.
+    assert evicted.loc[16] == n.loc[16] > 0 and evicted.loc[3] == 0
+    assert 0 < (evicted == n).sum() < len(u)
+    rep = kc.report(RESULTS / "mistral_decode_graph_h200_s53.graph.json",
+                    isolated=RESULTS / "mistral_decode_graph_h200_s53.iso.json", output=tmp_path / "rep")
+    ids = [r["id"] for r in rep["units"] if r.get("in_model_cache_vs_in_context_pct") is not None]
+    share = 100 * evicted.loc[ids].sum() / n.loc[ids].sum()
+    assert rep["time"]["in_model_cache_code_evicted_pct"] == pytest.approx(share, rel=1e-9)
+    old = kc.read_results(RESULTS / "mistral_decode_graph_h200_s52.iso.json").units
+    assert old["in_model_cache_code_evicted"].isna().all()
+    rep52 = kc.report(RESULTS / "mistral_decode_graph_h200_s52.graph.json",
+                      isolated=RESULTS / "mistral_decode_graph_h200_s52.iso.json", output=tmp_path / "rep52")
+    assert "in_model_cache_code_evicted_pct" not in rep52["time"]

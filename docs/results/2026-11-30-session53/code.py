@@ -7,8 +7,16 @@ state (signed median in brackets), how many within 3 %, the sum over units (kern
 invocations) against kc's graph; then the same split by the units' length in kc's graph
 (under 3 us, 3-20 us, over 20 us); then, per unit of the decode graphs, both ways.
 
+The other calls of the session through the same script (`code.txt` holds all three):
+call 2 (kc-zz12, run.sh part b) with the code evicted where the model's is far (kc's default
+since), call 5 (kc-zz13, part d) that and with the GPU's address translation caches turned
+over too (`tlb`, --model-cache-tlb-evicted).
+
     cargo build --release
-    python3 docs/results/2026-11-30-session53/code.py target/release/kc call1-a-kc-zz11 a > docs/results/2026-11-30-session53/code.txt
+    S=docs/results/2026-11-30-session53
+    (python3 $S/code.py target/release/kc call1-a-kc-zz11 a kc code
+     python3 $S/code.py target/release/kc call2-b-kc-zz12 b far
+     python3 $S/code.py target/release/kc call5-d-kc-zz13 d far tlb) > $S/code.txt
 """
 import glob
 import json
@@ -47,6 +55,7 @@ with tempfile.TemporaryDirectory() as w:
             per.setdefault(n, {})[way] = {u["id"]: (u["label"], u["in_context_mean_us"], u["invocations"],
                                                    u["in_model_cache_vs_in_context_pct"], cache[u["id"]]["kernels_us"])
                                           for u in us}
+    print(f"# {call}: ways {', '.join(ways)}")
     print("## per model: median |error| in the model's cache state against kc's graph (signed median, units)")
     within = {way: 0 for way in ways}
     for n, by in per.items():
@@ -58,7 +67,7 @@ with tempfile.TemporaryDirectory() as w:
             print(f"{n:26s} {way:5s} {med(e)}, {sum(abs(x) <= 3 for x in e):3d} within 3 %; in sum {100 * (rec / ctx - 1):+5.1f} %;  "
                   + "; ".join(f"{b}: {med([v[3] for v in us.values() if lo <= v[1] < hi])}" for lo, hi, b in bands))
     print("median |error| within 3 %: " + ", ".join(f"{way} on {k} of {len(per)} models" for way, k in within.items()))
-    for n in ("mistral_decode_graph", "mixtral_decode_graph"):
+    for n in ("mistral_decode_graph", "mixtral_decode_graph", "gpt2_decode_graph"):
         if n not in per or not all(w_ in per[n] for w_ in ways):
             continue
         print(f"\n## {n}: per unit, kc's graph (us), then each way's record (us) and error")
@@ -66,3 +75,4 @@ with tempfile.TemporaryDirectory() as w:
         for i, (label, ctx, inv, _, _) in a.items():
             print(f"{i:4d} {label[:28]:28s} x{inv:3d} graph {ctx:7.2f}  " + "  ".join(
                 f"{way} {per[n][way][i][4]:7.2f} {per[n][way][i][3]:+6.1f} %" for way in ways if i in per[n][way]))
+    print()

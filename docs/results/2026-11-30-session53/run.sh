@@ -73,6 +73,19 @@ b) # Session 53, call 2: kc's new default (the code evicted before the invocatio
    ways "${PLANS_B:-$ALL}" "far:"
    RUN_TIMEOUT=150 model qwen2_decode_graph --model qwen2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
    RUN_TIMEOUT=170 model vit_b_16_tf32 --model vit_b_16 --batch 16 --dtype fp32 --tf32 --no-values ;;
+c) # Session 53, call 4 (kc-zz12): three more models new to the question, answered by kc
+   # run with the code evicted where the model's is far (kc's default since call 2): GPT-2's
+   # and Qwen3-MoE's decode steps as CUDA graphs, and ConvNeXt-T's training step with the
+   # fused AdamW
+   RUN_TIMEOUT=150 model gpt2_decode_graph --model gpt2 --layers 4 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   RUN_TIMEOUT=150 model qwen3_moe_decode_graph --model qwen3_moe --layers 2 --batch 16 --seq 256 --dtype bf16 --mode decode --cuda-graph
+   RUN_TIMEOUT=150 model convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+d) # Session 53, call 5 (kc-zz13): do the decode graphs' mask units, whose operands libtorch
+   # holds outside the image and which run 14-20 % under kc's graph with their code evicted
+   # too, miss the GPU's address translation caches in the model? Each plan's units as kc
+   # records them, and with one word of each 2 MiB page of a 16 GiB scratch read before each
+   # invocation (--model-cache-tlb-evicted)
+   ways "${PLANS_D:-mistral_decode_graph gpt2_decode_graph mixtral_decode_graph}" "far:" "tlb:--model-cache-tlb-evicted" ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt

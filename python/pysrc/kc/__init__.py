@@ -235,7 +235,10 @@ class Results:
         operands over its launch the memory image does not hold
         (in_model_cache_outside_image, where the results say); since session 52 the bytes
         of those libtorch holds that were touched before each invocation, the model leaving
-        them in L2 (in_model_cache_outside_touched_bytes, over the launch)."""
+        them in L2 (in_model_cache_outside_touched_bytes, over the launch); since session
+        53 the invocations over the launch whose code was evicted first, the model having
+        last run it more than L2 of bytes before (in_model_cache_code_evicted; None in
+        results before, which kept it)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -290,6 +293,8 @@ class Results:
                     "in_model_cache_cold_share": cache.get("cold_bytes", 0) / read if read else None,
                     "in_model_cache_outside_image": cache.get("outside_image_operands"),
                     "in_model_cache_outside_touched_bytes": cache.get("outside_image_touched_bytes"),
+                    "in_model_cache_invocations": cache.get("invocations"),
+                    "in_model_cache_code_evicted": cache.get("code_evicted_invocations"),
                 }
             )
         return _pd.DataFrame(rows)
