@@ -1,22 +1,14 @@
-//! How far back, in the model's order, each unit's kernels last ran before each of its
-//! steps: the steps between and the bytes the model touched between
-//! (`ModelTouches::bytes_between`, summed, at most twice L2), from the nearest earlier step
-//! (through the end of the iteration where none is earlier) whose unit launches a kernel of
-//! the same name. A kernel's code lies in device memory and goes through L2 as data does,
-//! so where more than L2 passed its code comes from memory; where any other kernel ran, the
-//! SM that runs it may no longer hold it. One JSON line per unit: the plan's path, the unit,
-//! its label, its steps, and over them the median steps between, the median bytes between,
-//! and the share of steps with more than L2 of bytes between (`KC_L2_BYTES`, 60 MiB unless
+//! How far back the model last ran each unit's code before its steps
+//! (`kc::plan::cache_state::code_distance`: the bytes the model's steps touched since the
+//! nearest earlier step that launched one of its kernels, at most twice L2): the record in
+//! the model's cache state evicts a step's code where that passes L2. One JSON line per
+//! unit: the plan's path, the unit, its label, its steps, the median bytes between over
+//! them, and the share of its steps with more than L2 between (`KC_L2_BYTES`, 60 MiB unless
 //! set: the H200's).
 //!
 //!   cargo run --release --example code_distance -- PLAN.kcplan [...]
-use kc::plan::cache_state::ModelTouches;
+use kc::plan::cache_state::{code_distance, ModelTouches};
 use std::io::Write;
-
-fn median(mut v: Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0)
-}
 
 fn main() {
     let mut out = std::io::stdout().lock();
@@ -37,36 +29,19 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(60 << 20);
         let touches = ModelTouches::of(&kc::plan::step_values::step_spans(&plan, df));
-        let n = plan.steps.len();
-        let names = |s: usize| &plan.units[plan.steps[s].unit as usize].kernels;
-        let mut by_unit: std::collections::BTreeMap<u32, Vec<(u64, u64)>> = Default::default();
-        for s in 0..n {
-            let mine = names(s);
-            // The nearest earlier step, cyclically, sharing a kernel name; itself a whole
-            // iteration back where none does.
-            let back = (1..=n)
-                .find(|&d| {
-                    let p = (s + n - d) % n;
-                    names(p).iter().any(|k| mine.contains(k))
-                })
-                .unwrap_or(n);
-            let from = ((s + n - back) % n) as u32;
-            let bytes = if back == n {
-                touches.bytes_between(s as u32, s as u32, 2 * l2)
-            } else {
-                touches.bytes_between(from, s as u32, 2 * l2)
-            };
+        let mut by_unit: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+        for s in 0..plan.steps.len().min(df.steps.len()) {
             by_unit
                 .entry(plan.steps[s].unit)
                 .or_default()
-                .push((back as u64 - 1, bytes));
+                .push(code_distance(&plan, &touches, s as u32, 2 * l2));
         }
-        for (unit, v) in by_unit {
-            let u = &plan.units[unit as usize];
-            let far = v.iter().filter(|x| x.1 >= l2).count() as f64 / v.len() as f64;
-            let line = serde_json::json!({"plan": path, "unit": unit, "label": u.label, "steps": v.len(),
-                "steps_between": median(v.iter().map(|x| x.0).collect()),
-                "bytes_between": median(v.iter().map(|x| x.1).collect()), "far_share": far});
+        for (unit, mut v) in by_unit {
+            v.sort_unstable();
+            let far = v.iter().filter(|&&b| b >= l2).count() as f64 / v.len() as f64;
+            let line = serde_json::json!({"plan": path, "unit": unit,
+                "label": plan.units[unit as usize].label, "steps": v.len(),
+                "bytes_between": v[v.len() / 2], "far_share": far});
             // A closed pipe (`| head`) ends the listing, not with a panic.
             if writeln!(out, "{line}").is_err() {
                 return;
