@@ -98,6 +98,8 @@ pub enum ExecError {
     NoTouch,
     #[error("the code-evicting kernel is not loaded")]
     NoCodeEvict,
+    #[error("the shared-memory kernel is not loaded")]
+    NoCarveout,
     #[error("{backend} began no capture")]
     NoCapture { backend: &'static str },
     #[error("cuBLASLt found no algorithm for this epilogue GEMM")]
@@ -261,6 +263,10 @@ pub struct ExecOptions {
     /// each page of a scratch of 16 GiB, so that the GPU's address translation caches hold
     /// other pages (a diagnostic).
     pub model_cache_tlb_evicted: bool,
+    /// Whether that record ends each invocation's lead-up with a kernel that takes all the
+    /// shared memory a block may have on every SM, so that the unit starts after an SM
+    /// whose L1 split a GEMM left (a diagnostic).
+    pub model_cache_smem_predecessor: bool,
     /// Isolated mode, context cache: a unit whose repeats alone ran its values away (to
     /// zeros or non-finite values) is measured again with every launch starting from the
     /// model's values at its places ([`kc_core::results::UnitRestoring`]), where the
@@ -378,6 +384,7 @@ impl Default for ExecOptions {
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             model_cache_tlb_evicted: false,
+            model_cache_smem_predecessor: false,
             unit_restoring: true,
             each_invocation_values: true,
             each_invocation_cold_control: false,

@@ -202,6 +202,12 @@ pub struct Args {
     /// other pages than the unit's (a diagnostic).
     #[arg(long)]
     pub model_cache_tlb_evicted: bool,
+    /// Isolated mode, the record in the model's cache state: end each invocation's lead-up
+    /// with a kernel that takes all the shared memory a block may have on every SM, so that
+    /// the unit starts on SMs whose L1 split a GEMM or an attention kernel left (a
+    /// diagnostic).
+    #[arg(long)]
+    pub model_cache_smem_predecessor: bool,
     /// Isolated mode: keep the measurement of a unit whose repeats alone ran its values to
     /// zeros or non-finite values. By default, where the image's snapshot fits, such a unit
     /// is measured again with every launch starting from the model's values at its places
@@ -430,6 +436,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,
+        model_cache_smem_predecessor: a.model_cache_smem_predecessor,
         unit_restoring: !a.units_plain,
         each_invocation_values: !a.units_as_they_run,
         each_invocation_cold_control: a.each_invocation_cold_control,

@@ -125,6 +125,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.model_cache_small_predecessor {
         v.push("--model-cache-small-predecessor".into());
     }
+    if a.model_cache_smem_predecessor {
+        v.push("--model-cache-smem-predecessor".into());
+    }
     if a.model_cache_tlb_evicted {
         v.push("--model-cache-tlb-evicted".into());
     }

@@ -394,6 +394,11 @@ pub struct ModelCacheKernels {
     /// a large scratch (`--model-cache-tlb-evicted`, a diagnostic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tlb_evicted: Option<bool>,
+    /// Present where each invocation's lead-up ended with a kernel that took all the shared
+    /// memory a block may have on every SM (`--model-cache-smem-predecessor`, a
+    /// diagnostic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smem_predecessor: Option<bool>,
 }
 
 /// Where the record in the model's cache state leaves a unit's code before an invocation

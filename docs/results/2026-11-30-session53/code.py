@@ -7,16 +7,19 @@ state (signed median in brackets), how many within 3 %, the sum over units (kern
 invocations) against kc's graph; then the same split by the units' length in kc's graph
 (under 3 us, 3-20 us, over 20 us); then, per unit of the decode graphs, both ways.
 
-The other calls of the session through the same script (`code.txt` holds all three):
+The other calls of the session through the same script (`code.txt` holds all four):
 call 2 (kc-zz12, run.sh part b) with the code evicted where the model's is far (kc's default
 since), call 5 (kc-zz13, part d) that and with the GPU's address translation caches turned
-over too (`tlb`, --model-cache-tlb-evicted).
+over too (`tlb`, --model-cache-tlb-evicted), call 6 (kc-zz14, part e) that and with a kernel
+taking all the shared memory a block may have on every SM just before each invocation
+(`smem`, --model-cache-smem-predecessor).
 
     cargo build --release
     S=docs/results/2026-11-30-session53
     (python3 $S/code.py target/release/kc call1-a-kc-zz11 a kc code
      python3 $S/code.py target/release/kc call2-b-kc-zz12 b far
-     python3 $S/code.py target/release/kc call5-d-kc-zz13 d far tlb) > $S/code.txt
+     python3 $S/code.py target/release/kc call5-d-kc-zz13 d far tlb
+     python3 $S/code.py target/release/kc call6-e-kc-zz14 e far smem) > $S/code.txt
 """
 import glob
 import json

@@ -86,6 +86,11 @@ d) # Session 53, call 5 (kc-zz13): do the decode graphs' mask units, whose opera
    # records them, and with one word of each 2 MiB page of a 16 GiB scratch read before each
    # invocation (--model-cache-tlb-evicted)
    ways "${PLANS_D:-mistral_decode_graph gpt2_decode_graph mixtral_decode_graph}" "far:" "tlb:--model-cache-tlb-evicted" ;;
+e) # Session 53, call 6 (kc-zz14): do the mask units, and the small units after the MLP's
+   # GEMMs, start on SMs whose L1 split a GEMM left? Each decode graph's units as kc
+   # records them, and with a kernel that takes all the shared memory a block may have on
+   # every SM just before each invocation (--model-cache-smem-predecessor)
+   ways "${PLANS_E:-mistral_decode_graph gpt2_decode_graph mixtral_decode_graph}" "far:" "smem:--model-cache-smem-predecessor" ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt

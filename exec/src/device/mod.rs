@@ -10,6 +10,7 @@
 //! Invariant: every CUDA status is checked and turned into an [`ExecError`] that names the
 //! call; no handle outlives the [`Device`] that made it.
 
+mod carveout;
 mod code_evict;
 pub mod cupti;
 mod graph;
@@ -18,6 +19,7 @@ pub mod nvml;
 mod spin;
 mod touch;
 
+pub use carveout::CARVEOUT_KERNEL;
 pub use code_evict::CODE_EVICT_KERNEL;
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::{Census, ImageAt};
@@ -50,7 +52,7 @@ pub fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
 }
 
 /// Loads embedded PTX (NUL-terminated) into the current context, JIT-compiled by the
-/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`, `code_evict`).
+/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`, `code_evict`, `carveout`).
 /// The caller unloads the module (with the device).
 pub(crate) fn load_ptx_entry(
     ptx: &std::ffi::CStr,
@@ -164,6 +166,9 @@ pub struct Device {
     /// The code-evicting kernel's module and function, once loaded
     /// ([`Device::load_code_evict`]).
     pub(crate) code_evict: Option<(cu::CUmodule, cu::CUfunction)>,
+    /// The shared-memory kernel's module, function and the dynamic shared memory it is
+    /// launched with, once loaded ([`Device::load_carveout`]).
+    pub(crate) carveout: Option<(cu::CUmodule, cu::CUfunction, u32)>,
     pub facts: DeviceFacts,
 }
 
@@ -255,6 +260,7 @@ impl Device {
                 spin: None,
                 touch: None,
                 code_evict: None,
+                carveout: None,
                 events: Vec::new(),
                 facts: DeviceFacts {
                     name,
@@ -327,6 +333,9 @@ impl Drop for Device {
                 cu::cuModuleUnload(t.module);
             }
             if let Some((m, _)) = self.code_evict.take() {
+                cu::cuModuleUnload(m);
+            }
+            if let Some((m, _, _)) = self.carveout.take() {
                 cu::cuModuleUnload(m);
             }
             for e in self.events.drain(..) {

@@ -1315,6 +1315,9 @@ fn record_in_model_cache(
     if opts.model_cache_tlb_evicted {
         gpu.load_tlb_turnover()?;
     }
+    if opts.model_cache_smem_predecessor {
+        gpu.load_carveout()?;
+    }
     let (mut outside, mut held, mut code_evicted) = (0, 0, 0);
     for i in 0..n {
         let s = &each[i % each.len()];
@@ -1333,6 +1336,7 @@ fn record_in_model_cache(
     c.code = Some(opts.model_cache_code);
     c.code_evicted_invocations = Some(code_evicted);
     c.tlb_evicted = opts.model_cache_tlb_evicted.then_some(true);
+    c.smem_predecessor = opts.model_cache_smem_predecessor.then_some(true);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
@@ -1365,6 +1369,9 @@ fn record_in_model_cache(
             }
             if opts.model_cache_small_predecessor {
                 gpu.touch_scratch_sector(0)?;
+            }
+            if opts.model_cache_smem_predecessor {
+                gpu.fill_shared_memory(0)?;
             }
             gpu.enqueue(u, 0, At::step(df, step))?;
         }

@@ -101,7 +101,12 @@ pub(super) fn record_launches_leaving_out_touches(
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |k| {
-        k.name != crate::device::TOUCH_KERNEL && k.name != crate::device::CODE_EVICT_KERNEL
+        ![
+            crate::device::TOUCH_KERNEL,
+            crate::device::CODE_EVICT_KERNEL,
+            crate::device::CARVEOUT_KERNEL,
+        ]
+        .contains(&k.name.as_str())
     })
 }
 
