@@ -7,35 +7,28 @@
 //! set: the H200's).
 //!
 //!   cargo run --release --example code_distance -- PLAN.kcplan [...]
-use kc::plan::cache_state::{code_distance, ModelTouches};
+use kc::plan::cache_state::code_distance;
 use std::io::Write;
+
+mod plans;
 
 fn main() {
     let mut out = std::io::stdout().lock();
-    for path in std::env::args().skip(1) {
-        let plan = match kc::report::read_plan_with_crc(std::path::Path::new(&path)) {
-            Ok((p, _)) => p,
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(1);
-            }
-        };
-        let Some(df) = plan.dataflow.as_ref() else {
-            eprintln!("{path}: no memory image");
-            continue;
-        };
-        let l2: u64 = std::env::var("KC_L2_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60 << 20);
-        let touches = ModelTouches::of(&kc::plan::step_values::step_spans(&plan, df));
-        let mut by_unit: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
-        for s in 0..plan.steps.len().min(df.steps.len()) {
-            by_unit
-                .entry(plan.steps[s].unit)
-                .or_default()
-                .push(code_distance(&plan, &touches, s as u32, 2 * l2));
-        }
+    let l2 = plans::l2_from_env();
+    for plans::PlanTouches {
+        path,
+        plan,
+        touches,
+        steps_by_unit,
+    } in plans::each(std::env::args().skip(1))
+    {
+        let by_unit = steps_by_unit.into_iter().map(|(unit, steps)| {
+            let v: Vec<u64> = steps
+                .iter()
+                .map(|&s| code_distance(&plan, &touches, s, 2 * l2))
+                .collect();
+            (unit, v)
+        });
         for (unit, mut v) in by_unit {
             v.sort_unstable();
             let far = v.iter().filter(|&&b| b >= l2).count() as f64 / v.len() as f64;

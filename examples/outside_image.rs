@@ -7,32 +7,24 @@
 //! 60 MiB unless set: the H200's).
 //!
 //!   cargo run --release --example outside_image -- PLAN.kcplan [...]
-use kc::plan::cache_state::{held_operand_distance, operands_outside_image, ModelTouches};
+use kc::plan::cache_state::{held_operand_distance, operands_outside_image};
 use std::io::Write;
+
+mod plans;
 
 fn main() {
     let mut out = std::io::stdout().lock();
-    for path in std::env::args().skip(1) {
-        let plan = match kc::report::read_plan_with_crc(std::path::Path::new(&path)) {
-            Ok((p, _)) => p,
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(1);
-            }
-        };
+    let l2 = plans::l2_from_env();
+    for plans::PlanTouches {
+        path,
+        plan,
+        touches,
+        steps_by_unit: steps,
+    } in plans::each(std::env::args().skip(1))
+    {
         let Some(df) = plan.dataflow.as_ref() else {
-            eprintln!("{path}: no memory image");
             continue;
         };
-        let l2: u64 = std::env::var("KC_L2_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60 << 20);
-        let touches = ModelTouches::of(&kc::plan::step_values::step_spans(&plan, df));
-        let mut steps: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-        for (i, s) in plan.steps.iter().enumerate() {
-            steps.entry(s.unit).or_default().push(i as u32);
-        }
         for (unit, st) in steps {
             let u = &plan.units[unit as usize];
             let outside: u32 = st

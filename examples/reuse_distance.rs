@@ -5,9 +5,9 @@
 //! a quarter, half, three quarters and the whole of the L2 given, per step.
 //!
 //!   cargo run --release --example reuse_distance -- L2_BYTES PLAN.kcplan [...]
-use kc::plan::cache_state::ModelTouches;
-use kc::plan::step_values::step_spans;
 use std::io::Write;
+
+mod plans;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -19,23 +19,13 @@ fn main() {
         }
     };
     let mut out = std::io::stdout().lock();
-    for path in args {
-        let plan = match kc::report::read_plan_with_crc(std::path::Path::new(&path)) {
-            Ok((p, _)) => p,
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(1);
-            }
-        };
-        let Some(df) = plan.dataflow.as_ref() else {
-            eprintln!("{path}: no memory image");
-            continue;
-        };
-        let touches = ModelTouches::of(&step_spans(&plan, df));
-        let mut steps: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-        for (i, s) in plan.steps.iter().enumerate() {
-            steps.entry(s.unit).or_default().push(i as u32);
-        }
+    for plans::PlanTouches {
+        path,
+        plan,
+        touches,
+        steps_by_unit: steps,
+    } in plans::each(args)
+    {
         let shares = [0.25, 0.5, 0.75, 1.0];
         for (unit, st) in steps {
             let (mut read, mut summed, mut distinct) = (0u64, [0u64; 4], [0u64; 4]);
