@@ -100,6 +100,8 @@ pub enum ExecError {
     NoCodeEvict,
     #[error("the shared-memory kernel is not loaded")]
     NoCarveout,
+    #[error("the scratch the address translation caches are turned over with is not allocated")]
+    NoTlbScratch,
     #[error("{backend} began no capture")]
     NoCapture { backend: &'static str },
     #[error("cuBLASLt found no algorithm for this epilogue GEMM")]

@@ -19,8 +19,9 @@
 //! takes that step's result, else an iteration ([`held_operand_distance`]). A step's code
 //! is as far as the nearest step before it that ran one of its kernels ([`code_distance`]).
 //!
-//! Invariant: both are capped at the `cap` asked for; the distinct pieces of a read cover
-//! it exactly; a read no other step touches has the whole iteration between it and itself.
+//! Invariant: every distance is capped at the `cap` asked for; the distinct pieces of a
+//! read cover it exactly; a read (or code) no other step touches (or runs) has the whole
+//! iteration between it and itself.
 
 use crate::plan::spans::merge;
 use crate::plan::step_values::StepSpans;
@@ -296,9 +297,9 @@ impl ModelTouches {
 /// own steps where the plan names none), at most `cap`. A kernel's code lies in device
 /// memory and reaches the SMs through L2 as data does, so where more than L2 passes
 /// between, the model fetches it from memory; a unit alone finds it in its SMs'
-/// instruction caches. Session 53's call 1: with every invocation's code evicted so, the
-/// units' median against kc's graph went from −0.5 … −2.8 % signed (within 3 % on 7 of 10
-/// models) to −0.4 … +2.3 % (10 of 10); Mixtral's routing `sum` from −45 to +0.6 %.
+/// instruction caches. Session 53: with the code kept, the units' signed medians against
+/// kc's graph were −0.5 … −2.8 % (within 3 % on 7 of 10 models, call 1); evicted where
+/// this passes L2, −0.6 … +1.5 % (10 of 10, call 2); Mixtral's routing `sum` −45 → +0.6 %.
 pub fn code_distance(plan: &Plan, touches: &ModelTouches, step: u32, cap: u64) -> u64 {
     let unit_at = |s: u32| {
         plan.steps

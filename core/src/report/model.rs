@@ -85,9 +85,12 @@ pub struct TimeSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_cold_bytes_pct: Option<f64>,
     /// The share of those units' recorded invocations whose code was evicted first, where
-    /// the results say (session 53 on), percent.
+    /// the results say (session 53 on), percent, and where the records say it alike, how
+    /// they chose them (`--model-cache-code`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_code_evicted_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_code: Option<crate::results::fidelity::CodeCache>,
     /// The same over the units whose operands the memory image holds all (where the results
     /// say which, since session 51's calls): the others' place in L2 the model's steps do
     /// not tell. The median |error|, percent, and over how many units.
@@ -1193,6 +1196,9 @@ impl Report {
             self.time.in_model_cache_code_evicted_pct = evicted
                 .filter(|_| recorded_invocations > 0)
                 .map(|e| 100.0 * e as f64 / recorded_invocations as f64);
+            let mut policies = compared().map(|(_, k)| k.code);
+            let first = policies.next().flatten();
+            self.time.in_model_cache_code = first.filter(|&p| policies.all(|q| q == Some(p)));
         }
         // Where the results say which units have operands outside the image: the median
         // over those with none.

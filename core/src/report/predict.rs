@@ -5155,6 +5155,23 @@ mod tests {
             "{md}"
         );
         assert!((r.time.in_model_cache_code_evicted_pct.unwrap() - 300.0 / 32.0).abs() < 1e-9);
+        // Recorded with the code kept, the report says so, not a share by distance.
+        for u in [0usize, 1] {
+            let c = iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache
+                .as_mut()
+                .unwrap();
+            c.code = Some(crate::results::fidelity::CodeCache::Kept);
+            c.code_evicted_invocations = Some(0);
+        }
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("touched again; 25 % of the bytes they read came from memory; the unit's code kept in its SMs between its repeats (`--model-cache-code kept`); its own kernels"),
+            "{md}"
+        );
         assert!(
             md.contains("median |error| 7.5 % over 2 units (`in_model_cache_vs_in_context_pct`"),
             "{md}"

@@ -349,11 +349,17 @@ pub fn markdown(r: &Report) -> String {
                 .in_model_cache_cold_bytes_pct
                 .map(|c| format!("; {c:.0} % of the bytes they read came from memory"))
                 .unwrap_or_default();
-            let code = r
-                .time
-                .in_model_cache_code_evicted_pct
-                .map(|c| format!("; the unit's code evicted from the SMs and L2 before {c:.0} % of the invocations, those whose code the model last ran more than L2 of bytes before"))
-                .unwrap_or_default();
+            use crate::results::fidelity::CodeCache;
+            let code = match (
+                r.time.in_model_cache_code_evicted_pct,
+                r.time.in_model_cache_code,
+            ) {
+                (Some(c), Some(CodeCache::Far)) => format!("; the unit's code evicted from the SMs and L2 before {c:.0} % of the invocations, those whose code the model last ran more than L2 of bytes before"),
+                (Some(_), Some(CodeCache::Evicted)) => "; the unit's code evicted from the SMs and L2 before every invocation (`--model-cache-code evicted`)".into(),
+                (Some(_), Some(CodeCache::Kept)) => "; the unit's code kept in its SMs between its repeats (`--model-cache-code kept`)".into(),
+                (Some(c), None) => format!("; the unit's code evicted from the SMs and L2 before {c:.0} % of the invocations"),
+                (None, _) => String::new(),
+            };
             let held = match (
                 r.time.unit_in_model_cache_image_held_median_abs_pct,
                 r.time.units_in_model_cache_image_held,

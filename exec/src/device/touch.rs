@@ -2,9 +2,10 @@
 //! 32-byte sector of a span of device memory: it brings the span into L2 as the model's
 //! last touch of it left it (a read clean, a write dirty), or, over a scratch twice L2,
 //! turns L2 over; reading one word a page of a larger scratch, it turns the GPU's address
-//! translation caches over (a diagnostic). A unit recorded in the model's cache state (`procedure::isolated`) runs
-//! behind these, and its records leave them out by name ([`TOUCH_KERNEL`]). Loaded from
-//! PTX embedded here, JIT-compiled by the driver, on first use.
+//! translation caches over (a diagnostic). A unit recorded in the model's cache state
+//! (`procedure::isolated`) runs behind these, and its records leave them out by name
+//! ([`TOUCH_KERNEL`]). Loaded from PTX embedded here, JIT-compiled by the driver, on first
+//! use.
 //!
 //! Invariant: a touch changes no byte's value (a write stores back the word it read, each
 //! word by one thread); it reads and writes only inside the span it is given, the span
@@ -23,7 +24,7 @@ pub const TOUCH_KERNEL: &str = "kc_touch";
 pub(crate) struct Touch {
     pub(crate) module: cu::CUmodule,
     function: cu::CUfunction,
-    /// A 4-byte word the touch (and the code-evicting kernel) may write.
+    /// A 4-byte word the touch (and the code-evicting and shared-memory kernels) may write.
     pub(crate) sink: cu::CUdeviceptr,
     /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
     flush: (cu::CUdeviceptr, u64),
@@ -43,8 +44,9 @@ const TLB_SPAN: u64 = 16 << 30;
 
 /// `kc_touch(u64 base, u64 sectors, u32 write, u64 sink, u64 stride)`: for every `i` of
 /// `sectors`, load the first word at `base + i * stride` (`base` 32-byte aligned, `stride`
-/// a sector or a page); where `write`, store it back. The loads' exclusive or goes to `sink` only where it equals a constant, so that
-/// the loads stay in the program and `sink` is almost never written.
+/// a sector or a page); where `write`, store it back. The loads' exclusive or goes to
+/// `sink` only where it equals a constant, so that the loads stay in the program and
+/// `sink` is almost never written.
 const TOUCH_PTX: &std::ffi::CStr = cr#".version 7.0
 .target sm_70
 .address_size 64
@@ -194,7 +196,7 @@ impl Device {
     /// one sector a page. [`Device::load_tlb_turnover`] first.
     pub fn turn_tlb_over(&self, stream: usize) -> Result<(), ExecError> {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
-        let (p, bytes) = t.tlb.ok_or(ExecError::NoTouch)?;
+        let (p, bytes) = t.tlb.ok_or(ExecError::NoTlbScratch)?;
         self.enqueue_touch_every(stream, (p, p + bytes), p, bytes, false, PAGE)
     }
 

@@ -1340,14 +1340,15 @@ fn record_in_model_cache(
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
         for i in 0..n {
             let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
-            // First, so that L2 is then turned over under its code as under the unit's: an
-            // SM's instruction caches and L2 both hold the unit's code after its repeats
-            // alone, where the model ran more than L2 of bytes since (session 53's call 1:
-            // Mixtral's routing `sum` ran 45 % under kc's graph with its code kept, within
-            // 0.6 % with it evicted).
+            // The diagnostic's pages first, so that every touch after it finds its own.
             if opts.model_cache_tlb_evicted {
                 gpu.turn_tlb_over(0)?;
             }
+            // Before L2 is turned over, so that it is turned over under the code-evicting
+            // kernel's code as under the unit's: an SM's instruction caches and L2 both
+            // hold the unit's code after its repeats alone, where the model ran more than
+            // L2 of bytes since (session 53's call 1: Mixtral's routing `sum` ran 45 %
+            // under kc's graph with its code kept, within 0.6 % with it evicted).
             if s.evict_code {
                 gpu.evict_code(0)?;
             }

@@ -93,9 +93,10 @@ pub(super) fn record_launches_n(
     record_launches_keeping(gpu, graph, n, |_| true)
 }
 
-/// [`record_launches`] of a graph that runs the touch kernel (and the code-evicting
-/// kernel) besides a unit's own (the unit in the model's cache state): their records left
-/// out before the launches are split.
+/// [`record_launches`] of a graph that runs the device core's own kernels besides a unit's
+/// (the unit in the model's cache state: the touch kernel, and where asked the
+/// code-evicting and shared-memory kernels): their records left out before the launches
+/// are split.
 pub(super) fn record_launches_leaving_out_touches(
     gpu: &mut Gpu,
     graph: &Graph,
