@@ -6,8 +6,9 @@
 # H100 trace, shows the tier table, and plots traced against isolated time per unit from
 # the results committed in `fixtures/results` (measured on an H100); then the prediction
 # from parts of an H200 run against the model's own CUDA graph, term by term, the round's
-# slower kernels by durations and by busy time, and each unit alone and in the model's
-# cache state against its kernels in kc's graph.
+# slower kernels by durations and by busy time, each unit alone and in the model's cache
+# state against its kernels in kc's graph, and that record with each unit's code kept or
+# evicted where the model's is far.
 
 # %%
 from pathlib import Path
@@ -107,5 +108,34 @@ ax.set(xscale="log", xlabel="its kernels in kc's graph per invocation (us)",
        ylabel="against kc's graph (%)", title="SqueezeNet 1.1 on an H200: per unit")
 ax.legend()
 out = Path.cwd() / "kc_notebook_per_unit.png"
+fig.savefig(out, dpi=110, bbox_inches="tight")
+print("wrote", out)
+
+# %% The unit's code: kept in its SMs between repeats, or evicted where the model's is far
+# Mistral's decode graph (session 51's kept plan) on an H200: recorded in the model's cache
+# state with each unit's code kept (session 52, call 4) and with it evicted before the
+# invocations whose step's code the model last ran more than L2 of bytes before (session 53,
+# call 2; kc's default). Two calls on two cards: each against its own kc graph.
+runs = {}
+for s, way in (("s52", "code kept"), ("s53", "code evicted where far")):
+    rep = kc.report(f / f"mistral_decode_graph_h200_{s}.graph.json",
+                    isolated=f / f"mistral_decode_graph_h200_{s}.iso.json",
+                    output=Path.cwd() / f"kc_notebook_report_mistral_{s}")
+    runs[way] = {u["id"]: u for u in rep["units"] if u.get("in_model_cache_vs_in_context_pct") is not None}
+    t = rep["time"]
+    share = t.get("in_model_cache_code_evicted_pct")
+    print(f"{way}: median |error| {t['unit_in_model_cache_vs_in_context_median_abs_pct']:.1f} % over "
+          f"{t['units_in_model_cache_vs_in_context']} units"
+          + (f", code evicted before {share:.0f} % of the invocations" if share is not None else ""))
+fig, ax = plt.subplots(figsize=(6, 4))
+for way, us in runs.items():
+    ax.scatter([u["in_context_mean_us"] for u in us.values()],
+               [u["in_model_cache_vs_in_context_pct"] for u in us.values()], s=14, label=way)
+ax.axhline(0, color="k", lw=0.8)
+ax.set(xscale="log", xlabel="its kernels in kc's graph per invocation (us)",
+       ylabel="in the model's cache state against kc's graph (%)",
+       title="Mistral decode graph on an H200: per unit")
+ax.legend()
+out = Path.cwd() / "kc_notebook_code.png"
 fig.savefig(out, dpi=110, bbox_inches="tight")
 print("wrote", out)
