@@ -579,6 +579,37 @@ mod tests {
             }
         }
 
+        /// The bytes since a sharing step never pass the cap nor the step's own iteration
+        /// back; they are none where the step just before shares, and they grow as the
+        /// sharing step lies further back.
+        #[test]
+        fn the_bytes_since_a_sharing_step_are_bounded_and_grow_with_its_distance(
+            sizes in prop::collection::vec(0u64..1_000, 1..12),
+            at in 0u32..12,
+            back in 1usize..12,
+            cap in 0u64..20_000,
+        ) {
+            let spans: Vec<StepSpans> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| step(&[(10_000 * i as u64, b)], &[]))
+                .collect();
+            let t = ModelTouches::of(&spans);
+            let n = spans.len();
+            let s = at % n as u32;
+            let whole = t.bytes_between(s, s, u64::MAX);
+            // The step `k` before `s`, through the start of the iteration.
+            let before = |k: usize| ((s as usize + n - k % n) % n) as u32;
+            let d = t.bytes_since(s, cap, |j| j == before(back));
+            prop_assert!(d <= cap);
+            prop_assert!(d <= whole || d == cap);
+            prop_assert_eq!(t.bytes_since(s, cap, |j| j == before(1)), 0);
+            if back >= 2 && back < n {
+                let nearer = t.bytes_since(s, cap, |j| j == before(back - 1));
+                prop_assert!(nearer <= d);
+            }
+        }
+
         /// The distance never passes the cap nor the bytes of one whole iteration, and
         /// every read of a step is answered once.
         #[test]
