@@ -91,6 +91,25 @@ e) # Session 53, call 6 (kc-zz14): do the mask units, and the small units after 
    # records them, and with a kernel that takes all the shared memory a block may have on
    # every SM just before each invocation (--model-cache-smem-predecessor)
    ways "${PLANS_E:-mistral_decode_graph gpt2_decode_graph mixtral_decode_graph}" "far:" "smem:--model-cache-smem-predecessor" ;;
+f) # Not run in session 53 (no device time left): the next call. Do the decode graphs' mask
+   # units run as in kc's graph when their producer's kernel runs just before them? Session
+   # 50's round ran Mistral's mask `add` and `sub` within 2.1 % of kc's graph, where every
+   # record alone runs them 14-21 % under. Each plan's isolated pass with every unit also
+   # measured after its lead-ins (the model's steps leading up to each invocation) and
+   # those launches recorded (--lead-in-share 1 --lead-in-kernels: after_lead_in.kernels,
+   # `after_lead_in_vs_in_context_pct` in the report), energy on (the lead-ins' windows
+   # need it), beside kc's graph
+   for n in ${PLANS_F:-mistral_decode_graph gpt2_decode_graph mixtral_decode_graph}; do
+     p=.device/plans/$n.kcplan; xz -dkf $p.xz; s=$(date +%s%N)
+     if [ $(( $(date +%s) - T0 )) -gt ${BUDGET:-300} ]; then mark "skip $n (time)"; continue; fi
+     mark "graph $n"
+     timeout 100 $kc exec $p --verify --no-energy --runs 50 -o $out/$n.graph.json --json > $out/$n.graph.log 2>&1
+     echo "graph $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+     mark "lead-ins $n"; s=$(date +%s%N)
+     timeout 200 $kc exec $p --isolated --verify --no-parts --lead-in-share 1 --lead-in-kernels \
+       --energy-window 0.05 --energy-repeats 2 -o $out/$n.iso.lead.json --json > $out/$n.iso.lead.log 2>&1
+     echo "lead-ins $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+   done ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt
