@@ -593,7 +593,6 @@ fn the_model_cache_state_knows_which_operands_the_image_holds_and_how_far_each_r
         gemm_steps > 10 && gemm_bound < gemm_steps,
         "{gemm_steps} {gemm_bound}"
     );
-    eprintln!("gemm steps {gemm_steps}, bound {gemm_bound}, embedding outside {loss_outside}, near dirty {near_dirty}");
     assert!(loss_outside > 0);
     assert!(near_dirty > 10, "{near_dirty}");
 }
@@ -681,7 +680,7 @@ fn a_steps_code_is_as_far_as_the_last_step_that_ran_one_of_its_kernels() {
             assert_eq!(d, 0, "step {s} follows a step with one of its kernels");
             next_to += 1;
         } else {
-            // Some step between touched bytes, or the distance would be that step's.
+            // Another step lies between: count those more than an H200's L2 away.
             far += usize::from(d >= 60 << 20);
         }
     }

@@ -147,7 +147,7 @@ impl ModelTouches {
         let Some(reads) = self.reads.get(st) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
+        let mut out: Vec<ReadReuse> = Vec::new();
         for &span in reads {
             let mut pending = vec![span];
             let mut seen: Vec<(u64, u64)> = Vec::new();
@@ -186,7 +186,7 @@ impl ModelTouches {
             // Neighbouring pieces alike become one touch.
             for p in pieces {
                 match out.last_mut() {
-                    Some(q @ ReadReuse { .. })
+                    Some(q)
                         if q.span.0 + q.span.1 == p.span.0
                             && q.bytes_between == p.bytes_between
                             && q.last_touch_wrote == p.last_touch_wrote =>
@@ -250,25 +250,12 @@ impl ModelTouches {
     /// the iteration where `to` comes first, at most `cap`; `cap` for a step the plan does
     /// not hold.
     pub fn bytes_between(&self, from: u32, to: u32, cap: u64) -> u64 {
-        let n = self.touched.len();
-        let (from, to) = (from as usize, to as usize);
-        if from >= n || to >= n {
+        if from as usize >= self.touched_bytes.len() {
             return cap;
         }
-        let mut between = 0u64;
-        let mut j = (from + 1) % n;
-        while j != to {
-            between = between.saturating_add(self.touched_bytes[j]);
-            if between >= cap {
-                return cap;
-            }
-            j = (j + 1) % n;
-        }
-        between
+        self.bytes_since(to, cap, |j| j == from)
     }
-}
 
-impl ModelTouches {
     /// The bytes the model's steps touched between the nearest step before `step` for
     /// which `shares` holds and `step`, walking back through the start of the iteration to
     /// its end (`step` itself an iteration back where no other step shares), at most

@@ -1183,19 +1183,13 @@ impl Report {
             self.time.units_in_model_cache_vs_in_context = Some(cache_errors.len());
             self.time.in_model_cache_cold_bytes_pct =
                 (read > 0).then(|| 100.0 * cold as f64 / read as f64);
-            let (evicted, recorded_invocations) =
-                compared().fold((None, 0u64), |(e, n), (_, k)| {
-                    match k.code_evicted_invocations {
-                        Some(c) => (
-                            Some(e.unwrap_or(0u64) + u64::from(c)),
-                            n + u64::from(k.invocations),
-                        ),
-                        None => (e, n + u64::from(k.invocations)),
-                    }
-                });
+            let invocations: u64 = compared().map(|(_, k)| u64::from(k.invocations)).sum();
+            let evicted = compared()
+                .filter_map(|(_, k)| k.code_evicted_invocations.map(u64::from))
+                .reduce(|a, b| a + b);
             self.time.in_model_cache_code_evicted_pct = evicted
-                .filter(|_| recorded_invocations > 0)
-                .map(|e| 100.0 * e as f64 / recorded_invocations as f64);
+                .filter(|_| invocations > 0)
+                .map(|e| 100.0 * e as f64 / invocations as f64);
             let mut policies = compared().map(|(_, k)| k.code);
             let first = policies.next().flatten();
             self.time.in_model_cache_code = first.filter(|&p| policies.all(|q| q == Some(p)));

@@ -25,6 +25,10 @@ pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::{Census, ImageAt};
 pub use touch::TOUCH_KERNEL;
 
+/// The device core's own kernels a unit's launch may run besides the unit's (the record in
+/// the model's cache state), by the names CUPTI records: left out of the unit's records.
+pub const OWN_KERNELS: [&str; 3] = [TOUCH_KERNEL, CODE_EVICT_KERNEL, CARVEOUT_KERNEL];
+
 use crate::ExecError;
 use cudarc::driver::sys as cu;
 use std::collections::HashMap;
@@ -52,8 +56,8 @@ pub fn cu_err(r: cu::CUresult, what: &str) -> Result<(), ExecError> {
 }
 
 /// Loads embedded PTX (NUL-terminated) into the current context, JIT-compiled by the
-/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`, `code_evict`, `carveout`).
-/// The caller unloads the module (with the device).
+/// driver, and finds its entry `entry`: the device core's own kernels (`spin`, `touch`,
+/// `code_evict`, `carveout`). The caller unloads the module (with the device).
 pub(crate) fn load_ptx_entry(
     ptx: &std::ffi::CStr,
     entry: &std::ffi::CStr,

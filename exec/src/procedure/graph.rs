@@ -350,12 +350,7 @@ fn verify(
     // from an idle GPU read each unit once, its kernels at the head of the replay after
     // the GPU sat idle).
     let n = super::RECORDED_LAUNCHES;
-    match crate::device::cupti::record_with_copies(|| {
-        for _ in 0..n {
-            gpu.launch(graph)?;
-        }
-        gpu.synchronize()
-    }) {
+    match crate::device::cupti::record_with_copies(|| super::launch_n(gpu, graph, n)) {
         Ok((records, copies)) => {
             use kc_core::results::fidelity as fid;
             let launches = fid::RecordedLaunches::after_first(records.clone(), n);
@@ -376,8 +371,7 @@ fn verify(
                         "--verify: the {n} launches recorded back to back did not split into launches of equal kernels; verified over one launch from an idle GPU"
                     ));
                     match crate::device::cupti::record_with_copies(|| {
-                        gpu.launch(graph)?;
-                        gpu.synchronize()
+                        super::launch_n(gpu, graph, 1)
                     }) {
                         Ok((one, _)) => (fid::measure(&steps, &one), one),
                         Err(e) => {

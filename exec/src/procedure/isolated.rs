@@ -1259,6 +1259,7 @@ fn record_in_model_cache(
     // leave in L2; and its reads left to memory (held operands among them) and operands
     // outside the image, to be counted.
     struct AtStep {
+        step: u32,
         warm: Vec<ReadReuse>,
         held: Vec<(u64, u64)>,
         cold_bytes: u64,
@@ -1289,6 +1290,7 @@ fn record_in_model_cache(
                     ) < l2
                 });
             AtStep {
+                step: st,
                 warm,
                 held: held
                     .into_iter()
@@ -1319,8 +1321,7 @@ fn record_in_model_cache(
         gpu.load_carveout()?;
     }
     let (mut outside, mut held, mut code_evicted) = (0, 0, 0);
-    for i in 0..n {
-        let s = &each[i % each.len()];
+    for s in each.iter().cycle().take(n) {
         code_evicted += u32::from(s.evict_code);
         c.warm_reads += s.warm.len() as u32;
         c.warm_bytes += s.warm.iter().map(|r| r.span.1).sum::<u64>();
@@ -1338,8 +1339,7 @@ fn record_in_model_cache(
     c.tlb_evicted = opts.model_cache_tlb_evicted.then_some(true);
     c.smem_predecessor = opts.model_cache_smem_predecessor.then_some(true);
     let enqueue = |gpu: &Gpu| -> Result<(), ExecError> {
-        for i in 0..n {
-            let (step, s) = (cycle[i % cycle.len()], &each[i % each.len()]);
+        for s in each.iter().cycle().take(n) {
             // The diagnostic's pages first, so that every touch after it finds its own.
             if opts.model_cache_tlb_evicted {
                 gpu.turn_tlb_over(0)?;
@@ -1374,7 +1374,7 @@ fn record_in_model_cache(
             if opts.model_cache_smem_predecessor {
                 gpu.fill_shared_memory(0)?;
             }
-            gpu.enqueue(u, 0, At::step(df, step))?;
+            gpu.enqueue(u, 0, At::step(df, s.step))?;
         }
         Ok(())
     };

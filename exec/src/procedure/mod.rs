@@ -102,12 +102,7 @@ pub(super) fn record_launches_leaving_out_touches(
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
     record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |k| {
-        ![
-            crate::device::TOUCH_KERNEL,
-            crate::device::CODE_EVICT_KERNEL,
-            crate::device::CARVEOUT_KERNEL,
-        ]
-        .contains(&k.name.as_str())
+        !crate::device::OWN_KERNELS.contains(&k.name.as_str())
     })
 }
 
