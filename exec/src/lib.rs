@@ -236,6 +236,10 @@ pub struct ExecOptions {
     /// the launches' difference is told apart into the unit's kernels, the lead-ins'
     /// kernels and the gaps; the prediction does not take it.
     pub lead_in_kernels: bool,
+    /// Whether the units after their lead-ins read their integer and boolean bound reads
+    /// from the result their lead-in computed (kc's graph's way) rather than their
+    /// stand-ins, as alone (a diagnostic).
+    pub lead_in_reads_from_producers: bool,
     /// Isolated mode, a diagnostic: each unit recorded by step (CUPTI) is recorded again
     /// from a launch of its steps starting at its second
     /// ([`kc_core::results::fidelity::UnitLaunches::by_step_rotated`]); the prediction
@@ -254,6 +258,9 @@ pub struct ExecOptions {
     /// holds outside the image that the model leaves in L2 (by default), or leaves them
     /// all evicted (session 51's way).
     pub model_cache_touches_held: bool,
+    /// Whether those held operands are touched as written (each sector's word stored back
+    /// unchanged), as their producer left them, instead of as read (a diagnostic).
+    pub model_cache_held_written: bool,
     /// Whether that record ends each invocation's lead-up with a touch of one sector of
     /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
     pub model_cache_small_predecessor: bool,
@@ -379,10 +386,12 @@ impl Default for ExecOptions {
             unit_restoring_all: false,
             kinds_left_out: false,
             lead_in_kernels: false,
+            lead_in_reads_from_producers: false,
             by_step_rotated: false,
             alone_in_model_cache: true,
             model_cache_distance: kc_core::results::fidelity::ReuseDistance::Summed,
             model_cache_touches_held: true,
+            model_cache_held_written: false,
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             model_cache_tlb_evicted: false,

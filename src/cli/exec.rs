@@ -153,6 +153,11 @@ pub struct Args {
     /// in the results); the prediction does not take it.
     #[arg(long)]
     pub lead_in_kernels: bool,
+    /// Isolated mode, a diagnostic: the units after their lead-ins read their integer and
+    /// boolean bound reads (indices, masks) from the result their lead-in computed, as kc's
+    /// graph does, not from their stand-ins holding the model's values, as alone.
+    #[arg(long)]
+    pub lead_in_reads_from_producers: bool,
     /// Isolated mode, a diagnostic: each unit recorded by step (with --verify) is recorded
     /// again from a launch of its steps in the same order starting at its second, so that
     /// every step runs at another place of its launch (`by_step_rotated` in the results):
@@ -183,6 +188,11 @@ pub struct Args {
     /// an iteration, stay evicted.
     #[arg(long)]
     pub model_cache_held_evicted: bool,
+    /// Isolated mode, the record in the model's cache state: touch the operands libtorch
+    /// holds that the model leaves in L2 as written (each sector's word read and stored
+    /// back unchanged), as their producer left them, not as read (a diagnostic).
+    #[arg(long, conflicts_with = "model_cache_held_evicted")]
+    pub model_cache_held_written: bool,
     /// Isolated mode, the record in the model's cache state: end each invocation's
     /// lead-up with a touch of one sector, so that the kernel just before the unit is a
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
@@ -429,10 +439,12 @@ pub fn run(a: Args) -> i32 {
         unit_restoring_all: a.units_restoring_all,
         kinds_left_out: a.kinds_left_out,
         lead_in_kernels: a.lead_in_kernels,
+        lead_in_reads_from_producers: a.lead_in_reads_from_producers,
         by_step_rotated: a.by_step_rotated,
         alone_in_model_cache: !a.no_alone_in_model_cache,
         model_cache_distance: a.model_cache_distance,
         model_cache_touches_held: !a.model_cache_held_evicted,
+        model_cache_held_written: a.model_cache_held_written,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,

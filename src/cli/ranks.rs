@@ -110,6 +110,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.kinds_left_out {
         v.push("--kinds-left-out".into());
     }
+    if a.lead_in_reads_from_producers {
+        v.push("--lead-in-reads-from-producers".into());
+    }
     if a.lead_in_kernels {
         v.push("--lead-in-kernels".into());
     }
@@ -121,6 +124,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     }
     if a.model_cache_held_evicted {
         v.push("--model-cache-held-evicted".into());
+    }
+    if a.model_cache_held_written {
+        v.push("--model-cache-held-written".into());
     }
     if a.model_cache_small_predecessor {
         v.push("--model-cache-small-predecessor".into());

@@ -376,6 +376,11 @@ pub struct ModelCacheKernels {
     /// which summed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<ReuseDistance>,
+    /// Present where the held operands were touched as written, each sector's word stored
+    /// back unchanged, as their producer left them (`--model-cache-held-written`, a
+    /// diagnostic); absent where touched as read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_written: Option<bool>,
     /// Present where each invocation's lead-up ended with a touch of one sector, so that
     /// the kernel just before the unit was a small one (`--model-cache-small-predecessor`,
     /// a diagnostic).

@@ -153,14 +153,22 @@ impl Device {
         self.enqueue_touch(stream, (lo, hi), lo + off, bytes, write)
     }
 
-    /// Enqueues a read-only touch of device memory `[ptr, ptr + bytes)` outside the image on
-    /// stream `stream`: a back end's own tensors that a unit reads.
+    /// Enqueues a touch of device memory `[ptr, ptr + bytes)` outside the image on stream
+    /// `stream` (read, or where `write` read and stored back unchanged): a back end's own
+    /// tensors that a unit reads.
     ///
     /// # Safety
     /// The bytes lie inside one live allocation that stays allocated until the touch has
-    /// run (or, captured, while the graph is launched).
-    pub unsafe fn touch_held(&self, stream: usize, ptr: u64, bytes: u64) -> Result<(), ExecError> {
-        self.enqueue_touch(stream, (ptr, ptr.saturating_add(bytes)), ptr, bytes, false)
+    /// run (or, captured, while the graph is launched), and no other work writes them
+    /// while it runs.
+    pub unsafe fn touch_held(
+        &self,
+        stream: usize,
+        ptr: u64,
+        bytes: u64,
+        write: bool,
+    ) -> Result<(), ExecError> {
+        self.enqueue_touch(stream, (ptr, ptr.saturating_add(bytes)), ptr, bytes, write)
     }
 
     /// Enqueues a read of the first sector of the scratch on stream `stream`: a kernel of

@@ -358,7 +358,12 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         gpu,
         notes,
         |df, en, gpu, notes| {
-            gpu.steer_reads(SteeringReads::AsAlone);
+            // As alone by default: the lead-ins' own results would hand a unit other
+            // indices than the model's values its measurement alone read.
+            gpu.steer_reads(match opts.lead_in_reads_from_producers {
+                true => SteeringReads::FromProducers,
+                false => SteeringReads::AsAlone,
+            });
             let measured = super::lead_in::measure(
                 plan,
                 rank,
@@ -1333,6 +1338,8 @@ fn record_in_model_cache(
     }
     c.outside_image_operands = Some(outside);
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
+    c.held_written =
+        (opts.model_cache_held_written && opts.model_cache_touches_held).then_some(true);
     c.small_predecessor = opts.model_cache_small_predecessor.then_some(true);
     c.code = Some(opts.model_cache_code);
     c.code_evicted_invocations = Some(code_evicted);
@@ -1366,7 +1373,7 @@ fn record_in_model_cache(
             for &(ptr, bytes) in &s.held {
                 // SAFETY: the back end keeps these tensors while the step stays prepared,
                 // which it does until the Gpu drops, after this graph.
-                unsafe { gpu.touch_held(0, ptr, bytes)? };
+                unsafe { gpu.touch_held(0, ptr, bytes, opts.model_cache_held_written)? };
             }
             if opts.model_cache_small_predecessor {
                 gpu.touch_scratch_sector(0)?;

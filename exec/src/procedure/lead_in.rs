@@ -179,8 +179,12 @@ pub(super) fn measure(
         ),
         None => String::new(),
     };
+    let reads = match opts.lead_in_reads_from_producers {
+        true => "; their integer and boolean bound reads on the results their lead-ins computed (--lead-in-reads-from-producers), not the model's values",
+        false => "",
+    };
     notes.push(format!(
-        "units after their lead-ins: {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}"
+        "units after their lead-ins: {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}{reads}"
     ));
     Ok(())
 }
