@@ -261,6 +261,9 @@ pub struct ExecOptions {
     /// Whether those held operands are touched as written (each sector's word stored back
     /// unchanged), as their producer left them, instead of as read (a diagnostic).
     pub model_cache_held_written: bool,
+    /// Where given, those held operands are touched from these SMs only (`%smid` in
+    /// `LO..HI`; a diagnostic).
+    pub model_cache_held_on_sms: Option<(u32, u32)>,
     /// Whether that record ends each invocation's lead-up with a touch of one sector of
     /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
     pub model_cache_small_predecessor: bool,
@@ -392,6 +395,7 @@ impl Default for ExecOptions {
             model_cache_distance: kc_core::results::fidelity::ReuseDistance::Summed,
             model_cache_touches_held: true,
             model_cache_held_written: false,
+            model_cache_held_on_sms: None,
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             model_cache_tlb_evicted: false,

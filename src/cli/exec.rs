@@ -193,6 +193,12 @@ pub struct Args {
     /// back unchanged), as their producer left them, not as read (a diagnostic).
     #[arg(long, conflicts_with = "model_cache_held_evicted")]
     pub model_cache_held_written: bool,
+    /// Isolated mode, the record in the model's cache state: touch those held operands
+    /// from the SMs `LO:HI` only (by `%smid`, four one-warp blocks an SM launched), so that
+    /// only those SMs last touched them (a diagnostic: whether where a line was last
+    /// touched sets how fast a one-block kernel reads it).
+    #[arg(long, value_name = "LO:HI", value_parser = parse_sm_range, conflicts_with = "model_cache_held_evicted")]
+    pub model_cache_held_on_sms: Option<(u32, u32)>,
     /// Isolated mode, the record in the model's cache state: end each invocation's
     /// lead-up with a touch of one sector, so that the kernel just before the unit is a
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
@@ -445,6 +451,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_distance: a.model_cache_distance,
         model_cache_touches_held: !a.model_cache_held_evicted,
         model_cache_held_written: a.model_cache_held_written,
+        model_cache_held_on_sms: a.model_cache_held_on_sms,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,
@@ -495,5 +502,36 @@ pub(crate) fn share_in_unit_interval(s: &str) -> Result<f64, String> {
         Ok(v)
     } else {
         Err(format!("{v} is not a share in (0, 1]"))
+    }
+}
+
+/// `LO:HI`, a range of SM ids, `LO < HI`.
+fn parse_sm_range(s: &str) -> Result<(u32, u32), String> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: give LO:HI, SM ids"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|e| format!("{x:?} in {s:?}: {e}"))
+    };
+    let (lo, hi) = (num(lo)?, num(hi)?);
+    if lo >= hi {
+        return Err(format!("{s:?}: LO must be under HI"));
+    }
+    Ok((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_sm_range;
+
+    #[test]
+    fn an_sm_range_is_two_ids_the_first_under_the_second() {
+        assert_eq!(parse_sm_range("0:66"), Ok((0, 66)));
+        assert_eq!(parse_sm_range(" 66 : 132 "), Ok((66, 132)));
+        for bad in ["66", "66:66", "70:10", "a:3", "1:-2", ":"] {
+            assert!(parse_sm_range(bad).is_err(), "{bad:?} was taken");
+        }
     }
 }

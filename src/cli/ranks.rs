@@ -125,6 +125,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.model_cache_held_evicted {
         v.push("--model-cache-held-evicted".into());
     }
+    if let Some((lo, hi)) = a.model_cache_held_on_sms {
+        v.extend(["--model-cache-held-on-sms".into(), format!("{lo}:{hi}")]);
+    }
     if a.model_cache_held_written {
         v.push("--model-cache-held-written".into());
     }
@@ -511,6 +514,7 @@ mod tests {
                 "cache" => "cold",
                 "unit_values" => "after-pass",
                 "model_cache_distance" => "distinct",
+                "model_cache_held_on_sms" => "0:66",
                 "model_cache_code" => "evicted",
                 "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
                 "trace_out" | "kernels_out" => "t.json",

@@ -381,6 +381,10 @@ pub struct ModelCacheKernels {
     /// diagnostic); absent where touched as read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_written: Option<bool>,
+    /// The SM ids `[lo, hi)` whose blocks alone touched those held operands
+    /// (`--model-cache-held-on-sms`, a diagnostic); absent where any SM's did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_on_sms: Option<[u32; 2]>,
     /// Present where each invocation's lead-up ended with a touch of one sector, so that
     /// the kernel just before the unit was a small one (`--model-cache-small-predecessor`,
     /// a diagnostic).

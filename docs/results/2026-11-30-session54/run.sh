@@ -102,6 +102,14 @@ c) # Session 54, call 3 (kc-zz17): call 1's lead-in pass read its units' integer
        --energy-window 0.05 --energy-repeats 2 -o $out/$n.iso.lead.json --json > $out/$n.iso.lead.log 2>&1
      echo "lead-ins $n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
    done ;;
+d) # Session 54, call 4 (kc-zz18): do the decode graphs' mask units, one-block kernels
+   # reading what a one-block kernel just before them wrote, run 14-25 % under kc's graph
+   # because the record's touch leaves those lines where the unit's SM reads them nearer
+   # than the producer's do (H200's L2 is two partitions)? The held operands touched from
+   # SMs 0-65 only, from SMs 66-131 only, and from SM 0 alone
+   # (--model-cache-held-on-sms LO:HI, by %smid), beside kc's default
+   ways "${PLANS_D:-gpt2_decode_graph mistral_decode_graph mixtral_decode_graph}" "far:" "smA:--model-cache-held-on-sms 0:66" \
+     "smB:--model-cache-held-on-sms 66:132" "sm0:--model-cache-held-on-sms 0:1" ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt

@@ -27,7 +27,12 @@ pub use touch::TOUCH_KERNEL;
 
 /// The device core's own kernels a unit's launch may run besides the unit's (the record in
 /// the model's cache state), by the names CUPTI records: left out of the unit's records.
-pub const OWN_KERNELS: [&str; 3] = [TOUCH_KERNEL, CODE_EVICT_KERNEL, CARVEOUT_KERNEL];
+pub const OWN_KERNELS: [&str; 4] = [
+    TOUCH_KERNEL,
+    touch::TOUCH_ON_SMS_KERNEL,
+    CODE_EVICT_KERNEL,
+    CARVEOUT_KERNEL,
+];
 
 use crate::ExecError;
 use cudarc::driver::sys as cu;

@@ -19,11 +19,16 @@ use std::ffi::c_void;
 /// The touch kernel's name, as CUPTI records it.
 pub const TOUCH_KERNEL: &str = "kc_touch";
 
+/// The touch from chosen SMs only ([`Device::touch_held_on_sms`]), as CUPTI records it.
+pub const TOUCH_ON_SMS_KERNEL: &str = "kc_touch_on_sms";
+
 /// The loaded touch kernel and the memory it keeps.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Touch {
     pub(crate) module: cu::CUmodule,
     function: cu::CUfunction,
+    /// `kc_touch_on_sms`, of the same module.
+    on_sms: cu::CUfunction,
     /// A 4-byte word the touch (and the code-evicting and shared-memory kernels) may write.
     pub(crate) sink: cu::CUdeviceptr,
     /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
@@ -93,6 +98,53 @@ $L_done:
     @%p3 st.global.u32 [%rd3], %r6;
     ret;
 }
+
+.visible .entry kc_touch_on_sms(
+    .param .u64 kc_touch_on_sms_base,
+    .param .u64 kc_touch_on_sms_sectors,
+    .param .u32 kc_touch_on_sms_write,
+    .param .u64 kc_touch_on_sms_sink,
+    .param .u32 kc_touch_on_sms_lo,
+    .param .u32 kc_touch_on_sms_hi
+)
+{
+    .reg .pred %p<5>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<12>;
+
+    ld.param.u32 %r8, [kc_touch_on_sms_lo];
+    ld.param.u32 %r9, [kc_touch_on_sms_hi];
+    mov.u32 %r10, %smid;
+    setp.lt.u32 %p4, %r10, %r8;
+    @%p4 bra $L_done;
+    setp.ge.u32 %p4, %r10, %r9;
+    @%p4 bra $L_done;
+    ld.param.u64 %rd1, [kc_touch_on_sms_base];
+    ld.param.u64 %rd2, [kc_touch_on_sms_sectors];
+    ld.param.u32 %r1, [kc_touch_on_sms_write];
+    ld.param.u64 %rd3, [kc_touch_on_sms_sink];
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    cvt.u64.u32 %rd4, %r4;
+    cvt.u64.u32 %rd6, %r3;
+    mov.u32 %r6, 0;
+    setp.ne.u32 %p2, %r1, 0;
+$L_next:
+    setp.ge.u64 %p1, %rd4, %rd2;
+    @%p1 bra $L_end;
+    mul.lo.u64 %rd7, %rd4, 32;
+    add.u64 %rd8, %rd1, %rd7;
+    ld.global.u32 %r7, [%rd8];
+    xor.b32 %r6, %r6, %r7;
+    @%p2 st.global.u32 [%rd8], %r7;
+    add.u64 %rd4, %rd4, %rd6;
+    bra $L_next;
+$L_end:
+    setp.eq.u32 %p3, %r6, -1640531527;
+    @%p3 st.global.u32 [%rd3], %r6;
+$L_done:
+    ret;
+}
 "#;
 
 impl Device {
@@ -103,6 +155,20 @@ impl Device {
             return Ok(());
         }
         let (m, f) = super::load_ptx_entry(TOUCH_PTX, c"kc_touch")?;
+        let mut on_sms: cu::CUfunction = std::ptr::null_mut();
+        // SAFETY: `m` was loaded above and nothing uses it yet; the name is NUL-terminated;
+        // a module whose second entry is not found is unloaded here.
+        let found = unsafe {
+            cu_err(
+                cu::cuModuleGetFunction(&mut on_sms, m, c"kc_touch_on_sms".as_ptr()),
+                "cuModuleGetFunction (kc_touch_on_sms)",
+            )
+        };
+        if let Err(e) = found {
+            // SAFETY: as above.
+            unsafe { cu::cuModuleUnload(m) };
+            return Err(e);
+        }
         // Its memory, given back with the module where it cannot all be had: a unit's
         // record that fails here is tried again at the next unit, which must not find the
         // first attempt's scratch still held.
@@ -127,6 +193,7 @@ impl Device {
         self.touch = Some(Touch {
             module: m,
             function: f,
+            on_sms,
             sink,
             flush: (flush, flush_bytes),
             tlb: None,
@@ -169,6 +236,67 @@ impl Device {
         write: bool,
     ) -> Result<(), ExecError> {
         self.enqueue_touch(stream, (ptr, ptr.saturating_add(bytes)), ptr, bytes, write)
+    }
+
+    /// Enqueues a touch of `[ptr, ptr + bytes)` outside the image on stream `stream` (as
+    /// [`Device::touch_held`]) by the blocks that run on SMs `sms.0..sms.1` only (`%smid`),
+    /// each of them touching every sector: four one-warp blocks an SM, so that every SM
+    /// runs some (a diagnostic: whether the SMs that last touched a line set how fast a
+    /// one-block kernel reads it).
+    ///
+    /// # Safety
+    /// As [`Device::touch_held`].
+    pub unsafe fn touch_held_on_sms(
+        &self,
+        stream: usize,
+        ptr: u64,
+        bytes: u64,
+        write: bool,
+        sms: (u32, u32),
+    ) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        let start = ptr.next_multiple_of(SECTOR);
+        let end = ptr.saturating_add(bytes);
+        // Whole sectors inside the tensor only: the first word of each.
+        if end < start + 4 {
+            return Ok(());
+        }
+        let mut base: u64 = start;
+        let mut sectors: u64 = (end - start - 4) / SECTOR + 1;
+        let mut write: u32 = write.into();
+        let mut sink: u64 = t.sink;
+        let (mut lo, mut hi) = sms;
+        let mut args = [
+            &mut base as *mut u64 as *mut c_void,
+            &mut sectors as *mut u64 as *mut c_void,
+            &mut write as *mut u32 as *mut c_void,
+            &mut sink as *mut u64 as *mut c_void,
+            &mut lo as *mut u32 as *mut c_void,
+            &mut hi as *mut u32 as *mut c_void,
+        ];
+        let blocks = 4 * self.facts.sm_count.max(1) as u32;
+        // SAFETY: `on_sms` is the loaded kc_touch_on_sms, whose six parameters are read at
+        // launch; it reads (and where `write` stores back) the first word of `sectors`
+        // sectors from `base`, the last word ending inside `[ptr, ptr + bytes)` (above),
+        // which the caller keeps allocated, and may write its sink.
+        unsafe {
+            cu_err(
+                cu::cuLaunchKernel(
+                    t.on_sms,
+                    blocks,
+                    1,
+                    1,
+                    32,
+                    1,
+                    1,
+                    0,
+                    self.streams[stream],
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                "cuLaunchKernel (kc_touch_on_sms)",
+            )
+        }
     }
 
     /// Enqueues a read of the first sector of the scratch on stream `stream`: a kernel of

@@ -1340,6 +1340,10 @@ fn record_in_model_cache(
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
     c.held_written =
         (opts.model_cache_held_written && opts.model_cache_touches_held).then_some(true);
+    c.held_on_sms = opts
+        .model_cache_held_on_sms
+        .filter(|_| opts.model_cache_touches_held)
+        .map(|(lo, hi)| [lo, hi]);
     c.small_predecessor = opts.model_cache_small_predecessor.then_some(true);
     c.code = Some(opts.model_cache_code);
     c.code_evicted_invocations = Some(code_evicted);
@@ -1373,7 +1377,12 @@ fn record_in_model_cache(
             for &(ptr, bytes) in &s.held {
                 // SAFETY: the back end keeps these tensors while the step stays prepared,
                 // which it does until the Gpu drops, after this graph.
-                unsafe { gpu.touch_held(0, ptr, bytes, opts.model_cache_held_written)? };
+                let write = opts.model_cache_held_written;
+                match opts.model_cache_held_on_sms {
+                    // SAFETY: as above.
+                    Some(sms) => unsafe { gpu.touch_held_on_sms(0, ptr, bytes, write, sms)? },
+                    None => unsafe { gpu.touch_held(0, ptr, bytes, write)? },
+                }
             }
             if opts.model_cache_small_predecessor {
                 gpu.touch_scratch_sector(0)?;
