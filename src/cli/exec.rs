@@ -199,6 +199,13 @@ pub struct Args {
     /// touched sets how fast a one-block kernel reads it).
     #[arg(long, value_name = "LO:HI", value_parser = parse_sm_range, conflicts_with = "model_cache_held_evicted")]
     pub model_cache_held_on_sms: Option<(u32, u32)>,
+    /// Isolated mode, the record in the model's cache state: run the model's steps leading
+    /// up to each invocation (as the units after their lead-ins take them: back to the
+    /// nearest of the 4 steps before it that shares a place with it) after L2 is turned
+    /// over and the unit's reads touched, then a marker kernel, before the unit; its
+    /// kernels are those after the marker (a diagnostic).
+    #[arg(long)]
+    pub model_cache_lead_ins: bool,
     /// Isolated mode, the record in the model's cache state: end each invocation's
     /// lead-up with a touch of one sector, so that the kernel just before the unit is a
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
@@ -452,6 +459,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_touches_held: !a.model_cache_held_evicted,
         model_cache_held_written: a.model_cache_held_written,
         model_cache_held_on_sms: a.model_cache_held_on_sms,
+        model_cache_lead_ins: a.model_cache_lead_ins,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,

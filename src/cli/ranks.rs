@@ -128,6 +128,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if let Some((lo, hi)) = a.model_cache_held_on_sms {
         v.extend(["--model-cache-held-on-sms".into(), format!("{lo}:{hi}")]);
     }
+    if a.model_cache_lead_ins {
+        v.push("--model-cache-lead-ins".into());
+    }
     if a.model_cache_held_written {
         v.push("--model-cache-held-written".into());
     }

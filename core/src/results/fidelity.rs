@@ -385,6 +385,12 @@ pub struct ModelCacheKernels {
     /// (`--model-cache-held-on-sms`, a diagnostic); absent where any SM's did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_on_sms: Option<[u32; 2]>,
+    /// The model's steps run before the invocations over the launch, after L2 was turned
+    /// over and their reads touched, each invocation's steps leading up to it as the lead-in
+    /// pass takes them, then a marker kernel (`--model-cache-lead-ins`, a diagnostic);
+    /// absent where none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_in_steps: Option<u32>,
     /// Present where each invocation's lead-up ended with a touch of one sector, so that
     /// the kernel just before the unit was a small one (`--model-cache-small-predecessor`,
     /// a diagnostic).
@@ -618,6 +624,28 @@ pub fn gaps_and_span_us(records: &[KernelRecord], cycles: u32) -> Option<(f64, f
     }
     let n = f64::from(cycles.max(1)) * 1000.0;
     Some((gaps_ns as f64 / n, (last_end - first) as f64 / n))
+}
+
+/// The records a unit's launch ran after a marker: in start order, those that are not the
+/// device core's own (`own`, by name) and that follow a `marker` record with none of the
+/// device core's own between. A launch that runs other work before each invocation (the
+/// model's steps leading up to it, `--model-cache-lead-ins`) ends it with the marker, so
+/// that the invocation's kernels are told from that work's whatever their names.
+pub fn after_markers(
+    mut records: Vec<KernelRecord>,
+    own: &[&str],
+    marker: &str,
+) -> Vec<KernelRecord> {
+    records.sort_by_key(|k| k.start_ns);
+    let mut after_marker = false;
+    records.retain(|k| {
+        if own.contains(&k.name.as_str()) {
+            after_marker = k.name == marker;
+            return false;
+        }
+        after_marker
+    });
+    records
 }
 
 /// The records of `launches` back-to-back launches of one graph, split by launch: in the
@@ -1229,6 +1257,33 @@ mod tests {
             end_ns: start + dur,
             graph_node: node,
         }
+    }
+
+    #[test]
+    fn only_the_kernels_after_a_marker_are_the_units() {
+        let own = ["touch", "mark"];
+        // Two invocations: own work, a lead-in of the same kernel as the unit, the marker,
+        // the unit; the second without a lead-in. Given out of start order.
+        let records = vec![
+            rec("add", 9, 70, 5),
+            rec("touch", 1, 0, 5),
+            rec("add", 2, 10, 5),
+            rec("mark", 3, 20, 1),
+            rec("add", 4, 30, 5),
+            rec("gemm", 5, 36, 5),
+            rec("touch", 6, 50, 5),
+            rec("mark", 8, 60, 1),
+        ];
+        let kept = after_markers(records, &own, "mark");
+        let got: Vec<(&str, u64)> = kept.iter().map(|k| (k.name.as_str(), k.start_ns)).collect();
+        assert_eq!(got, vec![("add", 30), ("gemm", 36), ("add", 70)]);
+        // Without a marker nothing is the unit's.
+        let none = after_markers(
+            vec![rec("touch", 1, 0, 5), rec("add", 2, 10, 5)],
+            &own,
+            "mark",
+        );
+        assert!(none.is_empty());
     }
 
     #[test]

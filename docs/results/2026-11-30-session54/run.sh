@@ -110,6 +110,19 @@ d) # Session 54, call 4 (kc-zz18): do the decode graphs' mask units, one-block k
    # (--model-cache-held-on-sms LO:HI, by %smid), beside kc's default
    ways "${PLANS_D:-gpt2_decode_graph mistral_decode_graph mixtral_decode_graph}" "far:" "smA:--model-cache-held-on-sms 0:66" \
      "smB:--model-cache-held-on-sms 66:132" "sm0:--model-cache-held-on-sms 0:1" ;;
+e) # Session 54, call 5 (kc-zz19): after its lead-ins (call 1) Mistral's silu and mul
+   # after the MLP's GEMMs ran as in kc's graph (-15 -> -4 %) and the rotary neg units
+   # came down from +15 % (units run warm there, L2 never turned over). Each unit recorded
+   # in the model's cache state with the model's steps leading up to each invocation run
+   # after L2 is turned over and before the unit (--model-cache-lead-ins, its kernels
+   # those after a marker kernel), beside kc's default, on the ten kept plans
+   ways "${PLANS_E:-$ALL}" "far:" "lead:--model-cache-lead-ins" ;;
+f) # Session 54, call 6 (kc-zz20): call 5's record with lead-ins read its units' integer
+   # and boolean operands from the lead-ins' results, and T5's and BERT's gathers ran out of
+   # bounds (an in-place lead-in run before every invocation bumps its indices again each
+   # time). Again with those reads on their stand-ins (the model's values), as the units
+   # after their lead-ins read them, on the ten kept plans
+   ways "${PLANS_F:-$ALL}" "far:" "lead:--model-cache-lead-ins" ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt

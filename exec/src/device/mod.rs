@@ -23,13 +23,14 @@ pub use carveout::CARVEOUT_KERNEL;
 pub use code_evict::CODE_EVICT_KERNEL;
 pub use graph::{CaptureOwner, Feeder, Graph, TimedLaunches};
 pub use memory::{Census, ImageAt};
-pub use touch::TOUCH_KERNEL;
+pub use touch::{MARK_KERNEL, TOUCH_KERNEL};
 
 /// The device core's own kernels a unit's launch may run besides the unit's (the record in
 /// the model's cache state), by the names CUPTI records: left out of the unit's records.
-pub const OWN_KERNELS: [&str; 4] = [
+pub const OWN_KERNELS: [&str; 5] = [
     TOUCH_KERNEL,
     touch::TOUCH_ON_SMS_KERNEL,
+    touch::MARK_KERNEL,
     CODE_EVICT_KERNEL,
     CARVEOUT_KERNEL,
 ];

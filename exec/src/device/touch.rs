@@ -22,6 +22,10 @@ pub const TOUCH_KERNEL: &str = "kc_touch";
 /// The touch from chosen SMs only ([`Device::touch_held_on_sms`]), as CUPTI records it.
 pub const TOUCH_ON_SMS_KERNEL: &str = "kc_touch_on_sms";
 
+/// A kernel that does nothing, to mark a place in a launch ([`Device::mark`]), as CUPTI
+/// records it.
+pub const MARK_KERNEL: &str = "kc_mark";
+
 /// The loaded touch kernel and the memory it keeps.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Touch {
@@ -29,6 +33,8 @@ pub(crate) struct Touch {
     function: cu::CUfunction,
     /// `kc_touch_on_sms`, of the same module.
     on_sms: cu::CUfunction,
+    /// `kc_mark`, of the same module.
+    mark: cu::CUfunction,
     /// A 4-byte word the touch (and the code-evicting and shared-memory kernels) may write.
     pub(crate) sink: cu::CUdeviceptr,
     /// A scratch of twice L2, and its bytes ([`Device::turn_l2_over`]).
@@ -145,6 +151,11 @@ $L_end:
 $L_done:
     ret;
 }
+
+.visible .entry kc_mark()
+{
+    ret;
+}
 "#;
 
 impl Device {
@@ -164,6 +175,14 @@ impl Device {
                 "cuModuleGetFunction (kc_touch_on_sms)",
             )
         };
+        let mut mark: cu::CUfunction = std::ptr::null_mut();
+        // SAFETY: as above.
+        let found = found.and_then(|()| unsafe {
+            cu_err(
+                cu::cuModuleGetFunction(&mut mark, m, c"kc_mark".as_ptr()),
+                "cuModuleGetFunction (kc_mark)",
+            )
+        });
         if let Err(e) = found {
             // SAFETY: as above.
             unsafe { cu::cuModuleUnload(m) };
@@ -194,6 +213,7 @@ impl Device {
             module: m,
             function: f,
             on_sms,
+            mark,
             sink,
             flush: (flush, flush_bytes),
             tlb: None,
@@ -295,6 +315,33 @@ impl Device {
                     std::ptr::null_mut(),
                 ),
                 "cuLaunchKernel (kc_touch_on_sms)",
+            )
+        }
+    }
+
+    /// Enqueues a kernel of one block that does nothing on stream `stream`: it marks where
+    /// a unit's invocation starts in a launch that runs other work before it
+    /// (`fidelity::after_markers`).
+    pub fn mark(&self, stream: usize) -> Result<(), ExecError> {
+        let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
+        // SAFETY: `mark` is the loaded kc_mark, which takes no parameters and touches no
+        // memory.
+        unsafe {
+            cu_err(
+                cu::cuLaunchKernel(
+                    t.mark,
+                    1,
+                    1,
+                    1,
+                    32,
+                    1,
+                    1,
+                    0,
+                    self.streams[stream],
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                ),
+                "cuLaunchKernel (kc_mark)",
             )
         }
     }

@@ -119,6 +119,19 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .as_deref()
         .filter(|_| opts.alone_in_model_cache && opts.verify)
         .map(kc_core::plan::cache_state::ModelTouches::of);
+    // With `--model-cache-lead-ins`, the steps leading up to each step, for the record in
+    // the model's cache state: among the steps the model pass runs (collectives left out).
+    let record_leads = match (image, &touches, opts.model_cache_lead_ins) {
+        (Some(df), Some(_), true) => {
+            Some(super::lead_in::lead_ins_at_places(plan, rank, df, |s| {
+                let unit = &plan.units[s.unit as usize];
+                gpu.runs(&unit.call)
+                    && !failed.contains_key(&s.unit)
+                    && !matches!(unit.call, UnitCall::Collective { .. })
+            }))
+        }
+        _ => None,
+    };
     // The values each unit's steps read in the model, for the steps its graph runs.
     let mut values_at_steps = match (image, &spans, opts.unit_values) {
         (Some(_), Some(spans), UnitValuesFrom::AtSteps) => Some(
@@ -225,7 +238,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             places,
             target,
             rewrites_reads.then_some(spans.as_deref()).flatten(),
-            touches.as_ref(),
+            touches.as_ref().map(|t| (t, record_leads.as_ref())),
             opts,
             gpu,
             en,
@@ -546,7 +559,7 @@ fn measure_unit(
     places: Option<(&kc_core::plan::types::PlanDataflow, &[u32])>,
     energy_target: f64,
     rewritten_by_launch: Option<&[kc_core::plan::step_values::StepSpans]>,
-    touches: Option<&kc_core::plan::cache_state::ModelTouches>,
+    touches: Option<(&kc_core::plan::cache_state::ModelTouches, Option<&Leads>)>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
     en: &mut Energy<'_>,
@@ -694,19 +707,34 @@ fn measure_unit(
     }
     // The unit in the model's cache state (with --verify, by default): what deliverable 3
     // sets against its kernels in kc's graph; the prediction does not take it.
-    if let (Some((df, steps)), Some(touches), Some(l)) = (
+    if let (Some((df, steps)), Some((touches, leads)), Some(l)) = (
         places.filter(|(_, steps)| !steps.is_empty() && !collective),
         touches,
         launches_verified.as_mut(),
     ) {
         const CACHE_NOTE: &str = "its record in the model's cache state failed";
-        match record_in_model_cache(plan, u, df, steps, unroll, touches, opts, gpu) {
+        // With the model's steps run before each invocation, the unit's and their integer
+        // and boolean reads stay on their stand-ins (the model's values), as the units
+        // after their lead-ins read them: an in-place lead-in run once per invocation
+        // would otherwise hand the unit indices it bumped again each time (T5's bucket
+        // `add_` and BERT's gather ran out of bounds in session 54's call 5).
+        if leads.is_some() {
+            gpu.steer_reads(SteeringReads::AsAlone);
+        }
+        let recorded = record_in_model_cache(plan, u, df, steps, unroll, touches, leads, opts, gpu);
+        gpu.steer_reads(SteeringReads::FromProducers);
+        match recorded {
             Ok(c) => l.in_model_cache = c,
             Err(e) if e.breaks_context() => return Err(e),
             Err(e) if notes.iter().filter(|n| n.contains(CACHE_NOTE)).count() < 12 => {
                 notes.push(format!("unit {} {}: {CACHE_NOTE} ({e})", u.id, u.label))
             }
             Err(_) => {}
+        }
+        // The steps run before its invocations there wrote their places again (an
+        // in-place step twice over): the unit is timed from the model's values.
+        if leads.is_some() && gpu.has_arena_snapshot() {
+            gpu.restore_arena_snapshot()?;
         }
     }
     lap(&mut setup.record);
@@ -1241,6 +1269,7 @@ fn record_in_model_cache(
     steps: &[u32],
     unroll: u32,
     touches: &kc_core::plan::cache_state::ModelTouches,
+    leads: Option<&Leads>,
     opts: &ExecOptions,
     gpu: &mut Gpu,
 ) -> Result<Option<kc_core::results::fidelity::ModelCacheKernels>, ExecError> {
@@ -1340,6 +1369,13 @@ fn record_in_model_cache(
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
     c.held_written =
         (opts.model_cache_held_written && opts.model_cache_touches_held).then_some(true);
+    c.lead_in_steps = leads.map(|leads| {
+        each.iter()
+            .cycle()
+            .take(n)
+            .map(|s| leads.get(&s.step).map_or(0, |l| l.len() as u32))
+            .sum()
+    });
     c.held_on_sms = opts
         .model_cache_held_on_sms
         .filter(|_| opts.model_cache_touches_held)
@@ -1390,13 +1426,25 @@ fn record_in_model_cache(
             if opts.model_cache_smem_predecessor {
                 gpu.fill_shared_memory(0)?;
             }
+            // The model's steps leading up to the invocation, then the marker its records
+            // are told from theirs by.
+            if let Some(leads) = leads {
+                for &p in leads.get(&s.step).map_or(&[][..], Vec::as_slice) {
+                    let unit = &plan.units[plan.steps[p as usize].unit as usize];
+                    gpu.enqueue(unit, 0, At::step(df, p))?;
+                }
+                gpu.mark(0)?;
+            }
             gpu.enqueue(u, 0, At::step(df, s.step))?;
         }
         Ok(())
     };
     let graph = gpu.capture(enqueue)?;
     gpu.warm(&graph)?;
-    let r = super::record_launches_leaving_out_touches(gpu, &graph)?;
+    let r = match leads {
+        Some(_) => super::record_launches_after_markers(gpu, &graph)?,
+        None => super::record_launches_leaving_out_touches(gpu, &graph)?,
+    };
     let l = launches_of(u, r, n as u32, false, None);
     if l.launched_per_invocation <= 0.0 {
         return Ok(None);
@@ -1464,6 +1512,10 @@ struct Measured {
     /// The look after the timed launches ended the measurement there: no windows.
     windows_skipped: bool,
 }
+
+/// The model's steps leading up to each step, oldest first, by step
+/// ([`super::lead_in::lead_ins_at_places`]).
+type Leads = HashMap<u32, Vec<u32>>;
 
 /// A look at a unit's values after its timed launches: `true` ends its measurement there.
 type Look<'a> = dyn FnMut(&mut Gpu) -> Result<bool, ExecError> + 'a;

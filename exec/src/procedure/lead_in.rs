@@ -85,23 +85,7 @@ pub(super) fn measure(
                 UnitCall::Collective { .. }
             )
     };
-    // Each step's places (operands and results in the image): a step that shares one with
-    // a later step is taken for what leads up to it.
-    let places: Vec<std::collections::HashSet<u64>> = df
-        .steps
-        .iter()
-        .map(|p| {
-            let operands = p.operands.iter().flatten().copied();
-            operands
-                .chain(p.outputs.iter().flatten().map(|o| o.0))
-                .collect()
-        })
-        .collect();
-    let touches = |a: u32, b: u32| {
-        let (a, b) = (&places[a as usize], &places[b as usize]);
-        a.iter().any(|x| b.contains(x))
-    };
-    let before = lead_ins(plan, rank, runs, touches, MAX_LEAD_IN_STEPS);
+    let before = lead_ins_at_places(plan, rank, df, runs);
     // Each unit's kernels per invocation alone (CUPTI), whole counts only: with
     // `--lead-in-kernels` they tell the kernels of a launch apart by step.
     let kernels_per_invocation: HashMap<u32, usize> = rows
@@ -187,6 +171,34 @@ pub(super) fn measure(
         "units after their lead-ins: {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}{reads}"
     ));
     Ok(())
+}
+
+/// The model's steps leading up to each step that runs (`runs`) on this rank, as this pass
+/// takes them ([`lead_ins`]): back to the nearest of the [`MAX_LEAD_IN_STEPS`] steps
+/// before it that shares a place of the image with it, else the one step before it.
+pub(super) fn lead_ins_at_places(
+    plan: &Plan,
+    rank: u32,
+    df: &PlanDataflow,
+    runs: impl Fn(&Step) -> bool,
+) -> HashMap<u32, Vec<u32>> {
+    // Each step's places (operands and results in the image): a step that shares one with
+    // a later step is taken for what leads up to it.
+    let places: Vec<std::collections::HashSet<u64>> = df
+        .steps
+        .iter()
+        .map(|p| {
+            let operands = p.operands.iter().flatten().copied();
+            operands
+                .chain(p.outputs.iter().flatten().map(|o| o.0))
+                .collect()
+        })
+        .collect();
+    let touches = |a: u32, b: u32| {
+        let (a, b) = (&places[a as usize], &places[b as usize]);
+        a.iter().any(|x| b.contains(x))
+    };
+    lead_ins(plan, rank, runs, touches, MAX_LEAD_IN_STEPS)
 }
 
 /// How one unit is measured after its lead-ins: its launch (each invocation's lead-in

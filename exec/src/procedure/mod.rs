@@ -106,6 +106,25 @@ pub(super) fn record_launches_leaving_out_touches(
     })
 }
 
+/// [`record_launches`] of a graph that runs other work before each of a unit's invocations,
+/// then a marker kernel (`--model-cache-lead-ins`): the unit's records are those after a
+/// marker ([`kc_core::results::fidelity::after_markers`]), the device core's own left out.
+pub(super) fn record_launches_after_markers(
+    gpu: &mut Gpu,
+    graph: &Graph,
+) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
+    let n = RECORDED_LAUNCHES;
+    let records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
+    let kept = kc_core::results::fidelity::after_markers(
+        records,
+        &crate::device::OWN_KERNELS,
+        crate::device::MARK_KERNEL,
+    );
+    Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
+        kept, n,
+    ))
+}
+
 /// [`record_launches_n`] keeping only the records `keep` takes, before the launches are
 /// split.
 fn record_launches_keeping(
