@@ -295,28 +295,11 @@ impl Device {
             &mut hi as *mut u32 as *mut c_void,
         ];
         let blocks = 4 * self.facts.sm_count.max(1) as u32;
-        // SAFETY: `on_sms` is the loaded kc_touch_on_sms, whose six parameters are read at
-        // launch; it reads (and where `write` stores back) the first word of `sectors`
-        // sectors from `base`, the last word ending inside `[ptr, ptr + bytes)` (above),
-        // which the caller keeps allocated, and may write its sink.
-        unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    t.on_sms,
-                    blocks,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    0,
-                    self.streams[stream],
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_touch_on_sms)",
-            )
-        }
+        // SAFETY: `on_sms` is the loaded kc_touch_on_sms, whose six parameters `args` holds;
+        // it reads (and where `write` stores back) the first word of `sectors` sectors from
+        // `base`, the last word ending inside `[ptr, ptr + bytes)` (above), which the caller
+        // keeps allocated, and may write its sink.
+        unsafe { self.launch_own(t.on_sms, blocks, 32, stream, &mut args, "kc_touch_on_sms") }
     }
 
     /// Enqueues a kernel of one block that does nothing on stream `stream`: it marks where
@@ -326,24 +309,7 @@ impl Device {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
         // SAFETY: `mark` is the loaded kc_mark, which takes no parameters and touches no
         // memory.
-        unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    t.mark,
-                    1,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    0,
-                    self.streams[stream],
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_mark)",
-            )
-        }
+        unsafe { self.launch_own(t.mark, 1, 32, stream, &mut [], "kc_mark") }
     }
 
     /// Enqueues a read of the first sector of the scratch on stream `stream`: a kernel of
@@ -452,27 +418,53 @@ impl Device {
             &mut sink as *mut u64 as *mut c_void,
             &mut stride as *mut u64 as *mut c_void,
         ];
-        // SAFETY: `f` is the loaded kc_touch, whose five parameters are read at launch; it
-        // reads and writes back the first word of whole sectors `stride` apart from
-        // `base`, the last of which ends inside `[lo, hi)` (checked above), and may write
-        // its sink.
-        unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    f,
-                    blocks,
-                    1,
-                    1,
-                    threads,
-                    1,
-                    1,
-                    0,
-                    self.streams[stream],
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_touch)",
+        // SAFETY: `f` is the loaded kc_touch, whose five parameters `args` holds; it reads
+        // and writes back the first word of whole sectors `stride` apart from `base`, the
+        // last of which ends inside `[lo, hi)` (checked above), and may write its sink.
+        unsafe { self.launch_own(f, blocks, threads, stream, &mut args, "kc_touch") }
+    }
+
+    /// Launches one of this module's kernels, `f`, over `blocks` one-dimensional blocks of
+    /// `threads` on stream `stream`, with its parameters `args`.
+    ///
+    /// # Safety
+    /// `f` is a kernel of the loaded touch module whose parameters are exactly `args`, in
+    /// order, and what it reads and writes stays allocated until it has run.
+    unsafe fn launch_own(
+        &self,
+        f: cu::CUfunction,
+        blocks: u32,
+        threads: u32,
+        stream: usize,
+        args: &mut [*mut c_void],
+        name: &str,
+    ) -> Result<(), ExecError> {
+        let params = if args.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            args.as_mut_ptr()
+        };
+        // SAFETY: as the caller promises; the parameter pointers live through the call,
+        // which copies what they point at.
+        let r = unsafe {
+            cu::cuLaunchKernel(
+                f,
+                blocks,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                0,
+                self.streams[stream],
+                params,
+                std::ptr::null_mut(),
             )
+        };
+        // The message only where the launch failed: touches are enqueued by the thousand.
+        match r {
+            cu::CUresult::CUDA_SUCCESS => Ok(()),
+            r => cu_err(r, &format!("cuLaunchKernel ({name})")),
         }
     }
 }
