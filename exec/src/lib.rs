@@ -268,6 +268,10 @@ pub struct ExecOptions {
     /// lead-in pass takes them) after L2 is turned over, then a marker kernel, before the
     /// unit (a diagnostic).
     pub model_cache_lead_ins: bool,
+    /// Whether, with those lead-ins, the unit's and their integer and boolean reads take
+    /// the lead-ins' results (as kc's graph does) in the invocations none of whose lead-ins
+    /// writes integers in place (a diagnostic); by default they stay on their stand-ins.
+    pub model_cache_lead_in_reads_from_producers: bool,
     /// Whether that record ends each invocation's lead-up with a touch of one sector of
     /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
     pub model_cache_small_predecessor: bool,
@@ -401,6 +405,7 @@ impl Default for ExecOptions {
             model_cache_held_written: false,
             model_cache_held_on_sms: None,
             model_cache_lead_ins: false,
+            model_cache_lead_in_reads_from_producers: false,
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             model_cache_tlb_evicted: false,

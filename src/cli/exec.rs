@@ -206,6 +206,14 @@ pub struct Args {
     /// kernels are those after the marker (a diagnostic).
     #[arg(long)]
     pub model_cache_lead_ins: bool,
+    /// Isolated mode, with `--model-cache-lead-ins`: the unit's and its lead-ins' integer
+    /// and boolean reads take the lead-ins' results, as kc's graph does, in every
+    /// invocation none of whose lead-ins writes integers in place (where one does, a run
+    /// before every invocation would bump the indices it writes again each time); by
+    /// default they stay on their stand-ins, the model's values (a diagnostic; without
+    /// `--model-cache-lead-ins` it does nothing).
+    #[arg(long)]
+    pub model_cache_lead_in_reads_from_producers: bool,
     /// Isolated mode, the record in the model's cache state: end each invocation's
     /// lead-up with a touch of one sector, so that the kernel just before the unit is a
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
@@ -460,6 +468,7 @@ pub fn run(a: Args) -> i32 {
         model_cache_held_written: a.model_cache_held_written,
         model_cache_held_on_sms: a.model_cache_held_on_sms,
         model_cache_lead_ins: a.model_cache_lead_ins,
+        model_cache_lead_in_reads_from_producers: a.model_cache_lead_in_reads_from_producers,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,

@@ -131,6 +131,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.model_cache_lead_ins {
         v.push("--model-cache-lead-ins".into());
     }
+    if a.model_cache_lead_in_reads_from_producers {
+        v.push("--model-cache-lead-in-reads-from-producers".into());
+    }
     if a.model_cache_held_written {
         v.push("--model-cache-held-written".into());
     }

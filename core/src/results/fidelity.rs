@@ -391,6 +391,11 @@ pub struct ModelCacheKernels {
     /// absent where none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lead_in_steps: Option<u32>,
+    /// With `--model-cache-lead-in-reads-from-producers`: the invocations over the launch
+    /// whose integer and boolean reads took their lead-ins' results (none of their
+    /// lead-ins writes integers in place); the others' stayed on their stand-ins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_in_reads_from_producers: Option<u32>,
     /// Present where each invocation's lead-up ended with a touch of one sector, so that
     /// the kernel just before the unit was a small one (`--model-cache-small-predecessor`,
     /// a diagnostic).

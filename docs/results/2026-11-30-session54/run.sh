@@ -123,6 +123,17 @@ f) # Session 54, call 6 (kc-zz20): call 5's record with lead-ins read its units'
    # time). Again with those reads on their stand-ins (the model's values), as the units
    # after their lead-ins read them, on the ten kept plans
    ways "${PLANS_F:-$ALL}" "far:" "lead:--model-cache-lead-ins" ;;
+g) # Not run in session 54 (its device time spent): the next call. The record with the
+   # lead-ins (--model-cache-lead-ins, better on 8 of 9 kept plans in call 6) on the five
+   # models answered afresh in session 53, whose plans the record was not developed on
+   # (.device/plans from session 53's calls 2 and 4), and with the lead-ins' integer and
+   # boolean results read where no lead-in writes integers in place
+   # (--model-cache-lead-in-reads-from-producers: the mask units, call 5, without T5's
+   # and BERT's out-of-bounds gathers), beside kc's default; then T5's and BERT's graphs
+   # and Mistral's decode graph again with it
+   ways "${PLANS_G:-gpt2_decode_graph qwen2_decode_graph qwen3_moe_decode_graph vit_b_16_tf32 convnext_tiny_train}" \
+     "far:" "lead:--model-cache-lead-ins" "leadp:--model-cache-lead-ins --model-cache-lead-in-reads-from-producers"
+   ways "${PLANS_G2:-t5_graph_zw bert_infer_graph_zy mistral_decode_graph}" "leadp:--model-cache-lead-ins --model-cache-lead-in-reads-from-producers" ;;
 esac
 kill $SMI 2>/dev/null
 cat $out/summary.txt $out/timeline.txt

@@ -1301,6 +1301,10 @@ fn record_in_model_cache(
         dirty: u64,
         outside: u32,
         evict_code: bool,
+        /// With the lead-ins' results read (`--model-cache-lead-in-reads-from-producers`):
+        /// whether this invocation's integer and boolean reads take them, none of its
+        /// lead-ins writing integers in place.
+        reads_from_producers: bool,
     }
     let each: Vec<AtStep> = cycle
         .iter()
@@ -1335,6 +1339,10 @@ fn record_in_model_cache(
                 cold_reads: (cold.len() + held_cold.len()) as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
+                reads_from_producers: leads.is_some_and(|leads| {
+                    let lead = leads.get(&st).map_or(&[][..], Vec::as_slice);
+                    !lead.iter().any(|&p| writes_integers(plan, p))
+                }),
                 evict_code: match opts.model_cache_code {
                     CodeCache::Far => {
                         kc_core::plan::cache_state::code_distance(plan, touches, st, l2) >= l2
@@ -1376,6 +1384,14 @@ fn record_in_model_cache(
             .map(|s| leads.get(&s.step).map_or(0, |l| l.len() as u32))
             .sum()
     });
+    c.lead_in_reads_from_producers =
+        (leads.is_some() && opts.model_cache_lead_in_reads_from_producers).then(|| {
+            each.iter()
+                .cycle()
+                .take(n)
+                .filter(|s| s.reads_from_producers)
+                .count() as u32
+        });
     c.held_on_sms = opts
         .model_cache_held_on_sms
         .filter(|_| opts.model_cache_touches_held)
@@ -1429,7 +1445,14 @@ fn record_in_model_cache(
             // The model's steps leading up to the invocation, then the marker its records
             // are told from theirs by.
             if let Some(leads) = leads {
-                for &p in leads.get(&s.step).map_or(&[][..], Vec::as_slice) {
+                let lead = leads.get(&s.step).map_or(&[][..], Vec::as_slice);
+                if opts.model_cache_lead_in_reads_from_producers {
+                    gpu.steer_reads(match s.reads_from_producers {
+                        true => SteeringReads::FromProducers,
+                        false => SteeringReads::AsAlone,
+                    });
+                }
+                for &p in lead {
                     let unit = &plan.units[plan.steps[p as usize].unit as usize];
                     gpu.enqueue(unit, 0, At::step(df, p))?;
                 }
@@ -1516,6 +1539,13 @@ struct Measured {
 /// The model's steps leading up to each step, oldest first, by step
 /// ([`super::lead_in::lead_ins_at_places`]).
 type Leads = HashMap<u32, Vec<u32>>;
+
+/// Whether step `step`'s tier-3 call writes integer or boolean data in place
+/// ([`kc_core::plan::aten_call::AtenCall::writes_integers`]).
+fn writes_integers(plan: &Plan, step: u32) -> bool {
+    let unit = plan.steps[step as usize].unit as usize;
+    matches!(plan.aten_calls.get(unit), Some(Some(call)) if call.writes_integers())
+}
 
 /// A look at a unit's values after its timed launches: `true` ends its measurement there.
 type Look<'a> = dyn FnMut(&mut Gpu) -> Result<bool, ExecError> + 'a;
