@@ -238,7 +238,9 @@ class Results:
         them in L2 (in_model_cache_outside_touched_bytes, over the launch); since session
         53 the invocations over the launch whose code was evicted first, the model having
         last run it more than L2 of bytes before (in_model_cache_code_evicted; None in
-        results before, which kept it)."""
+        results before, which kept it); since session 54, with --model-cache-lead-ins, the
+        model's steps run before its invocations over the launch, after L2 was turned over
+        (in_model_cache_lead_in_steps; None where none ran)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -295,6 +297,7 @@ class Results:
                     "in_model_cache_outside_touched_bytes": cache.get("outside_image_touched_bytes"),
                     "in_model_cache_invocations": cache.get("invocations"),
                     "in_model_cache_code_evicted": cache.get("code_evicted_invocations"),
+                    "in_model_cache_lead_in_steps": cache.get("lead_in_steps"),
                 }
             )
         return _pd.DataFrame(rows)
