@@ -7,8 +7,9 @@
 # the results committed in `fixtures/results` (measured on an H100); then the prediction
 # from parts of an H200 run against the model's own CUDA graph, term by term, the round's
 # slower kernels by durations and by busy time, each unit alone and in the model's cache
-# state against its kernels in kc's graph, and that record with each unit's code kept or
-# evicted where the model's is far.
+# state against its kernels in kc's graph, that record with each unit's code kept or
+# evicted where the model's is far, and with the model's steps leading up to each
+# invocation run before it.
 
 # %%
 from pathlib import Path
@@ -137,5 +138,36 @@ ax.set(xscale="log", xlabel="its kernels in kc's graph per invocation (us)",
        title="Mistral decode graph on an H200: per unit")
 ax.legend()
 out = Path.cwd() / "kc_notebook_code.png"
+fig.savefig(out, dpi=110, bbox_inches="tight")
+print("wrote", out)
+
+# %% The record with the model's steps leading up to each invocation (H200, one call)
+# Mistral's decode graph again (session 54, call 6): kc's default record and the same with
+# the steps leading up to each invocation run before it after L2 is turned over
+# (--model-cache-lead-ins, a diagnostic), both against the same call's kc graph. The MLP's
+# silu and mul after the GEMM that writes their input come to kc's graph with them.
+lead = {}
+for way in ("far", "lead"):
+    rep = kc.report(f / "mistral_decode_graph_h200_s54.graph.json",
+                    isolated=f / f"mistral_decode_graph_h200_s54.{way}.json",
+                    output=Path.cwd() / f"kc_notebook_report_mistral_s54_{way}")
+    lead[way] = {u["id"]: u for u in rep["units"] if u.get("in_model_cache_vs_in_context_pct") is not None}
+    t = rep["time"]
+    print(f"{way}: median |error| {t['unit_in_model_cache_vs_in_context_median_abs_pct']:.1f} % over "
+          f"{t['units_in_model_cache_vs_in_context']} units")
+fig, ax = plt.subplots(figsize=(5, 5))
+ids = sorted(set(lead["far"]) & set(lead["lead"]))
+x = [lead["far"][i]["in_model_cache_vs_in_context_pct"] for i in ids]
+y = [lead["lead"][i]["in_model_cache_vs_in_context_pct"] for i in ids]
+ax.scatter(x, y, s=14)
+for i, a, b in zip(ids, x, y):
+    if abs(a - b) > 8:
+        ax.annotate(lead["far"][i]["label"].replace("aten::", ""), (a, b), fontsize=7)
+lim = max(map(abs, x + y)) * 1.1
+ax.plot([-lim, lim], [-lim, lim], color="k", lw=0.6)
+ax.axhline(0, color="gray", lw=0.5)
+ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="kc's default record against kc's graph (%)",
+       ylabel="with the lead-ins (%)", title="Mistral decode graph on an H200: per unit")
+out = Path.cwd() / "kc_notebook_lead_ins.png"
 fig.savefig(out, dpi=110, bbox_inches="tight")
 print("wrote", out)
