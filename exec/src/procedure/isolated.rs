@@ -141,6 +141,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     };
     // Each unit's energy target, for its windows after its lead-ins (the units' producers).
     let mut targets: HashMap<u32, f64> = HashMap::new();
+    // The unit measured last, which a device fault surfacing later is laid to.
+    let mut last_measured: Option<&PlanUnit> = None;
     for u in &plan.units {
         if let Some(b) = &bar {
             b.set_message(u.label.clone());
@@ -205,9 +207,22 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         }
         if let (Some(df), false) = (image, restore_failed) {
             if let Err(e) = restore_model_values(plan, df, gpu, &model_pass) {
-                // A pass that faulted on the device leaves nothing to go on with.
+                // A pass that faulted on the device leaves nothing to go on with; the error
+                // names the unit measured before, whose fault surfaces here, or where there
+                // was none the unit the values were restored for.
                 if e.breaks_context() {
-                    return Err(e);
+                    return Err(match last_measured {
+                        Some(prev) => ExecError::context_lost(
+                            prev,
+                            "when it was measured alone (it surfaced as the model's values were restored for the next unit)",
+                            &e,
+                        ),
+                        None => ExecError::context_lost(
+                            u,
+                            "when the model's values were restored before it",
+                            &e,
+                        ),
+                    });
                 }
                 let _ = gpu.synchronize();
                 restore_failed = true;
@@ -244,9 +259,20 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             en,
             notes,
         );
-        if let Some(v) = values_at_steps.as_mut() {
-            v.take_back(gpu)?;
+        // A context the unit's measurement lost fails the take-back too: the error names the
+        // unit either way (session 54's T5 and BERT records ended on a bare device
+        // assertion, the take-back's).
+        if let Some(Err(e)) = values_at_steps.as_mut().map(|v| v.take_back(gpu)) {
+            let cause = match &measured {
+                Err(m) if m.breaks_context() => m,
+                _ => &e,
+            };
+            return Err(match cause.breaks_context() {
+                true => ExecError::context_lost(u, "when it was measured alone", cause),
+                false => e,
+            });
         }
+        last_measured = Some(u);
         match measured {
             Ok(mut row) => {
                 if let Some(s) = row.setup_ms.as_mut() {
