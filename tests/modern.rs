@@ -690,3 +690,59 @@ fn a_steps_code_is_as_far_as_the_last_step_that_ran_one_of_its_kernels() {
     );
     assert_eq!(code_distance(&p, &touches, n as u32 + 5, 7), 7);
 }
+
+/// The steps leading up to each step (`--model-cache-lead-ins`, the units after their
+/// lead-ins): on its own stream, ending with the step just before it, back to the nearest
+/// of the last four that shares a place of the image with it; a step with an in-place
+/// integer writer among them reads its stand-ins, the others their lead-ins' results.
+#[test]
+fn a_steps_lead_ins_end_just_before_it_and_reach_back_to_a_place_it_shares() {
+    use kc::plan::schedule::{lead_ins_at_places, step_writes_integers};
+    let (_, p) = planned("llama2l_train_fusedadamw_b4s256", false);
+    let df = p.dataflow.as_ref().expect("the ET gives a memory image");
+    let leads = lead_ins_at_places(&p, 0, df, |_| true, 4);
+    let places = |s: u32| -> Vec<u64> {
+        let st = &df.steps[s as usize];
+        st.operands
+            .iter()
+            .flatten()
+            .copied()
+            .chain(st.outputs.iter().flatten().map(|o| o.0))
+            .collect()
+    };
+    let shares = |a: u32, b: u32| places(a).iter().any(|x| places(b).contains(x));
+    let mut reaching_back = 0;
+    for (&s, lead) in &leads {
+        assert!(!lead.is_empty() && lead.len() <= 4, "step {s}: {lead:?}");
+        assert!(lead.windows(2).all(|w| w[0] < w[1]), "step {s}: {lead:?}");
+        assert_eq!(*lead.last().unwrap(), s - 1, "step {s} (one stream)");
+        // The first lead-in shares a place with the step, or none of them does and it is
+        // the one step before.
+        if lead.len() > 1 {
+            assert!(shares(lead[0], s), "step {s}: {lead:?}");
+            assert!(!lead[1..lead.len() - 1].iter().any(|&l| shares(l, s)));
+            reaching_back += 1;
+        }
+    }
+    assert_eq!(
+        leads.len(),
+        p.steps.len() - 1,
+        "every step but the first has lead-ins"
+    );
+    assert!(reaching_back > 0);
+    // The training step's in-place integer writers (its optimizer's counters, its
+    // conversions into int64) and the steps that would run one before them.
+    let writers: Vec<u32> = (0..p.steps.len() as u32)
+        .filter(|&s| step_writes_integers(&p, s))
+        .collect();
+    let guarded = leads
+        .values()
+        .filter(|l| l.iter().any(|&x| step_writes_integers(&p, x)))
+        .count();
+    // Each writer but a last step is the last lead-in of the step after it.
+    assert!(
+        !writers.is_empty() && guarded >= writers.len() - 1,
+        "{writers:?}: {guarded}"
+    );
+    assert!(!step_writes_integers(&p, p.steps.len() as u32 + 3));
+}

@@ -431,6 +431,46 @@ pub fn lead_ins(
     out
 }
 
+/// [`lead_ins`] where a step touches another when they share a place of the memory image
+/// `df` (an operand or a result): what the units after their lead-ins and the record in
+/// the model's cache state with its lead-ins (`--model-cache-lead-ins`) run before each
+/// invocation.
+pub fn lead_ins_at_places(
+    plan: &Plan,
+    rank: u32,
+    df: &crate::plan::types::PlanDataflow,
+    runs: impl Fn(&Step) -> bool,
+    max_back: usize,
+) -> std::collections::HashMap<u32, Vec<u32>> {
+    // Each step's places (operands and results in the image): a step that shares one with
+    // a later step is taken for what leads up to it.
+    let places: Vec<std::collections::HashSet<u64>> = df
+        .steps
+        .iter()
+        .map(|p| {
+            let operands = p.operands.iter().flatten().copied();
+            operands
+                .chain(p.outputs.iter().flatten().map(|o| o.0))
+                .collect()
+        })
+        .collect();
+    let touches = |a: u32, b: u32| match (places.get(a as usize), places.get(b as usize)) {
+        (Some(a), Some(b)) => a.iter().any(|x| b.contains(x)),
+        _ => false,
+    };
+    lead_ins(plan, rank, runs, touches, max_back)
+}
+
+/// Whether step `step`'s tier-3 call writes integer or boolean data in place
+/// ([`crate::plan::aten_call::AtenCall::writes_integers`]): run again before every
+/// invocation of a later step, it bumps the indices it writes each time.
+pub fn step_writes_integers(plan: &Plan, step: u32) -> bool {
+    let Some(s) = plan.steps.get(step as usize) else {
+        return false;
+    };
+    matches!(plan.aten_calls.get(s.unit as usize), Some(Some(call)) if call.writes_integers())
+}
+
 /// One launch of a unit after its lead-ins: `unroll` invocations over its `steps` in turn,
 /// each after its lead-in steps (`leads`, oldest first) where the launch does not end with
 /// them already (what it ends with, the longest start of them that is its tail, is not run

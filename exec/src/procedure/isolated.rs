@@ -122,14 +122,18 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     // With `--model-cache-lead-ins`, the steps leading up to each step, for the record in
     // the model's cache state: among the steps the model pass runs (collectives left out).
     let record_leads = match (image, &touches, opts.model_cache_lead_ins) {
-        (Some(df), Some(_), true) => {
-            Some(super::lead_in::lead_ins_at_places(plan, rank, df, |s| {
+        (Some(df), Some(_), true) => Some(schedule::lead_ins_at_places(
+            plan,
+            rank,
+            df,
+            |s| {
                 let unit = &plan.units[s.unit as usize];
                 gpu.runs(&unit.call)
                     && !failed.contains_key(&s.unit)
                     && !matches!(unit.call, UnitCall::Collective { .. })
-            }))
-        }
+            },
+            super::lead_in::MAX_LEAD_IN_STEPS,
+        )),
         _ => None,
     };
     // The values each unit's steps read in the model, for the steps its graph runs.
@@ -1367,7 +1371,9 @@ fn record_in_model_cache(
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
                 reads_from_producers: leads.is_some_and(|leads| {
                     let lead = leads.get(&st).map_or(&[][..], Vec::as_slice);
-                    !lead.iter().any(|&p| writes_integers(plan, p))
+                    !lead
+                        .iter()
+                        .any(|&p| schedule::step_writes_integers(plan, p))
                 }),
                 evict_code: match opts.model_cache_code {
                     CodeCache::Far => {
@@ -1563,15 +1569,8 @@ struct Measured {
 }
 
 /// The model's steps leading up to each step, oldest first, by step
-/// ([`super::lead_in::lead_ins_at_places`]).
+/// ([`schedule::lead_ins_at_places`]).
 type Leads = HashMap<u32, Vec<u32>>;
-
-/// Whether step `step`'s tier-3 call writes integer or boolean data in place
-/// ([`kc_core::plan::aten_call::AtenCall::writes_integers`]).
-fn writes_integers(plan: &Plan, step: u32) -> bool {
-    let unit = plan.steps[step as usize].unit as usize;
-    matches!(plan.aten_calls.get(unit), Some(Some(call)) if call.writes_integers())
-}
 
 /// A look at a unit's values after its timed launches: `true` ends its measurement there.
 type Look<'a> = dyn FnMut(&mut Gpu) -> Result<bool, ExecError> + 'a;

@@ -48,7 +48,7 @@ use super::isolated::duty_energy;
 use super::{measure_program, time_program, units_bar, Energy};
 use crate::backends::{At, Gpu};
 use crate::{ExecError, ExecOptions};
-use kc_core::plan::schedule::{lead_ins, led_launch};
+use kc_core::plan::schedule::{lead_ins_at_places, led_launch};
 use kc_core::plan::types::{Plan, PlanDataflow, Step, UnitCall};
 use kc_core::results::fidelity::{self, RecordedLaunches};
 use kc_core::results::{ProgramMeasure, UnitAfterLeadIn, UnitResult};
@@ -56,7 +56,7 @@ use std::collections::HashMap;
 
 /// How far back a unit's lead-ins reach at most: to the nearest step that shares a place
 /// with it among this many before it.
-const MAX_LEAD_IN_STEPS: usize = 4;
+pub(super) const MAX_LEAD_IN_STEPS: usize = 4;
 
 /// Measures every unit of `rows` that ran alone at its places once more after its
 /// lead-ins, and sets its `after_lead_in`; `pass` restores the model's values.
@@ -85,7 +85,7 @@ pub(super) fn measure(
                 UnitCall::Collective { .. }
             )
     };
-    let before = lead_ins_at_places(plan, rank, df, runs);
+    let before = lead_ins_at_places(plan, rank, df, runs, MAX_LEAD_IN_STEPS);
     // Each unit's kernels per invocation alone (CUPTI), whole counts only: with
     // `--lead-in-kernels` they tell the kernels of a launch apart by step.
     let kernels_per_invocation: HashMap<u32, usize> = rows
@@ -171,34 +171,6 @@ pub(super) fn measure(
         "units after their lead-ins: {measured} measured, {unled} without a lead-in, {restoring} measured restoring alone (left out), {failed} failed{share}{reads}"
     ));
     Ok(())
-}
-
-/// The model's steps leading up to each step that runs (`runs`) on this rank, as this pass
-/// takes them ([`lead_ins`]): back to the nearest of the [`MAX_LEAD_IN_STEPS`] steps
-/// before it that shares a place of the image with it, else the one step before it.
-pub(super) fn lead_ins_at_places(
-    plan: &Plan,
-    rank: u32,
-    df: &PlanDataflow,
-    runs: impl Fn(&Step) -> bool,
-) -> HashMap<u32, Vec<u32>> {
-    // Each step's places (operands and results in the image): a step that shares one with
-    // a later step is taken for what leads up to it.
-    let places: Vec<std::collections::HashSet<u64>> = df
-        .steps
-        .iter()
-        .map(|p| {
-            let operands = p.operands.iter().flatten().copied();
-            operands
-                .chain(p.outputs.iter().flatten().map(|o| o.0))
-                .collect()
-        })
-        .collect();
-    let touches = |a: u32, b: u32| {
-        let (a, b) = (&places[a as usize], &places[b as usize]);
-        a.iter().any(|x| b.contains(x))
-    };
-    lead_ins(plan, rank, runs, touches, MAX_LEAD_IN_STEPS)
 }
 
 /// How one unit is measured after its lead-ins: its launch (each invocation's lead-in
