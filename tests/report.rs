@@ -2034,3 +2034,40 @@ mod method_spread_fuzzish {
         }
     }
 }
+
+/// The README's chart lists its answers in one file (`tools/chart.sh` reads it): every
+/// line names a label once, a results folder and a call whose archive is committed, a part
+/// and a name.
+#[test]
+fn every_answer_of_the_chart_names_a_committed_archive() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let list = std::fs::read_to_string(root.join("docs/results/chart_answers.tsv")).unwrap();
+    let mut labels = std::collections::HashSet::new();
+    let mut n = 0;
+    for (i, line) in list
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 5, "line {}: {line:?}", i + 1);
+        assert!(labels.insert(f[0]), "line {}: {} twice", i + 1, f[0]);
+        let archive = root
+            .join("docs/results")
+            .join(f[1])
+            .join(format!("{}.txz", f[2]));
+        assert!(
+            archive.is_file(),
+            "line {}: no {}",
+            i + 1,
+            archive.display()
+        );
+        assert!(
+            !f[3].is_empty() && !f[4].is_empty() && !f[4].contains(';'),
+            "line {}",
+            i + 1
+        );
+        n += 1;
+    }
+    assert!(n >= 80, "{n} answers");
+}
