@@ -91,6 +91,14 @@ pub struct TimeSummary {
     pub in_model_cache_code_evicted_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_code: Option<crate::results::fidelity::CodeCache>,
+    /// Where those records ran the model's steps leading up to each invocation first
+    /// (`--model-cache-lead-ins`, session 54 on): the steps so run over their launches, and
+    /// of their invocations those whose integer and boolean reads took the lead-ins' results
+    /// (`--model-cache-lead-in-reads-from-producers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_lead_in_steps: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_model_cache_lead_in_reads_from_producers: Option<u64>,
     /// The same over the units whose operands the memory image holds all (where the results
     /// say which, since session 51's calls): the others' place in L2 the model's steps do
     /// not tell. The median |error|, percent, and over how many units.
@@ -1193,6 +1201,12 @@ impl Report {
             let mut policies = compared().map(|(_, k)| k.code);
             let first = policies.next().flatten();
             self.time.in_model_cache_code = first.filter(|&p| policies.all(|q| q == Some(p)));
+            self.time.in_model_cache_lead_in_steps = compared()
+                .filter_map(|(_, k)| k.lead_in_steps.map(u64::from))
+                .reduce(|a, b| a + b);
+            self.time.in_model_cache_lead_in_reads_from_producers = compared()
+                .filter_map(|(_, k)| k.lead_in_reads_from_producers.map(u64::from))
+                .reduce(|a, b| a + b);
         }
         // Where the results say which units have operands outside the image: the median
         // over those with none.

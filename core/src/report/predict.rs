@@ -5176,6 +5176,50 @@ mod tests {
             md.contains("median |error| 7.5 % over 2 units (`in_model_cache_vs_in_context_pct`"),
             "{md}"
         );
+        assert!(r.time.in_model_cache_lead_in_steps.is_none() && !md.contains("leading up to it"));
+        // Recorded with the model's steps leading up to each invocation (session 54):
+        // the report says how many ran, and where the reads took their results, how many.
+        for (u, steps) in [(0usize, 16u32), (1, 8)] {
+            let c = iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache
+                .as_mut()
+                .unwrap();
+            c.lead_in_steps = Some(steps);
+        }
+        let with = build(Some(&g), Some(&iso));
+        assert_eq!(with.time.in_model_cache_lead_in_steps, Some(24));
+        let md = crate::report::render::markdown(&with);
+        assert!(
+            md.contains("then the model's steps leading up to it (24 over the launches, `--model-cache-lead-ins`), their and its integer and boolean reads on their stand-ins; its own kernels"),
+            "{md}"
+        );
+        iso.units[1]
+            .launches_verified
+            .as_mut()
+            .unwrap()
+            .in_model_cache
+            .as_mut()
+            .unwrap()
+            .lead_in_reads_from_producers = Some(12);
+        let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
+        assert!(
+            md.contains("(24 over the launches, `--model-cache-lead-ins`), 12 invocations' integer and boolean reads on those steps' results"),
+            "{md}"
+        );
+        for u in [0usize, 1] {
+            let c = iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache
+                .as_mut()
+                .unwrap();
+            c.lead_in_steps = None;
+            c.lead_in_reads_from_producers = None;
+        }
         // The unit alone stays as it was measured.
         assert!((r.units[0].isolated_vs_in_context_pct.unwrap() + 1.0).abs() < 1e-9);
         // Where the results say which units have operands outside the image (unit 1), the

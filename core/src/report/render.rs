@@ -360,6 +360,14 @@ pub fn markdown(r: &Report) -> String {
                 (Some(c), None) => format!("; the unit's code evicted from the SMs and L2 before {c:.0} % of the invocations"),
                 (None, _) => String::new(),
             };
+            let leads = match (
+                r.time.in_model_cache_lead_in_steps,
+                r.time.in_model_cache_lead_in_reads_from_producers,
+            ) {
+                (Some(s), None) => format!("; then the model's steps leading up to it ({s} over the launches, `--model-cache-lead-ins`), their and its integer and boolean reads on their stand-ins"),
+                (Some(s), Some(p)) => format!("; then the model's steps leading up to it ({s} over the launches, `--model-cache-lead-ins`), {p} invocations' integer and boolean reads on those steps' results (`--model-cache-lead-in-reads-from-producers`), the others' on their stand-ins"),
+                (None, _) => String::new(),
+            };
             let held = match (
                 r.time.unit_in_model_cache_image_held_median_abs_pct,
                 r.time.units_in_model_cache_image_held,
@@ -370,7 +378,7 @@ pub fn markdown(r: &Report) -> String {
             };
             let _ = writeln!(
                 o,
-                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}{code}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units{held} (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
+                "\nPer unit, alone in the model's cache state (each invocation after L2 was turned over and the reads the model left in L2 were touched again{cold}{code}{leads}; its own kernels, CUPTI, `in_model_cache` in the results) against its kernels inside kc's graph: median |error| {m:.1} % over {n} units{held} (`in_model_cache_vs_in_context_pct` per unit in units.csv)."
             );
         }
         if !f.worst_units.is_empty() {
