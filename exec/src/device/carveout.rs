@@ -102,21 +102,12 @@ impl Device {
         // launch, allowed `bytes` of dynamic shared memory; it touches its own shared
         // memory and may write 4 bytes at the touch kernel's sink, a live scratch.
         unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    f,
-                    self.facts.sm_count.max(1) as u32,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    bytes,
-                    self.streams[stream],
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_smem_fill)",
+            self.launch_own_kernel(
+                f,
+                (self.facts.sm_count.max(1) as u32, 32, bytes),
+                stream,
+                &mut args,
+                "kc_smem_fill",
             )
         }
     }

@@ -10,9 +10,8 @@
 //! (where a chain of squares of the SM clock lands on one constant), so it changes no value
 //! of the image or of any operand.
 
-use super::{cu_err, Device};
+use super::Device;
 use crate::ExecError;
-use cudarc::driver::sys as cu;
 use std::ffi::c_void;
 
 /// The kernel's name, as CUPTI records it.
@@ -77,24 +76,7 @@ impl Device {
         // SAFETY: `f` is the loaded kc_evict_code, whose one parameter is a u64 read at
         // launch; it reads no memory and may write 4 bytes at the touch kernel's sink, a
         // live scratch allocation of 32 bytes.
-        unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    f,
-                    blocks,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    0,
-                    self.streams[stream],
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_evict_code)",
-            )
-        }
+        unsafe { self.launch_own_kernel(f, (blocks, 32, 0), stream, &mut args, "kc_evict_code") }
     }
 }
 

@@ -89,6 +89,54 @@ pub(crate) fn load_ptx_entry(
     Ok((m, f))
 }
 
+impl Device {
+    /// Launches one of the device core's own kernels (`spin`, `touch`, `code_evict`,
+    /// `carveout`), `f`, over `(blocks, threads, shared_bytes)`: one-dimensional blocks of
+    /// `threads` with `shared_bytes` of dynamic shared memory, on stream `stream`, with its
+    /// parameters `args`; `name` names it where the launch fails (and only there: the
+    /// record in the model's cache state enqueues these by the thousand).
+    ///
+    /// # Safety
+    /// `f` is a loaded kernel whose parameters are exactly `args`, in order, allowed
+    /// `shared_bytes` of dynamic shared memory, and what it reads and writes stays
+    /// allocated until it has run.
+    pub(crate) unsafe fn launch_own_kernel(
+        &self,
+        f: cu::CUfunction,
+        (blocks, threads, shared_bytes): (u32, u32, u32),
+        stream: usize,
+        args: &mut [*mut c_void],
+        name: &str,
+    ) -> Result<(), ExecError> {
+        let params = if args.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            args.as_mut_ptr()
+        };
+        // SAFETY: as the caller promises; the parameter pointers live through the call,
+        // which copies what they point at.
+        let r = unsafe {
+            cu::cuLaunchKernel(
+                f,
+                blocks,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                shared_bytes,
+                self.streams[stream],
+                params,
+                std::ptr::null_mut(),
+            )
+        };
+        match r {
+            cu::CUresult::CUDA_SUCCESS => Ok(()),
+            r => cu_err(r, &format!("cuLaunchKernel ({name})")),
+        }
+    }
+}
+
 /// One buffer slot of the plan: device memory, or pinned host memory with its device alias.
 pub(crate) struct Buffer {
     pub(crate) ptr: cu::CUdeviceptr,

@@ -7,9 +7,8 @@
 //! Invariant: the spin touches no memory; its one parameter is the time it waits, in
 //! nanoseconds, measured on `%globaltimer`.
 
-use super::{cu_err, Device};
+use super::Device;
 use crate::ExecError;
-use cudarc::driver::sys as cu;
 use std::ffi::c_void;
 
 /// `kc_spin(u64 ns)`: `nanosleep` in a loop until `%globaltimer` has advanced `ns`.
@@ -55,23 +54,6 @@ impl Device {
         let mut args = [&mut ns as *mut u64 as *mut c_void];
         // SAFETY: `f` is the loaded kc_spin, whose one parameter is a u64 read at launch;
         // one block of one warp, no shared memory.
-        unsafe {
-            cu_err(
-                cu::cuLaunchKernel(
-                    f,
-                    1,
-                    1,
-                    1,
-                    32,
-                    1,
-                    1,
-                    0,
-                    self.streams[stream],
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-                "cuLaunchKernel (kc_spin)",
-            )
-        }
+        unsafe { self.launch_own_kernel(f, (1, 32, 0), stream, &mut args, "kc_spin") }
     }
 }

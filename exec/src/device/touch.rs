@@ -158,6 +158,24 @@ $L_done:
 }
 "#;
 
+/// The words a touch of `[ptr, ptr + bytes)` reads, rounded out to whole sectors inside
+/// the allocation `[lo, hi)`: the first word of every `stride` (a multiple of a sector)
+/// from the span's first sector, as (its address, how many), each word inside the
+/// allocation; `None` where there is none.
+fn words_to_touch((lo, hi): (u64, u64), ptr: u64, bytes: u64, stride: u64) -> Option<(u64, u64)> {
+    let start = (ptr.max(lo) / SECTOR * SECTOR).max(lo.next_multiple_of(SECTOR));
+    let end = ptr.saturating_add(bytes).min(hi);
+    if end <= start {
+        return None;
+    }
+    let mut n = (end - start).div_ceil(stride);
+    // A word of a sector past `hi` is never read.
+    if start + (n - 1) * stride + 4 > hi {
+        n -= 1;
+    }
+    (n > 0).then_some((start, n))
+}
+
 impl Device {
     /// Loads the touch kernel into the context, with its 4-byte sink and a scratch of
     /// twice L2 to turn L2 over with, once.
@@ -275,14 +293,10 @@ impl Device {
         sms: (u32, u32),
     ) -> Result<(), ExecError> {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
-        let start = ptr.next_multiple_of(SECTOR);
-        let end = ptr.saturating_add(bytes);
-        // Whole sectors inside the tensor only: the first word of each.
-        if end < start + 4 {
+        let span = (ptr, ptr.saturating_add(bytes));
+        let Some((mut base, mut sectors)) = words_to_touch(span, ptr, bytes, SECTOR) else {
             return Ok(());
-        }
-        let mut base: u64 = start;
-        let mut sectors: u64 = (end - start - 4) / SECTOR + 1;
+        };
         let mut write: u32 = write.into();
         let mut sink: u64 = t.sink;
         let (mut lo, mut hi) = sms;
@@ -299,7 +313,15 @@ impl Device {
         // it reads (and where `write` stores back) the first word of `sectors` sectors from
         // `base`, the last word ending inside `[ptr, ptr + bytes)` (above), which the caller
         // keeps allocated, and may write its sink.
-        unsafe { self.launch_own(t.on_sms, blocks, 32, stream, &mut args, "kc_touch_on_sms") }
+        unsafe {
+            self.launch_own_kernel(
+                t.on_sms,
+                (blocks, 32, 0),
+                stream,
+                &mut args,
+                "kc_touch_on_sms",
+            )
+        }
     }
 
     /// Enqueues a kernel of one block that does nothing on stream `stream`: it marks where
@@ -309,7 +331,7 @@ impl Device {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
         // SAFETY: `mark` is the loaded kc_mark, which takes no parameters and touches no
         // memory.
-        unsafe { self.launch_own(t.mark, 1, 32, stream, &mut [], "kc_mark") }
+        unsafe { self.launch_own_kernel(t.mark, (1, 32, 0), stream, &mut [], "kc_mark") }
     }
 
     /// Enqueues a read of the first sector of the scratch on stream `stream`: a kernel of
@@ -390,20 +412,9 @@ impl Device {
     ) -> Result<(), ExecError> {
         let t = self.touch.as_ref().ok_or(ExecError::NoTouch)?;
         let (f, sink) = (t.function, t.sink);
-        let start = (ptr.max(lo) / SECTOR * SECTOR).max(lo.next_multiple_of(SECTOR));
-        // Whole sectors only: a word of a sector past `hi` is never read.
-        let end = ptr.saturating_add(bytes).min(hi);
-        if end <= start {
+        let Some((mut base, mut sectors)) = words_to_touch((lo, hi), ptr, bytes, stride) else {
             return Ok(());
-        }
-        let mut base: u64 = start;
-        let mut sectors: u64 = (end - start).div_ceil(stride);
-        if base + (sectors - 1) * stride + 4 > hi {
-            sectors -= 1;
-        }
-        if sectors == 0 {
-            return Ok(());
-        }
+        };
         let mut stride: u64 = stride;
         let mut write: u32 = write.into();
         let mut sink: u64 = sink;
@@ -421,50 +432,39 @@ impl Device {
         // SAFETY: `f` is the loaded kc_touch, whose five parameters `args` holds; it reads
         // and writes back the first word of whole sectors `stride` apart from `base`, the
         // last of which ends inside `[lo, hi)` (checked above), and may write its sink.
-        unsafe { self.launch_own(f, blocks, threads, stream, &mut args, "kc_touch") }
+        unsafe { self.launch_own_kernel(f, (blocks, threads, 0), stream, &mut args, "kc_touch") }
     }
+}
 
-    /// Launches one of this module's kernels, `f`, over `blocks` one-dimensional blocks of
-    /// `threads` on stream `stream`, with its parameters `args`.
-    ///
-    /// # Safety
-    /// `f` is a kernel of the loaded touch module whose parameters are exactly `args`, in
-    /// order, and what it reads and writes stays allocated until it has run.
-    unsafe fn launch_own(
-        &self,
-        f: cu::CUfunction,
-        blocks: u32,
-        threads: u32,
-        stream: usize,
-        args: &mut [*mut c_void],
-        name: &str,
-    ) -> Result<(), ExecError> {
-        let params = if args.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            args.as_mut_ptr()
-        };
-        // SAFETY: as the caller promises; the parameter pointers live through the call,
-        // which copies what they point at.
-        let r = unsafe {
-            cu::cuLaunchKernel(
-                f,
-                blocks,
-                1,
-                1,
-                threads,
-                1,
-                1,
-                0,
-                self.streams[stream],
-                params,
-                std::ptr::null_mut(),
-            )
-        };
-        // The message only where the launch failed: touches are enqueued by the thousand.
-        match r {
-            cu::CUresult::CUDA_SUCCESS => Ok(()),
-            r => cu_err(r, &format!("cuLaunchKernel ({name})")),
-        }
+#[cfg(test)]
+mod tests {
+    use super::{words_to_touch, SECTOR};
+
+    #[test]
+    fn a_touch_reads_a_word_of_every_whole_sector_inside_its_span() {
+        // A sector-aligned span of 100 bytes: words at 0, 32, 64 and 96 (it ends at 100).
+        assert_eq!(words_to_touch((0, 1 << 20), 0, 100, SECTOR), Some((0, 4)));
+        // Rounded out inside the allocation: 97 bytes reach into the sector at 96.
+        assert_eq!(words_to_touch((0, 1 << 20), 0, 97, SECTOR), Some((0, 4)));
+        // An allocation of 99 bytes: the word at 96 would end past it.
+        assert_eq!(words_to_touch((0, 99), 0, 99, SECTOR), Some((0, 3)));
+        // Unaligned: from the first whole sector at or after the allocation's start.
+        assert_eq!(words_to_touch((40, 140), 40, 100, SECTOR), Some((64, 3)));
+        // Inside a larger allocation, the span's own first sector, rounded down.
+        assert_eq!(words_to_touch((0, 1 << 20), 40, 100, SECTOR), Some((32, 4)));
+        // Too short for a word, empty, or past the allocation: none.
+        assert_eq!(words_to_touch((33, 36), 33, 3, SECTOR), None);
+        assert_eq!(words_to_touch((0, 64), 0, 0, SECTOR), None);
+        assert_eq!(words_to_touch((0, 64), 100, 10, SECTOR), None);
+        // A page stride: one word a page, the last page's first word inside.
+        let page = 2 << 20;
+        assert_eq!(
+            words_to_touch((0, 3 * page), 0, 3 * page, page),
+            Some((0, 3))
+        );
+        assert_eq!(
+            words_to_touch((0, 2 * page + 4), 0, 2 * page + 4, page),
+            Some((0, 3))
+        );
     }
 }

@@ -743,17 +743,7 @@ fn measure_unit(
         launches_verified.as_mut(),
     ) {
         const CACHE_NOTE: &str = "its record in the model's cache state failed";
-        // With the model's steps run before each invocation, the unit's and their integer
-        // and boolean reads stay on their stand-ins (the model's values), as the units
-        // after their lead-ins read them: an in-place lead-in run once per invocation
-        // would otherwise hand the unit indices it bumped again each time (T5's bucket
-        // `add_` and BERT's gather ran out of bounds in session 54's call 5).
-        if leads.is_some() {
-            gpu.steer_reads(SteeringReads::AsAlone);
-        }
-        let recorded = record_in_model_cache(plan, u, df, steps, unroll, touches, leads, opts, gpu);
-        gpu.steer_reads(SteeringReads::FromProducers);
-        match recorded {
+        match record_in_model_cache(plan, u, df, steps, unroll, touches, leads, opts, gpu) {
             Ok(c) => l.in_model_cache = c,
             Err(e) if e.breaks_context() => return Err(e),
             Err(e) if notes.iter().filter(|n| n.contains(CACHE_NOTE)).count() < 12 => {
@@ -1322,7 +1312,7 @@ fn record_in_model_cache(
     // image that it leaves there (address, bytes); the dirty bytes the steps before it
     // leave in L2; and its reads left to memory (held operands among them) and operands
     // outside the image, to be counted.
-    struct AtStep {
+    struct AtStep<'a> {
         step: u32,
         warm: Vec<ReadReuse>,
         held: Vec<(u64, u64)>,
@@ -1331,14 +1321,19 @@ fn record_in_model_cache(
         dirty: u64,
         outside: u32,
         evict_code: bool,
-        /// With the lead-ins' results read (`--model-cache-lead-in-reads-from-producers`):
-        /// whether this invocation's integer and boolean reads take them, none of its
-        /// lead-ins writing integers in place.
+        /// The model's steps run before the invocation (`--model-cache-lead-ins`).
+        lead: &'a [u32],
+        /// Whether its and their integer and boolean reads take the lead-ins' results
+        /// (`--model-cache-lead-in-reads-from-producers`, none of them writing integers in
+        /// place) rather than their stand-ins.
         reads_from_producers: bool,
     }
     let each: Vec<AtStep> = cycle
         .iter()
         .map(|&st| {
+            let lead = leads
+                .and_then(|leads| leads.get(&st))
+                .map_or(&[][..], Vec::as_slice);
             let reads = match opts.model_cache_distance {
                 ReuseDistance::Distinct => touches.reads_at_distinct(st, l2.saturating_mul(2)),
                 ReuseDistance::Summed => touches.reads_at(st, l2.saturating_mul(2)),
@@ -1369,12 +1364,11 @@ fn record_in_model_cache(
                 cold_reads: (cold.len() + held_cold.len()) as u32,
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
-                reads_from_producers: leads.is_some_and(|leads| {
-                    let lead = leads.get(&st).map_or(&[][..], Vec::as_slice);
-                    !lead
+                lead,
+                reads_from_producers: opts.model_cache_lead_in_reads_from_producers
+                    && !lead
                         .iter()
-                        .any(|&p| schedule::step_writes_integers(plan, p))
-                }),
+                        .any(|&p| schedule::step_writes_integers(plan, p)),
                 evict_code: match opts.model_cache_code {
                     CodeCache::Far => {
                         kc_core::plan::cache_state::code_distance(plan, touches, st, l2) >= l2
@@ -1409,11 +1403,11 @@ fn record_in_model_cache(
     c.outside_image_touched_bytes = opts.model_cache_touches_held.then_some(held);
     c.held_written =
         (opts.model_cache_held_written && opts.model_cache_touches_held).then_some(true);
-    c.lead_in_steps = leads.map(|leads| {
+    c.lead_in_steps = leads.map(|_| {
         each.iter()
             .cycle()
             .take(n)
-            .map(|s| leads.get(&s.step).map_or(0, |l| l.len() as u32))
+            .map(|s| s.lead.len() as u32)
             .sum()
     });
     c.lead_in_reads_from_producers =
@@ -1475,16 +1469,17 @@ fn record_in_model_cache(
                 gpu.fill_shared_memory(0)?;
             }
             // The model's steps leading up to the invocation, then the marker its records
-            // are told from theirs by.
-            if let Some(leads) = leads {
-                let lead = leads.get(&s.step).map_or(&[][..], Vec::as_slice);
-                if opts.model_cache_lead_in_reads_from_producers {
-                    gpu.steer_reads(match s.reads_from_producers {
-                        true => SteeringReads::FromProducers,
-                        false => SteeringReads::AsAlone,
-                    });
-                }
-                for &p in lead {
+            // are told from theirs by. Their and the unit's integer and boolean reads stay
+            // on their stand-ins (the model's values), as the units after their lead-ins
+            // read them, unless asked otherwise: an in-place lead-in run before every
+            // invocation would hand the unit indices it bumped again each time (T5's
+            // bucket `add_` and BERT's gather ran out of bounds in session 54's call 5).
+            if leads.is_some() {
+                gpu.steer_reads(match s.reads_from_producers {
+                    true => SteeringReads::FromProducers,
+                    false => SteeringReads::AsAlone,
+                });
+                for &p in s.lead {
                     let unit = &plan.units[plan.steps[p as usize].unit as usize];
                     gpu.enqueue(unit, 0, At::step(df, p))?;
                 }
@@ -1494,7 +1489,12 @@ fn record_in_model_cache(
         }
         Ok(())
     };
-    let graph = gpu.capture(enqueue)?;
+    let graph = gpu.capture(enqueue);
+    // Back to the units alone's way (from producers, which a unit alone has none of).
+    if leads.is_some() {
+        gpu.steer_reads(SteeringReads::FromProducers);
+    }
+    let graph = graph?;
     gpu.warm(&graph)?;
     let r = match leads {
         Some(_) => super::record_launches_after_markers(gpu, &graph)?,

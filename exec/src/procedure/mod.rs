@@ -90,7 +90,7 @@ pub(super) fn record_launches_n(
     graph: &Graph,
     n: usize,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    record_launches_keeping(gpu, graph, n, |_| true)
+    record_launches_keeping(gpu, graph, n, |records| records)
 }
 
 /// [`record_launches`] of a graph that runs the device core's own kernels besides a unit's
@@ -101,8 +101,9 @@ pub(super) fn record_launches_leaving_out_touches(
     gpu: &mut Gpu,
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |k| {
-        !crate::device::OWN_KERNELS.contains(&k.name.as_str())
+    record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |mut records| {
+        records.retain(|k| !crate::device::OWN_KERNELS.contains(&k.name.as_str()));
+        records
     })
 }
 
@@ -113,30 +114,29 @@ pub(super) fn record_launches_after_markers(
     gpu: &mut Gpu,
     graph: &Graph,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    let n = RECORDED_LAUNCHES;
-    let records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
-    let kept = kc_core::results::fidelity::after_markers(
-        records,
-        &crate::device::OWN_KERNELS,
-        crate::device::MARK_KERNEL,
-    );
-    Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
-        kept, n,
-    ))
+    record_launches_keeping(gpu, graph, RECORDED_LAUNCHES, |records| {
+        kc_core::results::fidelity::after_markers(
+            records,
+            &crate::device::OWN_KERNELS,
+            crate::device::MARK_KERNEL,
+        )
+    })
 }
 
-/// [`record_launches_n`] keeping only the records `keep` takes, before the launches are
-/// split.
+/// [`record_launches_n`] keeping the records `keep` gives of all the launches' records,
+/// before the launches are split.
 fn record_launches_keeping(
     gpu: &mut Gpu,
     graph: &Graph,
     n: usize,
-    keep: impl Fn(&kc_core::results::fidelity::KernelRecord) -> bool,
+    keep: impl FnOnce(
+        Vec<kc_core::results::fidelity::KernelRecord>,
+    ) -> Vec<kc_core::results::fidelity::KernelRecord>,
 ) -> Result<kc_core::results::fidelity::RecordedLaunches, ExecError> {
-    let mut records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
-    records.retain(|k| keep(k));
+    let records = crate::device::cupti::record(|| launch_n(gpu, graph, n))?;
     Ok(kc_core::results::fidelity::RecordedLaunches::after_first(
-        records, n,
+        keep(records),
+        n,
     ))
 }
 
