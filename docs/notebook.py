@@ -144,7 +144,8 @@ print("wrote", out)
 # %% The record with the model's steps leading up to each invocation (H200, one call)
 # Mistral's decode graph again (session 54, call 6): kc's default record and the same with
 # the steps leading up to each invocation run before it after L2 is turned over
-# (--model-cache-lead-ins, a diagnostic), both against the same call's kc graph. The MLP's
+# (--model-cache-lead-ins, then a diagnostic, kc's default since session 55), both against
+# the same call's kc graph. The MLP's
 # silu and mul after the GEMM that writes their input come to kc's graph with them.
 lead = {}
 for way in ("far", "lead"):

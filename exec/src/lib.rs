@@ -264,14 +264,11 @@ pub struct ExecOptions {
     /// Where given, those held operands are touched from these SMs only (`%smid` in
     /// `LO..HI`; a diagnostic).
     pub model_cache_held_on_sms: Option<(u32, u32)>,
-    /// Whether that record runs the model's steps leading up to each invocation (as the
-    /// lead-in pass takes them) after L2 is turned over, then a marker kernel, before the
-    /// unit (a diagnostic).
-    pub model_cache_lead_ins: bool,
-    /// Whether, with those lead-ins, the unit's and their integer and boolean reads take
-    /// the lead-ins' results (as kc's graph does) in the invocations none of whose lead-ins
-    /// writes integers in place (a diagnostic); by default they stay on their stand-ins.
-    pub model_cache_lead_in_reads_from_producers: bool,
+    /// What that record runs between the turnover of L2 and the unit: by default the
+    /// model's steps leading up to each invocation (as the lead-in pass takes them), then a
+    /// marker kernel, their integer and boolean reads on the lead-ins' results where no
+    /// lead-in writes integers in place.
+    pub model_cache_lead_ins: kc_core::results::fidelity::RecordLeadIns,
     /// Whether that record ends each invocation's lead-up with a touch of one sector of
     /// its scratch, so that the kernel just before the unit is a small one (a diagnostic).
     pub model_cache_small_predecessor: bool,
@@ -404,8 +401,7 @@ impl Default for ExecOptions {
             model_cache_touches_held: true,
             model_cache_held_written: false,
             model_cache_held_on_sms: None,
-            model_cache_lead_ins: false,
-            model_cache_lead_in_reads_from_producers: false,
+            model_cache_lead_ins: kc_core::results::fidelity::RecordLeadIns::Producers,
             model_cache_small_predecessor: false,
             model_cache_code: kc_core::results::fidelity::CodeCache::Far,
             model_cache_tlb_evicted: false,

@@ -539,3 +539,30 @@ def test_the_record_with_the_model_steps_leading_up_to_each_invocation(tmp_path)
                      if r.get("in_model_cache_vs_in_context_pct") is not None}
     for unit in (49, 50):
         assert errs["far"][unit] < -10 and abs(errs["lead"][unit]) < 5, (unit, errs["far"][unit], errs["lead"][unit])
+
+
+def test_the_mask_units_read_their_producers_result_where_no_lead_in_writes_integers_in_place(tmp_path):
+    """GPT-2's decode graph on an H200, one call (session 55, call 1,
+    fixtures/results/README.md), a model the record with lead-ins was not developed on:
+    kc's graph and the record in the model's cache state with the model's steps leading up
+    to each invocation, every integer and boolean read on its stand-in
+    (--model-cache-lead-ins stand-ins) and on the lead-ins' results (producers, kc's
+    default since). The attention mask's second add (4) ran 15 % under kc's graph on its
+    stand-in and within 3 % on its producer's result; the adds whose lead-ins bump the
+    cache position in place (2, 7) keep their stand-ins, so none of their invocations
+    counts as read from producers."""
+    graph = RESULTS / "gpt2_decode_graph_h200_s55.graph.json"
+    units, errs = {}, {}
+    for way in ("lead", "leadp"):
+        iso = RESULTS / f"gpt2_decode_graph_h200_s55.{way}.json"
+        units[way] = kc.read_results(iso).units.set_index("id")
+        rep = kc.report(graph, isolated=iso, output=tmp_path / way)
+        errs[way] = {r["id"]: r["in_model_cache_vs_in_context_pct"] for r in rep["units"]
+                     if r.get("in_model_cache_vs_in_context_pct") is not None}
+        assert rep["time"]["in_model_cache_lead_in_steps"] > 0
+    produced = units["leadp"]["in_model_cache_lead_in_reads_from_producers"]
+    assert units["lead"]["in_model_cache_lead_in_reads_from_producers"].isna().all()
+    assert produced[4] == units["leadp"]["in_model_cache_invocations"][4]
+    assert produced[2] == 0 and produced[7] == 0
+    assert errs["lead"][4] < -10 and abs(errs["leadp"][4]) < 3, (errs["lead"][4], errs["leadp"][4])
+

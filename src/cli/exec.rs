@@ -199,21 +199,18 @@ pub struct Args {
     /// touched sets how fast a one-block kernel reads it).
     #[arg(long, value_name = "LO:HI", value_parser = parse_sm_range, conflicts_with = "model_cache_held_evicted")]
     pub model_cache_held_on_sms: Option<(u32, u32)>,
-    /// Isolated mode, the record in the model's cache state: run the model's steps leading
-    /// up to each invocation (as the units after their lead-ins take them: back to the
-    /// nearest of the 4 steps before it that shares a place with it) after L2 is turned
-    /// over and the unit's reads touched, then a marker kernel, before the unit; its
-    /// kernels are those after the marker (a diagnostic).
-    #[arg(long)]
-    pub model_cache_lead_ins: bool,
-    /// Isolated mode, with `--model-cache-lead-ins`: the unit's and its lead-ins' integer
-    /// and boolean reads take the lead-ins' results, as kc's graph does, in every
-    /// invocation none of whose lead-ins writes integers in place (where one does, a run
-    /// before every invocation would bump the indices it writes again each time); by
-    /// default they stay on their stand-ins, the model's values (a diagnostic; without
-    /// `--model-cache-lead-ins` it does nothing).
-    #[arg(long)]
-    pub model_cache_lead_in_reads_from_producers: bool,
+    /// Isolated mode, the record in the model's cache state: what runs between the
+    /// turnover of L2 (with the unit's reads touched) and the unit. `producers` (the
+    /// default): the model's steps leading up to each invocation (as the units after their
+    /// lead-ins take them: back to the nearest of the 4 steps before it that shares a place
+    /// with it), then a marker kernel, the unit's kernels those after it; their and the
+    /// unit's integer and boolean reads take the lead-ins' results, as kc's graph does,
+    /// except in invocations one of whose lead-ins writes integers in place (run before
+    /// every invocation, it would bump the indices again each time). `stand-ins`: those
+    /// lead-ins, every integer and boolean read on its stand-in (the model's values);
+    /// `none`: no lead-ins (sessions 51-54's way). Both others are diagnostics.
+    #[arg(long, value_enum, default_value_t = kc_core::results::fidelity::RecordLeadIns::Producers)]
+    pub model_cache_lead_ins: kc_core::results::fidelity::RecordLeadIns,
     /// Isolated mode, the record in the model's cache state: end each invocation's
     /// lead-up with a touch of one sector, so that the kernel just before the unit is a
     /// small one (a diagnostic: how much a unit's kernels depend on the kernel before).
@@ -468,7 +465,6 @@ pub fn run(a: Args) -> i32 {
         model_cache_held_written: a.model_cache_held_written,
         model_cache_held_on_sms: a.model_cache_held_on_sms,
         model_cache_lead_ins: a.model_cache_lead_ins,
-        model_cache_lead_in_reads_from_producers: a.model_cache_lead_in_reads_from_producers,
         model_cache_small_predecessor: a.model_cache_small_predecessor,
         model_cache_code: a.model_cache_code,
         model_cache_tlb_evicted: a.model_cache_tlb_evicted,

@@ -128,11 +128,11 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if let Some((lo, hi)) = a.model_cache_held_on_sms {
         v.extend(["--model-cache-held-on-sms".into(), format!("{lo}:{hi}")]);
     }
-    if a.model_cache_lead_ins {
-        v.push("--model-cache-lead-ins".into());
-    }
-    if a.model_cache_lead_in_reads_from_producers {
-        v.push("--model-cache-lead-in-reads-from-producers".into());
+    if a.model_cache_lead_ins != kc_core::results::fidelity::RecordLeadIns::Producers {
+        use clap::ValueEnum;
+        if let Some(value) = a.model_cache_lead_ins.to_possible_value() {
+            v.extend(["--model-cache-lead-ins".into(), value.get_name().into()]);
+        }
     }
     if a.model_cache_held_written {
         v.push("--model-cache-held-written".into());
@@ -522,6 +522,7 @@ mod tests {
                 "model_cache_distance" => "distinct",
                 "model_cache_held_on_sms" => "0:66",
                 "model_cache_code" => "evicted",
+                "model_cache_lead_ins" => "stand-ins",
                 "lead_in_share" | "energy_window" | "energy_target" | "one_window_spread" => "0.25",
                 "trace_out" | "kernels_out" => "t.json",
                 "round_lead_ins_only"

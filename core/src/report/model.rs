@@ -92,9 +92,9 @@ pub struct TimeSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_code: Option<crate::results::fidelity::CodeCache>,
     /// Where those records ran the model's steps leading up to each invocation first
-    /// (`--model-cache-lead-ins`, session 54 on): the steps so run over their launches, and
-    /// of their invocations those whose integer and boolean reads took the lead-ins' results
-    /// (`--model-cache-lead-in-reads-from-producers`).
+    /// (session 54's `--model-cache-lead-ins`, kc's default since session 55): the steps so
+    /// run over their launches, and of their invocations those whose integer and boolean
+    /// reads took the lead-ins' results (`--model-cache-lead-ins producers`, the default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_model_cache_lead_in_steps: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -5193,7 +5193,7 @@ mod tests {
         assert_eq!(with.time.in_model_cache_lead_in_steps, Some(24));
         let md = crate::report::render::markdown(&with);
         assert!(
-            md.contains("then the model's steps leading up to it (24 over the launches, `--model-cache-lead-ins`), their and its integer and boolean reads on their stand-ins; its own kernels"),
+            md.contains("then the model's steps leading up to it (24 over the launches), their and its integer and boolean reads on their stand-ins (`--model-cache-lead-ins stand-ins`); its own kernels"),
             "{md}"
         );
         iso.units[1]
@@ -5206,7 +5206,7 @@ mod tests {
             .lead_in_reads_from_producers = Some(12);
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
-            md.contains("(24 over the launches, `--model-cache-lead-ins`), 12 invocations' integer and boolean reads on those steps' results"),
+            md.contains("(24 over the launches), 12 invocations' integer and boolean reads on those steps' results, the others' on their stand-ins (where a lead-in writes integers in place)"),
             "{md}"
         );
         for u in [0usize, 1] {

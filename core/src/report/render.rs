@@ -364,8 +364,8 @@ pub fn markdown(r: &Report) -> String {
                 r.time.in_model_cache_lead_in_steps,
                 r.time.in_model_cache_lead_in_reads_from_producers,
             ) {
-                (Some(s), None) => format!("; then the model's steps leading up to it ({s} over the launches, `--model-cache-lead-ins`), their and its integer and boolean reads on their stand-ins"),
-                (Some(s), Some(p)) => format!("; then the model's steps leading up to it ({s} over the launches, `--model-cache-lead-ins`), {p} invocations' integer and boolean reads on those steps' results (`--model-cache-lead-in-reads-from-producers`), the others' on their stand-ins"),
+                (Some(s), None) => format!("; then the model's steps leading up to it ({s} over the launches), their and its integer and boolean reads on their stand-ins (`--model-cache-lead-ins stand-ins`)"),
+                (Some(s), Some(p)) => format!("; then the model's steps leading up to it ({s} over the launches), {p} invocations' integer and boolean reads on those steps' results, the others' on their stand-ins (where a lead-in writes integers in place)"),
                 (None, _) => String::new(),
             };
             let held = match (

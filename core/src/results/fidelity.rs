@@ -387,11 +387,12 @@ pub struct ModelCacheKernels {
     pub held_on_sms: Option<[u32; 2]>,
     /// The model's steps run before the invocations over the launch, after L2 was turned
     /// over and their reads touched, each invocation's steps leading up to it as the lead-in
-    /// pass takes them, then a marker kernel (`--model-cache-lead-ins`, a diagnostic);
-    /// absent where none ran.
+    /// pass takes them, then a marker kernel (session 54's diagnostic, kc's default since
+    /// session 55; `--model-cache-lead-ins none` runs none); absent where none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lead_in_steps: Option<u32>,
-    /// With `--model-cache-lead-in-reads-from-producers`: the invocations over the launch
+    /// With `--model-cache-lead-ins producers` (the default since session 55; in session 54
+    /// `--model-cache-lead-in-reads-from-producers`): the invocations over the launch
     /// whose integer and boolean reads took their lead-ins' results (none of their
     /// lead-ins writes integers in place); the others' stayed on their stand-ins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -435,6 +436,25 @@ pub enum CodeCache {
     /// Kept: the unit's repeats leave it in the SMs' instruction caches (session 52's way,
     /// a diagnostic).
     Kept,
+}
+
+/// What the record in the model's cache state runs between the turnover of L2 and the
+/// unit (METHOD "Cache policy").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordLeadIns {
+    /// Nothing: the unit's reads touched, then the unit (sessions 51-54's default, a
+    /// diagnostic).
+    None,
+    /// The model's steps leading up to each invocation (as the lead-in pass takes them),
+    /// then a marker kernel, then the unit; every integer and boolean read (indices, masks)
+    /// on its stand-in, the model's values (session 54's call 6, a diagnostic).
+    StandIns,
+    /// Those lead-ins, their and the unit's integer and boolean reads taking the lead-ins'
+    /// results as kc's graph does, in every invocation none of whose lead-ins writes
+    /// integers in place (where one does, a run before every invocation would bump the
+    /// indices it writes again each time, so those stay on their stand-ins).
+    Producers,
 }
 
 /// How a read's distance from its last touch is counted (`plan::cache_state`).

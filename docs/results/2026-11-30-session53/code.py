@@ -69,7 +69,8 @@ with tempfile.TemporaryDirectory() as w:
             within[way] += st.median(map(abs, e)) <= 3
             print(f"{n:26s} {way:5s} {med(e)}, {sum(abs(x) <= 3 for x in e):3d} within 3 %; in sum {100 * (rec / ctx - 1):+5.1f} %;  "
                   + "; ".join(f"{b}: {med([v[3] for v in us.values() if lo <= v[1] < hi])}" for lo, hi, b in bands))
-    print("median |error| within 3 %: " + ", ".join(f"{way} on {k} of {len(per)} models" for way, k in within.items()))
+    print("median |error| within 3 %: " + ", ".join(
+        f"{way} on {k} of {sum(way in by for by in per.values())} models" for way, k in within.items()))
     for n in ("mistral_decode_graph", "mixtral_decode_graph", "gpt2_decode_graph"):
         if n not in per or not all(w_ in per[n] for w_ in ways):
             continue

@@ -119,10 +119,14 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
         .as_deref()
         .filter(|_| opts.alone_in_model_cache && opts.verify)
         .map(kc_core::plan::cache_state::ModelTouches::of);
-    // With `--model-cache-lead-ins`, the steps leading up to each step, for the record in
-    // the model's cache state: among the steps the model pass runs (collectives left out).
+    // Unless `--model-cache-lead-ins none`, the steps leading up to each step, for the
+    // record in the model's cache state: among the steps the model pass runs (collectives
+    // left out).
     let record_leads = match (image, &touches, opts.model_cache_lead_ins) {
-        (Some(df), Some(_), true) => Some(schedule::lead_ins_at_places(
+        (Some(_), Some(_), kc_core::results::fidelity::RecordLeadIns::None)
+        | (None, _, _)
+        | (_, None, _) => None,
+        (Some(df), Some(_), _) => Some(schedule::lead_ins_at_places(
             plan,
             rank,
             df,
@@ -134,7 +138,6 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             },
             super::lead_in::MAX_LEAD_IN_STEPS,
         )),
-        _ => None,
     };
     // The values each unit's steps read in the model, for the steps its graph runs.
     let mut values_at_steps = match (image, &spans, opts.unit_values) {
@@ -1294,7 +1297,7 @@ fn record_in_model_cache(
     gpu: &mut Gpu,
 ) -> Result<Option<kc_core::results::fidelity::ModelCacheKernels>, ExecError> {
     use kc_core::plan::cache_state::ReadReuse;
-    use kc_core::results::fidelity::{CodeCache, ReuseDistance};
+    use kc_core::results::fidelity::{CodeCache, RecordLeadIns, ReuseDistance};
     gpu.load_touch()?;
     let l2 = gpu.facts.l2_bytes;
     let (least, most) = MODEL_CACHE_INVOCATIONS;
@@ -1324,8 +1327,8 @@ fn record_in_model_cache(
         /// The model's steps run before the invocation (`--model-cache-lead-ins`).
         lead: &'a [u32],
         /// Whether its and their integer and boolean reads take the lead-ins' results
-        /// (`--model-cache-lead-in-reads-from-producers`, none of them writing integers in
-        /// place) rather than their stand-ins.
+        /// (`--model-cache-lead-ins producers`, none of them writing integers in place)
+        /// rather than their stand-ins.
         reads_from_producers: bool,
     }
     let each: Vec<AtStep> = cycle
@@ -1365,7 +1368,7 @@ fn record_in_model_cache(
                 dirty: (touches.written_share_before(st, l2) * l2 as f64) as u64,
                 outside: kc_core::plan::cache_state::operands_outside_image(plan, df, u, st),
                 lead,
-                reads_from_producers: opts.model_cache_lead_in_reads_from_producers
+                reads_from_producers: opts.model_cache_lead_ins == RecordLeadIns::Producers
                     && !lead
                         .iter()
                         .any(|&p| schedule::step_writes_integers(plan, p)),
@@ -1411,7 +1414,7 @@ fn record_in_model_cache(
             .sum()
     });
     c.lead_in_reads_from_producers =
-        (leads.is_some() && opts.model_cache_lead_in_reads_from_producers).then(|| {
+        (leads.is_some() && opts.model_cache_lead_ins == RecordLeadIns::Producers).then(|| {
             each.iter()
                 .cycle()
                 .take(n)

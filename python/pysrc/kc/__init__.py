@@ -240,7 +240,10 @@ class Results:
         last run it more than L2 of bytes before (in_model_cache_code_evicted; None in
         results before, which kept it); since session 54, with --model-cache-lead-ins, the
         model's steps run before its invocations over the launch, after L2 was turned over
-        (in_model_cache_lead_in_steps; None where none ran)."""
+        (in_model_cache_lead_in_steps; None where none ran), kc's default since session
+        55, and the invocations over the launch whose integer and boolean reads took those
+        steps' results (in_model_cache_lead_in_reads_from_producers; None where all read
+        their stand-ins, the model's values, as with --model-cache-lead-ins stand-ins)."""
         rows = []
         for u in self.raw["units"]:
             t = u.get("time_us") or {}
@@ -298,6 +301,7 @@ class Results:
                     "in_model_cache_invocations": cache.get("invocations"),
                     "in_model_cache_code_evicted": cache.get("code_evicted_invocations"),
                     "in_model_cache_lead_in_steps": cache.get("lead_in_steps"),
+                    "in_model_cache_lead_in_reads_from_producers": cache.get("lead_in_reads_from_producers"),
                 }
             )
         return _pd.DataFrame(rows)
