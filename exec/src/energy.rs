@@ -115,6 +115,47 @@ pub struct SeriesSpec<'a> {
     /// neither its minimum, its maximum nor its target.
     pub settled: Option<&'a dyn Fn(&EnergyWindow) -> bool>,
     pub max_settling: usize,
+    /// The counter's period, seconds, where the run's earlier windows gave it: the window
+    /// that surely ends the series then tells `work` when its last tick comes
+    /// ([`series_end_s`]), so that no more work is queued past a margin after it.
+    pub period_s: Option<f64>,
+}
+
+/// How long past the predicted tick that ends a series the device is kept busy
+/// ([`series_end_s`]): the prediction counts from a tick seen late, never early, so the
+/// actual tick comes no later; the margin covers the period's drift over a window and a
+/// batch's estimate. Without the bound the queue held 32 ms of launches past the tick,
+/// which the next unit's changeover waited for (session 54's `ticks.py`: 90 ms median from
+/// a window's end to the next unit's timed launches on ConvNeXt-T's step).
+pub const TAIL_MARGIN_S: f64 = 0.010;
+
+/// Slack on a window's minimum before its end is predicted at a tick: a tick seen less
+/// late than the one that began the window may fall short of the minimum, and the window
+/// then runs to the tick after, which a bounded queue would leave idle.
+const TICK_JITTER_S: f64 = 0.02;
+
+/// Where the window begun at `t0_s` (a tick as seen) surely ends the series: its tick
+/// that will (the first whose distance from `t0_s` surely meets the window's minimum, 1
+/// the first after `t0_s`), and the clock's seconds by which the device must still be busy,
+/// [`TAIL_MARGIN_S`] past it. `None` where the counter's period is not known, or where the
+/// window may not end the series: it may be a settling window, or more windows may follow
+/// it (`counted_before` windows already count). Past that tick, where it did not end the
+/// window after all, the caller keeps its queue full again.
+pub fn series_end_s(
+    spec: &SeriesSpec<'_>,
+    t0_s: f64,
+    counted_before: usize,
+    may_settle: bool,
+) -> Option<(u32, f64)> {
+    let period = spec.period_s.filter(|p| *p > 0.0)?;
+    let ends = counted_before + 1 >= spec.max_windows.max(1) || spec.min_windows <= 1;
+    if !ends || may_settle {
+        return None;
+    }
+    let ticks = ((spec.window.min_seconds + TICK_JITTER_S) / period)
+        .ceil()
+        .max(1.0);
+    Some((ticks as u32, t0_s + ticks * period + TAIL_MARGIN_S))
 }
 
 /// How often instantaneous power is read inside a window (NVML updates it every ~50 ms;
@@ -122,13 +163,14 @@ pub struct SeriesSpec<'a> {
 const POWER_READ_S: f64 = 0.01;
 
 /// Measures one window, the counter's ticks from `ticks`. `work` is called between polls
-/// to keep the device busy and returns how many work items have completed so far.
+/// to keep the device busy and returns how many work items have completed so far; its
+/// argument is [`measure_series`]'s.
 pub fn measure(
     meter: &mut dyn PowerMeter,
     ticks: &mut dyn TickSource,
     clock: &dyn Clock,
     spec: &WindowSpec<'_>,
-    work: &mut dyn FnMut() -> Result<u64, String>,
+    work: &mut dyn FnMut(Option<f64>) -> Result<u64, String>,
 ) -> Result<EnergyWindow, String> {
     let series = SeriesSpec {
         window: WindowSpec { ..*spec },
@@ -138,6 +180,7 @@ pub fn measure(
         stop_after: None,
         settled: None,
         max_settling: 0,
+        period_s: None,
     };
     let mut w = measure_series(meter, ticks, clock, &series, work)?;
     Ok(w.remove(0))
@@ -157,6 +200,19 @@ pub struct Tick {
 pub trait TickSource {
     /// The counter's value now; the ticks before now are passed over.
     fn now_mj(&mut self, meter: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String>;
+    /// As [`TickSource::now_mj`], but a source that saw the counter's ticks on its own
+    /// keeps those that surely came after `from_s` (seen then, less within how long), so
+    /// that a caller held up since then still starts at the first of them. A source that
+    /// reads the counter only when asked has seen none.
+    fn now_mj_after(
+        &mut self,
+        meter: &mut dyn PowerMeter,
+        clock: &dyn Clock,
+        from_s: f64,
+    ) -> Result<u64, String> {
+        let _ = from_s;
+        self.now_mj(meter, clock)
+    }
     /// The counter's next change not yet returned; `None` while there is none.
     fn next_tick(
         &mut self,
@@ -219,7 +275,15 @@ fn lock(seen: &std::sync::Mutex<Watched>) -> std::sync::MutexGuard<'_, Watched> 
 }
 
 impl TickSource for WatchedTicks<'_> {
-    fn now_mj(&mut self, _: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String> {
+    fn now_mj(&mut self, meter: &mut dyn PowerMeter, clock: &dyn Clock) -> Result<u64, String> {
+        self.now_mj_after(meter, clock, f64::INFINITY)
+    }
+    fn now_mj_after(
+        &mut self,
+        _: &mut dyn PowerMeter,
+        clock: &dyn Clock,
+        from_s: f64,
+    ) -> Result<u64, String> {
         let from = clock.now_s();
         loop {
             {
@@ -228,8 +292,15 @@ impl TickSource for WatchedTicks<'_> {
                     return Err(e.clone());
                 }
                 if let Some(first) = w.first {
-                    self.next = w.ticks.len();
-                    return Ok(w.ticks.last().map_or(first, |t| t.mj));
+                    // The ticks that surely came after `from_s` are kept; the counter's
+                    // value is the one before the first of them.
+                    self.next = w
+                        .ticks
+                        .iter()
+                        .position(|t| t.seen_s - t.within_s >= from_s)
+                        .unwrap_or(w.ticks.len());
+                    let before = self.next.checked_sub(1).map(|i| w.ticks[i].mj);
+                    return Ok(before.unwrap_or(first));
                 }
             }
             if clock.now_s() - from > 1.0 {
@@ -325,24 +396,29 @@ pub fn watch_ticks<R>(
 /// ends are the ticks as `ticks` saw them (each window records within how long). Leading
 /// windows that were not `settled` are marked settling and do not count; of the rest, it
 /// ends after `min_windows` once their powers reach `target_rel_sem`, after a window that
-/// `stop_after` holds of, or after `max_windows`.
+/// `stop_after` holds of, or after `max_windows`. `work` is given, during the window that
+/// surely ends the series, the clock's seconds past which it need not keep the device busy
+/// ([`series_end_s`]); `None` asks it to keep its queue full.
 pub fn measure_series(
     meter: &mut dyn PowerMeter,
     ticks: &mut dyn TickSource,
     clock: &dyn Clock,
     spec: &SeriesSpec<'_>,
-    work: &mut dyn FnMut() -> Result<u64, String>,
+    work: &mut dyn FnMut(Option<f64>) -> Result<u64, String>,
 ) -> Result<Vec<EnergyWindow>, String> {
     let w = &spec.window;
-    // Wait for a tick: the counter's first change.
-    ticks.now_mj(meter, clock)?;
+    // Wait for a tick: the counter's first change after the work first kept the device
+    // busy (a work whose first call waits, a full queue, does not cost its ticks).
+    let busy_from = clock.now_s();
+    work(None)?;
+    ticks.now_mj_after(meter, clock, busy_from)?;
     let wait_from = clock.now_s();
     let (mut t0, mut e0, mut done0, mut unix0, mut temp0, mut within0) = loop {
-        work()?;
+        work(None)?;
         clock.pause(w.poll_seconds);
         if let Some(tick) = ticks.next_tick(meter, clock)? {
             let temp = meter.temperature_c();
-            let done = work()?;
+            let done = work(None)?;
             break (
                 tick.seen_s,
                 tick.mj,
@@ -371,8 +447,14 @@ pub fn measure_series(
     // counter's period over all of them.
     let mut seen_all = vec![t0];
     let mut last_power_at = f64::NEG_INFINITY;
+    // Whether the window now running may be a settling one.
+    let may_settle = |settling: usize, out: &[EnergyWindow]| {
+        spec.settled.is_some() && settling == out.len() && settling < spec.max_settling
+    };
+    let mut end = series_end_s(spec, t0, 0, may_settle(settling, &out));
     loop {
-        work()?;
+        // Up to the tick that surely ends the series, the work need not run past it.
+        work(end.filter(|&(tick, _)| ticks_in <= tick).map(|(_, s)| s))?;
         clock.pause(w.poll_seconds);
         let now = clock.now_s();
         if now - last_power_at >= POWER_READ_S {
@@ -399,7 +481,7 @@ pub fn measure_series(
         if tick.seen_s - t0 < w.min_seconds {
             continue;
         }
-        let done1 = work()?;
+        let done1 = work(None)?;
         let unix1 = clock.unix_ms_at(tick.seen_s);
         let temp1 = meter.temperature_c();
         let duration = tick.seen_s - t0;
@@ -456,7 +538,31 @@ pub fn measure_series(
         clocks.clear();
         events = 0;
         ticks_in = 1;
+        end = series_end_s(spec, t0, out.len() - settling, may_settle(settling, &out));
     }
+}
+
+/// A batch of launches' time on the device, seconds, as far as known: the shorter of the
+/// `expected` (0 where unknown) and the seen, `seen` being the seconds between the first
+/// and the last batch seen retired and the batches retired since the first (at least
+/// two). The shorter, so that a queue counted at it lasts at least as long as counted.
+pub fn batch_time_s(expected: f64, seen: Option<(f64, u64)>) -> f64 {
+    let seen = seen
+        .filter(|&(s, batches)| batches >= 2 && s > 0.0)
+        .map(|(s, batches)| s / batches as f64);
+    match (expected > 0.0, seen) {
+        (true, Some(s)) => expected.min(s),
+        (true, None) => expected,
+        (false, Some(s)) => s,
+        (false, None) => 0.0,
+    }
+}
+
+/// Whether `in_flight` batches of `batch_s` each already cover `for_s` more seconds of
+/// work: only the batches after the running one count, that one being partly done. Never
+/// where no bound is given or a batch's time is not known (the queue is then kept full).
+pub fn queue_covers(in_flight: usize, batch_s: f64, for_s: Option<f64>) -> bool {
+    for_s.is_some_and(|need| batch_s > 0.0 && in_flight.saturating_sub(1) as f64 * batch_s >= need)
 }
 
 /// Seconds from `now_ms` until the counter's next tick, from a tick seen at
@@ -529,6 +635,7 @@ mod tests {
             stop_after: None,
             settled: None,
             max_settling: 0,
+            period_s: None,
         }
     }
 
@@ -621,7 +728,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &spec,
-            &mut || {
+            &mut |_| {
                 replays += 1;
                 Ok(replays)
             },
@@ -668,6 +775,113 @@ mod tests {
     }
 
     #[test]
+    fn the_window_that_ends_a_series_bounds_its_work_to_a_margin_past_its_tick() {
+        let clock = FakeClock {
+            t: Cell::new(0.037),
+        };
+        let mut meter = Fake {
+            clock: &clock,
+            watts: 300.0,
+        };
+        // Three windows of at least 50 ms, the counter's period known: only the third, which
+        // surely ends the series, tells its work when it need no longer run.
+        let mut s = spec("unit", 0.05, 0.001, 3, 3, 0.0);
+        s.period_s = Some(0.1);
+        let mut bounds: Vec<(f64, Option<f64>)> = Vec::new();
+        let ws = measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &s,
+            &mut |until| {
+                bounds.push((clock.now_s(), until));
+                Ok(0)
+            },
+        )
+        .unwrap();
+        assert_eq!(ws.len(), 3);
+        let last = &ws[2];
+        let (from, to) = (
+            (last.start_unix_ms - 1_700_000_000_000) as f64 / 1e3,
+            (last.end_unix_ms - 1_700_000_000_000) as f64 / 1e3,
+        );
+        let bounded: Vec<_> = bounds.iter().filter(|(_, u)| u.is_some()).collect();
+        assert!(!bounded.is_empty());
+        // Every bound comes inside the last window, and each lies the margin past its end.
+        for (at, until) in &bounded {
+            assert!(
+                *at >= from - 1e-9 && *at <= to + 1e-9,
+                "{at} outside {from}..{to}"
+            );
+            let until = until.unwrap();
+            assert!(
+                (until - (to + TAIL_MARGIN_S)).abs() < 0.0015,
+                "{until} against {to}"
+            );
+        }
+        // The windows before it keep the queue full throughout.
+        assert!(bounds
+            .iter()
+            .filter(|(at, _)| *at < from - 1e-9)
+            .all(|(_, u)| u.is_none()));
+        // Without the period nothing is bounded.
+        s.period_s = None;
+        let mut any = false;
+        measure_series(
+            &mut meter,
+            &mut ReadTicks::default(),
+            &clock,
+            &s,
+            &mut |until| {
+                any |= until.is_some();
+                Ok(0)
+            },
+        )
+        .unwrap();
+        assert!(!any);
+    }
+
+    #[test]
+    fn a_series_end_is_predicted_only_where_the_window_surely_ends_it() {
+        let mut s = spec("unit", 0.05, 0.001, 1, 10, 0.01);
+        s.period_s = Some(0.1);
+        // One window enough: the first ends it, at the tick after its start.
+        let (tick, until) = series_end_s(&s, 2.0, 0, false).unwrap();
+        assert_eq!(tick, 1);
+        assert!((until - (2.1 + TAIL_MARGIN_S)).abs() < 1e-12);
+        // A settling window may not count.
+        assert_eq!(series_end_s(&s, 2.0, 0, true), None);
+        // Two windows at least, ten at most: a window that may be followed is not bounded,
+        // the tenth is.
+        s.min_windows = 2;
+        assert_eq!(series_end_s(&s, 2.0, 1, false), None);
+        assert!(series_end_s(&s, 2.0, 9, false).is_some());
+        // A minimum within the ticks' jitter of a whole period waits for the tick after.
+        s.min_windows = 1;
+        s.window.min_seconds = 0.1;
+        assert_eq!(series_end_s(&s, 2.0, 0, false).unwrap().0, 2);
+        // No period known: none.
+        s.period_s = None;
+        assert_eq!(series_end_s(&s, 2.0, 0, false), None);
+    }
+
+    #[test]
+    fn a_bounded_queue_counts_batches_at_the_shorter_time_and_not_the_running_one() {
+        // The seen time (1.5 ms over 10 batches seen) is shorter than the expected 2 ms.
+        assert!((batch_time_s(0.002, Some((0.015, 10))) - 0.0015).abs() < 1e-12);
+        assert_eq!(batch_time_s(0.002, Some((0.030, 10))), 0.002);
+        // Too few batches seen: the expected stands; neither known: 0.
+        assert_eq!(batch_time_s(0.002, Some((0.001, 1))), 0.002);
+        assert_eq!(batch_time_s(0.0, None), 0.0);
+        // Eight batches in flight of 2 ms cover 14 ms, the running one left out.
+        assert!(queue_covers(8, 0.002, Some(0.014)));
+        assert!(!queue_covers(8, 0.002, Some(0.0145)));
+        // Without a bound, or a batch's time, the queue is kept full.
+        assert!(!queue_covers(16, 0.002, None));
+        assert!(!queue_covers(16, 0.0, Some(0.001)));
+    }
+
+    #[test]
     fn a_stuck_counter_is_an_error() {
         struct Stuck;
         impl PowerMeter for Stuck {
@@ -690,7 +904,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &spec,
-            &mut || Ok(0),
+            &mut |_| Ok(0),
         )
         .unwrap_err();
         assert!(e.contains("did not change"), "{e}");
@@ -712,7 +926,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &series,
-            &mut || {
+            &mut |_| {
                 n += 1;
                 Ok(n)
             },
@@ -741,7 +955,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &fixed,
-            &mut || Ok(0),
+            &mut |_| Ok(0),
         )
         .unwrap();
         assert_eq!(ws.len(), 4);
@@ -762,7 +976,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &series,
-            &mut || Ok(0),
+            &mut |_| Ok(0),
         )
         .unwrap();
         assert_eq!(ws.len(), 7);
@@ -789,7 +1003,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &series,
-            &mut || Ok(0),
+            &mut |_| Ok(0),
         )
         .unwrap();
         assert_eq!(ws.len(), 1);
@@ -823,7 +1037,7 @@ mod tests {
                 &mut ReadTicks::default(),
                 &clock,
                 spec,
-                &mut || Ok(0),
+                &mut |_| Ok(0),
             )
             .unwrap()
         };
@@ -896,7 +1110,7 @@ mod tests {
                 &mut ReadTicks::default(),
                 &clock,
                 spec,
-                &mut || Ok(0),
+                &mut |_| Ok(0),
             )
             .unwrap()
         };
@@ -934,7 +1148,7 @@ mod tests {
             &mut ReadTicks::default(),
             &clock,
             &series,
-            &mut || Ok(0),
+            &mut |_| Ok(0),
         )
         .unwrap();
         // The fake counter ticks every 100 ms; its windows say so.
@@ -978,7 +1192,7 @@ mod tests {
                 watts: 400.0,
             };
             let mut calls = 0u64;
-            let mut work = || {
+            let mut work = |_: Option<f64>| {
                 calls += 1;
                 if calls % 7 == 0 {
                     clock.pause(0.025);
@@ -1082,6 +1296,68 @@ mod tests {
         }
         assert!(got.last().unwrap().seen_s - got[0].seen_s > 0.02);
         assert!(got.iter().all(|t| t.within_s >= 0.0));
+    }
+
+    #[test]
+    fn a_series_whose_first_work_waits_starts_at_a_tick_seen_while_it_waited() {
+        // A counter that advances every 20 ms of real time; the series' first work call
+        // waits 50 ms (an enqueue behind a full queue), the device busy from its start.
+        let clock = SystemClock::default();
+        let read = || Ok((clock.now_s() / 0.02) as u64);
+        let mut began = None;
+        let mut calls = 0;
+        let spec = spec("unit", 0.01, 0.0002, 1, 1, 0.0);
+        let ws = watch_ticks(&read, &clock, 0.0002, |ticks| {
+            measure_series(&mut NoMeter, ticks, &clock, &spec, &mut |_| {
+                calls += 1;
+                if calls == 1 {
+                    began = Some(clock.now_s());
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Ok(calls)
+            })
+        })
+        .unwrap();
+        let began = began.unwrap();
+        let start_s = (ws[0].start_unix_ms - clock.unix_ms_at(0.0)) as f64 / 1e3;
+        // The window began at a tick the watcher saw while the first call waited: no sooner
+        // than the work began, within the first 20 ms period after it (plus the reads'
+        // own lateness), not after the wait.
+        assert!(start_s >= began - 0.002, "{start_s} before {began}");
+        assert!(start_s < began + 0.045, "{start_s} long after {began}");
+    }
+
+    #[test]
+    fn ticks_kept_after_a_time_are_those_that_surely_came_after_it() {
+        let tick = |mj, seen_s, within_s| Tick {
+            mj,
+            seen_s,
+            within_s,
+        };
+        let seen = std::sync::Mutex::new(Watched {
+            first: Some(100),
+            ticks: vec![
+                tick(101, 0.010, 0.001),
+                tick(102, 0.030, 0.005),
+                tick(103, 0.050, 0.001),
+            ],
+            err: None,
+        });
+        let mut w = WatchedTicks {
+            seen: &seen,
+            next: 0,
+        };
+        let clock = SystemClock::default();
+        // Seen at 30 ms within 5 ms: it may have come at 25 ms, before 27 ms; the next is
+        // the first kept, and the counter's value before it is the one returned.
+        assert_eq!(w.now_mj_after(&mut NoMeter, &clock, 0.027).unwrap(), 102);
+        assert_eq!(w.next_tick(&mut NoMeter, &clock).unwrap().unwrap().mj, 103);
+        assert_eq!(w.next_tick(&mut NoMeter, &clock).unwrap(), None);
+        // From before them all, all are kept; `now_mj` passes over every one seen.
+        assert_eq!(w.now_mj_after(&mut NoMeter, &clock, 0.0).unwrap(), 100);
+        assert_eq!(w.next_tick(&mut NoMeter, &clock).unwrap().unwrap().mj, 101);
+        assert_eq!(w.now_mj(&mut NoMeter, &clock).unwrap(), 103);
+        assert_eq!(w.next_tick(&mut NoMeter, &clock).unwrap(), None);
     }
 
     /// A meter the watched series never reads the counter of.

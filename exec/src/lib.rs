@@ -203,6 +203,11 @@ pub struct ExecOptions {
     /// Isolated mode: a unit whose energy windows alone saw the power cap is measured
     /// again at a duty cycle, a spin after each launch ([`kc_core::results::DutyEnergy`]).
     pub duty_energy: bool,
+    /// Whether an energy series keeps its full queue of launches (32 ms) past the tick that
+    /// ends it (a diagnostic, sessions 1-54's way); by default its last window queues work
+    /// only to a margin past that tick (`energy::series_end_s`), so that the next unit's
+    /// changeover does not wait for the rest.
+    pub energy_full_queue: bool,
     /// Isolated mode, a diagnostic: every unit's energy is measured at a duty cycle (a
     /// spin after each launch), not only a unit whose windows alone saw the power cap; the
     /// back-to-back figure is kept beside it (`DutyEnergy::alone_per_item_j`).
@@ -388,6 +393,7 @@ impl Default for ExecOptions {
             round_energy: false,
             duty_energy: true,
             duty_energy_all: false,
+            energy_full_queue: false,
             duty_shares_both: false,
             lead_in_units: true,
             lead_in_share: kc_core::results::LEAD_IN_SHARE,

@@ -107,6 +107,11 @@ pub struct Args {
     /// gave; the prediction takes the duty cycle's.
     #[arg(long, conflicts_with = "no_duty_energy")]
     pub duty_energy_all: bool,
+    /// A diagnostic: keep each energy series' full queue of launches (32 ms) past the tick
+    /// that ends it, as up to session 54; by default the last window of a series queues
+    /// work only to 10 ms past its predicted tick, so that the next unit starts sooner.
+    #[arg(long)]
+    pub energy_full_queue: bool,
     /// Isolated mode, a diagnostic: measure a unit at a duty cycle at both shares (a third
     /// of each launch and a fifth), keeping the one that is not its answer beside it. The
     /// two agree where the spin's power taken off is what the spin drew between the
@@ -451,6 +456,7 @@ pub fn run(a: Args) -> i32 {
         round_energy: a.round_energy,
         duty_energy: !a.no_duty_energy,
         duty_energy_all: a.duty_energy_all,
+        energy_full_queue: a.energy_full_queue,
         duty_shares_both: a.duty_shares_both,
         lead_in_units: !a.no_lead_in_units,
         lead_in_share: a.lead_in_share,

@@ -93,6 +93,9 @@ fn child_args(a: &Args, rank: u32, out: &Path) -> Vec<String> {
     if a.no_duty_energy {
         v.push("--no-duty-energy".into());
     }
+    if a.energy_full_queue {
+        v.push("--energy-full-queue".into());
+    }
     if a.duty_energy_all {
         v.push("--duty-energy-all".into());
     }

@@ -96,6 +96,10 @@ pub struct Args {
     /// alone drew past the power limit; the report gives both figures.
     #[arg(long)]
     pub duty_energy_all: bool,
+    /// A diagnostic, as `kc exec --energy-full-queue`: each energy series keeps its full
+    /// queue of launches past the tick that ends it (up to session 54's way).
+    #[arg(long)]
+    pub energy_full_queue: bool,
     /// A diagnostic, as `kc exec --duty-shares-both`: a unit measured at a duty cycle is
     /// measured at both shares, a third and a fifth, the other kept beside its answer.
     #[arg(long)]
@@ -318,6 +322,7 @@ pub fn run(a: Args) -> i32 {
         unit_energy_target: a.unit_energy_target.max(0.0) / 100.0,
         one_window_rel_sd: a.one_window_spread.max(0.0) / 100.0,
         duty_energy_all: a.duty_energy_all,
+        energy_full_queue: a.energy_full_queue,
         duty_shares_both: a.duty_shares_both,
         round_energy: a.round_energy,
         lead_in_units: !a.no_lead_in_units,
@@ -423,6 +428,7 @@ struct ReplaySettings {
     /// A unit whose energy target is at least this ends after one window (0: never).
     one_window_rel_sd: f64,
     duty_energy_all: bool,
+    energy_full_queue: bool,
     duty_shares_both: bool,
     round_energy: bool,
     lead_in_units: bool,
@@ -488,6 +494,7 @@ fn replay(
         warmup: settings.warmup,
         energy_window_s: (energy_repeats > 0).then_some(settings.graph_energy_window),
         energy_repeats: energy_repeats.max(1),
+        energy_full_queue: settings.energy_full_queue,
         progress,
         plan_path: plan_path.display().to_string(),
         plan_crc32: crc32fast::hash(&bytes),
@@ -520,6 +527,7 @@ fn replay(
             one_window_rel_sd: settings.one_window_rel_sd,
             energy_window_s: base.energy_window_s.map(|_| settings.unit_energy_window),
             duty_energy_all: settings.duty_energy_all,
+            energy_full_queue: settings.energy_full_queue,
             duty_shares_both: settings.duty_shares_both,
             round_energy: settings.round_energy,
             lead_in_units: settings.lead_in_units,

@@ -348,7 +348,14 @@ pub struct LeadInKernels {
 
 /// The host's milliseconds a unit's isolated measurement spent before its timed launches:
 /// giving the image the model's values, the unit's own buffers, the census of its places,
-/// the capture of its graph, its warm-up launches and the CUPTI record of its kernels.
+/// the capture of its graph, its warm-up launches and the CUPTI record of its kernels; and
+/// (since session 55) of its measurement as it ran: `enqueue_timed`, the enqueue of its
+/// timed launches (the host waits where the device's queue is full), `to_series`, from
+/// that enqueue's start to its energy series' wait for the counter's first tick, `queued`,
+/// the launches the series still held queued when it ended (estimated, ms of the device's
+/// time), `drain`, the wait for them, and `after`, from the series' return to the end of
+/// the unit's measurement (its look at its values, a measurement again, summaries). kc's
+/// own cost, not a figure of the unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnitSetupMs {
     pub restore: f64,
@@ -357,6 +364,16 @@ pub struct UnitSetupMs {
     pub capture: f64,
     pub warm: f64,
     pub record: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enqueue_timed: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_series: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<f64>,
 }
 
 /// A unit measured again with each launch of its graph starting from the model's values: a

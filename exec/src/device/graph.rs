@@ -121,15 +121,47 @@ impl Device {
     /// without waiting: what follows on the stream (an energy window's launches) runs
     /// behind them. [`TimedLaunches::read`] gives the times once the stream has passed.
     pub fn enqueue_timed(&mut self, g: &Graph, n: usize) -> Result<TimedLaunches, ExecError> {
+        let mut timed = self.begin_timed(g, n)?;
+        self.continue_timed(g, &mut timed)?;
+        Ok(timed)
+    }
+
+    /// [`Device::enqueue_timed`]'s events, nothing enqueued: [`Device::continue_timed`]
+    /// enqueues the launches, the first event just before the first, so that no time
+    /// between the two calls falls in a launch's time.
+    pub fn begin_timed(&mut self, _g: &Graph, n: usize) -> Result<TimedLaunches, ExecError> {
         let events: Vec<Event> = (0..=n)
             .map(|_| self.event(true))
             .collect::<Result<_, _>>()?;
-        self.record(events[0], 0)?;
-        for e in &events[1..] {
+        Ok(TimedLaunches {
+            events,
+            enqueued: None,
+        })
+    }
+
+    /// Enqueues `timed`'s launches of `g` not yet enqueued, back to back, each followed by
+    /// its event (the first preceded by the first event). The host waits here where the
+    /// device's queue is full.
+    pub fn continue_timed(
+        &mut self,
+        g: &Graph,
+        timed: &mut TimedLaunches,
+    ) -> Result<(), ExecError> {
+        let mut enqueued = match timed.enqueued {
+            Some(n) => n,
+            None => {
+                self.record(timed.events[0], 0)?;
+                timed.enqueued = Some(0);
+                0
+            }
+        };
+        while enqueued + 1 < timed.events.len() {
             self.launch(g)?;
-            self.record(*e, 0)?;
+            self.record(timed.events[enqueued + 1], 0)?;
+            enqueued += 1;
+            timed.enqueued = Some(enqueued);
         }
-        Ok(TimedLaunches { events })
+        Ok(())
     }
 
     /// Launches `g` `n` times, each after the GPU went idle (synchronized), timing each
@@ -240,9 +272,17 @@ impl Drop for Graph {
 /// Launches enqueued with timing events between them ([`Device::enqueue_timed`]).
 pub struct TimedLaunches {
     events: Vec<Event>,
+    /// The launches enqueued so far, once the first event is (all once
+    /// [`Device::continue_timed`] returned).
+    enqueued: Option<usize>,
 }
 
 impl TimedLaunches {
+    /// Whether every launch is enqueued.
+    pub fn all_enqueued(&self) -> bool {
+        self.enqueued.is_some_and(|n| n + 1 >= self.events.len())
+    }
+
     /// Each launch's time in microseconds; waits for the last launch to finish.
     pub fn read(self, dev: &mut Device) -> Result<Vec<f64>, ExecError> {
         let last = self.events[self.events.len() - 1];
@@ -269,10 +309,18 @@ impl TimedLaunches {
 /// Keeps the device busy with back-to-back launches of a graph for energy windows: up to
 /// `in_flight` batches in flight, each ending in an event, and a count of completed
 /// launches. Small batches keep the count fine (it advances a batch at a time) while the
-/// batches in flight keep enough work queued that the GPU never waits for the host.
+/// batches in flight keep enough work queued that the GPU never waits for the host. Told
+/// how long the work need still run ([`Feeder::pump`]), it queues no more than covers
+/// that, counting only the batches after the one running, each at the shorter of its
+/// expected time and the time batches have been seen to take.
 pub struct Feeder<'g> {
     graph: &'g Graph,
     batch: usize,
+    /// A batch's expected time on the device, seconds (0: unknown).
+    batch_s: f64,
+    /// When the first batch was seen retired and the launches completed then, and when the
+    /// last was: the batches between give the time a batch is seen to take.
+    retired: Option<(std::time::Instant, u64, std::time::Instant)>,
     max_in_flight: usize,
     in_flight: VecDeque<Event>,
     free: Vec<Event>,
@@ -285,12 +333,14 @@ pub struct Feeder<'g> {
 }
 
 impl<'g> Feeder<'g> {
-    /// A feeder of `batch` launches a batch, `in_flight` batches queued at most; with
-    /// `timing`, each batch is timed from the one before it on the GPU.
+    /// A feeder of `batch` launches a batch, each expected to take `batch_s` seconds on the
+    /// device (0 where unknown), `in_flight` batches queued at most; with `timing`, each
+    /// batch is timed from the one before it on the GPU.
     pub fn new(
         gpu: &mut Device,
         graph: &'g Graph,
         batch: usize,
+        batch_s: f64,
         in_flight: usize,
         timing: bool,
     ) -> Result<Feeder<'g>, ExecError> {
@@ -301,6 +351,8 @@ impl<'g> Feeder<'g> {
         Ok(Feeder {
             graph,
             batch: batch.max(1),
+            batch_s: batch_s.max(0.0),
+            retired: None,
             max_in_flight,
             in_flight: VecDeque::new(),
             free,
@@ -315,16 +367,49 @@ impl<'g> Feeder<'g> {
         self.completed + (self.in_flight.len() * self.batch) as u64
     }
 
+    /// A batch's time on the device as far as known ([`crate::energy::batch_time_s`]).
+    fn batch_time_s(&self) -> f64 {
+        let seen = self.retired.map(|(first, from, last)| {
+            let batches = (self.completed - from) / self.batch as u64;
+            ((last - first).as_secs_f64(), batches)
+        });
+        crate::energy::batch_time_s(self.batch_s, seen)
+    }
+
+    /// The launches not yet run, estimated seconds of the device's time: the batches whose
+    /// events have not completed (the running one counted whole).
+    pub fn queued_s(&self) -> f64 {
+        let pending = self
+            .in_flight
+            .iter()
+            // SAFETY: querying events this feeder recorded.
+            .filter(|e| unsafe { cu::cuEventQuery(e.0) } == cu::CUresult::CUDA_ERROR_NOT_READY)
+            .count();
+        pending as f64 * self.batch_time_s()
+    }
+
     /// Retires finished batches (a timed one stamped `now_unix_ms`, the caller's clock, the
     /// one its windows are stamped by), tops the queue up, and returns launches completed
-    /// so far.
-    pub fn pump(&mut self, gpu: &Device, now_unix_ms: i64) -> Result<u64, ExecError> {
+    /// so far. With `for_s`, the work need run only that many seconds more: the queue is
+    /// topped up only while the batches after the one running cover less (a full queue
+    /// where a batch's time is not known).
+    pub fn pump(
+        &mut self,
+        gpu: &Device,
+        now_unix_ms: i64,
+        for_s: Option<f64>,
+    ) -> Result<u64, ExecError> {
         while let Some(&e) = self.in_flight.front() {
             // SAFETY: querying an event this feeder recorded.
             let r = unsafe { cu::cuEventQuery(e.0) };
             if r == cu::CUresult::CUDA_SUCCESS {
                 self.in_flight.pop_front();
                 self.completed += self.batch as u64;
+                let now = std::time::Instant::now();
+                match self.retired.as_mut() {
+                    Some(r) => r.2 = now,
+                    None => self.retired = Some((now, self.completed, now)),
+                }
                 let Some(times) = self.batch_times.as_mut() else {
                     self.free.push(e);
                     continue;
@@ -353,7 +438,11 @@ impl<'g> Feeder<'g> {
                 cu_err(r, "cuEventQuery")?;
             }
         }
+        let batch_s = self.batch_time_s();
         while self.in_flight.len() < self.max_in_flight {
+            if crate::energy::queue_covers(self.in_flight.len(), batch_s, for_s) {
+                break;
+            }
             let Some(e) = self.free.pop() else { break };
             for _ in 0..self.batch {
                 gpu.launch(self.graph)?;

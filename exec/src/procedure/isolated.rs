@@ -812,6 +812,8 @@ fn measure_unit(
     if !first.windows_skipped {
         look(gpu)?;
     }
+    // Where its windows as it ran ended (the rest of its measurement is timed from there).
+    let tail = first.tail;
     let values = early_values.take();
     // A unit whose repeats alone drove its values away is measured again, each launch
     // from the model's values at its places, where the snapshot holds them; with
@@ -949,6 +951,13 @@ fn measure_unit(
     row.launches_verified = launches_verified;
     row.values = values;
     row.restoring = restoring;
+    if let Some(t) = tail {
+        setup.enqueue_timed = Some(t.enqueue);
+        setup.to_series = Some(t.to_series);
+        setup.queued = Some(t.queued);
+        setup.drain = Some(t.drain);
+        setup.after = Some(ms_since(t.returned));
+    }
     row.setup_ms = Some(setup);
     Ok(row)
 }
@@ -1569,6 +1578,20 @@ struct Measured {
     launches_verified: Option<kc_core::results::fidelity::UnitLaunches>,
     /// The look after the timed launches ended the measurement there: no windows.
     windows_skipped: bool,
+    /// Its energy series, where it ran ([`SeriesTimes`]).
+    tail: Option<SeriesTimes>,
+}
+
+/// A unit's energy series as the host ran it, ms (`UnitSetupMs`): the timed launches'
+/// enqueue, from it to the series' wait for its first tick, the launches still queued at
+/// the series' end (estimated) and the wait for them; and when the series returned.
+#[derive(Clone, Copy)]
+struct SeriesTimes {
+    enqueue: f64,
+    to_series: f64,
+    queued: f64,
+    drain: f64,
+    returned: std::time::Instant,
 }
 
 /// The model's steps leading up to each step, oldest first, by step
@@ -1626,11 +1649,18 @@ fn time_and_energy(
         ),
         None => None,
     };
-    let timed = gpu.enqueue_timed(graph, head.unwrap_or(launches))?;
+    let enqueue_from = std::time::Instant::now();
+    // Without a look, only the first timed launch now, the rest inside the energy series,
+    // where the ticks are watched (`SeriesHow::timed`).
+    let timed = match look {
+        None => gpu.begin_timed(graph, launches)?,
+        Some(_) => gpu.enqueue_timed(graph, head.unwrap_or(launches))?,
+    };
+    let enqueue_ms = ms_since(enqueue_from);
     // The head's samples, where the rest were timed behind them.
     let mut head_samples = Vec::new();
     // `pending` holds the timed launches' samples, or the launches still to be read.
-    let pending: Result<Vec<f64>, _> = match look {
+    let mut pending: Result<Vec<f64>, _> = match look {
         None => Err(timed),
         Some((look, _)) => {
             let mut samples = timed.read(gpu)?;
@@ -1645,12 +1675,13 @@ fn time_and_energy(
                     energy_at_duty: None,
                     launches_verified: None,
                     windows_skipped: true,
+                    tail: None,
                 });
             }
             match head {
                 Some(n) => {
                     head_samples = samples;
-                    Err(gpu.enqueue_timed(graph, launches - n)?)
+                    Err(gpu.begin_timed(graph, launches - n)?)
                 }
                 None => Ok(samples),
             }
@@ -1669,9 +1700,22 @@ fn time_and_energy(
         // A unit whose share of the model is small enough asks less of its energy than one
         // window's spread gives: a second window (a tick) would buy nothing it needs.
         one_window: true,
+        // The timed launches still to run go ahead of the windows' launches, in the series.
+        timed: pending.as_mut().err(),
         ..Default::default()
     };
+    en.last_tail = None;
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
+    let tail = en
+        .last_tail
+        .zip(en.last_series_began)
+        .map(|((queued, drain), began)| SeriesTimes {
+            enqueue: enqueue_ms,
+            to_series: began.saturating_duration_since(enqueue_from).as_secs_f64() * 1e3,
+            queued,
+            drain,
+            returned: std::time::Instant::now(),
+        });
     let mut samples = match pending {
         Ok(s) => s,
         Err(timed) => {
@@ -1764,6 +1808,7 @@ fn time_and_energy(
         energy_at_duty,
         launches_verified: None,
         windows_skipped: false,
+        tail,
     })
 }
 
@@ -2038,6 +2083,7 @@ pub(super) fn duty_energy(
             // At least two: the duty's share is sized from them, and their spread is the
             // unit's (the pooled spread of one window is of windows back to back).
             one_window: false,
+            timed: None,
         };
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
         let before = en.windows_so_far();

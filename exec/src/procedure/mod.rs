@@ -46,6 +46,11 @@ pub(super) struct Energy<'a> {
     /// takes, which differs by rank, so each rank tops its launches up to the job's most
     /// (a rank that stopped early would leave its partners waiting in a collective).
     job: Option<crate::rendezvous::Job>,
+    /// The last series' end: the launches it still held queued (estimated, ms of the
+    /// device's time) and the wait for them, ms (`UnitSetupMs::queued`, `drain`).
+    last_tail: Option<(f64, f64)>,
+    /// When the last series began waiting for the counter's first tick.
+    last_series_began: Option<std::time::Instant>,
 }
 
 /// Every rank of a job ends a phase with the same number of launches of its graph: each
@@ -239,8 +244,13 @@ impl Energy<'_> {
             settled,
             batch_times,
             one_window,
+            mut timed,
         } = how;
         let (Some(meter), Some(min)) = (self.meter.as_ref(), opts.energy_window_s) else {
+            // No windows: the timed launches alone.
+            if let Some(t) = timed.as_mut() {
+                gpu.continue_timed(graph, t)?;
+            }
             return Ok(None);
         };
         let batch = batch_of(per_launch_us);
@@ -265,10 +275,22 @@ impl Energy<'_> {
             stop_after,
             settled,
             max_settling: MAX_SETTLING_WINDOWS,
+            // The run's counter period, where its windows so far keep one: the series' last
+            // window then needs its work only to a margin past the tick that ends it.
+            period_s: energy::counter_period_s(&self.windows)
+                .filter(|&p| energy::counter_is_periodic(&self.windows, p))
+                .filter(|_| !opts.energy_full_queue),
         };
         let batch_ns = batch as f64 * per_launch_us.max(0.001) * 1000.0;
         let in_flight = ((QUEUED_NS / batch_ns).ceil() as usize).clamp(2, 16);
-        let mut feeder = Feeder::new(gpu, graph, batch, in_flight, batch_times.is_some())?;
+        let mut feeder = Feeder::new(
+            gpu,
+            graph,
+            batch,
+            batch_ns / 1e9,
+            in_flight,
+            batch_times.is_some(),
+        )?;
         let mut gpu_err = None;
         // The batches are stamped by the clock the windows are, so the two compare.
         let clock = &self.clock;
@@ -277,9 +299,21 @@ impl Energy<'_> {
         // reads themselves take 3-5 ms (session 33), which taking each window on the
         // counter's period (below) takes out of its duration.
         let read = || meter.energy_now_mj();
+        let began = &mut self.last_series_began;
         let w = energy::watch_ticks(&read, clock, POLL_S, |ticks| {
-            energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut || {
-                feeder.pump(gpu, clock.unix_ms()).map_err(|e| {
+            *began = Some(std::time::Instant::now());
+            energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut |until| {
+                // The timed launches' rest first, once: the windows' launches queue
+                // behind them.
+                if let Some(t) = timed.as_mut().filter(|t| !t.all_enqueued()) {
+                    gpu.continue_timed(graph, t).map_err(|e| {
+                        let m = e.to_string();
+                        gpu_err = Some(e);
+                        m
+                    })?;
+                }
+                let for_s = until.map(|u| u - clock.now_s());
+                feeder.pump(gpu, clock.unix_ms(), for_s).map_err(|e| {
                     let m = e.to_string();
                     gpu_err = Some(e);
                     m
@@ -290,14 +324,21 @@ impl Energy<'_> {
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
         let launched = feeder.launched();
+        let queued_ms = feeder.queued_s() * 1e3;
         if let (Some(out), Some(times)) = (batch_times, feeder.batch_times.as_mut()) {
             out.append(times);
         }
         drop(feeder);
+        // A series that ended before its first work (its counter unread) enqueues them now.
+        if let (None, Some(t)) = (&gpu_err, timed.as_mut()) {
+            gpu.continue_timed(graph, t)?;
+        }
+        let drain_from = std::time::Instant::now();
         if gpu_err.is_none() {
             even_out(self.job.as_mut(), gpu, graph, launched, label)?;
         }
         gpu.synchronize()?;
+        self.last_tail = Some((queued_ms, drain_from.elapsed().as_secs_f64() * 1e3));
         if let Some(e) = gpu_err {
             return Err(e);
         }
@@ -490,6 +531,13 @@ pub(super) struct SeriesHow<'a> {
     /// for two or more always), the series ends after its first counted window. The rule
     /// is applied here, once, for every series that asks.
     pub one_window: bool,
+    /// Timed launches begun ahead of the series ([`crate::device::Device::begin_timed`]),
+    /// the rest enqueued inside it, ahead of the windows' launches: where the device's
+    /// queue is full the host waits in that enqueue, and the counter's ticks are then
+    /// already watched (ConvNeXt-T's step, session 55: the enqueue held a fifth of the
+    /// units 30-45 ms before their series began, a tick passing unwatched). All are
+    /// enqueued when the series returns.
+    pub timed: Option<&'a mut crate::device::TimedLaunches>,
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
@@ -576,6 +624,8 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         idle_w: None,
         spin_w: None,
         job,
+        last_tail: None,
+        last_series_began: None,
     };
     let idle = measure_idle(&mut gpu, &mut en, opts, &mut notes)?;
     phases.end("the idle window");
@@ -803,7 +853,9 @@ fn measure_idle(
         };
         let read = || meter.energy_now_mj();
         let measured = energy::watch_ticks(&read, &en.clock, POLL_S, |ticks| {
-            energy::measure(&mut meter.reading(), ticks, &en.clock, &spec, &mut || Ok(0))
+            energy::measure(&mut meter.reading(), ticks, &en.clock, &spec, &mut |_| {
+                Ok(0)
+            })
         });
         match measured {
             Ok(w) => {
