@@ -5,6 +5,36 @@
 # after it. Results go to $OUT/PART.txz.
 P=${1:?part}
 . tools/device_session.sh
+# twice NAME CAPTURE-ARGS: captured once, answered by `kc run` with kc's defaults (NAME.kc)
+# and with --energy-full-queue (NAME.full.kc), the model measured again after both, each
+# run reported against it; both plans' kept
+twice() {
+  local n=$1; shift
+  local order=${ORDER:-kc full}
+  if over_budget; then mark "skip $n (time)"; return; fi
+  args=("$@"); name=$n
+  mark "capture $n"
+  . tools/capture_inputs.sh "$@"
+  for way in $order; do
+    flags=(); [ $way = full ] && flags=(--energy-full-queue)
+    mark "kc run $n $way"; local s=$(date +%s%N)
+    timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
+      --reference-entry $n -o $out/$n.$way "${flags[@]}" --json > $out/$n.$way.run.json 2> $out/$n.$way.run.log
+    echo "$n $way rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+  done
+  if [ -z "${NO_REMEASURE:-}" ]; then
+    mark "remeasure $n"
+    $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
+  fi
+  for way in $order; do
+    d=$out/$n.$way/$n
+    $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
+      --reference-entry $n -o $d/report > $out/$n.$way.report.log 2>&1
+    rm -f $d/*.kcir $d/report/replay.trace.json
+  done
+  mkdir -p $out/plans && xz -3 -c $out/$n.kc/$n/plan.kcplan > $out/plans/$n.kcplan.xz
+  rm -f $out/$n.*/$n/plan.kcplan $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
+}
 case $P in
 a) # Session 54's part g. The record with the lead-ins (--model-cache-lead-ins, better on 8
    # of 9 kept plans in session 54's call 6) on the five models answered afresh in session
@@ -16,5 +46,37 @@ a) # Session 54's part g. The record with the lead-ins (--model-cache-lead-ins, 
    ways "${PLANS_A:-gpt2_decode_graph qwen2_decode_graph qwen3_moe_decode_graph vit_b_16_tf32 convnext_tiny_train}" \
      "far:" "lead:--model-cache-lead-ins" "leadp:--model-cache-lead-ins --model-cache-lead-in-reads-from-producers"
    ways "${PLANS_A2:-t5_graph_zw bert_infer_graph_zy mistral_decode_graph}" "leadp:--model-cache-lead-ins --model-cache-lead-in-reads-from-producers" ;;
+b) # kc run's time (issue 27, deliverable 6) with each energy series' last window queuing
+   # launches only to 10 ms past its predicted tick (kc's default from kc-zz22), against
+   # the full 32 ms queue as before (--energy-full-queue), on one capture each, both runs
+   # in this call, then the model measured again and both reported: ConvNeXt-T's training
+   # step (134 units, 88.4 s in session 53) and T5's graph (112 units, 55.9 s in session
+   # 49); also the first answers with the record's lead-ins as kc's default
+   twice convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
+   twice t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph ;;
+c) # Call 2 found kc run no faster with the bounded queue (ConvNeXt-T's step 92.6 s, 90.7 s
+   # with the full queue; T5's graph 59.2 and 60.2 s), a unit's 43 ms after its windows
+   # alike. Again on ConvNeXt-T's step, the full queue first this time, with each unit's
+   # queue at its series' end, the wait for it and the rest after its windows in the
+   # results (setup_ms.queued, drain, after; kc-zz23), the model not measured again
+   ORDER="full kc" NO_REMEASURE=1 twice convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+d) # Call 3: the bounded queue cut each unit's wait after its windows (29.2 -> 16.1 ms) but
+   # not kc run's time: from a window's end to the next unit's timed launches stayed about
+   # 95 ms, and units whose timed launches began 60-80 ms after it still took two ticks.
+   # Where does the time from the timed launches' start to the windows go? Each unit's
+   # enqueue of its timed launches and from it to the series' wait for a tick in the
+   # results (setup_ms.enqueue_timed, to_series; kc-zz24), ConvNeXt-T's step once
+   ORDER="kc" NO_REMEASURE=1 twice convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+e) # Call 4: a fifth of ConvNeXt-T's units waited 30-45 ms in the enqueue of their timed
+   # launches (a full queue) before their energy series watched the counter, and a tick
+   # passed unwatched. With the timed launches enqueued inside the series (kc-zz25), its
+   # ticks watched from the first launch: ConvNeXt-T's step and T5's graph once each, the
+   # models not measured again
+   ORDER="kc" NO_REMEASURE=1 twice convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
+   ORDER="kc" NO_REMEASURE=1 twice t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph ;;
+f) # A model new to kc answered with session 55's defaults (kc-zz25): RegNetX-1.6GF's
+   # training step (bf16, channels last, fused AdamW), captured, answered by kc run, the
+   # model measured again in the same call
+   RUN_TIMEOUT=140 model regnetx16_train --model regnet_x_1_6gf --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
 esac
 finish
