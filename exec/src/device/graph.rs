@@ -121,15 +121,15 @@ impl Device {
     /// without waiting: what follows on the stream (an energy window's launches) runs
     /// behind them. [`TimedLaunches::read`] gives the times once the stream has passed.
     pub fn enqueue_timed(&mut self, g: &Graph, n: usize) -> Result<TimedLaunches, ExecError> {
-        let mut timed = self.begin_timed(g, n)?;
+        let mut timed = self.begin_timed(n)?;
         self.continue_timed(g, &mut timed)?;
         Ok(timed)
     }
 
-    /// [`Device::enqueue_timed`]'s events, nothing enqueued: [`Device::continue_timed`]
-    /// enqueues the launches, the first event just before the first, so that no time
-    /// between the two calls falls in a launch's time.
-    pub fn begin_timed(&mut self, _g: &Graph, n: usize) -> Result<TimedLaunches, ExecError> {
+    /// [`Device::enqueue_timed`]'s events for `n` launches, nothing enqueued:
+    /// [`Device::continue_timed`] enqueues the launches, the first event just before the
+    /// first, so that no time between the two calls falls in a launch's time.
+    pub fn begin_timed(&mut self, n: usize) -> Result<TimedLaunches, ExecError> {
         let events: Vec<Event> = (0..=n)
             .map(|_| self.event(true))
             .collect::<Result<_, _>>()?;

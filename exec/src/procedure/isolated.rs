@@ -1650,10 +1650,10 @@ fn time_and_energy(
         None => None,
     };
     let enqueue_from = std::time::Instant::now();
-    // Without a look, only the first timed launch now, the rest inside the energy series,
-    // where the ticks are watched (`SeriesHow::timed`).
+    // Without a look, only the timed launches' events now, the launches inside the energy
+    // series, where the ticks are watched (`SeriesHow::timed`).
     let timed = match look {
-        None => gpu.begin_timed(graph, launches)?,
+        None => gpu.begin_timed(launches)?,
         Some(_) => gpu.enqueue_timed(graph, head.unwrap_or(launches))?,
     };
     let enqueue_ms = ms_since(enqueue_from);
@@ -1681,7 +1681,7 @@ fn time_and_energy(
             match head {
                 Some(n) => {
                     head_samples = samples;
-                    Err(gpu.begin_timed(graph, launches - n)?)
+                    Err(gpu.begin_timed(launches - n)?)
                 }
                 None => Ok(samples),
             }

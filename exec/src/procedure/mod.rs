@@ -329,7 +329,9 @@ impl Energy<'_> {
             out.append(times);
         }
         drop(feeder);
-        // A series that ended before its first work (its counter unread) enqueues them now.
+        // The series' first work enqueues the timed launches; one that returned before it
+        // (no such path today) would leave them to be enqueued here, so that they are read
+        // whole.
         if let (None, Some(t)) = (&gpu_err, timed.as_mut()) {
             gpu.continue_timed(graph, t)?;
         }
