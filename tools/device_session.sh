@@ -11,6 +11,10 @@
 #   model NAME ARGS...   captured with traces/capture.py ARGS, answered by `kc run
 #                        --reference`, the model measured again (--remeasure) in the same
 #                        call and reported; its plan kept under plans/
+#   twice NAME ARGS...   captured once, answered by `kc run` once per way in ORDER (default
+#                        "kc full": kc's defaults, and --energy-full-queue), into NAME.<way>,
+#                        the model measured again after them unless NO_REMEASURE, each
+#                        reported against it; the kc way's plan kept under plans/
 #   finish               stops the sampling and tars $OUT/$P into $OUT/$P.txz
 # Expects P (the part) set.
 set -u
@@ -62,6 +66,33 @@ model() {
     --reference-entry $n -o $d/report > $out/$n.report.log 2>&1
   mkdir -p $out/plans && xz -3 -c $d/plan.kcplan > $out/plans/$n.kcplan.xz
   rm -f $d/plan.kcplan $d/*.kcir $d/report/replay.trace.json $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
+}
+twice() {
+  local n=$1; shift
+  local order=${ORDER:-kc full}
+  if over_budget; then mark "skip $n (time)"; return; fi
+  args=("$@"); name=$n
+  mark "capture $n"
+  . tools/capture_inputs.sh "$@"
+  for way in $order; do
+    flags=(); [ $way = full ] && flags=(--energy-full-queue)
+    mark "kc run $n $way"; local s=$(date +%s%N)
+    timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
+      --reference-entry $n -o $out/$n.$way "${flags[@]}" --json > $out/$n.$way.run.json 2> $out/$n.$way.run.log
+    echo "$n $way rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+  done
+  if [ -z "${NO_REMEASURE:-}" ]; then
+    mark "remeasure $n"
+    $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
+  fi
+  for way in $order; do
+    d=$out/$n.$way/$n
+    $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
+      --reference-entry $n -o $d/report > $out/$n.$way.report.log 2>&1
+    rm -f $d/*.kcir $d/report/replay.trace.json
+  done
+  mkdir -p $out/plans && xz -3 -c $out/$n.kc/$n/plan.kcplan > $out/plans/$n.kcplan.xz
+  rm -f $out/$n.*/$n/plan.kcplan $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
 }
 finish() {
   kill $SMI 2>/dev/null

@@ -1,40 +1,11 @@
 #!/bin/bash
 # Session 55's GPU calls. PART names a measurement; tools/device_session.sh sets up the
-# call and defines `ways` and `model`. Run from the repository root with the binary in
-# .device/bin (KC=) and the plans in .device/plans; BUDGET (s) skips what would start
-# after it. Results go to $OUT/PART.txz.
+# call and defines `ways`, `model` and `twice` (`twice` was this file's own until the
+# session's reading moved it there, unchanged). Run from the repository root with the
+# binary in .device/bin (KC=) and the plans in .device/plans; BUDGET (s) skips what would
+# start after it. Results go to $OUT/PART.txz.
 P=${1:?part}
 . tools/device_session.sh
-# twice NAME CAPTURE-ARGS: captured once, answered by `kc run` with kc's defaults (NAME.kc)
-# and with --energy-full-queue (NAME.full.kc), the model measured again after both, each
-# run reported against it; both plans' kept
-twice() {
-  local n=$1; shift
-  local order=${ORDER:-kc full}
-  if over_budget; then mark "skip $n (time)"; return; fi
-  args=("$@"); name=$n
-  mark "capture $n"
-  . tools/capture_inputs.sh "$@"
-  for way in $order; do
-    flags=(); [ $way = full ] && flags=(--energy-full-queue)
-    mark "kc run $n $way"; local s=$(date +%s%N)
-    timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
-      --reference-entry $n -o $out/$n.$way "${flags[@]}" --json > $out/$n.$way.run.json 2> $out/$n.$way.run.log
-    echo "$n $way rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
-  done
-  if [ -z "${NO_REMEASURE:-}" ]; then
-    mark "remeasure $n"
-    $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
-  fi
-  for way in $order; do
-    d=$out/$n.$way/$n
-    $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
-      --reference-entry $n -o $d/report > $out/$n.$way.report.log 2>&1
-    rm -f $d/*.kcir $d/report/replay.trace.json
-  done
-  mkdir -p $out/plans && xz -3 -c $out/$n.kc/$n/plan.kcplan > $out/plans/$n.kcplan.xz
-  rm -f $out/$n.*/$n/plan.kcplan $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
-}
 case $P in
 a) # Session 54's part g. The record with the lead-ins (--model-cache-lead-ins, better on 8
    # of 9 kept plans in session 54's call 6) on the five models answered afresh in session
