@@ -1556,7 +1556,55 @@ pub(crate) fn pass_time_words(
             if sum > 0.0 { 100.0 * unit_windows / sum } else { 0.0 }
         )
     };
+    let changeovers = changeover_words(units, windows).unwrap_or_default();
     Some(format!(
-        "kc's own time in the isolated pass: {phases}{per_unit}"
+        "kc's own time in the isolated pass: {phases}{per_unit}{changeovers}"
+    ))
+}
+
+/// Between one unit's energy windows and the next unit's, in the order measured: how many
+/// changeovers, how many ticks of the energy counter they took (one each is the least: a
+/// window begins at a tick after the unit's work began), and, where the results give them
+/// (session 55 on), the medians of the units' CUPTI records before their timed launches
+/// and of the wait for their last window's launches. None without two units with windows.
+fn changeover_words(
+    units: &[crate::results::UnitResult],
+    windows: &[crate::results::energy::EnergyWindow],
+) -> Option<String> {
+    let period_ms = 1e3 * crate::results::energy::counter_period_s(windows)?;
+    let spans: Vec<(i64, i64)> = units
+        .iter()
+        .filter_map(|u| {
+            let ws = &u.energy.as_ref()?.windows;
+            let first = windows.get(*ws.first()?)?;
+            let last = windows.get(*ws.last()?)?;
+            Some((first.start_unix_ms, last.end_unix_ms))
+        })
+        .collect();
+    let ticks: Vec<i64> = spans
+        .windows(2)
+        .map(|p| ((p[1].0 - p[0].1) as f64 / period_ms).round().max(1.0) as i64)
+        .collect();
+    if ticks.is_empty() {
+        return None;
+    }
+    let median_of = |f: fn(&crate::results::UnitSetupMs) -> Option<f64>| {
+        let v: Vec<f64> = units
+            .iter()
+            .filter_map(|u| f(u.setup_ms.as_ref()?))
+            .collect();
+        (!v.is_empty()).then(|| crate::results::stats::Stats::of(&v).p50)
+    };
+    let parts = match (median_of(|s| Some(s.record)), median_of(|s| s.drain)) {
+        (Some(record), Some(drain)) => format!(
+            ": a median {record:.0} ms of CUPTI records before a unit's timed launches and {drain:.0} ms waiting for its last window's launches (`setup_ms`)"
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "; between the units' windows {} took {} ticks of the energy counter ({} at the least, one each){parts}",
+        crate::words::count(ticks.len() as u64, "changeover"),
+        ticks.iter().sum::<i64>(),
+        ticks.len()
     ))
 }

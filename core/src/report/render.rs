@@ -1225,6 +1225,66 @@ mod tests {
     }
 
     #[test]
+    fn an_isolated_passs_changeovers_are_counted_in_ticks_of_the_energy_counter() {
+        let summary = crate::results::IsolatedSummary {
+            phases: vec![crate::results::PassPhase {
+                phase: "the units alone".into(),
+                seconds: 1.0,
+            }],
+            ..Default::default()
+        };
+        // Three units, each one window of one tick (100 ms); the second starts the tick
+        // after the first's end, the third two ticks after the second's.
+        let window = |start: i64| crate::results::energy::EnergyWindow {
+            start_unix_ms: start,
+            end_unix_ms: start + 100,
+            duration_s: 0.1,
+            ticks: 2,
+            ..Default::default()
+        };
+        let windows = [window(0), window(200), window(500)];
+        let unit = |i: usize, record, drain| crate::results::UnitResult {
+            wall_ms: Some(300.0),
+            energy: Some(crate::results::EnergySummary {
+                windows: vec![i],
+                ..Default::default()
+            }),
+            setup_ms: Some(crate::results::UnitSetupMs {
+                record,
+                drain,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let units = [
+            unit(0, 30.0, Some(10.0)),
+            unit(1, 40.0, Some(20.0)),
+            unit(2, 50.0, Some(30.0)),
+        ];
+        let w = crate::report::model::pass_time_words(&summary, &units, &windows).unwrap();
+        assert!(
+            w.ends_with("; between the units' windows 2 changeovers took 3 ticks of the energy counter (2 at the least, one each): a median 40 ms of CUPTI records before a unit's timed launches and 20 ms waiting for its last window's launches (`setup_ms`)"),
+            "{w}"
+        );
+        // Results before session 55 give no drain: the ticks alone.
+        let older: Vec<_> = units
+            .iter()
+            .cloned()
+            .map(|mut u| {
+                u.setup_ms.as_mut().unwrap().drain = None;
+                u
+            })
+            .collect();
+        let w = crate::report::model::pass_time_words(&summary, &older, &windows).unwrap();
+        assert!(
+            w.ends_with(
+                "2 changeovers took 3 ticks of the energy counter (2 at the least, one each)"
+            ),
+            "{w}"
+        );
+    }
+
+    #[test]
     fn where_an_isolated_passs_time_went_is_said_from_its_phases() {
         let phase = |phase: &str, seconds| crate::results::PassPhase {
             phase: phase.into(),
