@@ -354,8 +354,11 @@ pub struct LeadInKernels {
 /// that enqueue's start to its energy series' wait for the counter's first tick, `queued`,
 /// the launches the series still held queued when it ended (estimated, ms of the device's
 /// time), `drain`, the wait for them, and `after`, from the series' return to the end of
-/// the unit's measurement (its look at its values, a measurement again, summaries). kc's
-/// own cost, not a figure of the unit.
+/// the unit's measurement (its look at its values, a measurement again, summaries); and
+/// (after session 55's calls) `between`, from the end of the unit before's measurement to
+/// this unit's start (the values' take-back, the pass's own bookkeeping), `probe`, its
+/// three launches timed to size its timed launches, and `join`, the end of its series'
+/// tick watcher (a read of the counter under way). kc's own cost, not a figure of the unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnitSetupMs {
     pub restore: f64,
@@ -374,6 +377,12 @@ pub struct UnitSetupMs {
     pub drain: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<f64>,
 }
 
 /// A unit measured again with each launch of its graph starting from the model's values: a

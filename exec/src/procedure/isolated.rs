@@ -150,6 +150,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
     let mut targets: HashMap<u32, f64> = HashMap::new();
     // The unit measured last, which a device fault surfacing later is laid to.
     let mut last_measured: Option<&PlanUnit> = None;
+    // When the unit before's measurement returned (`UnitSetupMs::between`).
+    let mut last_returned: Option<std::time::Instant> = None;
     for u in &plan.units {
         if let Some(b) = &bar {
             b.set_message(u.label.clone());
@@ -253,6 +255,8 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
                 .is_some_and(|(spans, steps)| {
                     kc_core::plan::step_values::launch_rewrites_its_reads(spans, steps)
                 });
+        let between_ms =
+            last_returned.map(|t| unit_from.saturating_duration_since(t).as_secs_f64() * 1e3);
         let measured = measure_unit(
             plan,
             u,
@@ -266,6 +270,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             en,
             notes,
         );
+        last_returned = Some(std::time::Instant::now());
         // A context the unit's measurement lost fails the take-back too: the error names the
         // unit either way (session 54's T5 and BERT records ended on a bare device
         // assertion, the take-back's).
@@ -284,6 +289,7 @@ pub(super) fn isolated(r: Replay<'_, '_>) -> Result<(), ExecError> {
             Ok(mut row) => {
                 if let Some(s) = row.setup_ms.as_mut() {
                     s.restore = restore_ms;
+                    s.between = between_ms;
                 }
                 row.wall_ms = Some(ms_since(unit_from));
                 rows.push(row)
@@ -952,6 +958,8 @@ fn measure_unit(
     row.values = values;
     row.restoring = restoring;
     if let Some(t) = tail {
+        setup.probe = Some(t.probe);
+        setup.join = Some(t.join);
         setup.enqueue_timed = Some(t.enqueue);
         setup.to_series = Some(t.to_series);
         setup.queued = Some(t.queued);
@@ -1582,11 +1590,14 @@ struct Measured {
     tail: Option<SeriesTimes>,
 }
 
-/// A unit's energy series as the host ran it, ms (`UnitSetupMs`): the timed launches'
-/// enqueue, from it to the series' wait for its first tick, the launches still queued at
-/// the series' end (estimated) and the wait for them; and when the series returned.
+/// A unit's energy series as the host ran it, ms (`UnitSetupMs`): the probe's launches,
+/// the timed launches' enqueue, from it to the series' wait for its first tick, the
+/// launches still queued at the series' end (estimated), the wait for them and the end of
+/// its tick watcher; and when the series returned.
 #[derive(Clone, Copy)]
 struct SeriesTimes {
+    probe: f64,
+    join: f64,
     enqueue: f64,
     to_series: f64,
     queued: f64,
@@ -1624,7 +1635,9 @@ fn time_and_energy(
     notes: &mut Vec<String>,
 ) -> Result<Measured, ExecError> {
     let collective = matches!(u.call, UnitCall::Collective { .. });
+    let probe_from = std::time::Instant::now();
     let probe = Stats::of(&gpu.time_launches(graph, 3)?);
+    let probe_ms = ms_since(probe_from);
     let mut launches = ((opts.min_unit_time_s * 1e6 / probe.mean.max(0.001)).ceil() as usize)
         .clamp(10, opts.runs.max(10) * 20);
     // Every rank times a collective the same number of times (the job's most).
@@ -1709,7 +1722,9 @@ fn time_and_energy(
     let tail = en
         .last_tail
         .zip(en.last_series_began)
-        .map(|((queued, drain), began)| SeriesTimes {
+        .map(|((queued, drain, join), began)| SeriesTimes {
+            probe: probe_ms,
+            join,
             enqueue: enqueue_ms,
             to_series: began.saturating_duration_since(enqueue_from).as_secs_f64() * 1e3,
             queued,

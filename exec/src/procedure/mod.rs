@@ -46,9 +46,10 @@ pub(super) struct Energy<'a> {
     /// takes, which differs by rank, so each rank tops its launches up to the job's most
     /// (a rank that stopped early would leave its partners waiting in a collective).
     job: Option<crate::rendezvous::Job>,
-    /// The last series' end: the launches it still held queued (estimated, ms of the
-    /// device's time) and the wait for them, ms (`UnitSetupMs::queued`, `drain`).
-    last_tail: Option<(f64, f64)>,
+    /// The last series' end, ms: the launches it still held queued (estimated, of the
+    /// device's time), the wait for them and the end of its tick watcher
+    /// (`UnitSetupMs::queued`, `drain`, `join`).
+    last_tail: Option<(f64, f64, f64)>,
     /// When the last series began waiting for the counter's first tick.
     last_series_began: Option<std::time::Instant>,
 }
@@ -300,29 +301,35 @@ impl Energy<'_> {
         // counter's period (below) takes out of its duration.
         let read = || meter.energy_now_mj();
         let began = &mut self.last_series_began;
+        let mut ended = None;
         let w = energy::watch_ticks(&read, clock, POLL_S, |ticks| {
             *began = Some(std::time::Instant::now());
-            energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut |until| {
-                // The timed launches' rest first, once: the windows' launches queue
-                // behind them.
-                if let Some(t) = timed.as_mut().filter(|t| !t.all_enqueued()) {
-                    gpu.continue_timed(graph, t).map_err(|e| {
+            let series =
+                energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut |until| {
+                    // The timed launches' rest first, once: the windows' launches queue
+                    // behind them.
+                    if let Some(t) = timed.as_mut().filter(|t| !t.all_enqueued()) {
+                        gpu.continue_timed(graph, t).map_err(|e| {
+                            let m = e.to_string();
+                            gpu_err = Some(e);
+                            m
+                        })?;
+                    }
+                    let for_s = until.map(|u| u - clock.now_s());
+                    feeder.pump(gpu, clock.unix_ms(), for_s).map_err(|e| {
                         let m = e.to_string();
                         gpu_err = Some(e);
                         m
-                    })?;
-                }
-                let for_s = until.map(|u| u - clock.now_s());
-                feeder.pump(gpu, clock.unix_ms(), for_s).map_err(|e| {
-                    let m = e.to_string();
-                    gpu_err = Some(e);
-                    m
-                })
-            })
+                    })
+                });
+            ended = Some(std::time::Instant::now());
+            series
         });
         // In a job, the ranks first agree on how many replays each launches and top up to
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
+        // The watcher ends after the read of the counter under way.
+        let join_ms = ended.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
         let launched = feeder.launched();
         let queued_ms = feeder.queued_s() * 1e3;
         if let (Some(out), Some(times)) = (batch_times, feeder.batch_times.as_mut()) {
@@ -340,7 +347,7 @@ impl Energy<'_> {
             even_out(self.job.as_mut(), gpu, graph, launched, label)?;
         }
         gpu.synchronize()?;
-        self.last_tail = Some((queued_ms, drain_from.elapsed().as_secs_f64() * 1e3));
+        self.last_tail = Some((queued_ms, drain_from.elapsed().as_secs_f64() * 1e3, join_ms));
         if let Some(e) = gpu_err {
             return Err(e);
         }
