@@ -49,5 +49,12 @@ f) # A model new to kc answered with session 55's defaults (kc-zz25): RegNetX-1.
    # training step (bf16, channels last, fused AdamW), captured, answered by kc run, the
    # model measured again in the same call
    RUN_TIMEOUT=140 model regnetx16_train --model regnet_x_1_6gf --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused ;;
+g) # Not run in session 55 (its device time spent): the next call. Call 5 left 19.5 ms of
+   # a changeover in no field; each unit's results now time the take-back and bookkeeping
+   # between units, the sizing probe and the tick watcher's end (setup_ms.between, probe,
+   # join; a92551c). ConvNeXt-T's step and T5's graph once each, the models not measured
+   # again; then `python3 docs/results/2026-11-30-session55/records_apart.py` on it
+   ORDER="kc" NO_REMEASURE=1 twice convnext_tiny_train --model convnext_tiny --batch 32 --dtype bf16 --channels-last --mode train --optimizer adamw-fused
+   ORDER="kc" NO_REMEASURE=1 twice t5_graph --model t5 --batch 4 --seq 256 --dtype bf16 --cuda-graph ;;
 esac
 finish
