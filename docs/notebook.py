@@ -172,3 +172,10 @@ ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="kc's default record against k
 out = Path.cwd() / "kc_notebook_lead_ins.png"
 fig.savefig(out, dpi=110, bbox_inches="tight")
 print("wrote", out)
+
+# %% kc's own time per unit (an isolated pass's `setup_ms`)
+# GPT-2's decode graph (session 55, call 1, time only, the record's lead-ins as kc's default
+# since): what each unit's measurement spent before its timed launches, the CUPTI records
+# (its kernels, and its record in the model's cache state) the most of it.
+own = kc.read_results(f / "gpt2_decode_graph_h200_s55.leadp.json").own_time
+print(own[["wall_ms", "restore", "census", "capture", "warm", "record"]].median().round(1).to_string())

@@ -566,3 +566,16 @@ def test_the_mask_units_read_their_producers_result_where_no_lead_in_writes_inte
     assert produced[2] == 0 and produced[7] == 0
     assert errs["lead"][4] < -10 and abs(errs["leadp"][4]) < 3, (errs["lead"][4], errs["leadp"][4])
 
+
+def test_kcs_own_time_per_unit_is_read_from_the_results():
+    """GPT-2's decode graph's isolated pass (session 55, call 1, time only): every unit
+    measured has its setup before its timed launches; without energy windows none has a
+    series, so the fields around one are absent; each unit's whole measurement holds its
+    setup."""
+    own = kc.read_results(RESULTS / "gpt2_decode_graph_h200_s55.leadp.json").own_time
+    assert len(own) == 27
+    assert (own["record"] > 0).all() and (own["restore"] >= 0).all()
+    assert own["drain"].isna().all() and own["to_series"].isna().all()
+    setup = own[["restore", "copies", "census", "capture", "warm", "record"]].sum(axis=1)
+    assert (own["wall_ms"] >= setup).all()
+

@@ -350,6 +350,22 @@ class Results:
         return _pd.DataFrame(rows, columns=keep)
 
     @property
+    def own_time(self):
+        """kc's own time per unit of an isolated pass, milliseconds (`setup_ms`, `wall_ms`;
+        kc's cost, not a figure of the unit): one row per unit measured, id, label, wall_ms
+        (the unit's whole measurement, since session 31), the setup before its timed
+        launches (restore, copies, census, capture, warm, record: since session 23), and
+        around its energy series (enqueue_timed, to_series, queued, drain, after: since
+        session 55; between, probe, join: after session 55's calls). None where the results
+        do not say."""
+        keep = ["restore", "copies", "census", "capture", "warm", "record", "enqueue_timed",
+                "to_series", "queued", "drain", "after", "between", "probe", "join"]
+        rows = [{"id": u["id"], "label": u["label"], "wall_ms": u.get("wall_ms")}
+                | {k: (u["setup_ms"] or {}).get(k) for k in keep}
+                for u in self.raw["units"] if u.get("setup_ms")]
+        return _pd.DataFrame(rows, columns=["id", "label", "wall_ms"] + keep)
+
+    @property
     def windows(self):
         """One row per energy window: label, start, end, duration_s, energy_j, avg_power_w,
         ticks, completed."""
