@@ -8,13 +8,14 @@
 #   ways PLANS WAY...    per plan in .device/plans: kc's graph (--verify, three launches back
 #                        to back, time only), then the isolated pass once per WAY
 #                        ("name:flags"), each unit also recorded in the model's cache state
-#   model NAME ARGS...   captured with traces/capture.py ARGS, answered by `kc run
-#                        --reference`, the model measured again (--remeasure) in the same
-#                        call and reported; its plan kept under plans/
-#   twice NAME ARGS...   captured once, answered by `kc run` once per way in ORDER (default
-#                        "kc full": kc's defaults, and --energy-full-queue), into NAME.<way>,
-#                        the model measured again after them unless NO_REMEASURE, each
-#                        reported against it; the kc way's plan kept under plans/
+#   twice NAME ARGS...   captured with traces/capture.py ARGS once, answered by `kc run
+#                        --reference` once per way in ORDER ("name:flags", default "kc:
+#                        full:--energy-full-queue"; RUN_FLAGS added to each) into NAME.<way>
+#                        (logs NAME.<way>.run.*), the model measured again (--remeasure) in
+#                        the same call after them unless NO_REMEASURE, each way reported
+#                        against it; the first way's plan kept under plans/
+#   model NAME ARGS...   `twice` with kc's defaults alone (ORDER="kc:"; before session
+#                        55's reading its logs were NAME.run.*)
 #   finish               stops the sampling and tars $OUT/$P into $OUT/$P.txz
 # Expects P (the part) set.
 set -u
@@ -49,49 +50,33 @@ ways() {
     done
   done
 }
-model() {
-  local n=$1; shift
-  if over_budget; then mark "skip $n (time)"; return; fi
-  args=("$@"); name=$n
-  mark "capture $n"
-  . tools/capture_inputs.sh "$@"
-  mark "kc run $n"; local s=$(date +%s%N)
-  timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
-    --reference-entry $n -o $out/$n.kc ${RUN_FLAGS:-} --json > $out/$n.run.json 2> $out/$n.run.log
-  echo "$n rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
-  local d=$out/$n.kc/$n
-  mark "remeasure $n"
-  $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
-  $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
-    --reference-entry $n -o $d/report > $out/$n.report.log 2>&1
-  mkdir -p $out/plans && xz -3 -c $d/plan.kcplan > $out/plans/$n.kcplan.xz
-  rm -f $d/plan.kcplan $d/*.kcir $d/report/replay.trace.json $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
-}
+model() { ORDER="kc:" twice "$@"; }
 twice() {
   local n=$1; shift
-  local order=${ORDER:-kc full}
+  local order=${ORDER:-kc: full:--energy-full-queue}
   if over_budget; then mark "skip $n (time)"; return; fi
   args=("$@"); name=$n
   mark "capture $n"
   . tools/capture_inputs.sh "$@"
+  local ways_run=() way w flags s d
   for way in $order; do
-    flags=(); [ $way = full ] && flags=(--energy-full-queue)
-    mark "kc run $n $way"; local s=$(date +%s%N)
+    w=${way%%:*}; flags=${way#*:}; [[ $way == *:* ]] || flags=; ways_run+=($w)
+    mark "kc run $n $w"; s=$(date +%s%N)
     timeout ${RUN_TIMEOUT:-200} $kc run $out/$n.pt.trace.json.gz "${inputs[@]}" --reference $out/reference.json \
-      --reference-entry $n -o $out/$n.$way "${flags[@]}" --json > $out/$n.$way.run.json 2> $out/$n.$way.run.log
-    echo "$n $way rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
+      --reference-entry $n -o $out/$n.$w $flags ${RUN_FLAGS:-} --json > $out/$n.$w.run.json 2> $out/$n.$w.run.log
+    echo "$n $w rc=$? $(( ($(date +%s%N) - s) / 1000000 )) ms" >> $out/summary.txt
   done
   if [ -z "${NO_REMEASURE:-}" ]; then
     mark "remeasure $n"
     $py traces/capture.py "${args[@]}" --name $n --out $out --remeasure >> $out/$n.remeasure.log 2>&1
   fi
-  for way in $order; do
-    d=$out/$n.$way/$n
+  for w in "${ways_run[@]}"; do
+    d=$out/$n.$w/$n
     $kc report $d/plan.graph.json --isolated $d/plan.isolated.context.json --plan $d/plan.kcplan --reference $out/reference.json \
-      --reference-entry $n -o $d/report > $out/$n.$way.report.log 2>&1
+      --reference-entry $n -o $d/report > $out/$n.$w.report.log 2>&1
     rm -f $d/*.kcir $d/report/replay.trace.json
   done
-  mkdir -p $out/plans && xz -3 -c $out/$n.kc/$n/plan.kcplan > $out/plans/$n.kcplan.xz
+  mkdir -p $out/plans && xz -3 -c $out/$n.${ways_run[0]}/$n/plan.kcplan > $out/plans/$n.kcplan.xz
   rm -f $out/$n.*/$n/plan.kcplan $out/*.pt.trace.json.gz $out/*.et.json.gz $out/*.values.bin
 }
 finish() {

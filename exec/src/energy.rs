@@ -1302,6 +1302,9 @@ mod tests {
     fn a_series_whose_first_work_waits_starts_at_a_tick_seen_while_it_waited() {
         // A counter that advances every 20 ms of real time; the series' first work call
         // waits 50 ms (an enqueue behind a full queue), the device busy from its start.
+        // Read before that call, the counter's ticks during it would count (as
+        // `now_mj_after` keeps them); read after it with `now_mj`, they would be passed
+        // over and the window would start after the wait (this test fails so).
         let clock = SystemClock::default();
         let read = || Ok((clock.now_s() / 0.02) as u64);
         let mut began = None;

@@ -1589,11 +1589,11 @@ fn changeover_words(
         return None;
     }
     let median_of = |f: fn(&crate::results::UnitSetupMs) -> Option<f64>| {
-        let v: Vec<f64> = units
+        let mut v: Vec<f64> = units
             .iter()
             .filter_map(|u| f(u.setup_ms.as_ref()?))
             .collect();
-        (!v.is_empty()).then(|| crate::results::stats::Stats::of(&v).p50)
+        crate::results::stats::median(&mut v)
     };
     let parts = match (median_of(|s| Some(s.record)), median_of(|s| s.drain)) {
         (Some(record), Some(drain)) => format!(

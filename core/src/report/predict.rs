@@ -5003,6 +5003,19 @@ mod tests {
     /// recorded its kernels, else the per-invocation time; the median over the units.
     #[test]
     fn units_alone_are_set_against_their_kernels_in_the_graph() {
+        // A unit's record in the model's cache state, to set what a run would have recorded.
+        fn model_cache(
+            iso: &mut crate::results::Results,
+            u: usize,
+        ) -> &mut crate::results::fidelity::ModelCacheKernels {
+            iso.units[u]
+                .launches_verified
+                .as_mut()
+                .unwrap()
+                .in_model_cache
+                .as_mut()
+                .unwrap()
+        }
         use crate::results::fidelity::{Fidelity, UnitFidelity, UnitLaunches};
         let mut g = graph(66.0, 0.025);
         g.graph.as_mut().unwrap().fidelity = Some(Fidelity {
@@ -5157,13 +5170,7 @@ mod tests {
         assert!((r.time.in_model_cache_code_evicted_pct.unwrap() - 300.0 / 32.0).abs() < 1e-9);
         // Recorded with the code kept, the report says so, not a share by distance.
         for u in [0usize, 1] {
-            let c = iso.units[u]
-                .launches_verified
-                .as_mut()
-                .unwrap()
-                .in_model_cache
-                .as_mut()
-                .unwrap();
+            let c = model_cache(&mut iso, u);
             c.code = Some(crate::results::fidelity::CodeCache::Kept);
             c.code_evicted_invocations = Some(0);
         }
@@ -5180,13 +5187,7 @@ mod tests {
         // Recorded with the model's steps leading up to each invocation (session 54):
         // the report says how many ran, and where the reads took their results, how many.
         for (u, steps) in [(0usize, 16u32), (1, 8)] {
-            let c = iso.units[u]
-                .launches_verified
-                .as_mut()
-                .unwrap()
-                .in_model_cache
-                .as_mut()
-                .unwrap();
+            let c = model_cache(&mut iso, u);
             c.lead_in_steps = Some(steps);
         }
         let with = build(Some(&g), Some(&iso));
@@ -5196,27 +5197,14 @@ mod tests {
             md.contains("then the model's steps leading up to it (24 over the launches), their and its integer and boolean reads on their stand-ins (`--model-cache-lead-ins stand-ins`); its own kernels"),
             "{md}"
         );
-        iso.units[1]
-            .launches_verified
-            .as_mut()
-            .unwrap()
-            .in_model_cache
-            .as_mut()
-            .unwrap()
-            .lead_in_reads_from_producers = Some(12);
+        model_cache(&mut iso, 1).lead_in_reads_from_producers = Some(12);
         let md = crate::report::render::markdown(&build(Some(&g), Some(&iso)));
         assert!(
             md.contains("(24 over the launches), 12 invocations' integer and boolean reads on those steps' results, the others' on their stand-ins (where a lead-in writes integers in place)"),
             "{md}"
         );
         for u in [0usize, 1] {
-            let c = iso.units[u]
-                .launches_verified
-                .as_mut()
-                .unwrap()
-                .in_model_cache
-                .as_mut()
-                .unwrap();
+            let c = model_cache(&mut iso, u);
             c.lead_in_steps = None;
             c.lead_in_reads_from_producers = None;
         }
@@ -5225,14 +5213,7 @@ mod tests {
         // Where the results say which units have operands outside the image (unit 1), the
         // median over the others stands beside: unit 0's 5 %.
         for (u, n) in [(0usize, 0u32), (1, 2)] {
-            iso.units[u]
-                .launches_verified
-                .as_mut()
-                .unwrap()
-                .in_model_cache
-                .as_mut()
-                .unwrap()
-                .outside_image_operands = Some(n);
+            model_cache(&mut iso, u).outside_image_operands = Some(n);
         }
         let r = build(Some(&g), Some(&iso));
         assert_eq!(r.time.units_in_model_cache_image_held, Some(1));

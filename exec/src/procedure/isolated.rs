@@ -959,11 +959,11 @@ fn measure_unit(
     row.restoring = restoring;
     if let Some(t) = tail {
         setup.probe = Some(t.probe);
-        setup.join = Some(t.join);
+        setup.join = Some(t.series.join_ms);
         setup.enqueue_timed = Some(t.enqueue);
         setup.to_series = Some(t.to_series);
-        setup.queued = Some(t.queued);
-        setup.drain = Some(t.drain);
+        setup.queued = Some(t.series.queued_ms);
+        setup.drain = Some(t.series.drain_ms);
         setup.after = Some(ms_since(t.returned));
     }
     row.setup_ms = Some(setup);
@@ -1592,16 +1592,13 @@ struct Measured {
 
 /// A unit's energy series as the host ran it, ms (`UnitSetupMs`): the probe's launches,
 /// the timed launches' enqueue, from it to the series' wait for its first tick, the
-/// launches still queued at the series' end (estimated), the wait for them and the end of
-/// its tick watcher; and when the series returned.
+/// series' own end ([`super::SeriesTail`]); and when the series returned.
 #[derive(Clone, Copy)]
 struct SeriesTimes {
     probe: f64,
-    join: f64,
     enqueue: f64,
     to_series: f64,
-    queued: f64,
-    drain: f64,
+    series: super::SeriesTail,
     returned: std::time::Instant,
 }
 
@@ -1706,6 +1703,7 @@ fn time_and_energy(
     let top = en.top_clock_mhz();
     let held_down = |w: &EnergyWindow| held_down_by_cap(w, top);
     let at_duty_after = opts.duty_energy && !collective;
+    let mut series = None;
     let how = super::SeriesHow {
         per_launch_us: probe.mean,
         target_rel_sem: energy_target,
@@ -1715,22 +1713,21 @@ fn time_and_energy(
         one_window: true,
         // The timed launches still to run go ahead of the windows' launches, in the series.
         timed: pending.as_mut().err(),
+        tail: Some(&mut series),
         ..Default::default()
     };
-    en.last_tail = None;
     let windows = en.series_how(gpu, graph, label, how, opts, notes)?;
-    let tail = en
-        .last_tail
-        .zip(en.last_series_began)
-        .map(|((queued, drain, join), began)| SeriesTimes {
-            probe: probe_ms,
-            join,
-            enqueue: enqueue_ms,
-            to_series: began.saturating_duration_since(enqueue_from).as_secs_f64() * 1e3,
-            queued,
-            drain,
-            returned: std::time::Instant::now(),
-        });
+    let tail = series.map(|series| SeriesTimes {
+        probe: probe_ms,
+        enqueue: enqueue_ms,
+        to_series: series
+            .began
+            .saturating_duration_since(enqueue_from)
+            .as_secs_f64()
+            * 1e3,
+        series,
+        returned: std::time::Instant::now(),
+    });
     let mut samples = match pending {
         Ok(s) => s,
         Err(timed) => {
@@ -2099,6 +2096,7 @@ pub(super) fn duty_energy(
             // unit's (the pooled spread of one window is of windows back to back).
             one_window: false,
             timed: None,
+            tail: None,
         };
         let what = format!("{label} at a {:.0} % duty", share * 100.0);
         let before = en.windows_so_far();

@@ -46,12 +46,17 @@ pub(super) struct Energy<'a> {
     /// takes, which differs by rank, so each rank tops its launches up to the job's most
     /// (a rank that stopped early would leave its partners waiting in a collective).
     job: Option<crate::rendezvous::Job>,
-    /// The last series' end, ms: the launches it still held queued (estimated, of the
-    /// device's time), the wait for them and the end of its tick watcher
-    /// (`UnitSetupMs::queued`, `drain`, `join`).
-    last_tail: Option<(f64, f64, f64)>,
-    /// When the last series began waiting for the counter's first tick.
-    last_series_began: Option<std::time::Instant>,
+}
+
+/// A series as the host ran it ([`SeriesHow::tail`], `UnitSetupMs`): when it began waiting
+/// for the counter's first tick, and at its end, ms, the launches it still held queued
+/// (estimated, of the device's time), the wait for them and the end of its tick watcher.
+#[derive(Clone, Copy)]
+pub(super) struct SeriesTail {
+    pub began: std::time::Instant,
+    pub queued_ms: f64,
+    pub drain_ms: f64,
+    pub join_ms: f64,
 }
 
 /// Every rank of a job ends a phase with the same number of launches of its graph: each
@@ -246,6 +251,7 @@ impl Energy<'_> {
             batch_times,
             one_window,
             mut timed,
+            tail,
         } = how;
         let (Some(meter), Some(min)) = (self.meter.as_ref(), opts.energy_window_s) else {
             // No windows: the timed launches alone.
@@ -300,10 +306,9 @@ impl Energy<'_> {
         // reads themselves take 3-5 ms (session 33), which taking each window on the
         // counter's period (below) takes out of its duration.
         let read = || meter.energy_now_mj();
-        let began = &mut self.last_series_began;
-        let mut ended = None;
+        let (mut began, mut ended) = (None, None);
         let w = energy::watch_ticks(&read, clock, POLL_S, |ticks| {
-            *began = Some(std::time::Instant::now());
+            began = Some(std::time::Instant::now());
             let series =
                 energy::measure_series(&mut meter.reading(), ticks, clock, &spec, &mut |until| {
                     // The timed launches' rest first, once: the windows' launches queue
@@ -325,11 +330,11 @@ impl Energy<'_> {
             ended = Some(std::time::Instant::now());
             series
         });
+        // The watcher ends after the read of the counter under way.
+        let join_ms = ended.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
         // In a job, the ranks first agree on how many replays each launches and top up to
         // that, and only then wait: a rank that launched more would otherwise wait
         // forever for partners that stopped earlier.
-        // The watcher ends after the read of the counter under way.
-        let join_ms = ended.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
         let launched = feeder.launched();
         let queued_ms = feeder.queued_s() * 1e3;
         if let (Some(out), Some(times)) = (batch_times, feeder.batch_times.as_mut()) {
@@ -347,7 +352,14 @@ impl Energy<'_> {
             even_out(self.job.as_mut(), gpu, graph, launched, label)?;
         }
         gpu.synchronize()?;
-        self.last_tail = Some((queued_ms, drain_from.elapsed().as_secs_f64() * 1e3, join_ms));
+        if let (Some(t), Some(began)) = (tail, began) {
+            *t = Some(SeriesTail {
+                began,
+                queued_ms,
+                drain_ms: drain_from.elapsed().as_secs_f64() * 1e3,
+                join_ms,
+            });
+        }
         if let Some(e) = gpu_err {
             return Err(e);
         }
@@ -543,10 +555,13 @@ pub(super) struct SeriesHow<'a> {
     /// Timed launches begun ahead of the series ([`crate::device::Device::begin_timed`]),
     /// the rest enqueued inside it, ahead of the windows' launches: where the device's
     /// queue is full the host waits in that enqueue, and the counter's ticks are then
-    /// already watched (ConvNeXt-T's step, session 55: the enqueue held a fifth of the
-    /// units 30-45 ms before their series began, a tick passing unwatched). All are
-    /// enqueued when the series returns.
+    /// already watched (ConvNeXt-T's step, session 55: the enqueue held 15 of its 134
+    /// units 29-46 ms before their series began, the ticks unwatched). All are enqueued
+    /// when the series returns.
     pub timed: Option<&'a mut crate::device::TimedLaunches>,
+    /// Where the series' own times are kept ([`SeriesTail`]); left `None` where no series
+    /// ran (no meter, no windows asked).
+    pub tail: Option<&'a mut Option<SeriesTail>>,
 }
 
 /// Leading windows a series leaves out, at most, while the GPU settles: after a unit's
@@ -633,8 +648,6 @@ pub fn execute(plan: &Plan, opts: &ExecOptions) -> Result<Results, ExecError> {
         idle_w: None,
         spin_w: None,
         job,
-        last_tail: None,
-        last_series_began: None,
     };
     let idle = measure_idle(&mut gpu, &mut en, opts, &mut notes)?;
     phases.end("the idle window");
